@@ -1,0 +1,15 @@
+// Command admitd is the admitd binary: an API server with Kubernetes
+// admission control at its heart, and its companion tools.
+package main
+
+import (
+	"os"
+
+	"github.com/admitd/admitd/internal/cli"
+)
+
+func main() {
+	if err := cli.NewRootCommand().Execute(); err != nil {
+		os.Exit(1)
+	}
+}

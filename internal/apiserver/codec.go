@@ -1,0 +1,195 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// Media types a request body may have.
+const (
+	mediaJSON     = "application/json"
+	mediaYAML     = "application/yaml"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+var protobufSerializer = protobuf.NewSerializer(registry.Scheme, registry.Scheme)
+
+// readBody reads the request body, refusing more than the configured limit
+// with upstream's 413.
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	limit := s.cfg.MaxRequestBodyBytes
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if int64(len(data)) > limit {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+	}
+	return data, nil
+}
+
+// mediaTypeOf returns the request's Content-Type without parameters.
+func mediaTypeOf(r *http.Request) string {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return mediaJSON
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt
+}
+
+func errUnsupportedMediaType(mt string, accepted ...string) error {
+	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
+		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(accepted, ", ")), 0, false)
+}
+
+// decodeObject decodes a create/update body into an object of the resource's
+// kind. Unknown fields are reported in strictErrs (the caller applies
+// fieldValidation); a malformed body is a 400.
+func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.Object, strictErrs []error, err error) {
+	gvk := res.GroupVersionKind()
+	switch mt {
+	case mediaProtobuf:
+		if res.Unstructured {
+			return nil, nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML)
+		}
+		into, _ := registry.Scheme.New(gvk)
+		out, _, err := protobufSerializer.Decode(data, &gvk, into)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		return out, nil, checkKind(out, gvk)
+	case mediaYAML:
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		data = j
+	case mediaJSON:
+	default:
+		return nil, nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML, mediaProtobuf)
+	}
+	return decodeJSON(res, data)
+}
+
+// decodeJSON decodes a JSON object of the resource's kind, collecting
+// unknown and duplicate fields as strict errors.
+func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
+	gvk := res.GroupVersionKind()
+	if err := checkTypeMeta(data, gvk); err != nil {
+		return nil, nil, err
+	}
+	if res.Unstructured {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(data); err != nil {
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		}
+		u.SetGroupVersionKind(gvk)
+		return u, nil, nil
+	}
+	obj, err := registry.Scheme.New(gvk)
+	if err != nil {
+		return nil, nil, err
+	}
+	strict, err := unmarshalStrict(data, obj)
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, strict, nil
+}
+
+// checkTypeMeta compares apiVersion/kind in the body with what the URL
+// expects; missing values are filled from the URL, as upstream does.
+func checkTypeMeta(data []byte, want schema.GroupVersionKind) error {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+	}
+	got := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)
+	if tm.APIVersion == "" {
+		got.Group, got.Version = want.Group, want.Version
+	}
+	if tm.Kind == "" {
+		got.Kind = want.Kind
+	}
+	if got != want {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), want.GroupVersion()))
+	}
+	return nil
+}
+
+func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
+	got := obj.GetObjectKind().GroupVersionKind()
+	if got.Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(want)
+		return nil
+	}
+	if got != want {
+		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), want.GroupVersion()))
+	}
+	return nil
+}
+
+// writeObject encodes obj as JSON, or YAML when the client asks only for it.
+func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
+	setWarnings(w, requestFrom(r.Context()))
+	if wantsYAML(r) {
+		data, err := yaml.Marshal(obj)
+		if err == nil {
+			w.Header().Set("Content-Type", mediaYAML)
+			w.WriteHeader(code)
+			_, _ = w.Write(data)
+			return
+		}
+	}
+	writeJSON(w, code, obj)
+}
+
+func writeJSON(w http.ResponseWriter, code int, obj any) {
+	writeJSONAs(w, code, mediaJSON, obj)
+}
+
+func writeJSONAs(w http.ResponseWriter, code int, contentType string, obj any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if err := enc.Encode(obj); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func wantsYAML(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return strings.HasPrefix(accept, mediaYAML) && !strings.Contains(accept, mediaJSON)
+}
+
+// unmarshalStrict decodes JSON case-sensitively into obj and returns the
+// unknown and duplicate fields it met as strict errors.
+func unmarshalStrict(data []byte, obj any) ([]error, error) {
+	return sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+}

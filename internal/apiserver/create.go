@@ -1,0 +1,147 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// generateNameAttempts is how often a create with generateName retries a
+// name that is taken, as upstream.
+const generateNameAttempts = 8
+
+func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if rq.info.Subresource != "" {
+		writeError(w, r, errMethodNotSupported(res.GroupResource(), "create"))
+		return
+	}
+	opts, err := parseCreateOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, err := s.decodeWriteBody(r, rq, res, opts.FieldValidation)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rq.event.RequestObject = obj.DeepCopyObject()
+	out, err := s.create(r.Context(), rq, res, obj, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rq.event.ResponseObject = out
+	writeObject(w, r, http.StatusCreated, out)
+}
+
+// decodeWriteBody reads and decodes a create or update body, applying the
+// fieldValidation directive.
+func (s *Server) decodeWriteBody(r *http.Request, rq *request, res *registry.Resource, fieldValidation string) (runtime.Object, error) {
+	data, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	obj, strictErrs, err := decodeObject(res, mediaTypeOf(r), data)
+	if err != nil {
+		return nil, err
+	}
+	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// create runs a create through defaulting, both admission phases,
+// validation and storage. The returned object is what was stored (or would
+// have been, on dry run).
+func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, opts *metav1.CreateOptions) (runtime.Object, error) {
+	m := accessor(obj)
+	ns := objectNamespace(res, rq.info.Namespace)
+	if err := ensureNamespace(ns, m); err != nil {
+		return nil, err
+	}
+	wipeSystemFields(m)
+	if res.Strategy.Default != nil {
+		res.Strategy.Default(obj)
+	}
+	dryRun := len(opts.DryRun) > 0
+	attrs := s.attributes(rq, res, admission.Create, m.GetName(), obj, nil, opts, dryRun)
+	if res.Group == "" && res.Resource == "namespaces" {
+		attrs.Namespace = m.GetName()
+	}
+	if err := s.admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	obj = attrs.Object
+	m = accessor(obj)
+	if err := ensureNamespace(ns, m); err != nil {
+		return nil, err
+	}
+	if m.GetResourceVersion() != "" {
+		return nil, errors.New("resourceVersion should not be set on objects to be created")
+	}
+	generated := m.GetName() == "" && m.GetGenerateName() != ""
+	for attempt := 0; ; attempt++ {
+		out, err := s.createOnce(ctx, rq, res, obj, attrs, dryRun)
+		if err == nil || !generated || !apierrors.IsAlreadyExists(err) || attempt+1 >= generateNameAttempts {
+			return out, err
+		}
+		m.SetName("")
+	}
+}
+
+// createOnce is upstream's store create: system fields, preparation,
+// validation, validating admission, then the write.
+func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (runtime.Object, error) {
+	m := accessor(obj)
+	s.fillSystemFields(m)
+	prepareForCreate(res, obj)
+	if errs := res.ValidateNew(obj); len(errs) > 0 {
+		return nil, invalid(res, obj, errs)
+	}
+	vattrs := *attrs
+	vattrs.Object = obj
+	vattrs.Name = m.GetName()
+	if err := s.validate(ctx, &vattrs); err != nil {
+		return nil, err
+	}
+	if dryRun {
+		return obj, nil
+	}
+	data, err := encodeForStorage(obj)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := s.store.Create(ctx, storageKey(res, m.GetNamespace(), m.GetName()), data)
+	if errors.Is(err, storage.ErrKeyExists) {
+		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
+	}
+	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
+	return obj, nil
+}
+
+// prepareForCreate applies the generic and per-kind create preparation.
+func prepareForCreate(res *registry.Resource, obj runtime.Object) {
+	if res.TracksGeneration {
+		accessor(obj).SetGeneration(1)
+	}
+	if res.Unstructured && res.StatusSubresource {
+		clearStatus(obj)
+	}
+	if res.Strategy.PrepareForCreate != nil {
+		res.Strategy.PrepareForCreate(obj)
+	}
+}

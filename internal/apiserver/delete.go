@@ -1,0 +1,219 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// parseDeleteOptions reads DeleteOptions from the body (JSON, YAML or
+// protobuf) or, failing that, from the query.
+func (s *Server) parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	data, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > 0 {
+		if err := decodeDeleteOptions(mediaTypeOf(r), data, opts); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	} else if err := decodeOptions(r, opts); err != nil {
+		return nil, err
+	}
+	if errs := metavalidation.ValidateDeleteOptions(opts); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	opts.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}
+	return opts, nil
+}
+
+func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) error {
+	switch mt {
+	case mediaProtobuf:
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		_, _, err := protobufSerializer.Decode(data, &gvk, opts)
+		return err
+	case mediaYAML:
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return err
+		}
+		data = j
+	}
+	return json.Unmarshal(data, opts)
+}
+
+func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if rq.info.Subresource != "" {
+		writeError(w, r, errMethodNotSupported(res.GroupResource(), "delete"))
+		return
+	}
+	opts, err := s.parseDeleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, deleted, err := s.delete(r.Context(), rq, res, rq.info.Name, rq.info.Name, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rq.event.ResponseObject = out
+	if !deleted {
+		writeObject(w, r, http.StatusAccepted, out)
+		return
+	}
+	if res.Group == "" && (res.Resource == "pods" || res.Resource == "services") {
+		writeObject(w, r, http.StatusOK, out)
+		return
+	}
+	m := accessor(out)
+	writeObject(w, r, http.StatusOK, &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusSuccess,
+		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: res.Group, Kind: res.Resource, UID: m.GetUID()},
+	})
+}
+
+// delete admits and performs the deletion of one object. deleted is false
+// when the object stays, marked for deletion, until its finalizers are gone.
+// attrName is the name admission sees (empty for a collection delete).
+func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource, name, attrName string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	key := storageKey(res, objectNamespace(res, rq.info.Namespace), name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, errNotFound(res, name)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		old, err := decodeFromStorage(res, kv)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkPreconditions(res, old, opts.Preconditions); err != nil {
+			return nil, false, err
+		}
+		attrs := s.attributes(rq, res, admission.Delete, attrName, nil, old.DeepCopyObject(), opts, len(opts.DryRun) > 0)
+		if err := s.admit(ctx, attrs); err != nil {
+			return nil, false, err
+		}
+		if err := s.validate(ctx, attrs); err != nil {
+			return nil, false, err
+		}
+		out, deleted, retry, err := s.commitDelete(ctx, res, key, kv.ModRevision, old, opts)
+		if retry {
+			continue
+		}
+		return out, deleted, err
+	}
+}
+
+func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key string, rev int64, old runtime.Object, opts *metav1.DeleteOptions) (out runtime.Object, deleted, retry bool, err error) {
+	m := accessor(old)
+	dryRun := len(opts.DryRun) > 0
+	if hasFinalizers(res, old) {
+		if m.GetDeletionTimestamp() != nil || dryRun {
+			return old, false, false, nil
+		}
+		obj := old.DeepCopyObject()
+		markDeleting(res, obj, s.cfg.Now())
+		data, err := encodeForStorage(obj)
+		if err != nil {
+			return nil, false, false, err
+		}
+		kv, err := s.store.Update(ctx, key, data, rev)
+		if errors.Is(err, storage.ErrConflict) {
+			return nil, false, true, nil
+		}
+		if err != nil {
+			return nil, false, false, err
+		}
+		accessor(obj).SetResourceVersion(fmt.Sprint(kv.ModRevision))
+		s.afterMarkedDeleting(res, obj)
+		return obj, false, false, nil
+	}
+	if dryRun {
+		return old, true, false, nil
+	}
+	_, _, err = s.store.Delete(ctx, key, rev)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, false, true, nil
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, false, false, errNotFound(res, m.GetName())
+	}
+	return old, err == nil, false, err
+}
+
+func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
+	if p == nil {
+		return nil
+	}
+	m := accessor(obj)
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(res.GroupResource(), m.GetName(),
+			fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	opts, err := s.parseDeleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	lq, err := parseListQuery(res, r.URL.Query())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	lq.limit, lq.continueKey, lq.continueRev = 0, "", 0
+	items, lm, err := s.listObjects(r.Context(), res, rq.info.Namespace, lq)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var deleted []runtime.Object
+	for _, it := range items {
+		m := accessor(it)
+		sub := *rq
+		info := *rq.info
+		info.Namespace = m.GetNamespace()
+		sub.info = &info
+		out, _, err := s.delete(r.Context(), &sub, res, m.GetName(), "", opts)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		deleted = append(deleted, out)
+	}
+	if deleted == nil {
+		deleted = []runtime.Object{}
+	}
+	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: deleted})
+}

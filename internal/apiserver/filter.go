@@ -1,0 +1,113 @@
+package apiserver
+
+import (
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// objectFilter is a parsed label and field selector.
+type objectFilter struct {
+	labels labels.Selector
+	fields fields.Selector
+}
+
+// fieldLabels lists, per GroupKind, the fields a field selector may use
+// beyond metadata.name and metadata.namespace (upstream's field label
+// conversion functions).
+var fieldLabels = map[schema.GroupKind][]string{
+	{Kind: "Pod"}: {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+		"spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
+	{Kind: "Event"}:                     {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
+	{Kind: "Namespace"}:                 {"status.phase"},
+	{Kind: "Secret"}:                    {"type"},
+	{Kind: "Node"}:                      {"spec.unschedulable"},
+	{Kind: "ReplicationController"}:     {"status.replicas"},
+	{Kind: "ReplicaSet", Group: "apps"}: {"status.replicas"},
+	{Kind: "Job", Group: "batch"}:       {"status.successful"},
+	{Kind: "CertificateSigningRequest", Group: "certificates.k8s.io"}: {"spec.signerName"},
+}
+
+func newObjectFilter(res *registry.Resource, labelSel, fieldSel string) (*objectFilter, error) {
+	f := &objectFilter{labels: labels.Everything(), fields: fields.Everything()}
+	if labelSel != "" {
+		sel, err := labels.Parse(labelSel)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		}
+		f.labels = sel
+	}
+	if fieldSel != "" {
+		sel, err := fields.ParseSelector(fieldSel)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
+		}
+		allowed := fieldLabels[res.GroupVersionKind().GroupKind()]
+		for _, req := range sel.Requirements() {
+			if req.Field == "metadata.name" || req.Field == "metadata.namespace" || res.Unstructured || containsString(allowed, req.Field) {
+				continue
+			}
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+		f.fields = sel
+	}
+	return f, nil
+}
+
+func (f *objectFilter) empty() bool {
+	return f.labels.Empty() && f.fields.Empty()
+}
+
+func (f *objectFilter) matches(obj runtime.Object) bool {
+	m := accessor(obj)
+	if !f.labels.Empty() && !f.labels.Matches(labels.Set(m.GetLabels())) {
+		return false
+	}
+	if f.fields.Empty() {
+		return true
+	}
+	return f.fields.Matches(fieldSet(obj, f.fields))
+}
+
+// fieldSet returns the values of the fields the selector names.
+func fieldSet(obj runtime.Object, sel fields.Selector) fields.Set {
+	m := accessor(obj)
+	set := fields.Set{"metadata.name": m.GetName(), "metadata.namespace": m.GetNamespace()}
+	var content map[string]any
+	for _, req := range sel.Requirements() {
+		if _, ok := set[req.Field]; ok {
+			continue
+		}
+		if content == nil {
+			var err error
+			content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+			if err != nil {
+				return set
+			}
+		}
+		v, found, _ := unstructured.NestedFieldNoCopy(content, strings.Split(req.Field, ".")...)
+		if found {
+			set[req.Field] = fmt.Sprint(v)
+		} else {
+			set[req.Field] = ""
+		}
+	}
+	return set
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,44 @@
+package apiserver
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// hasFinalizers reports whether deleting obj must wait: metadata finalizers,
+// or for a namespace its spec.finalizers.
+func hasFinalizers(res *registry.Resource, obj runtime.Object) bool {
+	if len(accessor(obj).GetFinalizers()) > 0 {
+		return true
+	}
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		return len(ns.Spec.Finalizers) > 0
+	}
+	return false
+}
+
+// markDeleting sets the deletion timestamp (and a namespace's Terminating
+// phase) on an object that has to wait for its finalizers.
+func markDeleting(res *registry.Resource, obj runtime.Object, now time.Time) {
+	m := accessor(obj)
+	t := metav1.NewTime(now.Truncate(time.Second))
+	m.SetDeletionTimestamp(&t)
+	zero := int64(0)
+	m.SetDeletionGracePeriodSeconds(&zero)
+	if ns, ok := obj.(*corev1.Namespace); ok {
+		ns.Status.Phase = corev1.NamespaceTerminating
+	}
+}
+
+// afterMarkedDeleting starts the work that removes finalizers the server
+// owns (a namespace's "kubernetes" finalizer).
+func (s *Server) afterMarkedDeleting(res *registry.Resource, obj runtime.Object) {
+	if ns, ok := obj.(*corev1.Namespace); ok && s.namespaces != nil {
+		s.namespaces.enqueue(ns.Name)
+	}
+}

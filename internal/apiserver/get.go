@@ -1,0 +1,44 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.writeResult(w, r, http.StatusOK, res, obj)
+}
+
+// getObject reads one object, with a NotFound Status when it is missing.
+func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, error) {
+	kv, err := s.store.Get(ctx, storageKey(res, namespace, name))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNotFound(res, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeFromStorage(res, kv)
+}
+
+// writeResult writes an object, or a Table of it when the client asks for one.
+func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, code int, res *registry.Resource, obj runtime.Object) {
+	if wantsTable(r) {
+		writeObject(w, r, code, s.tableFor(res, []runtime.Object{obj}, "", tableIncludeObject(r)))
+		return
+	}
+	writeObject(w, r, code, obj)
+}
+
+func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }

@@ -1,0 +1,181 @@
+package apiserver
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+// RequestEvent describes one finished API request, for the audit log.
+type RequestEvent struct {
+	AuditID        string
+	Info           *requestInfo
+	Verb           string
+	RequestURI     string
+	Method         string
+	User           authenticationv1.UserInfo
+	ImpersonatedBy *authenticationv1.UserInfo
+	SourceIP       string
+	UserAgent      string
+	Code           int
+	Status         *metaStatus
+	Started        time.Time
+	Finished       time.Time
+	Record         *admission.Record
+	RequestObject  runtime.Object
+	ResponseObject runtime.Object
+}
+
+// metaStatus is the part of a failed response's Status the audit log keeps.
+type metaStatus struct {
+	Code    int32
+	Reason  string
+	Message string
+	Status  string
+}
+
+type ctxKey int
+
+const requestKey ctxKey = 0
+
+// request is the per-request state carried through a handler.
+type request struct {
+	info   *requestInfo
+	user   authenticationv1.UserInfo
+	record *admission.Record
+	event  *RequestEvent
+}
+
+func requestFrom(ctx context.Context) *request {
+	rq, _ := ctx.Value(requestKey).(*request)
+	return rq
+}
+
+// statusRecorder remembers the response code for the audit event.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// ServeHTTP authenticates, routes and serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	auditID := r.Header.Get("Audit-ID")
+	if auditID == "" {
+		auditID = uuid.NewString()
+	}
+	w.Header().Set("Audit-Id", auditID)
+	info := parseRequestInfo(r)
+	rq := &request{info: info, record: admission.NewRecord()}
+	rq.event = &RequestEvent{AuditID: auditID, Info: info, Verb: info.Verb, RequestURI: r.URL.RequestURI(), Method: r.Method,
+		SourceIP: sourceIP(r), UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
+	rec := &statusRecorder{ResponseWriter: w}
+	ctx := context.WithValue(r.Context(), requestKey, rq)
+	r = r.WithContext(ctx)
+	defer s.finish(ctx, rq, rec)
+
+	if s.servePublic(rec, r) {
+		return
+	}
+	if s.cfg.Authenticate != nil {
+		u, err := s.cfg.Authenticate(r)
+		if err != nil {
+			writeError(rec, r, err)
+			return
+		}
+		rq.user = u
+	} else {
+		rq.user = authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+	}
+	rq.event.User = rq.user
+	s.route(rec, r, rq)
+}
+
+func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
+	if rec.code == 0 {
+		rec.code = http.StatusOK
+	}
+	rq.event.Code = rec.code
+	rq.event.Finished = s.cfg.Now()
+	if s.cfg.OnRequestDone != nil {
+		s.cfg.OnRequestDone(ctx, rq.event)
+	}
+}
+
+// servePublic answers the endpoints that need no authentication.
+func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz", "/livez", "/readyz":
+		if s.cfg.Ready != nil && r.URL.Path == "/readyz" && !s.cfg.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return true
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write([]byte("ok"))
+		return true
+	case "/version", "/version/":
+		writeJSON(w, http.StatusOK, versionInfo())
+		return true
+	}
+	return false
+}
+
+func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
+	if h, ok := s.cfg.Extra[r.URL.Path]; ok {
+		h.ServeHTTP(w, r)
+		return
+	}
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case p == "/api" || p == "/apis":
+		s.serveDiscoveryRoot(w, r, p)
+		return
+	case p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/v3/"):
+		s.serveOpenAPIV3(w, r)
+		return
+	case p == "/openapi/v2":
+		writeError(w, r, errNotFoundPath())
+		return
+	}
+	info := rq.info
+	if info.APIPrefix == "" {
+		writeError(w, r, errNotFoundPath())
+		return
+	}
+	if !info.IsResource {
+		s.serveGroupVersion(w, r, info)
+		return
+	}
+	s.serveResource(w, r, rq)
+}
+
+func sourceIP(r *http.Request) string {
+	host := r.RemoteAddr
+	if i := strings.LastIndex(host, ":"); i >= 0 {
+		host = host[:i]
+	}
+	return strings.Trim(host, "[]")
+}
+
+var errUnauthorized = apierrors.NewUnauthorized("Unauthorized")

@@ -1,0 +1,41 @@
+package apiserver
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// NamespaceLookup reads namespaces from storage for admission plugins.
+type NamespaceLookup struct {
+	store storage.Store
+	res   *registry.Resource
+}
+
+var _ admission.NamespaceLookup = (*NamespaceLookup)(nil)
+
+// NewNamespaceLookup returns a lookup over store.
+func NewNamespaceLookup(store storage.Store, cat *registry.Catalogue) *NamespaceLookup {
+	res, _ := cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	return &NamespaceLookup{store: store, res: res}
+}
+
+// GetNamespace returns the namespace, or a NotFound StatusError.
+func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	kv, err := l.store.Get(ctx, storageKey(l.res, "", name))
+	if err != nil {
+		if isNotFound(err) {
+			return nil, errNotFound(l.res, name)
+		}
+		return nil, err
+	}
+	obj, err := decodeFromStorage(l.res, kv)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Namespace), nil
+}

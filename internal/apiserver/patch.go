@@ -1,0 +1,116 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// Patch media types.
+const (
+	mediaJSONPatch      = "application/json-patch+json"
+	mediaMergePatch     = "application/merge-patch+json"
+	mediaStrategicPatch = "application/strategic-merge-patch+json"
+	mediaApplyPatch     = "application/apply-patch+yaml"
+)
+
+func parsePatchOptions(r *http.Request) (*metav1.PatchOptions, error) {
+	opts := &metav1.PatchOptions{}
+	if err := decodeOptions(r, opts); err != nil {
+		return nil, err
+	}
+	if errs := metavalidation.ValidatePatchOptions(opts, ""); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+	}
+	return opts, nil
+}
+
+func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	opts, err := parsePatchOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	mt := mediaTypeOf(r)
+	switch mt {
+	case mediaJSONPatch, mediaMergePatch:
+	case mediaStrategicPatch:
+		if res.Unstructured {
+			writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaApplyPatch))
+			return
+		}
+	default:
+		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatch))
+		return
+	}
+	patch, err := s.readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	uopts := &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
+		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	next := func(current runtime.Object) (runtime.Object, error) {
+		if current == nil {
+			return nil, errNotFound(res, rq.info.Name)
+		}
+		return applyPatch(rq, res, mt, patch, current, opts.FieldValidation)
+	}
+	out, _, err := s.update(r.Context(), rq, res, next, uopts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rq.event.ResponseObject = out
+	s.writeResult(w, r, http.StatusOK, res, out)
+}
+
+// applyPatch applies a patch document to the current object and decodes
+// the result as the resource's kind.
+func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, current runtime.Object, fieldValidation string) (runtime.Object, error) {
+	cur, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch mt {
+	case mediaJSONPatch:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		patched, err = p.Apply(cur)
+		if err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", res.GroupResource(), rq.info.Name, fmt.Sprintf("the server rejected our request due to an error in our request: %v", err), 0, false)
+		}
+	case mediaMergePatch:
+		patched, err = jsonpatch.MergePatch(cur, patch)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	case mediaStrategicPatch:
+		schemaObj, _ := newObject(res)
+		patched, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	}
+	obj, strictErrs, err := decodeJSON(res, patched)
+	if err != nil {
+		return nil, err
+	}
+	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}

@@ -1,0 +1,117 @@
+package apiserver
+
+import (
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// requestInfo is what the URL and method of an API request say: which
+// resource, which object, which verb.
+type requestInfo struct {
+	// IsResource is false for non-resource paths such as /version.
+	IsResource  bool
+	Path        string
+	Verb        string // get, list, watch, create, update, patch, delete, deletecollection, connect
+	APIPrefix   string // api or apis
+	Group       string
+	Version     string
+	Namespace   string
+	Resource    string
+	Subresource string
+	Name        string
+}
+
+func (ri *requestInfo) gvr() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: ri.Group, Version: ri.Version, Resource: ri.Resource}
+}
+
+var namespaceSubresources = map[string]bool{"status": true, "finalize": true}
+
+var connectSubresources = map[string]bool{"exec": true, "attach": true, "portforward": true, "proxy": true}
+
+// parseRequestInfo interprets an API path, following the upstream layout:
+//
+//	/api/v1/namespaces/{ns}/{resource}/{name}/{subresource}
+//	/apis/{group}/{version}/{resource}/{name}
+func parseRequestInfo(r *http.Request) *requestInfo {
+	ri := &requestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	parts := splitPath(r.URL.Path)
+	if len(parts) < 2 || (parts[0] != "api" && parts[0] != "apis") {
+		return ri
+	}
+	ri.APIPrefix = parts[0]
+	parts = parts[1:]
+	if ri.APIPrefix == "apis" {
+		if len(parts) < 2 {
+			return ri
+		}
+		ri.Group = parts[0]
+		parts = parts[1:]
+	}
+	ri.Version = parts[0]
+	parts = parts[1:]
+	if len(parts) == 0 {
+		return ri
+	}
+	ri.IsResource = true
+	if parts[0] == "namespaces" && len(parts) > 1 {
+		ri.Namespace = parts[1]
+		// /namespaces/{name}[/status|/finalize] is the namespace object
+		// itself, whose request namespace is its own name.
+		if len(parts) > 2 && !namespaceSubresources[parts[2]] {
+			parts = parts[2:]
+		}
+	}
+	ri.Resource = parts[0]
+	if len(parts) > 1 {
+		ri.Name = parts[1]
+	}
+	if len(parts) > 2 {
+		ri.Subresource = parts[2]
+	}
+	ri.Verb = verbFor(r, ri)
+	return ri
+}
+
+func verbFor(r *http.Request, ri *requestInfo) string {
+	if connectSubresources[ri.Subresource] {
+		return "connect"
+	}
+	switch r.Method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodGet, http.MethodHead:
+		if isWatch(r) {
+			return "watch"
+		}
+		if ri.Name == "" {
+			return "list"
+		}
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		if ri.Name == "" {
+			return "deletecollection"
+		}
+		return "delete"
+	}
+	return strings.ToLower(r.Method)
+}
+
+func isWatch(r *http.Request) bool {
+	w := r.URL.Query().Get("watch")
+	return w == "true" || w == "1"
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}

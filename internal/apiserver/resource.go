@@ -1,0 +1,88 @@
+package apiserver
+
+import (
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// serveResource dispatches a request on a resource path to its verb.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *request) {
+	info := rq.info
+	res, ok := s.cat.Lookup(info.gvr())
+	if !ok {
+		writeError(w, r, errNotFoundPath())
+		return
+	}
+	if !res.Namespaced && info.Namespace != "" && !(res.Group == "" && res.Resource == "namespaces") {
+		writeError(w, r, errNotFoundPath())
+		return
+	}
+	if info.Subresource != "" {
+		if _, ok := res.Subresource(info.Subresource); !ok {
+			writeError(w, r, errNotFoundPath())
+			return
+		}
+	}
+	if err := s.checkVerb(res, info); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	switch info.Verb {
+	case "get":
+		s.serveGet(w, r, rq, res)
+	case "list":
+		s.serveList(w, r, rq, res)
+	case "watch":
+		s.serveWatch(w, r, rq, res)
+	case "create":
+		s.serveCreate(w, r, rq, res)
+	case "update":
+		s.serveUpdate(w, r, rq, res)
+	case "patch":
+		s.servePatch(w, r, rq, res)
+	case "delete":
+		s.serveDelete(w, r, rq, res)
+	case "deletecollection":
+		s.serveDeleteCollection(w, r, rq, res)
+	case "connect":
+		s.serveConnect(w, r, rq, res)
+	default:
+		writeError(w, r, errMethodNotSupported(res.GroupResource(), info.Verb))
+	}
+}
+
+// checkVerb refuses verbs the resource or subresource does not serve with
+// upstream's 405.
+func (s *Server) checkVerb(res *registry.Resource, info *requestInfo) error {
+	verb := info.Verb
+	if info.Subresource != "" {
+		sub, _ := res.Subresource(info.Subresource)
+		if verb == "connect" {
+			return nil
+		}
+		for _, v := range sub.Verbs {
+			if v == verb {
+				return nil
+			}
+		}
+		return errMethodNotSupported(res.GroupResource(), verb)
+	}
+	if verb == "create" && info.Name != "" {
+		return errMethodNotSupported(res.GroupResource(), verb)
+	}
+	checked := verb
+	if verb == "watch" && info.Name != "" {
+		checked = "watch"
+	}
+	if !res.HasVerb(checked) {
+		return errMethodNotSupported(res.GroupResource(), verb)
+	}
+	return nil
+}
+
+func errNotFound(res *registry.Resource, name string) error {
+	return apierrors.NewNotFound(res.GroupResource(), name)
+}

@@ -1,0 +1,57 @@
+package apiserver
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+)
+
+// statusFor turns any error into the Status a client receives: a StatusError
+// keeps its own code and body, anything else becomes a 500 whose message is
+// the error text, as upstream's ErrorToAPIStatus does.
+func statusFor(err error) *metav1.Status {
+	var apiStatus apierrors.APIStatus
+	if errors.As(err, &apiStatus) {
+		st := apiStatus.Status()
+		if st.Status == "" {
+			st.Status = metav1.StatusFailure
+		}
+		if st.Code == 0 {
+			st.Code = http.StatusInternalServerError
+		}
+		st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+		return &st
+	}
+	utilruntime.HandleError(err)
+	return &metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure,
+		Code:     http.StatusInternalServerError,
+		Reason:   metav1.StatusReasonUnknown,
+		Message:  err.Error(),
+	}
+}
+
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	st := statusFor(err)
+	writeObject(w, r, int(st.Code), st)
+}
+
+// errNotFoundPath is the 404 for a path that names no resource.
+func errNotFoundPath() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "the server could not find the requested resource", 0, false)
+}
+
+// errMethodNotSupported is upstream's 405 for a verb a resource lacks.
+func errMethodNotSupported(gr schema.GroupResource, verb string) error {
+	return apierrors.NewMethodNotSupported(gr, verb)
+}
+
+func errBadRequest(format string, args ...any) error {
+	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,210 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+const optimisticLockMsg = "the object has been modified; please apply your changes to the latest version and try again"
+
+// transform computes the requested object from the current one (a PUT body,
+// or a patch applied to the current object). current is nil when the
+// object does not exist.
+type transform func(current runtime.Object) (runtime.Object, error)
+
+func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	opts, err := parseUpdateOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := s.decodeWriteBody(r, rq, res, opts.FieldValidation)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if n := accessor(body).GetName(); n != rq.info.Name {
+		writeError(w, r, errBadRequest("the name of the object (%s) does not match the name on the URL (%s)", n, rq.info.Name))
+		return
+	}
+	rq.event.RequestObject = body.DeepCopyObject()
+	next := func(runtime.Object) (runtime.Object, error) { return body.DeepCopyObject(), nil }
+	out, created, err := s.update(r.Context(), rq, res, next, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rq.event.ResponseObject = out
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeResult(w, r, code, res, out)
+}
+
+// update is upstream's guaranteed update: read, transform, admit, validate
+// and compare-and-swap, retried on conflicts the client did not ask for.
+func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	name := rq.info.Name
+	key := storageKey(res, objectNamespace(res, rq.info.Namespace), name)
+	for {
+		kv, err := s.store.Get(ctx, key)
+		if errors.Is(err, storage.ErrNotFound) {
+			return s.createOnUpdate(ctx, rq, res, next, opts)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		old, err := decodeFromStorage(res, kv)
+		if err != nil {
+			return nil, false, err
+		}
+		out, retry, err := s.updateOnce(ctx, rq, res, key, kv.ModRevision, old, next, opts)
+		if retry {
+			continue
+		}
+		return out, false, err
+	}
+}
+
+func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	if !res.AllowCreateOnUpdate || rq.info.Subresource != "" {
+		return nil, false, errNotFound(res, rq.info.Name)
+	}
+	obj, err := next(nil)
+	if err != nil {
+		return nil, false, err
+	}
+	copts := &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"},
+		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	accessor(obj).SetResourceVersion("")
+	out, err := s.create(ctx, rq, res, obj, copts)
+	return out, err == nil, err
+}
+
+// updateOnce tries one compare-and-swap. retry is true when the stored
+// object changed underneath and the client gave no resourceVersion.
+func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Resource, key string, rev int64, old runtime.Object, next transform, opts *metav1.UpdateOptions) (out runtime.Object, retry bool, err error) {
+	obj, err := next(old.DeepCopyObject())
+	if err != nil {
+		return nil, false, err
+	}
+	m, om := accessor(obj), accessor(old)
+	ns := objectNamespace(res, rq.info.Namespace)
+	if err := ensureNamespace(ns, m); err != nil {
+		return nil, false, err
+	}
+	clientRV := m.GetResourceVersion()
+	if clientRV != "" && clientRV != om.GetResourceVersion() {
+		return nil, false, apierrors.NewConflict(res.GroupResource(), rq.info.Name, errors.New(optimisticLockMsg))
+	}
+	if res.Strategy.Default != nil {
+		res.Strategy.Default(obj)
+	}
+	dryRun := len(opts.DryRun) > 0
+	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)
+	if err := s.admit(ctx, attrs); err != nil {
+		return nil, false, err
+	}
+	obj = attrs.Object
+	if err := ensureNamespace(ns, accessor(obj)); err != nil {
+		return nil, false, err
+	}
+	obj = s.prepareForUpdate(rq, res, obj, old)
+	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
+		return nil, false, invalid(res, obj, errs)
+	}
+	vattrs := *attrs
+	vattrs.Object = obj
+	if err := s.validate(ctx, &vattrs); err != nil {
+		return nil, false, err
+	}
+	return s.commitUpdate(ctx, res, key, rev, obj, old, clientRV, dryRun)
+}
+
+// commitUpdate writes the updated object unless nothing changed; an object
+// being deleted whose last finalizer is gone is deleted instead.
+func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, rev int64, obj, old runtime.Object, clientRV string, dryRun bool) (runtime.Object, bool, error) {
+	m := accessor(obj)
+	m.SetResourceVersion(accessor(old).GetResourceVersion())
+	data, err := encodeForStorage(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	oldData, err := encodeForStorage(old)
+	if err != nil {
+		return nil, false, err
+	}
+	if bytes.Equal(data, oldData) || dryRun {
+		return obj, false, nil
+	}
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
+		_, drev, err := s.store.Delete(ctx, key, rev)
+		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+			return nil, clientRV == "", conflictOrNil(res, m.GetName(), clientRV)
+		}
+		m.SetResourceVersion(fmt.Sprint(drev))
+		return obj, false, err
+	}
+	kv, err := s.store.Update(ctx, key, data, rev)
+	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+		return nil, clientRV == "", conflictOrNil(res, m.GetName(), clientRV)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
+	return obj, false, nil
+}
+
+func conflictOrNil(res *registry.Resource, name, clientRV string) error {
+	if clientRV == "" {
+		return nil
+	}
+	return apierrors.NewConflict(res.GroupResource(), name, errors.New(optimisticLockMsg))
+}
+
+// prepareForUpdate carries server-owned fields over from the old object; a
+// status write keeps only the new status.
+func (s *Server) prepareForUpdate(rq *request, res *registry.Resource, obj, old runtime.Object) runtime.Object {
+	if rq.info.Subresource == "status" {
+		obj = statusUpdate(old, obj)
+	}
+	m, om := accessor(obj), accessor(old)
+	m.SetUID(om.GetUID())
+	m.SetCreationTimestamp(om.GetCreationTimestamp())
+	m.SetDeletionTimestamp(om.GetDeletionTimestamp())
+	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+	m.SetGeneration(om.GetGeneration())
+	if rq.info.Subresource == "" && res.StatusSubresource {
+		copyStatus(obj, old)
+	}
+	if res.Strategy.PrepareForUpdate != nil && rq.info.Subresource == "" {
+		res.Strategy.PrepareForUpdate(obj, old)
+	}
+	if res.TracksGeneration && specChanged(obj, old) {
+		m.SetGeneration(om.GetGeneration() + 1)
+	}
+	return obj
+}
+
+// statusUpdate is the object a status-subresource write produces: the old
+// object with the new status.
+func statusUpdate(old, obj runtime.Object) runtime.Object {
+	out := old.DeepCopyObject()
+	copyStatus(out, obj)
+	accessor(out).SetResourceVersion(accessor(obj).GetResourceVersion())
+	accessor(out).SetManagedFields(accessor(obj).GetManagedFields())
+	return out
+}

@@ -1,0 +1,207 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// watchEvent is one frame of a watch stream.
+type watchEvent struct {
+	Type   string `json:"type"`
+	Object any    `json:"object"`
+}
+
+// watchStream writes events to one client.
+type watchStream struct {
+	w       http.ResponseWriter
+	flusher http.Flusher
+	enc     *json.Encoder
+	s       *Server
+	res     *registry.Resource
+	table   bool
+	first   bool
+}
+
+func (ws *watchStream) send(typ string, obj runtime.Object) error {
+	var payload any = obj
+	if ws.table && typ != "ERROR" && typ != "BOOKMARK" {
+		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", true)
+		if !ws.first {
+			t.ColumnDefinitions = nil
+		}
+		ws.first = false
+		payload = t
+	}
+	if err := ws.enc.Encode(watchEvent{Type: typ, Object: payload}); err != nil {
+		return err
+	}
+	ws.flusher.Flush()
+	return nil
+}
+
+func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	q := r.URL.Query()
+	lq, err := parseListQuery(res, q)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if rq.info.Name != "" {
+		lq.filter, _ = newObjectFilter(res, q.Get("labelSelector"), "metadata.name="+rq.info.Name)
+	}
+	ctx := r.Context()
+	if t := q.Get("timeoutSeconds"); t != "" {
+		if secs, err := strconv.Atoi(t); err == nil && secs > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
+			defer cancel()
+		}
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, r, errors.New("streaming unsupported"))
+		return
+	}
+	setWarnings(w, rq)
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	ws := &watchStream{w: w, flusher: flusher, enc: json.NewEncoder(w), s: s, res: res, table: wantsTable(r), first: true}
+	if err := s.streamWatch(ctx, ws, rq, res, lq, q); err != nil && ctx.Err() == nil {
+		_ = ws.send("ERROR", statusFor(err))
+	}
+}
+
+// streamWatch sends the initial events the request asks for, then every
+// change after the starting revision.
+func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery, q map[string][]string) error {
+	rv := lq.resourceVersion
+	initial := rv == "" || rv == "0"
+	if v := first(q["sendInitialEvents"]); v != "" {
+		initial = v == "true"
+	}
+	var from int64
+	if initial {
+		items, lm, err := s.listObjects(ctx, res, rq.info.Namespace, &listQuery{filter: lq.filter})
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if err := ws.send("ADDED", it); err != nil {
+				return nil
+			}
+		}
+		from, _ = strconv.ParseInt(lm.ResourceVersion, 10, 64)
+		if first(q["sendInitialEvents"]) == "true" {
+			if err := ws.send("BOOKMARK", bookmark(res, from, true)); err != nil {
+				return nil
+			}
+		}
+	} else {
+		n, err := strconv.ParseInt(rv, 10, 64)
+		if err != nil {
+			return errBadRequest("invalid resourceVersion %q", rv)
+		}
+		from = n
+	}
+	return s.follow(ctx, ws, rq, res, lq, from)
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+// follow streams storage events after revision from.
+func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery, from int64) error {
+	watcher, err := s.store.Watch(ctx, listPrefix(res, rq.info.Namespace), from)
+	if errors.Is(err, storage.ErrCompacted) {
+		compacted, _ := s.store.CompactedRevision(ctx)
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, compacted+1))
+	}
+	if err != nil {
+		return err
+	}
+	defer watcher.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-watcher.Events():
+			if !ok {
+				if err := watcher.Err(); err != nil && errors.Is(err, storage.ErrCompacted) {
+					return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", from))
+				}
+				return watcher.Err()
+			}
+			typ, obj, err := s.eventObject(res, ev, lq.filter)
+			if err != nil {
+				return err
+			}
+			if typ == "" {
+				continue
+			}
+			if err := ws.send(typ, obj); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// eventObject turns a storage event into a watch event, honouring the
+// selector: an object that stops matching is reported as DELETED, one that
+// starts matching as ADDED. typ is empty when the event is filtered out.
+func (s *Server) eventObject(res *registry.Resource, ev storage.Event, f *objectFilter) (string, runtime.Object, error) {
+	var cur, prev runtime.Object
+	var err error
+	if ev.Type == storage.EventPut {
+		if cur, err = decodeFromStorage(res, ev.KV); err != nil {
+			return "", nil, err
+		}
+	}
+	if ev.PrevKV != nil {
+		if prev, err = decodeFromStorage(res, *ev.PrevKV); err != nil {
+			return "", nil, err
+		}
+	}
+	curMatch := cur != nil && f.matches(cur)
+	prevMatch := prev != nil && f.matches(prev)
+	switch {
+	case ev.Type == storage.EventDelete && prevMatch:
+		accessor(prev).SetResourceVersion(strconv.FormatInt(ev.KV.ModRevision, 10))
+		return "DELETED", prev, nil
+	case curMatch && prevMatch:
+		return "MODIFIED", cur, nil
+	case curMatch:
+		return "ADDED", cur, nil
+	case prevMatch && cur != nil:
+		return "DELETED", cur, nil
+	}
+	return "", nil, nil
+}
+
+// bookmark is a BOOKMARK event object at revision rev.
+func bookmark(res *registry.Resource, rev int64, initialEnd bool) runtime.Object {
+	obj, _ := newObject(res)
+	m := accessor(obj)
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	if initialEnd {
+		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	}
+	return obj
+}

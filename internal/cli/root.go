@@ -1,0 +1,36 @@
+// Package cli wires admitd's subcommands (serve, version, ...) with cobra.
+// It is a thin shell: flags are parsed here, the work is done by the
+// packages the commands call.
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/admitd/admitd/internal/apiserver"
+)
+
+// NewRootCommand returns the admitd command with its subcommands.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "admitd",
+		Short:         "Kubernetes admission control: an API server, a library and tools",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	root.AddCommand(newServeCommand(), newVersionCommand())
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "admitd %s\n", apiserver.GitVersion)
+			return err
+		},
+	}
+}

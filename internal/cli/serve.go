@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/admitd/admitd/internal/server"
+)
+
+func newServeCommand() *cobra.Command {
+	o := server.DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the API server with its admission chain",
+		Example: `  # embedded storage in ./admitd-data, admin kubeconfig written there
+  admitd serve
+  export KUBECONFIG=$PWD/admitd-data/admin.kubeconfig
+  kubectl get namespaces`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			s, err := server.Start(ctx, o)
+			if err != nil {
+				return err
+			}
+			if s.KubeconfigPath != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "admitd serving on %s; export KUBECONFIG=%s\n", s.URL, s.KubeconfigPath)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "admitd serving on %s\n", s.URL)
+			}
+			select {
+			case <-ctx.Done():
+			case <-s.Done():
+			}
+			return s.Close()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on")
+	f.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port (0 picks a free port)")
+	f.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory for the embedded store and generated certificates")
+	f.StringVar(&o.Storage, "storage", o.Storage, "storage backend: bolt (embedded, in --data-dir) or memory")
+	f.StringVar(&o.TLSCertFile, "tls-cert-file", "", "serving certificate (PEM); default: generated in --data-dir")
+	f.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", "", "serving key (PEM)")
+	f.StringVar(&o.ClientCAFile, "client-ca-file", "", "CA bundle for x509 client-certificate authentication")
+	f.StringVar(&o.TokenAuthFile, "token-auth-file", "", "static bearer tokens (kube-apiserver CSV: token,user,uid,\"group1,group2\")")
+	f.BoolVar(&o.AnonymousAuth, "anonymous-auth", false, "serve requests without credentials as system:anonymous")
+	f.StringVar(&o.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/admin.kubeconfig; - to skip)")
+	f.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable in addition to the default ones (order does not matter)")
+	f.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable")
+	var authzMode string
+	f.StringVar(&authzMode, "authorization-mode", "AlwaysAllow", "authorization mode (AlwaysAllow)")
+	return cmd
+}

@@ -1,0 +1,164 @@
+package registry
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Catalogue is the set of served resources. Lookups read an immutable
+// snapshot without locks; custom resources are added and removed by
+// publishing a new snapshot.
+type Catalogue struct {
+	mu      sync.Mutex // serialises writers
+	current atomic.Pointer[snapshot]
+	builtin []*Resource
+}
+
+type snapshot struct {
+	resources []*Resource // discovery order
+	byGVR     map[schema.GroupVersionResource]*Resource
+	byGVK     map[schema.GroupVersionKind]*Resource
+	// versions lists the served versions of each group, preferred first.
+	versions map[string][]string
+	groups   []string // discovery order
+	custom   map[string][]*Resource
+}
+
+// NewCatalogue returns a catalogue of the built-in resources.
+func NewCatalogue() *Catalogue {
+	c := &Catalogue{}
+	for _, r := range builtinResources {
+		res := r.build()
+		applyBuiltinStrategy(res)
+		c.builtin = append(c.builtin, res)
+	}
+	c.publish(map[string][]*Resource{})
+	return c
+}
+
+func (c *Catalogue) publish(custom map[string][]*Resource) {
+	s := &snapshot{
+		byGVR:    map[schema.GroupVersionResource]*Resource{},
+		byGVK:    map[schema.GroupVersionKind]*Resource{},
+		versions: map[string][]string{},
+		custom:   custom,
+	}
+	add := func(r *Resource) {
+		s.resources = append(s.resources, r)
+		s.byGVR[r.GroupVersionResource] = r
+		if _, ok := s.byGVK[r.GroupVersionKind()]; !ok {
+			s.byGVK[r.GroupVersionKind()] = r
+		}
+		vs := s.versions[r.Group]
+		if !contains(vs, r.Version) {
+			s.versions[r.Group] = append(vs, r.Version)
+		}
+	}
+	for _, r := range c.builtin {
+		add(r)
+	}
+	names := make([]string, 0, len(custom))
+	for n := range custom {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		for _, r := range custom[n] {
+			add(r)
+		}
+	}
+	seen := map[string]bool{}
+	for _, g := range groupOrder {
+		if _, ok := s.versions[g]; ok {
+			s.groups = append(s.groups, g)
+			seen[g] = true
+		}
+	}
+	var rest []string
+	for g := range s.versions {
+		if !seen[g] {
+			rest = append(rest, g)
+		}
+	}
+	sort.Strings(rest)
+	s.groups = append(s.groups, rest...)
+	c.current.Store(s)
+}
+
+// SetCustom replaces the resources served for one custom resource
+// definition (key: the CRD name); nil removes them.
+func (c *Catalogue) SetCustom(name string, resources []*Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.current.Load().custom
+	next := make(map[string][]*Resource, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	if resources == nil {
+		delete(next, name)
+	} else {
+		next[name] = resources
+	}
+	c.publish(next)
+}
+
+// Lookup returns the resource served at gvr.
+func (c *Catalogue) Lookup(gvr schema.GroupVersionResource) (*Resource, bool) {
+	r, ok := c.current.Load().byGVR[gvr]
+	return r, ok
+}
+
+// LookupKind returns the resource whose objects have kind gvk.
+func (c *Catalogue) LookupKind(gvk schema.GroupVersionKind) (*Resource, bool) {
+	r, ok := c.current.Load().byGVK[gvk]
+	return r, ok
+}
+
+// Resources returns every served resource in discovery order.
+func (c *Catalogue) Resources() []*Resource {
+	return c.current.Load().resources
+}
+
+// Groups returns the served groups in discovery order ("" is core).
+func (c *Catalogue) Groups() []string {
+	return c.current.Load().groups
+}
+
+// Versions returns the served versions of group, preferred first.
+func (c *Catalogue) Versions(group string) []string {
+	return c.current.Load().versions[group]
+}
+
+// Equivalents returns every served version of the same group and resource
+// as gvr (gvr itself included), preferred version first.
+func (c *Catalogue) Equivalents(gvr schema.GroupVersionResource) []schema.GroupVersionResource {
+	s := c.current.Load()
+	var out []schema.GroupVersionResource
+	for _, v := range s.versions[gvr.Group] {
+		g := schema.GroupVersionResource{Group: gvr.Group, Version: v, Resource: gvr.Resource}
+		if _, ok := s.byGVR[g]; ok {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+func sortSubresources(subs []Subresource) {
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Name < subs[j].Name })
+}

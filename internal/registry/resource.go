@@ -1,0 +1,91 @@
+// Package registry is admitd's resource catalogue: for every served
+// group/version/resource it knows the kind, scope, names, subresources, and
+// the per-kind behaviour the API server applies around admission (defaulting,
+// preparation for create and update, validation).
+//
+// It holds no objects; storage and the REST verbs live in internal/apiserver.
+package registry
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Subresource describes one subresource of a resource, e.g. "status".
+type Subresource struct {
+	Name string
+	// Kind is the kind a client sends and receives on the subresource.
+	Kind  schema.GroupVersionKind
+	Verbs []string
+}
+
+// Strategy is the per-kind behaviour applied by the REST verbs. Every field is
+// optional; a nil func does nothing.
+type Strategy struct {
+	// Default fills unset fields, as decoding does upstream (before admission).
+	Default func(obj runtime.Object)
+	// PrepareForCreate clears or sets server-owned fields before validation.
+	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate carries server-owned fields over from the old object.
+	PrepareForUpdate func(obj, old runtime.Object)
+	// Validate checks a new object (metadata is checked generically).
+	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks an update (metadata is checked generically).
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+}
+
+// Resource is one served group/version/resource.
+type Resource struct {
+	schema.GroupVersionResource
+	Kind       string
+	ListKind   string
+	Singular   string
+	ShortNames []string
+	Categories []string
+	Namespaced bool
+	// Verbs served on the main resource.
+	Verbs        []string
+	Subresources []Subresource
+	// StatusSubresource: the main resource ignores status changes and the
+	// status subresource ignores everything else.
+	StatusSubresource bool
+	// TracksGeneration: metadata.generation starts at 1 and grows on every
+	// change outside metadata and status.
+	TracksGeneration bool
+	// AllowCreateOnUpdate: PUT of a missing object creates it.
+	AllowCreateOnUpdate bool
+	// StorageVersion is the version objects are stored in (same group).
+	StorageVersion string
+	// Unstructured resources (custom resources) decode to
+	// *unstructured.Unstructured; built-in ones to their k8s.io/api type.
+	Unstructured bool
+	Strategy     Strategy
+	// NameValidator overrides the kind's default name rule.
+	NameValidator NameValidator
+}
+
+// GroupVersionKind returns the kind of the resource's objects.
+func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
+	return r.GroupVersion().WithKind(r.Kind)
+}
+
+// Subresource returns the named subresource.
+func (r *Resource) Subresource(name string) (Subresource, bool) {
+	for _, s := range r.Subresources {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Subresource{}, false
+}
+
+// HasVerb reports whether verb is served on the main resource.
+func (r *Resource) HasVerb(verb string) bool {
+	for _, v := range r.Verbs {
+		if v == verb {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,157 @@
+package registry
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var metadataPath = field.NewPath("metadata")
+
+// nameRules maps GroupKind strings to the rule upstream applies to their
+// metadata.name (pkg/apis/*/validation). Kinds not listed get the generic
+// path-segment rule.
+var nameRules = map[string]apivalidation.ValidateNameFunc{
+	"Namespace":             apivalidation.ValidateNamespaceName,
+	"Service":               apivalidation.NameIsDNS1035Label,
+	"ServiceAccount":        apivalidation.ValidateServiceAccountName,
+	"Pod":                   apivalidation.NameIsDNSSubdomain,
+	"PodTemplate":           apivalidation.NameIsDNSSubdomain,
+	"ReplicationController": apivalidation.NameIsDNSSubdomain,
+	"ConfigMap":             apivalidation.NameIsDNSSubdomain,
+	"Secret":                apivalidation.NameIsDNSSubdomain,
+	"Endpoints":             apivalidation.NameIsDNSSubdomain,
+	"Event":                 apivalidation.NameIsDNSSubdomain,
+	"LimitRange":            apivalidation.NameIsDNSSubdomain,
+	"ResourceQuota":         apivalidation.NameIsDNSSubdomain,
+	"Node":                  apivalidation.NameIsDNSSubdomain,
+	"PersistentVolume":      apivalidation.NameIsDNSSubdomain,
+	"PersistentVolumeClaim": apivalidation.NameIsDNSSubdomain,
+
+	"Deployment.apps":         apivalidation.NameIsDNSSubdomain,
+	"ReplicaSet.apps":         apivalidation.NameIsDNSSubdomain,
+	"DaemonSet.apps":          apivalidation.NameIsDNSSubdomain,
+	"ControllerRevision.apps": apivalidation.NameIsDNSSubdomain,
+	"StatefulSet.apps":        apivalidation.NameIsDNSLabel,
+	"Job.batch":               apivalidation.NameIsDNSSubdomain,
+	"CronJob.batch":           apivalidation.NameIsDNSSubdomain,
+
+	"Ingress.networking.k8s.io":                                     apivalidation.NameIsDNSSubdomain,
+	"IngressClass.networking.k8s.io":                                apivalidation.NameIsDNSSubdomain,
+	"NetworkPolicy.networking.k8s.io":                               apivalidation.NameIsDNSSubdomain,
+	"PodDisruptionBudget.policy":                                    apivalidation.NameIsDNSSubdomain,
+	"PriorityClass.scheduling.k8s.io":                               apivalidation.NameIsDNSSubdomain,
+	"StorageClass.storage.k8s.io":                                   apivalidation.NameIsDNSSubdomain,
+	"RuntimeClass.node.k8s.io":                                      apivalidation.NameIsDNSSubdomain,
+	"Lease.coordination.k8s.io":                                     apivalidation.NameIsDNSSubdomain,
+	"EndpointSlice.discovery.k8s.io":                                apivalidation.NameIsDNSSubdomain,
+	"Event.events.k8s.io":                                           apivalidation.NameIsDNSSubdomain,
+	"CustomResourceDefinition.apiextensions.k8s.io":                 apivalidation.NameIsDNSSubdomain,
+	"MutatingWebhookConfiguration.admissionregistration.k8s.io":     apivalidation.NameIsDNSSubdomain,
+	"ValidatingWebhookConfiguration.admissionregistration.k8s.io":   apivalidation.NameIsDNSSubdomain,
+	"ValidatingAdmissionPolicy.admissionregistration.k8s.io":        apivalidation.NameIsDNSSubdomain,
+	"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io": apivalidation.NameIsDNSSubdomain,
+	"MutatingAdmissionPolicy.admissionregistration.k8s.io":          apivalidation.NameIsDNSSubdomain,
+	"MutatingAdmissionPolicyBinding.admissionregistration.k8s.io":   apivalidation.NameIsDNSSubdomain,
+}
+
+// NameRule returns the rule metadata.name of a built-in kind must follow (for
+// example a DNS-1035 label for Services, a DNS label for Namespaces and
+// StatefulSets). Kinds without a specific rule, RBAC kinds among them, get the
+// path-segment rule every resource must satisfy; custom resources use DNS
+// subdomains upstream and are not covered here.
+func NameRule(gk schema.GroupKind) apivalidation.ValidateNameFunc {
+	if fn, ok := nameRules[gk.String()]; ok {
+		return fn
+	}
+	return pathSegmentName
+}
+
+// pathSegmentName is the rule every name must meet to be used in a URL.
+func pathSegmentName(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
+}
+
+// ValidateObjectMeta validates the metadata of a new object: nameFn checks
+// name and generateName (nil means the path-segment rule), namespaced says
+// whether metadata.namespace is required or forbidden. Built-in kinds also get
+// the core rule that unqualified finalizer names must be standard ones.
+func ValidateObjectMeta(obj runtime.Object, namespaced bool, nameFn apivalidation.ValidateNameFunc) field.ErrorList {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	if nameFn == nil {
+		nameFn = pathSegmentName
+	}
+	errs := apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, nameFn, metadataPath)
+	if usesCoreMetaRules(obj) {
+		errs = append(errs, kubeFinalizerNames(accessor.GetFinalizers(), metadataPath.Child("finalizers"))...)
+	}
+	return errs
+}
+
+// ValidateObjectMetaUpdate validates the metadata of an update: name,
+// namespace, uid, creationTimestamp and the deletion fields are immutable,
+// resourceVersion is required and generation may not decrease.
+func ValidateObjectMetaUpdate(obj, old runtime.Object) field.ErrorList {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	oldAccessor, err := meta.Accessor(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	errs := apivalidation.ValidateObjectMetaAccessorUpdate(accessor, oldAccessor, metadataPath)
+	if usesCoreMetaRules(obj) {
+		errs = append(errs, kubeFinalizerNames(accessor.GetFinalizers(), metadataPath.Child("finalizers"))...)
+	}
+	return errs
+}
+
+// usesCoreMetaRules reports whether upstream validates the object's metadata
+// with the core helper (which adds the finalizer-name rule): every typed
+// built-in object except the admissionregistration and apiextensions groups.
+func usesCoreMetaRules(obj runtime.Object) bool {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return false
+	}
+	kinds, _, err := Scheme.ObjectKinds(obj)
+	if err != nil || len(kinds) == 0 {
+		return false
+	}
+	switch kinds[0].Group {
+	case "admissionregistration.k8s.io", "apiextensions.k8s.io":
+		return false
+	}
+	return true
+}
+
+// standardFinalizers are the finalizer names allowed without a domain.
+var standardFinalizers = map[string]bool{
+	"kubernetes":         true,
+	"orphan":             true,
+	"foregroundDeletion": true,
+}
+
+// kubeFinalizerNames rejects unqualified finalizer names that are not
+// standard ones.
+func kubeFinalizerNames(finalizers []string, fldPath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, f := range finalizers {
+		if !strings.Contains(f, "/") && !standardFinalizers[f] {
+			errs = append(errs, field.Invalid(fldPath.Index(i), f, "name is neither a standard finalizer name nor is it fully qualified"))
+		}
+	}
+	return errs
+}

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+
+	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/pki"
+)
+
+// alwaysAllow is --authorization-mode=AlwaysAllow.
+var alwaysAllow = auth.AuthorizerFunc(func(context.Context, auth.Attributes) (auth.Decision, string, error) {
+	return auth.DecisionAllow, "", nil
+})
+
+// newAuthenticator returns the request authentication of the server: x509
+// client certificates (the generated CA and --client-ca-file), bearer tokens
+// from --token-auth-file, optionally anonymous, then impersonation.
+func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authenticationv1.UserInfo, error), error) {
+	pool := x509.NewCertPool()
+	pool.AddCert(bundle.CA.Cert)
+	if o.ClientCAFile != "" {
+		data, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(data) {
+			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificates", o.ClientCAFile)
+		}
+	}
+	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth}
+	if o.TokenAuthFile != "" {
+		tokens, err := auth.LoadTokenFile(o.TokenAuthFile, o.Logger)
+		if err != nil {
+			return nil, err
+		}
+		opts.Tokens = tokens
+	}
+	authn, err := auth.New(opts)
+	if err != nil {
+		return nil, err
+	}
+	imp := auth.NewImpersonator(alwaysAllow)
+	return func(r *http.Request) (authenticationv1.UserInfo, error) {
+		u, ok, err := authn.Authenticate(r)
+		if err != nil || !ok {
+			if err != nil {
+				o.Logger.Debug("authentication failed", "err", err)
+			}
+			return authenticationv1.UserInfo{}, auth.Unauthorized()
+		}
+		user, _, err := imp.Impersonate(r.Context(), r.Header, auth.Attributes{User: u, Path: r.URL.Path})
+		return user, err
+	}, nil
+}

@@ -1,0 +1,220 @@
+// Package server assembles a running admitd API server from options:
+// storage, certificates, authentication, the admission chain and the HTTPS
+// listener. The CLI and the in-process test environment both start servers
+// through it.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/bolt"
+	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Options configure a server. The zero value is not usable: start from
+// DefaultOptions.
+type Options struct {
+	// BindAddress is the listen IP; default 127.0.0.1.
+	BindAddress string
+	// SecurePort is the HTTPS port; 0 picks a free one. Default 6443.
+	SecurePort int
+	// DataDir holds the embedded store and generated certificates.
+	// Default ./admitd-data.
+	DataDir string
+	// Storage is "bolt" (default, in DataDir) or "memory".
+	Storage string
+	// TLSCertFile and TLSPrivateKeyFile serve a given certificate instead
+	// of a generated one.
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	// ClientCAFile enables x509 client-certificate authentication with
+	// this CA (the generated CA is always trusted too).
+	ClientCAFile string
+	// TokenAuthFile is a kube-apiserver CSV token file.
+	TokenAuthFile string
+	// AnonymousAuth lets requests without credentials in as
+	// system:anonymous. Default false.
+	AnonymousAuth bool
+	// KubeconfigOut is where the admin kubeconfig is written; default
+	// <DataDir>/admin.kubeconfig. "-" disables writing it.
+	KubeconfigOut string
+	// EnableAdmissionPlugins and DisableAdmissionPlugins adjust the
+	// default plugin set, as kube-apiserver's flags of the same names.
+	EnableAdmissionPlugins  []string
+	DisableAdmissionPlugins []string
+	// Logger defaults to a text logger on stderr.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the options `admitd serve` starts from.
+func DefaultOptions() Options {
+	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt"}
+}
+
+// Server is a started admitd.
+type Server struct {
+	// URL is the https address clients use.
+	URL string
+	// KubeconfigPath is the admin kubeconfig, if one was written.
+	KubeconfigPath string
+	// CAPEM is the CA bundle clients should trust.
+	CAPEM []byte
+	// AdminCertPEM / AdminKeyPEM authenticate as system:masters.
+	AdminCertPEM, AdminKeyPEM []byte
+
+	api      *apiserver.Server
+	http     *http.Server
+	listener net.Listener
+	store    storage.Store
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// Start opens storage, prepares certificates and starts serving. The server
+// runs until Close or until ctx ends.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	store, err := openStore(o)
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, o, store)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openStore(o Options) (storage.Store, error) {
+	switch o.Storage {
+	case "", "bolt":
+		return bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
+	case "memory":
+		return memory.New(), nil
+	}
+	return nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
+}
+
+func start(ctx context.Context, o Options, store storage.Store) (*Server, error) {
+	bundle, err := pki.EnsureServingBundle(filepath.Join(o.DataDir, "pki"), []string{"localhost", "127.0.0.1", o.BindAddress})
+	if err != nil {
+		return nil, fmt.Errorf("preparing certificates: %w", err)
+	}
+	tlsCfg, err := servingTLS(o, bundle)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := newAuthenticator(o, bundle)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
+	if err != nil {
+		return nil, fmt.Errorf("listening: %w", err)
+	}
+	cat := registry.NewCatalogue()
+	chain, err := newAdmissionChain(o, store, cat)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	api := apiserver.New(apiserver.Config{
+		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: chain,
+	})
+	if err := api.Bootstrap(ctx); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("bootstrapping: %w", err)
+	}
+	s := &Server{api: api, listener: ln, store: store, done: make(chan struct{}),
+		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
+	s.URL = "https://" + ln.Addr().String()
+	if err := s.writeKubeconfig(o); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s.http = &http.Server{Handler: api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	go api.Run(runCtx)
+	go func() {
+		defer close(s.done)
+		err := s.http.Serve(tls.NewListener(ln, tlsCfg))
+		if err != nil && !errors.Is(err, http.ErrServerClosed) {
+			o.Logger.Error("serving", "err", err)
+		}
+	}()
+	go func() {
+		<-runCtx.Done()
+		_ = s.http.Close()
+	}()
+	return s, nil
+}
+
+func (s *Server) writeKubeconfig(o Options) error {
+	path := o.KubeconfigOut
+	if path == "-" {
+		return nil
+	}
+	if path == "" {
+		path = filepath.Join(o.DataDir, "admin.kubeconfig")
+	}
+	if err := pki.WriteKubeconfig(path, s.URL, s.CAPEM, s.AdminCertPEM, s.AdminKeyPEM); err != nil {
+		return fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		abs = path
+	}
+	s.KubeconfigPath = abs
+	return nil
+}
+
+func servingTLS(o Options, bundle pki.Bundle) (*tls.Config, error) {
+	var cert tls.Certificate
+	var err error
+	if o.TLSCertFile != "" || o.TLSPrivateKeyFile != "" {
+		cert, err = tls.LoadX509KeyPair(o.TLSCertFile, o.TLSPrivateKeyFile)
+	} else {
+		cert, err = bundle.ServingCertificate()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading serving certificate: %w", err)
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequestClientCert,
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}, nil
+}
+
+// Close stops serving and closes storage.
+func (s *Server) Close() error {
+	s.cancel()
+	<-s.done
+	return s.store.Close()
+}
+
+// Done is closed when the server has stopped serving.
+func (s *Server) Done() <-chan struct{} { return s.done }

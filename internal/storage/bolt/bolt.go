@@ -1,0 +1,244 @@
+// Package bolt is admitd's embedded, default storage.Store: one bbolt file in
+// the data directory, holding the current keys, the change log since the
+// last compaction, and the revision counters.
+//
+// Every acknowledged write has been committed and fsynced. Concurrent writes
+// are coalesced by a single writer goroutine into one bbolt transaction (group
+// commit), so they share one fsync. Lists at past revisions are answered from
+// the current keys by undoing the logged changes made after that revision;
+// watches replay the log, then follow live events from an in-memory fanout.
+//
+// It is for a single admitd process: the data file is locked while open. For
+// several API server instances sharing state, use the etcd backend.
+package bolt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/admitd/admitd/internal/storage/fanout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// ErrInUse is returned by Open when another process holds the data file.
+var ErrInUse = errors.New("bolt: data file is in use by another admitd process")
+
+// Options tune a Store. The zero value is ready to use.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release the
+	// data file before failing with ErrInUse. Default 100ms.
+	LockTimeout time.Duration
+	// MaxBatchSize is the most writes committed in one transaction, that is
+	// sharing one fsync. Default 1000.
+	MaxBatchSize int
+	// WatchBufferSize is how many events a watcher may lag behind the
+	// writers before it is ended with fanout.ErrTooSlow. Default
+	// fanout.DefaultBufferSize (1024).
+	WatchBufferSize int
+}
+
+const (
+	defaultLockTimeout  = 100 * time.Millisecond
+	defaultMaxBatchSize = 1000
+	// compactChunk is the most log entries deleted in one transaction.
+	compactChunk = 10000
+)
+
+// Store is a storage.Store backed by a bbolt file. Create one with Open.
+type Store struct {
+	db       *bbolt.DB
+	path     string
+	maxBatch int
+	hub      *fanout.Hub
+
+	rev       atomic.Int64 // last committed revision; written by the writer only
+	compacted atomic.Int64
+	closed    atomic.Bool
+
+	ops       chan *op      // writes waiting for the writer goroutine
+	closing   chan struct{} // closed by Close: the writer must stop
+	stopped   chan struct{} // closed by the writer when it has stopped
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open opens or creates the data file at path. It fails with an error
+// wrapping ErrInUse, within opts.LockTimeout, if another process has it open.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = defaultLockTimeout
+	}
+	if opts.MaxBatchSize <= 0 {
+		opts.MaxBatchSize = defaultMaxBatchSize
+	}
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
+		Timeout: opts.LockTimeout,
+		// As etcd does: rebuild the freelist on open instead of writing it
+		// on every commit.
+		NoFreelistSync: true,
+		FreelistType:   bbolt.FreelistMapType,
+	})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%w: %s (lock not released within %s)", ErrInUse, path, opts.LockTimeout)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	s := &Store{
+		db:       db,
+		path:     path,
+		maxBatch: opts.MaxBatchSize,
+		ops:      make(chan *op),
+		closing:  make(chan struct{}),
+		stopped:  make(chan struct{}),
+	}
+	if err := s.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	s.hub = fanout.New(s.rev.Load(), opts.WatchBufferSize)
+	go s.run()
+	return s, nil
+}
+
+// init creates the buckets of a new file and loads the revision counters.
+func (s *Store) init() error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		for _, name := range [][]byte{bucketKV, bucketLog, bucketMeta} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		rev, compacted := readMeta(tx)
+		s.rev.Store(rev)
+		s.compacted.Store(compacted)
+		return nil
+	})
+}
+
+func readMeta(tx *bbolt.Tx) (rev, compacted int64) {
+	meta := tx.Bucket(bucketMeta)
+	return decodeRev(meta.Get(metaRev)), decodeRev(meta.Get(metaCompacted))
+}
+
+// view runs fn in a read transaction, mapping a closed database to ErrClosed.
+func (s *Store) view(fn func(*bbolt.Tx) error) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	err := s.db.View(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return storage.ErrClosed
+	}
+	return err
+}
+
+// Get implements storage.Store.
+func (s *Store) Get(_ context.Context, key string) (storage.KeyValue, error) {
+	var kv storage.KeyValue
+	err := s.view(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketKV).Get([]byte(key))
+		if b == nil {
+			return fmt.Errorf("%w: %q", storage.ErrNotFound, key)
+		}
+		var err error
+		kv, err = decodeRecord(key, b)
+		return err
+	})
+	return kv, err
+}
+
+// Revision implements storage.Store.
+func (s *Store) Revision(context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, storage.ErrClosed
+	}
+	return s.rev.Load(), nil
+}
+
+// CompactedRevision implements storage.Store.
+func (s *Store) CompactedRevision(context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, storage.ErrClosed
+	}
+	return s.compacted.Load(), nil
+}
+
+// Compact implements storage.Store. Compacting at or below the compacted
+// revision does nothing. The log is trimmed in several transactions so that
+// writers are not held up; the compacted revision is recorded in the first.
+func (s *Store) Compact(_ context.Context, rev int64) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	for {
+		more, advanced := false, false
+		err := s.db.Update(func(tx *bbolt.Tx) error {
+			cur, compacted := readMeta(tx)
+			if rev > cur {
+				return fmt.Errorf("%w: compact at %d (current %d)", storage.ErrFutureRevision, rev, cur)
+			}
+			if rev > compacted {
+				if err := tx.Bucket(bucketMeta).Put(metaCompacted, encodeRev(rev)); err != nil {
+					return err
+				}
+				advanced = true
+			}
+			var err error
+			more, err = trimLog(tx.Bucket(bucketLog), rev)
+			return err
+		})
+		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			return storage.ErrClosed
+		}
+		if err != nil {
+			return err
+		}
+		if advanced {
+			s.compacted.Store(rev)
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// trimLog deletes up to compactChunk log entries at or below rev and reports
+// whether more remain.
+func trimLog(log *bbolt.Bucket, rev int64) (more bool, err error) {
+	c := log.Cursor()
+	n := 0
+	for k, _ := c.First(); k != nil && decodeRev(k) <= rev; k, _ = c.First() {
+		if n == compactChunk {
+			return true, nil
+		}
+		if err := c.Delete(); err != nil {
+			return false, err
+		}
+		n++
+	}
+	return false, nil
+}
+
+// Close implements storage.Store: it waits for the writes in flight, ends
+// the watchers with storage.ErrClosed and closes the file. A second Close
+// returns the result of the first.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.closing)
+		<-s.stopped
+		s.hub.Close()
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}

@@ -1,0 +1,230 @@
+// Package fanout is the watch machinery shared by admitd's storage backends.
+//
+// A backend publishes every committed change to a Hub, in revision order. The
+// Hub hands each watcher the events under its prefix: first the retained
+// history the watcher asked for, read through a backend-supplied Replay
+// function, then live events, with no gap and no duplicate between the two.
+// A watcher that falls more than its buffer behind is ended with ErrTooSlow
+// so that a slow reader never blocks writers.
+//
+// The package stores no history of its own and knows nothing about how a
+// backend persists data.
+package fanout
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// ErrTooSlow ends a watcher whose buffer overflowed because its reader did
+// not keep up with the writes. The reader should list again and re-watch.
+var ErrTooSlow = errors.New("storage: watcher fell too far behind")
+
+// DefaultBufferSize is the number of events a watcher may lag behind the
+// writers before it is ended with ErrTooSlow, when New is given 0.
+const DefaultBufferSize = 1024
+
+// Replay calls emit, in revision order, for every retained event under prefix
+// whose revision r satisfies after < r <= upTo. It stops early, returning nil,
+// when emit returns false, and returns an error wrapping storage.ErrCompacted
+// when part of the range has been discarded.
+type Replay func(prefix string, after, upTo int64, emit func(storage.Event) bool) error
+
+// Hub fans committed events out to watchers. Its zero value is not usable;
+// create one with New.
+type Hub struct {
+	bufSize int
+
+	mu       sync.Mutex
+	rev      int64 // revision of the last published event
+	watchers map[*watcher]struct{}
+	closed   bool
+}
+
+// New returns a Hub whose last published revision is rev (the backend's
+// current revision) and whose watchers buffer bufSize events (0 means
+// DefaultBufferSize).
+func New(rev int64, bufSize int) *Hub {
+	if bufSize <= 0 {
+		bufSize = DefaultBufferSize
+	}
+	return &Hub{bufSize: bufSize, rev: rev, watchers: make(map[*watcher]struct{})}
+}
+
+// Publish delivers committed events, which must follow every event published
+// before them in revision order. It never blocks: a watcher whose buffer is
+// full is ended with ErrTooSlow. The events are shared by all watchers and
+// must not be modified afterwards.
+func (h *Hub) Publish(events []storage.Event) {
+	if len(events) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.rev = events[len(events)-1].KV.ModRevision
+	for w := range h.watchers {
+		h.deliverLocked(w, events)
+	}
+}
+
+// deliverLocked queues the events under w's prefix, or ends w if it is full.
+func (h *Hub) deliverLocked(w *watcher, events []storage.Event) {
+	for _, ev := range events {
+		if !strings.HasPrefix(ev.KV.Key, w.prefix) {
+			continue
+		}
+		select {
+		case w.in <- ev:
+		default:
+			h.dropLocked(w, ErrTooSlow)
+			return
+		}
+	}
+}
+
+// Watch starts a watcher for the events under prefix with a revision greater
+// than after; 0 means "from the last published event on". Retained history
+// up to the last published event is read through replay, which may be nil
+// when after is 0. The backend checks after against its compacted revision
+// before calling Watch.
+func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Replay) (storage.Watcher, error) {
+	w := &watcher{
+		hub:    h,
+		prefix: prefix,
+		in:     make(chan storage.Event, h.bufSize),
+		out:    make(chan storage.Event),
+		done:   make(chan struct{}),
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, storage.ErrClosed
+	}
+	upTo := h.rev - 1
+	if after == 0 {
+		after = upTo
+	}
+	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+
+	go w.run(ctx, after, upTo, replay)
+	return w, nil
+}
+
+// Close ends every watcher with storage.ErrClosed and refuses new ones.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for w := range h.watchers {
+		h.dropLocked(w, storage.ErrClosed)
+	}
+}
+
+// remove unregisters w, if it still is registered, without an error.
+func (h *Hub) remove(w *watcher) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.watchers[w]; ok {
+		h.dropLocked(w, nil)
+	}
+}
+
+// dropLocked unregisters w and closes its input; reason becomes its Err.
+func (h *Hub) dropLocked(w *watcher, reason error) {
+	delete(h.watchers, w)
+	w.reason = reason // read by w.run after it sees w.in closed
+	close(w.in)
+}
+
+// watcher implements storage.Watcher. Its goroutine replays history, then
+// forwards live events from in (filled by the Hub) to out (read by the
+// client), skipping any event it has already delivered.
+type watcher struct {
+	hub    *Hub
+	prefix string
+	in     chan storage.Event
+	out    chan storage.Event
+	done   chan struct{}
+	reason error // set by the Hub before it closes in
+
+	stopOnce sync.Once
+	mu       sync.Mutex
+	err      error
+}
+
+var _ storage.Watcher = (*watcher)(nil)
+
+func (w *watcher) Events() <-chan storage.Event { return w.out }
+
+func (w *watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *watcher) Stop() {
+	w.stopOnce.Do(func() {
+		w.hub.remove(w)
+		close(w.done)
+	})
+}
+
+func (w *watcher) run(ctx context.Context, after, upTo int64, replay Replay) {
+	defer close(w.out)
+	if after < upTo && replay != nil {
+		err := replay(w.prefix, after, upTo, func(ev storage.Event) bool { return w.send(ctx, ev) })
+		if err != nil {
+			w.hub.remove(w)
+			w.setErr(err)
+			return
+		}
+	}
+	// Live events all follow upTo; for a watch from a future revision the
+	// ones up to after are skipped.
+	last := max(after, upTo)
+	for {
+		select {
+		case ev, ok := <-w.in:
+			if !ok {
+				w.setErr(w.reason)
+				return
+			}
+			if ev.KV.ModRevision <= last {
+				continue
+			}
+			if !w.send(ctx, ev) {
+				w.hub.remove(w)
+				return
+			}
+			last = ev.KV.ModRevision
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			w.hub.remove(w)
+			return
+		}
+	}
+}
+
+// send delivers ev to the client; false means the watch was stopped.
+func (w *watcher) send(ctx context.Context, ev storage.Event) bool {
+	select {
+	case w.out <- ev:
+		return true
+	case <-w.done:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *watcher) setErr(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.err = err
+}

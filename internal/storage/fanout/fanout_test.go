@@ -1,0 +1,99 @@
+package fanout_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/admitd/admitd/internal/storage/fanout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+func put(key string, rev int64) storage.Event {
+	return storage.Event{KV: storage.KeyValue{Key: key, CreateRevision: rev, ModRevision: rev}}
+}
+
+func TestSlowWatcherEndsWithoutBlocking(t *testing.T) {
+	h := fanout.New(0, 2)
+	slow, err := h.Watch(t.Context(), "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := h.Watch(t.Context(), "/other/", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for rev := int64(1); rev <= 10; rev++ {
+			h.Publish([]storage.Event{put("/k", rev)})
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Publish blocked on a watcher that does not read")
+	}
+	n := 0
+	for range slow.Events() {
+		n++
+	}
+	if !errors.Is(slow.Err(), fanout.ErrTooSlow) || n > 3 {
+		t.Errorf("slow watcher got %d events and Err() = %v; want at most 3 and %v", n, slow.Err(), fanout.ErrTooSlow)
+	}
+	h.Publish([]storage.Event{put("/other/x", 11)})
+	if ev := <-other.Events(); ev.KV.ModRevision != 11 {
+		t.Errorf("other watcher got %+v, want revision 11: it must not be ended with the slow one", ev)
+	}
+}
+
+// TestReplayThenLive checks the hand-over from history to live events: the
+// events published while history is replayed follow it.
+func TestReplayThenLive(t *testing.T) {
+	h := fanout.New(3, 0)
+	replay := func(prefix string, after, upTo int64, emit func(storage.Event) bool) error {
+		if after != 1 || upTo != 3 {
+			t.Errorf("replay(after %d, upTo %d), want (1, 3)", after, upTo)
+		}
+		// Meanwhile revisions 4 and 5 are committed and published.
+		h.Publish([]storage.Event{put("/k", 4), put("/k", 5)})
+		for rev := after + 1; rev <= upTo; rev++ {
+			if !emit(put("/k", rev)) {
+				return nil
+			}
+		}
+		return nil
+	}
+	w, err := h.Watch(t.Context(), "", 1, replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for want := int64(2); want <= 5; want++ {
+		select {
+		case ev := <-w.Events():
+			if ev.KV.ModRevision != want {
+				t.Fatalf("event at revision %d, want %d", ev.KV.ModRevision, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no event at revision %d", want)
+		}
+	}
+}
+
+func TestCloseEndsWatchers(t *testing.T) {
+	h := fanout.New(0, 0)
+	w, err := h.Watch(t.Context(), "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), storage.ErrClosed) {
+		t.Errorf("after Close: Events open %v, Err() = %v; want closed and %v", ok, w.Err(), storage.ErrClosed)
+	}
+	if _, err := h.Watch(t.Context(), "", 0, nil); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Watch after Close error = %v, want %v", err, storage.ErrClosed)
+	}
+}

@@ -1,0 +1,76 @@
+package admission
+
+import (
+	"context"
+)
+
+// NamedPlugin is a plugin with the name it was registered under.
+type NamedPlugin struct {
+	Name   string
+	Plugin Handler
+}
+
+// Chain runs plugins in order. The mutating phase stops at the first error and
+// runs a second pass when a plugin requests reinvocation; the validating phase
+// stops at the first error. The zero Chain admits everything.
+type Chain struct {
+	plugins []NamedPlugin
+}
+
+var _ Interface = (*Chain)(nil)
+
+// NewChain returns a chain of the given plugins, in order.
+func NewChain(plugins ...NamedPlugin) *Chain {
+	return &Chain{plugins: plugins}
+}
+
+// Plugins returns the plugins of the chain in order.
+func (c *Chain) Plugins() []NamedPlugin { return c.plugins }
+
+// Handles reports whether any plugin handles op.
+func (c *Chain) Handles(op Operation) bool {
+	for _, p := range c.plugins {
+		if p.Plugin.Handles(op) {
+			return true
+		}
+	}
+	return false
+}
+
+// Admit runs the mutating phase, with at most one reinvocation pass.
+func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
+	if err := c.admitOnce(ctx, a); err != nil {
+		return err
+	}
+	if a.Record != nil && a.Record.startReinvocation() {
+		return c.admitOnce(ctx, a)
+	}
+	return nil
+}
+
+func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
+	for _, p := range c.plugins {
+		m, ok := p.Plugin.(Mutator)
+		if !ok || !m.Handles(a.Operation) {
+			continue
+		}
+		if err := m.Admit(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate runs the validating phase.
+func (c *Chain) Validate(ctx context.Context, a *Attributes) error {
+	for _, p := range c.plugins {
+		v, ok := p.Plugin.(Validator)
+		if !ok || !v.Handles(a.Operation) {
+			continue
+		}
+		if err := v.Validate(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}

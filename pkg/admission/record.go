@@ -1,0 +1,138 @@
+package admission
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// AuditLevel orders how much of a request an audit event records; admission
+// annotations carry the lowest level at which they are recorded.
+type AuditLevel int
+
+// Audit levels, in increasing order of detail (audit.k8s.io/v1 names).
+const (
+	LevelNone AuditLevel = iota
+	LevelMetadata
+	LevelRequest
+	LevelRequestResponse
+)
+
+// Annotation is one audit annotation added during admission.
+type Annotation struct {
+	Key, Value string
+	Level      AuditLevel
+}
+
+// Step is one entry of the admission trace: a plugin, webhook or policy that
+// was considered for the request.
+type Step struct {
+	Plugin   string        // plugin name, e.g. MutatingAdmissionWebhook
+	Name     string        // webhook or policy name, empty for a plain plugin
+	Config   string        // configuration or binding name
+	Round    int           // 0 for the first pass, 1 for reinvocation
+	Matched  bool          // whether it applied to the request
+	Reason   string        // why it was skipped, or what it decided
+	Mutated  bool          // whether it changed the object
+	Duration time.Duration // time spent
+	Err      string        // error text, if it failed
+}
+
+// Record is the per-request log of admission: audit annotations, warnings
+// for the client, and the trace. It is safe for concurrent use (validating
+// webhooks run in parallel).
+type Record struct {
+	mu          sync.Mutex
+	annotations []Annotation
+	warnings    []string
+	steps       []Step
+	reinvoke    reinvocationState
+}
+
+// NewRecord returns an empty Record.
+func NewRecord() *Record { return &Record{} }
+
+// AddAnnotation records an audit annotation at level Metadata.
+func (r *Record) AddAnnotation(key, value string) error {
+	return r.AddAnnotationWithLevel(key, value, LevelMetadata)
+}
+
+// AddAnnotationWithLevel records an audit annotation. The key must be a
+// qualified name with a DNS-subdomain prefix; the first value written for a
+// key wins and a different later value is an error.
+func (r *Record) AddAnnotationWithLevel(key, value string, level AuditLevel) error {
+	if err := checkAnnotationKey(key); err != nil {
+		return err
+	}
+	if level < LevelMetadata {
+		return fmt.Errorf("admission annotations are not allowed to be set at audit level lower than Metadata, key: %q, level: %v", key, level)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.annotations {
+		if a.Key != key {
+			continue
+		}
+		if a.Value == value && a.Level == level {
+			return nil
+		}
+		return fmt.Errorf("admission annotations are not allowd to be overwritten, key:%q, old value: %q, new value: %q", key, a.Value, value)
+	}
+	r.annotations = append(r.annotations, Annotation{Key: key, Value: value, Level: level})
+	return nil
+}
+
+func checkAnnotationKey(key string) error {
+	if len(strings.Split(key, "/")) != 2 {
+		return fmt.Errorf("annotation key has invalid format, the right format is a DNS subdomain prefix and '/' and key name. (e.g. 'podsecuritypolicy.admission.k8s.io/admit-policy')")
+	}
+	if msgs := validation.IsQualifiedName(key); len(msgs) != 0 {
+		return fmt.Errorf("annotation key has invalid format %s. A qualified name like 'podsecuritypolicy.admission.k8s.io/admit-policy' is required.", strings.Join(msgs, ","))
+	}
+	return nil
+}
+
+// Annotations returns the annotations whose level is at most level, in the
+// order they were added.
+func (r *Record) Annotations(level AuditLevel) []Annotation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Annotation, 0, len(r.annotations))
+	for _, a := range r.annotations {
+		if a.Level <= level {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// AddWarning records a warning for the client (a Warning response header).
+func (r *Record) AddWarning(text string) {
+	r.mu.Lock()
+	r.warnings = append(r.warnings, text)
+	r.mu.Unlock()
+}
+
+// Warnings returns the warnings in the order they were added.
+func (r *Record) Warnings() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.warnings...)
+}
+
+// AddStep appends one trace step.
+func (r *Record) AddStep(s Step) {
+	r.mu.Lock()
+	r.steps = append(r.steps, s)
+	r.mu.Unlock()
+}
+
+// Steps returns a copy of the trace.
+func (r *Record) Steps() []Step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Step(nil), r.steps...)
+}

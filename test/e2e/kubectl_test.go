@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+const podManifest = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: team-a
+  labels:
+    app: web
+spec:
+  containers:
+  - name: nginx
+    image: nginx:1.27
+`
+
+const deploymentManifest = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: api
+  namespace: team-a
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: api}
+  template:
+    metadata:
+      labels: {app: api}
+    spec:
+      containers:
+      - name: api
+        image: example.com/api:v1
+`
+
+func TestKubectlLifecycle(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+
+	steps := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"create namespace (protobuf body)", "", []string{"create", "namespace", "team-a"}, "namespace/team-a created"},
+		{"create configmap (protobuf body)", "", []string{"create", "configmap", "settings", "-n", "team-a", "--from-literal=mode=fast"}, "configmap/settings created"},
+		{"create secret", "", []string{"create", "secret", "generic", "token", "-n", "team-a", "--from-literal=t=abc"}, "secret/token created"},
+		{"create pod -f", podManifest, []string{"create", "-f", "-"}, "pod/web created"},
+		{"create deployment -f", deploymentManifest, []string{"apply", "-f", "-"}, "deployment.apps/api created"},
+		{"create deployment generator", "", []string{"create", "deployment", "cache", "-n", "team-a", "--image=redis:7"}, "deployment.apps/cache created"},
+		{"get configmap", "", []string{"get", "configmap", "settings", "-n", "team-a", "-o", "jsonpath={.data.mode}"}, "fast"},
+		{"get pods", "", []string{"get", "pods", "-n", "team-a"}, "web"},
+		{"get deployments wide", "", []string{"get", "deploy", "-n", "team-a", "-o", "name"}, "deployment.apps/api"},
+		{"label", "", []string{"label", "configmap", "settings", "-n", "team-a", "tier=gold"}, "configmap/settings labeled"},
+		{"label selector", "", []string{"get", "cm", "-n", "team-a", "-l", "tier=gold", "-o", "name"}, "configmap/settings"},
+		{"annotate", "", []string{"annotate", "configmap", "settings", "-n", "team-a", "note=hi"}, "configmap/settings annotated"},
+		{"apply unchanged", deploymentManifest, []string{"apply", "-f", "-"}, "deployment.apps/api unchanged"},
+		{"describe", "", []string{"describe", "configmap", "settings", "-n", "team-a"}, "tier=gold"},
+		{"dry-run create", "", []string{"create", "configmap", "ghost", "-n", "team-a", "--dry-run=server"}, "configmap/ghost created (server dry run)"},
+		{"delete configmap", "", []string{"delete", "configmap", "settings", "-n", "team-a"}, `configmap "settings" deleted`},
+	}
+	for _, st := range steps {
+		out := a.mustKubectl(t, st.stdin, st.args...)
+		if !strings.Contains(out, st.want) {
+			t.Fatalf("%s: kubectl %s = %q, want it to contain %q", st.name, strings.Join(st.args, " "), out, st.want)
+		}
+	}
+	if out, _, err := a.kubectl(t, "", "get", "configmap", "ghost", "-n", "team-a"); err == nil {
+		t.Fatalf("dry-run configmap was stored: %s", out)
+	}
+	_, errOut, err := a.kubectl(t, "", "get", "configmap", "settings", "-n", "team-a")
+	if err == nil || !strings.Contains(errOut, `configmaps "settings" not found`) {
+		t.Fatalf("get deleted configmap: err=%v stderr=%q, want NotFound", err, errOut)
+	}
+}
+
+func TestKubectlDefaultingAndValidation(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "create", "namespace", "team-a")
+	a.mustKubectl(t, podManifest, "create", "-f", "-")
+	policy := a.mustKubectl(t, "", "get", "pod", "web", "-n", "team-a", "-o", "jsonpath={.spec.restartPolicy}/{.spec.containers[0].terminationMessagePath}")
+	if policy != "Always//dev/termination-log" {
+		t.Errorf("defaulted pod fields = %q, want Always//dev/termination-log", policy)
+	}
+	bad := strings.Replace(podManifest, "name: web", "name: Web_Bad", 1)
+	_, errOut, err := a.kubectl(t, bad, "create", "-f", "-")
+	want := `The Pod "Web_Bad" is invalid: metadata.name: Invalid value: "Web_Bad"`
+	if err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("create invalid pod: err=%v stderr=%q, want it to contain %q", err, errOut, want)
+	}
+	_, errOut, err = a.kubectl(t, "", "create", "namespace", "team-a")
+	if err == nil || !strings.Contains(errOut, `namespaces "team-a" already exists`) {
+		t.Errorf("create existing namespace: err=%v stderr=%q, want AlreadyExists", err, errOut)
+	}
+}
+
+func TestKubectlGetEveryResource(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	resources := []string{"namespaces", "pods", "configmaps", "secrets", "services", "endpoints", "serviceaccounts",
+		"limitranges", "resourcequotas", "events", "nodes", "persistentvolumes", "persistentvolumeclaims",
+		"replicationcontrollers", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
+		"endpointslices", "ingresses", "ingressclasses", "networkpolicies", "storageclasses", "priorityclasses",
+		"runtimeclasses", "leases", "roles", "rolebindings", "clusterroles", "clusterrolebindings",
+		"certificatesigningrequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
+		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io"}
+	for _, r := range resources {
+		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
+			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)
+		}
+	}
+}
