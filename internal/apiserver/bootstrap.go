@@ -32,5 +32,5 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return s.SyncCustomResources(ctx)
 }

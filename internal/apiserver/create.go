@@ -130,6 +130,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
+	s.afterWrite(ctx, res)
 	return obj, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -159,7 +160,16 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, false, false, errNotFound(res, m.GetName())
 	}
-	return old, err == nil, false, err
+	if err != nil {
+		return nil, false, false, err
+	}
+	if crd, ok := old.(*apiextensionsv1.CustomResourceDefinition); ok {
+		if err := s.deleteCustomObjects(ctx, crd); err != nil {
+			s.log.Error("deleting custom objects", "crd", crd.Name, "err", err)
+		}
+	}
+	s.afterWrite(ctx, res)
+	return old, true, false, nil
 }
 
 func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {

@@ -155,6 +155,9 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 			return nil, clientRV == "", conflictOrNil(res, m.GetName(), clientRV)
 		}
 		m.SetResourceVersion(fmt.Sprint(drev))
+		if err == nil {
+			s.afterWrite(ctx, res)
+		}
 		return obj, false, err
 	}
 	kv, err := s.store.Update(ctx, key, data, rev)
@@ -165,6 +168,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		return nil, false, err
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
+	s.afterWrite(ctx, res)
 	return obj, false, nil
 }
 

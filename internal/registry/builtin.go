@@ -43,7 +43,7 @@ var builtinResources = []res{
 	{gv: "v1", resource: "nodes", kind: "Node", short: []string{"no"}, status: true},
 	{gv: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"}, status: true},
 	{gv: "v1", resource: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"}, status: true},
-	{gv: "v1", resource: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all, status: true,
+	{gv: "v1", resource: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all, status: true, generation: true,
 		extraSubs: []Subresource{
 			{Name: "attach", Kind: schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, Verbs: []string{"create", "get"}},
 			{Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"}},

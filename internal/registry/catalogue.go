@@ -162,3 +162,10 @@ func lower(s string) string { return strings.ToLower(s) }
 func sortSubresources(subs []Subresource) {
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Name < subs[j].Name })
 }
+
+// ReplaceCustom replaces every custom resource at once (key: CRD name).
+func (c *Catalogue) ReplaceCustom(custom map[string][]*Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.publish(custom)
+}

@@ -1,23 +1,17 @@
 package registry
 
 import (
-	"k8s.io/apimachinery/pkg/api/meta"
-	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // NameValidator checks an object name (or a generateName prefix).
-type NameValidator = apivalidation.ValidateNameFunc
+type NameValidator = func(name string, prefix bool) []string
 
 // ValidateNew checks an object about to be created: metadata first, then
 // the kind's own rules.
 func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
-	}
-	errs := apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, r.nameValidator(), field.NewPath("metadata"))
+	errs := ValidateObjectMeta(obj, r.Namespaced, r.nameValidator())
 	if r.Strategy.Validate != nil {
 		errs = append(errs, r.Strategy.Validate(obj)...)
 	}
@@ -26,33 +20,17 @@ func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
 
 // ValidateChange checks an update of old into obj.
 func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
-	}
-	om, err := meta.Accessor(old)
-	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
-	}
-	errs := apivalidation.ValidateObjectMetaAccessor(m, r.Namespaced, r.nameValidator(), field.NewPath("metadata"))
-	errs = append(errs, apivalidation.ValidateObjectMetaAccessorUpdate(m, om, field.NewPath("metadata"))...)
+	errs := ValidateObjectMetaUpdate(obj, old)
 	if r.Strategy.ValidateUpdate != nil {
 		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
 	}
 	return errs
 }
 
-// nameValidator returns the name rule of the resource: DNS labels for the
-// kinds upstream restricts, DNS subdomains otherwise.
+// nameValidator returns the name rule of the resource's kind.
 func (r *Resource) nameValidator() NameValidator {
 	if r.NameValidator != nil {
 		return r.NameValidator
 	}
-	switch r.GroupVersionKind().GroupKind().String() {
-	case "Namespace":
-		return apivalidation.ValidateNamespaceName
-	case "Service":
-		return apivalidation.NameIsDNS1035Label
-	}
-	return apivalidation.NameIsDNSSubdomain
+	return NameRule(r.GroupVersionKind().GroupKind())
 }

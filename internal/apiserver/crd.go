@@ -1,0 +1,64 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// afterWrite runs after a successful, non-dry-run write of an object of res:
+// definitions that change what the server serves take effect before the
+// write returns.
+func (s *Server) afterWrite(ctx context.Context, res *registry.Resource) {
+	if res.GroupVersionResource == registry.CRDResource {
+		if err := s.SyncCustomResources(ctx); err != nil {
+			s.log.Error("serving custom resources", "err", err)
+		}
+	}
+}
+
+// SyncCustomResources serves exactly the custom resources of the stored
+// definitions.
+func (s *Server) SyncCustomResources(ctx context.Context) error {
+	res, _ := s.cat.Lookup(registry.CRDResource)
+	page, err := s.store.List(ctx, resourcePrefix(res), storage.ListOptions{})
+	if err != nil {
+		return err
+	}
+	custom := map[string][]*registry.Resource{}
+	for _, kv := range page.Items {
+		obj, err := decodeFromStorage(res, kv)
+		if err != nil {
+			return err
+		}
+		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
+		if crd.DeletionTimestamp != nil {
+			continue
+		}
+		custom[crd.Name] = registry.CustomResources(crd)
+	}
+	s.cat.ReplaceCustom(custom)
+	return nil
+}
+
+// deleteCustomObjects removes every stored object of a deleted definition.
+func (s *Server) deleteCustomObjects(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	resources := registry.CustomResources(crd)
+	if len(resources) == 0 {
+		return nil
+	}
+	page, err := s.store.List(ctx, resourcePrefix(resources[0]), storage.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, kv := range page.Items {
+		if _, _, err := s.store.Delete(ctx, kv.Key, 0); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}

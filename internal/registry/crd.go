@@ -1,0 +1,152 @@
+package registry
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// CustomResources returns the resources a CustomResourceDefinition serves,
+// one per served version, in the definition's version order.
+func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource {
+	storage := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			storage = v.Name
+		}
+	}
+	names := crd.Spec.Names
+	var out []*Resource
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		r := &Resource{
+			GroupVersionResource: schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: names.Plural},
+			Kind:                 names.Kind,
+			ListKind:             names.ListKind,
+			Singular:             names.Singular,
+			ShortNames:           names.ShortNames,
+			Categories:           names.Categories,
+			Namespaced:           crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			Verbs:                StandardVerbs,
+			TracksGeneration:     true,
+			StorageVersion:       storage,
+			Unstructured:         true,
+		}
+		if r.ListKind == "" {
+			r.ListKind = names.Kind + "List"
+		}
+		if r.Singular == "" {
+			r.Singular = lower(names.Kind)
+		}
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			r.StatusSubresource = true
+			r.Subresources = append(r.Subresources, Subresource{Name: "status", Kind: r.GroupVersionKind(), Verbs: subVerbs})
+		}
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			r.Subresources = append(r.Subresources, scaleSub())
+		}
+		sortSubresources(r.Subresources)
+		r.Strategy = customResourceStrategy(v.Schema)
+		out = append(out, r)
+	}
+	return out
+}
+
+// customResourceStrategy prunes fields the structural schema does not know.
+func customResourceStrategy(v *apiextensionsv1.CustomResourceValidation) Strategy {
+	if v == nil || v.OpenAPIV3Schema == nil {
+		return Strategy{}
+	}
+	s := v.OpenAPIV3Schema
+	return Strategy{Default: func(obj runtime.Object) {
+		if u, ok := obj.(interface{ UnstructuredContent() map[string]any }); ok {
+			prune(u.UnstructuredContent(), s, true)
+		}
+	}}
+}
+
+// prune removes fields not declared by the schema, keeping apiVersion, kind
+// and metadata at the root, and anything under
+// x-kubernetes-preserve-unknown-fields.
+func prune(obj map[string]any, s *apiextensionsv1.JSONSchemaProps, root bool) {
+	if s == nil || (s.XPreserveUnknownFields != nil && *s.XPreserveUnknownFields) {
+		return
+	}
+	for k, v := range obj {
+		if root && (k == "apiVersion" || k == "kind" || k == "metadata") {
+			continue
+		}
+		prop, ok := s.Properties[k]
+		if !ok && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			prop, ok = *s.AdditionalProperties.Schema, true
+		}
+		if !ok {
+			if s.AdditionalProperties != nil && s.AdditionalProperties.Allows {
+				continue
+			}
+			delete(obj, k)
+			continue
+		}
+		pruneValue(v, &prop)
+	}
+}
+
+func pruneValue(v any, s *apiextensionsv1.JSONSchemaProps) {
+	switch val := v.(type) {
+	case map[string]any:
+		prune(val, s, false)
+	case []any:
+		if s.Items != nil && s.Items.Schema != nil {
+			for _, item := range val {
+				pruneValue(item, s.Items.Schema)
+			}
+		}
+	}
+}
+
+// CRDResource is the catalogue entry of CustomResourceDefinitions.
+var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+func init() {
+	builtinStrategies["CustomResourceDefinition.apiextensions.k8s.io"] = Strategy{
+		PrepareForCreate: acceptCRD,
+		PrepareForUpdate: func(obj, _ runtime.Object) { acceptCRD(obj) },
+	}
+}
+
+// acceptCRD records the definition as accepted and established at once: admitd
+// serves a custom resource as soon as its definition is stored.
+func acceptCRD(obj runtime.Object) {
+	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
+	if !ok {
+		return
+	}
+	crd.Status.AcceptedNames = crd.Spec.Names
+	if crd.Status.AcceptedNames.ListKind == "" {
+		crd.Status.AcceptedNames.ListKind = crd.Spec.Names.Kind + "List"
+	}
+	if crd.Status.AcceptedNames.Singular == "" {
+		crd.Status.AcceptedNames.Singular = lower(crd.Spec.Names.Kind)
+	}
+	setCRDCondition(crd, apiextensionsv1.NamesAccepted, "NoConflicts", "no conflicts found")
+	setCRDCondition(crd, apiextensionsv1.Established, "InitialNamesAccepted", "the initial names have been accepted")
+	for _, v := range crd.Spec.Versions {
+		if v.Storage && !contains(crd.Status.StoredVersions, v.Name) {
+			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+		}
+	}
+}
+
+func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType, reason, msg string) {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == t {
+			return
+		}
+	}
+	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
+		Type: t, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
+	})
+}
