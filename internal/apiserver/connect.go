@@ -12,12 +12,9 @@ import (
 )
 
 // serveConnect admits a connect request (pods/exec, attach, portforward,
-// proxy) as CONNECT and then answers that no kubelet is attached.
+// proxy) as CONNECT, before looking at the pod as upstream does, and then
+// answers that no kubelet is attached.
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
-	if _, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name); err != nil {
-		writeError(w, r, err)
-		return
-	}
 	sub, _ := res.Subresource(rq.info.Subresource)
 	opts := connectOptions(r, sub.Kind.GroupVersion().String(), sub.Kind.Kind)
 	attrs := s.attributes(rq, res, admission.Connect, rq.info.Name, opts, nil, nil, false)
@@ -26,6 +23,10 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *reques
 		return
 	}
 	if err := s.validate(r.Context(), attrs); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -14,9 +14,16 @@ import (
 // definitions that change what the server serves take effect before the
 // write returns.
 func (s *Server) afterWrite(ctx context.Context, res *registry.Resource) {
-	if res.GroupVersionResource == registry.CRDResource {
+	switch res.GroupVersionResource {
+	case registry.CRDResource:
 		if err := s.SyncCustomResources(ctx); err != nil {
 			s.log.Error("serving custom resources", "err", err)
+		}
+	case mutatingWebhooksGVR, validatingWebhooksGVR:
+		if s.cfg.WebhookConfigs != nil {
+			if err := s.cfg.WebhookConfigs.Reload(ctx); err != nil {
+				s.log.Error("reloading webhook configurations", "err", err)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -16,30 +17,25 @@ import (
 
 // RequestEvent describes one finished API request, for the audit log.
 type RequestEvent struct {
-	AuditID        string
-	Info           *requestInfo
-	Verb           string
-	RequestURI     string
-	Method         string
-	User           authenticationv1.UserInfo
-	ImpersonatedBy *authenticationv1.UserInfo
-	SourceIP       string
-	UserAgent      string
-	Code           int
-	Status         *metaStatus
+	AuditID string
+	Verb    string
+	// Resource request fields, from the URL (Resource empty otherwise).
+	APIGroup, APIVersion, Resource, Subresource, Namespace, Name string
+	Path                                                         string
+	RequestURI                                                   string
+	Method                                                       string
+	User                                                         authenticationv1.UserInfo
+	ImpersonatedBy                                               *authenticationv1.UserInfo
+	SourceIP                                                     string
+	UserAgent                                                    string
+	Code                                                         int
+	// Status is the Status written for a failed request.
+	Status         *metav1.Status
 	Started        time.Time
 	Finished       time.Time
 	Record         *admission.Record
 	RequestObject  runtime.Object
 	ResponseObject runtime.Object
-}
-
-// metaStatus is the part of a failed response's Status the audit log keeps.
-type metaStatus struct {
-	Code    int32
-	Reason  string
-	Message string
-	Status  string
 }
 
 type ctxKey int
@@ -87,7 +83,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Audit-Id", auditID)
 	info := parseRequestInfo(r)
 	rq := &request{info: info, record: admission.NewRecord()}
-	rq.event = &RequestEvent{AuditID: auditID, Info: info, Verb: info.Verb, RequestURI: r.URL.RequestURI(), Method: r.Method,
+	rq.event = &RequestEvent{AuditID: auditID, Verb: info.Verb, Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
 		SourceIP: sourceIP(r), UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
 	rec := &statusRecorder{ResponseWriter: w}
 	ctx := context.WithValue(r.Context(), requestKey, rq)
@@ -108,6 +104,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rq.user = authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
 	}
 	rq.event.User = rq.user
+	if info.IsResource {
+		ev := rq.event
+		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
+	}
 	s.route(rec, r, rq)
 }
 

@@ -39,3 +39,28 @@ func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev
 	}
 	return obj.(*corev1.Namespace), nil
 }
+
+// ServiceLookup reads Services from storage (for webhook service references).
+type ServiceLookup struct {
+	store storage.Store
+	res   *registry.Resource
+}
+
+// NewServiceLookup returns a lookup over store.
+func NewServiceLookup(store storage.Store, cat *registry.Catalogue) *ServiceLookup {
+	res, _ := cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
+	return &ServiceLookup{store: store, res: res}
+}
+
+// GetService returns the service, or an error when it does not exist.
+func (l *ServiceLookup) GetService(ctx context.Context, namespace, name string) (*corev1.Service, error) {
+	kv, err := l.store.Get(ctx, storageKey(l.res, namespace, name))
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeFromStorage(l.res, kv)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Service), nil
+}

@@ -46,6 +46,9 @@ type Config struct {
 	Ready func() bool
 	// OnRequestDone, when set, is called after every API request (audit).
 	OnRequestDone func(ctx context.Context, ev *RequestEvent)
+	// WebhookConfigs, when set, is reloaded by writes of webhook
+	// configurations before they return.
+	WebhookConfigs *WebhookConfigs
 	// Extra handlers mounted on exact paths (e.g. /metrics).
 	Extra map[string]http.Handler
 }

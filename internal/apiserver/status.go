@@ -39,6 +39,9 @@ func statusFor(err error) *metav1.Status {
 
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	st := statusFor(err)
+	if rq := requestFrom(r.Context()); rq != nil {
+		rq.event.Status = st
+	}
 	writeObject(w, r, int(st.Code), st)
 }
 

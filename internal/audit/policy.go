@@ -123,6 +123,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	if len(p.Rules) == 0 {
 		return nil, errors.New("loaded illegal policy with 0 rules")
 	}
+	p.APIVersion, p.Kind = APIVersion, KindPolicy // apiVersion and kind may have been found case-insensitively
 	return p, nil
 }
 
@@ -144,11 +145,21 @@ func checkPolicyKind(js []byte) error {
 	if kind == "" {
 		kind = KindPolicy
 	}
-	if gv.Empty() {
-		// Upstream decodes into its internal version and then rejects it.
+	// Upstream decodes into the version named (or, without apiVersion, its
+	// internal version) and then converts to the internal Policy.
+	otherKind := kind == KindEvent || kind == "EventList" || kind == "PolicyList"
+	switch {
+	case gv.Empty() && kind == KindPolicy:
 		return fmt.Errorf("unknown group version field audit.k8s.io/__internal, Kind=%s in policy", kind)
-	}
-	if gv != policyGV || kind != KindPolicy {
+	case (gv.Empty() || gv == policyGV) && otherKind:
+		v := "v1"
+		if gv.Empty() {
+			v = "audit"
+		}
+		return fmt.Errorf("failed decoding: converting (%s.%s) to (audit.Policy): unknown conversion", v, kind)
+	case gv.Empty():
+		return fmt.Errorf("failed decoding: no kind %q is registered for the internal version of group %q", kind, policyGV.Group)
+	case gv != policyGV || kind != KindPolicy:
 		return fmt.Errorf("failed decoding: no kind %q is registered for version %q", kind, gv.String())
 	}
 	return nil

@@ -64,6 +64,10 @@ type Request struct {
 	// early".
 	ResponseStatus *ResponseStatus
 
+	// Panic is the value the handler panicked with; when set, the final
+	// event is a Panic event with a 500 status instead of ResponseComplete.
+	Panic any
+
 	// Admission holds the annotations admission added; each is logged if
 	// its level is at most the event's.
 	Admission *admission.Record
@@ -96,7 +100,7 @@ func (r *Request) Attributes() Attributes {
 //   - Later stages add impersonatedUser, the objectRef details taken from
 //     the request object, responseStatus, annotations and, from level
 //     Request, requestObject and, at RequestResponse, responseObject.
-//   - Panic has a 500 InternalError status; ResponseStatus is ignored.
+//   - Panic has the 500 InternalError status of PanicStatus(r.Panic).
 //
 // It returns nil at level None.
 func NewEvent(r *Request, rc RequestConfig, stage Stage) *Event {
@@ -108,7 +112,6 @@ func NewEvent(r *Request, rc RequestConfig, stage Stage) *Event {
 		RequestURI: r.RequestURI, Verb: r.Verb, User: r.User, SourceIPs: r.SourceIPs, UserAgent: truncateUserAgent(r.UserAgent),
 		RequestReceivedTimestamp: MicroTime(r.ReceivedAt), StageTimestamp: MicroTime(r.ReceivedAt),
 	}
-	ev.User.Extra = maps.Clone(ev.User.Extra)
 	if r.Resource != nil {
 		ref := *r.Resource
 		ev.ObjectRef = &ref
@@ -126,7 +129,7 @@ func NewEvent(r *Request, rc RequestConfig, stage Stage) *Event {
 	}
 	switch {
 	case stage == StagePanic:
-		ev.ResponseStatus = PanicStatus(nil)
+		ev.ResponseStatus = PanicStatus(r.Panic)
 	case r.ResponseStatus != nil:
 		st := *r.ResponseStatus
 		ev.ResponseStatus = &st
@@ -134,9 +137,10 @@ func NewEvent(r *Request, rc RequestConfig, stage Stage) *Event {
 		ev.ResponseStatus = closedEarlyStatus()
 	}
 	if !rc.Level.Less(LevelRequest) {
-		ev.RequestObject = r.RequestPatch
 		if r.RequestObject != nil {
 			ev.RequestObject = bodyForLog(r.RequestObject, rc.OmitManagedFields)
+		} else {
+			ev.RequestObject = bodyForLog(r.RequestPatch, false)
 		}
 	}
 	if !rc.Level.Less(LevelRequestResponse) && r.ResponseObject != nil {
@@ -164,12 +168,15 @@ func fillObjectRef(ev *Event, obj json.RawMessage) {
 		ev.ObjectRef = &ObjectReference{}
 	}
 	ref, m := ev.ObjectRef, o.Metadata
-	for _, f := range []struct{ dst *string; src string }{
-		{&ref.Namespace, m.Namespace}, {&ref.Name, m.Name}, {&ref.UID, m.UID}, {&ref.ResourceVersion, m.ResourceVersion},
-	} {
-		if *f.dst == "" {
-			*f.dst = f.src
-		}
+	setIfEmpty(&ref.Namespace, m.Namespace)
+	setIfEmpty(&ref.Name, m.Name)
+	setIfEmpty(&ref.UID, m.UID)
+	setIfEmpty(&ref.ResourceVersion, m.ResourceVersion)
+}
+
+func setIfEmpty(dst *string, v string) {
+	if *dst == "" {
+		*dst = v
 	}
 }
 

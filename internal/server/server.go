@@ -56,6 +56,14 @@ type Options struct {
 	// default plugin set, as kube-apiserver's flags of the same names.
 	EnableAdmissionPlugins  []string
 	DisableAdmissionPlugins []string
+	// AuditLogPath enables the audit log (audit.k8s.io/v1 Event JSON lines);
+	// AuditPolicyFile is its audit.k8s.io/v1 Policy (no policy: nothing is
+	// logged, as upstream).
+	AuditLogPath    string
+	AuditPolicyFile string
+	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
+	// to dial for webhooks behind that Service; re-read when it changes.
+	ServiceMap string
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
 }
@@ -82,6 +90,8 @@ type Server struct {
 	store    storage.Store
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// closeAudit flushes and closes the audit log.
+	closeAudit func() error
 }
 
 // Start opens storage, prepares certificates and starts serving. The server
@@ -133,19 +143,33 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	cat := registry.NewCatalogue()
-	chain, err := newAdmissionChain(o, store, cat)
+	adm, err := newAdmission(o, store, cat)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	api := apiserver.New(apiserver.Config{
-		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: chain,
-	})
+	auditor, closeAudit, err := newAuditor(o)
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	cfg := apiserver.Config{
+		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain,
+		WebhookConfigs: adm.webhooks,
+	}
+	if auditor != nil {
+		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
+	}
+	api := apiserver.New(cfg)
 	if err := api.Bootstrap(ctx); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("bootstrapping: %w", err)
 	}
-	s := &Server{api: api, listener: ln, store: store, done: make(chan struct{}),
+	if err := adm.webhooks.Reload(ctx); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("loading webhook configurations: %w", err)
+	}
+	s := &Server{api: api, listener: ln, store: store, done: make(chan struct{}), closeAudit: closeAudit,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
 	if err := s.writeKubeconfig(o); err != nil {
@@ -157,6 +181,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	runCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	go api.Run(runCtx)
+	go adm.webhooks.Run(runCtx)
 	go func() {
 		defer close(s.done)
 		err := s.http.Serve(tls.NewListener(ln, tlsCfg))
@@ -213,7 +238,7 @@ func servingTLS(o Options, bundle pki.Bundle) (*tls.Config, error) {
 func (s *Server) Close() error {
 	s.cancel()
 	<-s.done
-	return s.store.Close()
+	return errors.Join(s.closeAudit(), s.store.Close())
 }
 
 // Done is closed when the server has stopped serving.

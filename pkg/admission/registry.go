@@ -22,6 +22,8 @@ type PluginContext struct {
 	Namespaces NamespaceLookup
 	// Config is the plugin's section of the AdmissionConfiguration, or nil.
 	Config io.Reader
+	// Schema knows the served kinds (never nil when built by the server).
+	Schema Schema
 }
 
 // Factory builds a plugin.

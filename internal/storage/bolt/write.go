@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -102,6 +103,9 @@ func (s *Store) run() {
 		select {
 		case o := <-s.ops:
 			batch = append(batch[:0], o)
+			// Let the writers woken by the last commit queue up again, so
+			// that they join this batch instead of waiting for the next.
+			runtime.Gosched()
 		gather:
 			for len(batch) < s.maxBatch {
 				select {

@@ -104,7 +104,7 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 		h.mu.Unlock()
 		return nil, storage.ErrClosed
 	}
-	upTo := h.rev - 1
+	upTo := h.rev
 	if after == 0 {
 		after = upTo
 	}

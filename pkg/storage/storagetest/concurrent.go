@@ -13,13 +13,14 @@ import (
 
 const (
 	writers         = 8
-	writesPerWriter = 50
+	writesPerWriter = 80
 	totalWrites     = writers * writesPerWriter
 )
 
 // createConcurrently creates totalWrites keys under prefix from writers
-// goroutines and returns the key written at each revision.
-func createConcurrently(t *testing.T, s storage.Store, prefix string) map[int64]string {
+// goroutines and returns the key written at each revision. With permits,
+// each create first takes one.
+func createConcurrently(t *testing.T, s storage.Store, prefix string, permits <-chan struct{}) map[int64]string {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -28,6 +29,9 @@ func createConcurrently(t *testing.T, s storage.Store, prefix string) map[int64]
 	for w := range writers {
 		wg.Go(func() {
 			for i := range writesPerWriter {
+				if permits != nil {
+					<-permits
+				}
 				key := fmt.Sprintf("%s%d/%03d", prefix, w, i)
 				kv, err := s.Create(t.Context(), key, []byte(key))
 				if err != nil {
@@ -48,7 +52,7 @@ func createConcurrently(t *testing.T, s storage.Store, prefix string) map[int64]
 }
 
 func testConcurrentCreates(t *testing.T, s storage.Store) {
-	revs := createConcurrently(t, s, "/c/")
+	revs := createConcurrently(t, s, "/c/", nil)
 	for rev := int64(1); rev <= totalWrites; rev++ {
 		if _, ok := revs[rev]; !ok {
 			t.Errorf("no Create returned revision %d; %d writes must use revisions 1..%d", rev, totalWrites, totalWrites)
@@ -66,6 +70,9 @@ func testConcurrentCreates(t *testing.T, s storage.Store) {
 			t.Errorf("List item %s, but Create(%q) returned revision %d", fmtKV(kv), revs[kv.ModRevision], kv.ModRevision)
 		}
 	}
+	// A long replay: every create again, in order.
+	w := mustWatch(t, s, "/c/", 1)
+	checkDense(t, "Watch(\"/c/\", 1)", receive(t, w, totalWrites-1), 2, totalWrites, revs)
 }
 
 // testConcurrentUpdates increments a counter with compare-and-swap from
@@ -159,7 +166,7 @@ func checkDense(t *testing.T, name string, evs []storage.Event, from, to int64, 
 func testWatchConcurrentWrites(t *testing.T, s storage.Store) {
 	w := mustWatch(t, s, "/c/", 0)
 	wait := watchAsync(w, totalWrites)
-	revs := createConcurrently(t, s, "/c/")
+	revs := createConcurrently(t, s, "/c/", nil)
 	checkDense(t, "Watch(\"/c/\", 0)", wait(t), 1, totalWrites, revs)
 	expectQuiet(t, w)
 }
@@ -173,11 +180,21 @@ func testWatchHandover(t *testing.T, s storage.Store) {
 		wait        func(*testing.T) []storage.Event
 	}
 	var watchers []started
+	// The writes are let through in phases, so that every watcher starts
+	// while writes are in flight and has writes to see after it started.
+	const phase = totalWrites / 8
+	permits := make(chan struct{}, totalWrites)
+	release := func(n int) {
+		for range n {
+			permits <- struct{}{}
+		}
+	}
 	revsc := make(chan map[int64]string, 1)
-	go func() { revsc <- createConcurrently(t, s, "/h/") }()
-	for i, target := range []int64{20, 90, 160, 230, 300, 370} {
-		rev := waitRevision(t, s, target)
-		after, from := max(rev-int64(10*i), 1), int64(0)
+	go func() { revsc <- createConcurrently(t, s, "/h/", permits) }()
+	for i := range 6 {
+		release(phase)
+		rev := waitRevision(t, s, int64(i*phase+phase/2))
+		after, from := max(rev-int64(20*i), 1), int64(0)
 		if i == 0 {
 			after = 0 // from now: the first event must follow rev
 			from = rev
@@ -186,6 +203,7 @@ func testWatchHandover(t *testing.T, s storage.Store) {
 		w := mustWatch(t, s, "", after)
 		watchers = append(watchers, started{after, from, watchAsync(w, totalWrites)})
 	}
+	release(totalWrites - 6*phase)
 	revs := <-revsc
 	for _, w := range watchers {
 		evs := w.wait(t)

@@ -1,0 +1,67 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+// defaultTimeout is the call timeout when a hook sets none.
+const defaultTimeout = 10 * time.Second
+
+// reviewEnvelope is the wire form of an AdmissionReview request.
+type reviewEnvelope struct {
+	Kind       string                        `json:"kind"`
+	APIVersion string                        `json:"apiVersion"`
+	Request    *admissionv1.AdmissionRequest `json:"request"`
+}
+
+// call sends one AdmissionReview to a hook and returns its verified
+// response. Every failure is a *callError.
+func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, mutating bool) (*admissionv1.AdmissionResponse, error) {
+	version, ok := reviewVersion(h.AdmissionReviewVersions)
+	if !ok {
+		return nil, &callError{Webhook: h.Name, Reason: errNoKnownVersion, Code: 400}
+	}
+	cl, err := d.clients.get(h.ClientConfig)
+	if err != nil {
+		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
+	}
+	timeout := defaultTimeout
+	if h.TimeoutSeconds != nil {
+		timeout = time.Duration(*h.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	uid := types.UID(uuid.NewUUID())
+	body, err := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: "admission.k8s.io/" + version, Request: newRequest(a, inv, uid)})
+	if err != nil {
+		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
+	}
+	data, code, err := cl.post(ctx, body)
+	if err != nil {
+		return nil, &callError{Webhook: h.Name, Reason: err, Code: code}
+	}
+	resp, err := decodeResponse(data, version, uid, mutating)
+	if err != nil {
+		return nil, &callError{Webhook: h.Name, Reason: err, Code: 503}
+	}
+	return resp, nil
+}
+
+// recordResponse adds a verified response's audit annotations (prefixed
+// with the hook name; invalid keys are dropped) and warnings.
+func recordResponse(h *Hook, a *admission.Attributes, resp *admissionv1.AdmissionResponse) {
+	for k, v := range resp.AuditAnnotations {
+		_ = a.Record.AddAnnotation(h.Name+"/"+k, v)
+	}
+	for _, w := range resp.Warnings {
+		a.Record.AddWarning(w)
+	}
+}

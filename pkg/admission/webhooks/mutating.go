@@ -1,0 +1,274 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/match"
+)
+
+// MutatingName is the upstream name of the mutating webhook plugin.
+const MutatingName = "MutatingAdmissionWebhook"
+
+// Mutating is the MutatingAdmissionWebhook plugin: it calls the matching
+// mutating webhooks one after another and applies their patches.
+type Mutating struct{ *dispatcher }
+
+var _ admission.Mutator = (*Mutating)(nil)
+
+// Handles every operation.
+func (m *Mutating) Handles(admission.Operation) bool { return true }
+
+// mutatingState is what the plugin remembers between the two passes of a
+// request's mutating chain.
+type mutatingState struct {
+	lastOutput        runtime.Object
+	previouslyInvoked map[string]bool
+	reinvokeSet       map[string]bool
+}
+
+func (s *mutatingState) promote() {
+	for uid := range s.previouslyInvoked {
+		s.reinvokeSet[uid] = true
+	}
+	s.previouslyInvoked = map[string]bool{}
+}
+
+func stateOf(a *admission.Attributes) *mutatingState {
+	if st, ok := a.Record.PluginState(MutatingName).(*mutatingState); ok {
+		return st
+	}
+	st := &mutatingState{previouslyInvoked: map[string]bool{}, reinvokeSet: map[string]bool{}}
+	a.Record.SetPluginState(MutatingName, st)
+	return st
+}
+
+// Admit calls the matching mutating webhooks in order.
+func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+	if excludedRequest(a) {
+		return nil
+	}
+	snap := m.source.Current()
+	if len(snap.Mutating) == 0 {
+		return nil
+	}
+	mr := match.NewRequest(ctx, m.matchEnv(), a)
+	st := stateOf(a)
+	reinvoking := a.Record.IsReinvoke()
+	round := 0
+	if reinvoking {
+		round = 1
+		if !equality.Semantic.DeepEqual(a.Object, st.lastOutput) {
+			st.promote()
+		}
+	}
+	defer func() {
+		if a.Object != nil {
+			st.lastOutput = a.Object.DeepCopyObject()
+		}
+	}()
+	for _, h := range snap.mutating.candidates(&mr) {
+		inv, err := m.shouldCall(ctx, &mr, h, a)
+		if err != nil {
+			return err
+		}
+		if inv == nil || (reinvoking && !st.reinvokeSet[h.UID]) {
+			continue
+		}
+		changed, err := m.callMutating(ctx, h, a, inv, round)
+		if changed {
+			st.promote()
+			a.Record.RequestReinvocation()
+		}
+		if h.reinvokeIfNeeded() {
+			st.previouslyInvoked[h.UID] = true
+		}
+		if err = m.handleFailure(ctx, h, a, err, round); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handleFailure applies the failure policy to a call's error: an ignored
+// call failure is recorded and dropped.
+func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attributes, err error, round int) error {
+	if err == nil {
+		return nil
+	}
+	var ce *callError
+	if !errors.As(err, &ce) {
+		return toClientError(err)
+	}
+	if !h.failOpen() {
+		return toClientError(err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), h.Name)
+	}
+	m.log.Warn("failing open a mutating webhook", "webhook", h.Name, "err", err)
+	if ctx.Err() != nil {
+		return errTimeout()
+	}
+	return nil
+}
+
+// callMutating calls one webhook and applies its patch. changed reports
+// whether the object changed.
+func (m *Mutating) callMutating(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, round int) (changed bool, err error) {
+	start := time.Now()
+	defer func() { m.trace(a, h, round, true, changed, start, err) }()
+	annotate := func(mutated bool) {
+		v, _ := json.Marshal(struct {
+			Configuration string `json:"configuration"`
+			Webhook       string `json:"webhook"`
+			Mutated       bool   `json:"mutated"`
+		}{h.Config, h.Name, mutated})
+		_ = a.Record.AddAnnotation(fmt.Sprintf("mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), string(v))
+	}
+	if err := checkDryRun(h, a); err != nil {
+		if _, nilSideEffects := err.(*callError); !nilSideEffects {
+			annotate(false)
+		}
+		return false, err
+	}
+	resp, err := m.call(ctx, h, a, inv, true)
+	if err != nil {
+		annotate(false)
+		return false, err
+	}
+	recordResponse(h, a, resp)
+	if !resp.Allowed {
+		annotate(false)
+		return false, &rejection{Status: denialStatus(h.Name, resp.Result)}
+	}
+	changed, err = m.applyPatch(h, a, inv, resp, round)
+	annotate(changed)
+	return changed, err
+}
+
+// applyPatch applies a webhook's JSON patch to the request object.
+func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation, resp *admissionv1.AdmissionResponse, round int) (bool, error) {
+	if len(resp.Patch) == 0 {
+		return false, nil
+	}
+	patch, err := decodePatch(resp.Patch)
+	if err != nil {
+		return false, &callError{Webhook: h.Name, Reason: fmt.Errorf("received undecodable patch in webhook response: %w", err), Code: 503}
+	}
+	if len(patch) == 0 {
+		return false, nil
+	}
+	if inv.Object == nil {
+		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", h.Name))
+	}
+	if resp.PatchType == nil || *resp.PatchType != admissionv1.PatchTypeJSONPatch {
+		pt := ""
+		if resp.PatchType != nil {
+			pt = string(*resp.PatchType)
+		}
+		return false, &callError{Webhook: h.Name, Reason: fmt.Errorf("unsupported patch type %q", pt), Code: 400}
+	}
+	patched, err := m.patchObject(inv.Object, patch)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	changed := !equality.Semantic.DeepEqual(inv.Object, patched)
+	m.annotatePatch(h, a, resp.Patch, round)
+	m.schema.Default(patched)
+	inv.Object = patched
+	out, err := m.schema.ConvertTo(patched, a.Kind)
+	if err != nil {
+		return changed, apierrors.NewInternalError(err)
+	}
+	a.Object = out
+	return changed, nil
+}
+
+// patchObject applies patch to obj's JSON and decodes the result as a new
+// object of the kind the patched JSON names.
+func (m *Mutating) patchObject(obj runtime.Object, patch jsonpatch.Patch) (runtime.Object, error) {
+	orig, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	out, err := patch.Apply(orig)
+	if err != nil {
+		return nil, err
+	}
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(out, &tm); err != nil {
+		return nil, err
+	}
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if tm.APIVersion != "" || tm.Kind != "" {
+		gvk = fromAPIVersionAndKind(tm.APIVersion, tm.Kind)
+	}
+	next, err := m.schema.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(out, next); err != nil {
+		return nil, err
+	}
+	next.GetObjectKind().SetGroupVersionKind(gvk)
+	return next, nil
+}
+
+// annotatePatch records the applied patch at audit level Request.
+func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, raw []byte, round int) {
+	var ops []map[string]any
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		return
+	}
+	v, err := json.Marshal(struct {
+		Configuration string           `json:"configuration"`
+		Webhook       string           `json:"webhook"`
+		Patch         []map[string]any `json:"patch"`
+		PatchType     string           `json:"patchType"`
+	}{h.Config, h.Name, ops, string(admissionv1.PatchTypeJSONPatch)})
+	if err != nil {
+		return
+	}
+	key := fmt.Sprintf("patch.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index)
+	_ = a.Record.AddAnnotationWithLevel(key, string(v), admission.LevelRequest)
+}
+
+// checkDryRun refuses to call a webhook with side effects for a dry run.
+func checkDryRun(h *Hook, a *admission.Attributes) error {
+	if !a.DryRun {
+		return nil
+	}
+	if h.SideEffects == nil {
+		return &callError{Webhook: h.Name, Reason: errors.New("Webhook SideEffects is nil"), Code: 400}
+	}
+	switch *h.SideEffects {
+	case admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.SideEffectClassNoneOnDryRun:
+		return nil
+	}
+	return errDryRunUnsupported(h.Name)
+}
+
+// decodePatch decodes a JSON patch; malformed input fails with the
+// encoding/json error, as upstream's decoder reports it.
+func decodePatch(raw []byte) (jsonpatch.Patch, error) {
+	var ops []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &ops); err != nil {
+		return nil, err
+	}
+	return jsonpatch.DecodePatch(raw)
+}

@@ -1,0 +1,116 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/match"
+)
+
+// ValidatingName is the upstream name of the validating webhook plugin.
+const ValidatingName = "ValidatingAdmissionWebhook"
+
+// Validating is the ValidatingAdmissionWebhook plugin: it calls every
+// matching validating webhook in parallel; the first error to arrive wins.
+type Validating struct{ *dispatcher }
+
+var _ admission.Validator = (*Validating)(nil)
+
+// Handles every operation.
+func (v *Validating) Handles(admission.Operation) bool { return true }
+
+type matchedHook struct {
+	hook *Hook
+	inv  *invocation
+}
+
+// Validate matches every hook, then calls the matching ones concurrently.
+func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	if excludedRequest(a) {
+		return nil
+	}
+	snap := v.source.Current()
+	if len(snap.Validating) == 0 {
+		return nil
+	}
+	mr := match.NewRequest(ctx, v.matchEnv(), a)
+	var matched []matchedHook
+	for _, h := range snap.validating.candidates(&mr) {
+		inv, err := v.shouldCall(ctx, &mr, h, a)
+		if err != nil {
+			return err
+		}
+		if inv != nil {
+			matched = append(matched, matchedHook{h, inv})
+		}
+	}
+	if len(matched) == 0 {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return errTimeout()
+	}
+	errs := make(chan error, len(matched))
+	var wg sync.WaitGroup
+	for i, m := range matched {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := v.callValidating(ctx, m.hook, a, m.inv, i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		return err
+	}
+	return nil
+}
+
+// callValidating calls one webhook and turns its outcome into nil (allowed
+// or failed open) or the error the client receives.
+func (v *Validating) callValidating(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, index int) (err error) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			err = v.handleFailure(h, a, fmt.Errorf("%s/%s has panicked: %v", ValidatingName, h.Name, r), index, true)
+		}
+		v.trace(a, h, 0, false, false, start, err)
+	}()
+	if err := checkDryRun(h, a); err != nil {
+		return v.handleFailure(h, a, err, index, false)
+	}
+	resp, err := v.call(ctx, h, a, inv, false)
+	if err != nil {
+		return v.handleFailure(h, a, err, index, false)
+	}
+	recordResponse(h, a, resp)
+	if !resp.Allowed {
+		return denialStatus(h.Name, resp.Result)
+	}
+	return nil
+}
+
+// handleFailure applies the failure policy: ignored call failures (and
+// panics) are recorded and dropped.
+func (v *Validating) handleFailure(h *Hook, a *admission.Attributes, err error, index int, panicked bool) error {
+	var ce *callError
+	isCall := errors.As(err, &ce)
+	if (isCall || panicked) && h.failOpen() {
+		if !errors.Is(err, context.Canceled) {
+			_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.validating.webhook.admission.k8s.io/round_0_index_%d", index), h.Name)
+		}
+		v.log.Warn("failing open a validating webhook", "webhook", h.Name, "err", err)
+		return nil
+	}
+	if panicked {
+		return internalError(err)
+	}
+	return toClientError(err)
+}
