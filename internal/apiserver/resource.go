@@ -70,8 +70,8 @@ func (s *Server) checkVerb(res *registry.Resource, info *requestInfo) error {
 		}
 		return errMethodNotSupported(res.GroupResource(), verb)
 	}
-	if verb == "create" && info.Name != "" {
-		return errMethodNotSupported(res.GroupResource(), verb)
+	if (verb == "create" && info.Name != "") || ((verb == "update" || verb == "patch") && info.Name == "") {
+		return errMethodNotAllowed()
 	}
 	checked := verb
 	if verb == "watch" && info.Name != "" {

@@ -58,3 +58,8 @@ func errMethodNotSupported(gr schema.GroupResource, verb string) error {
 func errBadRequest(format string, args ...any) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
 }
+
+// errMethodNotAllowed is the 405 for a method no route of the path serves.
+func errMethodNotAllowed() error {
+	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "the server does not allow this method on the requested resource", 0, false)
+}

@@ -126,6 +126,7 @@ func (a *admitd) restConfig(t *testing.T) *rest.Config {
 	if err != nil {
 		t.Fatalf("loading kubeconfig: %v", err)
 	}
+	cfg.QPS, cfg.Burst = 1000, 2000
 	return cfg
 }
 
