@@ -27,7 +27,7 @@ func TestLogWriterConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	const writers, perWriter = 8, 100
+	const writers, perWriter = 8, 50
 	big := strings.Repeat("x", 5000) // lines span pages
 	done := make(chan struct{})
 	readerErr := make(chan error, 1)

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -15,23 +18,34 @@ type admissionParts struct {
 	webhooks *apiserver.WebhookConfigs
 }
 
+// newMetricsRegistry returns the registry served on /metrics, with the Go
+// and process collectors.
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
 // newAdmission builds the chain of enabled plugins in upstream order, with
 // the webhook plugins reading configurations from storage.
-func newAdmission(o Options, store storage.Store, cat *registry.Catalogue) (*admissionParts, error) {
+func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
 	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat)}
-	reg := standard.NewRegistry()
-	webhooks.Register(reg, webhooks.Options{
+	metrics := admission.NewMetrics(reg)
+	plugins := standard.NewRegistry()
+	webhooks.Register(plugins, webhooks.Options{
+		Metrics:  metrics,
 		Source:   parts.webhooks,
 		Resolver: newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
 		Logger:   o.Logger,
 	})
-	names, err := reg.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
+	names, err := plugins.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	if err != nil {
 		return nil, err
 	}
 	pc := admission.PluginContext{Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: apiserver.NewSchema(cat)}
-	if parts.chain, err = reg.NewChain(names, pc, nil); err != nil {
+	if parts.chain, err = plugins.NewChain(names, pc, nil); err != nil {
 		return nil, err
 	}
+	parts.chain.WithMetrics(metrics)
 	return parts, nil
 }

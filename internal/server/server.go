@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
@@ -143,7 +145,8 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	cat := registry.NewCatalogue()
-	adm, err := newAdmission(o, store, cat)
+	metricsReg := newMetricsRegistry()
+	adm, err := newAdmission(o, store, cat, metricsReg)
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -156,6 +159,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain,
 		WebhookConfigs: adm.webhooks,
+		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"time"
 )
 
 // NamedPlugin is a plugin with the name it was registered under.
@@ -15,6 +16,7 @@ type NamedPlugin struct {
 // stops at the first error. The zero Chain admits everything.
 type Chain struct {
 	plugins []NamedPlugin
+	metrics *Metrics
 }
 
 var _ Interface = (*Chain)(nil)
@@ -22,6 +24,12 @@ var _ Interface = (*Chain)(nil)
 // NewChain returns a chain of the given plugins, in order.
 func NewChain(plugins ...NamedPlugin) *Chain {
 	return &Chain{plugins: plugins}
+}
+
+// WithMetrics makes the chain observe step and per-plugin latencies.
+func (c *Chain) WithMetrics(m *Metrics) *Chain {
+	c.metrics = m
+	return c
 }
 
 // Plugins returns the plugins of the chain in order.
@@ -38,7 +46,9 @@ func (c *Chain) Handles(op Operation) bool {
 }
 
 // Admit runs the mutating phase, with at most one reinvocation pass.
-func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
+func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
+	start := time.Now()
+	defer func() { c.metrics.ObserveStep(time.Since(start), err != nil, a.Operation, "admit") }()
 	if err := c.admitOnce(ctx, a); err != nil {
 		return err
 	}
@@ -54,7 +64,10 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		if !ok || !m.Handles(a.Operation) {
 			continue
 		}
-		if err := m.Admit(ctx, a); err != nil {
+		start := time.Now()
+		err := m.Admit(ctx, a)
+		c.metrics.ObservePlugin(time.Since(start), err != nil, a.Operation, "admit", p.Name)
+		if err != nil {
 			return err
 		}
 	}
@@ -62,13 +75,18 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 }
 
 // Validate runs the validating phase.
-func (c *Chain) Validate(ctx context.Context, a *Attributes) error {
+func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
+	start := time.Now()
+	defer func() { c.metrics.ObserveStep(time.Since(start), err != nil, a.Operation, "validate") }()
 	for _, p := range c.plugins {
 		v, ok := p.Plugin.(Validator)
 		if !ok || !v.Handles(a.Operation) {
 			continue
 		}
-		if err := v.Validate(ctx, a); err != nil {
+		start := time.Now()
+		err := v.Validate(ctx, a)
+		c.metrics.ObservePlugin(time.Since(start), err != nil, a.Operation, "validate", p.Name)
+		if err != nil {
 			return err
 		}
 	}

@@ -24,6 +24,10 @@ type PluginContext struct {
 	Config io.Reader
 	// Schema knows the served kinds (never nil when built by the server).
 	Schema Schema
+	// Authorizer answers the authorization checks of CEL expressions (the
+	// authorizer variable). When nil, evaluating authorizer fails with
+	// "no such attribute(s): authorizer".
+	Authorizer Authorizer
 }
 
 // Factory builds a plugin.

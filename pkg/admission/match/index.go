@@ -99,7 +99,7 @@ const maxLists = 16
 // needed; pass buf[:0] of a slice kept per goroutine to avoid allocating.
 func (ix *Index) Candidates(r *Request, buf []int32) []int32 {
 	lists := make([][]int32, 0, maxLists)
-	// dropped
+	lists = appendList(lists, ix.always)
 	a := r.attrs
 	g, res := a.Resource.Group, a.Resource.Resource
 	lists = appendList(lists, ix.exact[grKey{g, res}])

@@ -7,6 +7,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	admcel "github.com/admitd/admitd/pkg/admission/cel"
 )
 
 // Hook is one webhook of a configuration, in the form both dispatchers use.
@@ -34,6 +36,9 @@ type Hook struct {
 	compileOnce sync.Once
 	compiled    *compiledHook
 	compileErr  error
+
+	conditionsOnce sync.Once
+	conditions     *admcel.MatchConditions
 }
 
 // failOpen reports whether call failures are ignored.

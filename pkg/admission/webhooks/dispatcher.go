@@ -9,6 +9,8 @@
 package webhooks
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	admcel "github.com/admitd/admitd/pkg/admission/cel"
 )
 
 // Options are the dependencies of both webhook plugins.
@@ -26,6 +29,11 @@ type Options struct {
 	Resolver ServiceResolver
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Metrics receives the webhook metrics; nil records none.
+	Metrics *admission.Metrics
+	// CEL compiles matchConditions; by default both plugins share a new
+	// compiler.
+	CEL *admcel.Compiler
 }
 
 // dispatcher holds what both plugins share.
@@ -35,6 +43,9 @@ type dispatcher struct {
 	clients    *clientCache
 	schema     admission.Schema
 	namespaces admission.NamespaceLookup
+	metrics    *admission.Metrics
+	authorizer admission.Authorizer
+	cel        *admcel.Compiler
 	log        *slog.Logger
 }
 
@@ -43,11 +54,15 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) *dispatch
 	if log == nil {
 		log = slog.Default()
 	}
-	return &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver), schema: pc.Schema, namespaces: pc.Namespaces, log: log}
+	return &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver), schema: pc.Schema, namespaces: pc.Namespaces, metrics: o.Metrics,
+		authorizer: pc.Authorizer, cel: o.CEL, log: log}
 }
 
 // Register adds both webhook plugins to r.
 func Register(r *admission.Registry, o Options) {
+	if o.CEL == nil {
+		o.CEL = admcel.NewCompiler(admcel.Options{})
+	}
 	r.Register(MutatingName, func(pc admission.PluginContext) (admission.Handler, error) {
 		return &Mutating{newDispatcher(MutatingName, o, pc)}, nil
 	})
@@ -81,14 +96,39 @@ func excludedRequest(a *admission.Attributes) bool {
 	return a.Kind.Group == "admissionregistration.k8s.io" && excludedKinds[a.Kind.Kind]
 }
 
-// trace records one webhook call in the request's admission trace.
-func (d *dispatcher) trace(a *admission.Attributes, h *Hook, round int, mutating, changed bool, start time.Time, err error) {
+// observe records one webhook call in the request's admission trace and in
+// the webhook metrics.
+func (d *dispatcher) observe(a *admission.Attributes, h *Hook, typ string, round int, start time.Time, err error, changed bool) {
+	elapsed := time.Since(start)
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Round: round, Matched: true,
-		Mutated: changed, Duration: time.Since(start)}
+		Mutated: changed, Duration: elapsed}
+	code, errorType := 200, "no_error"
+	var ce *callError
+	var rj *rejection
+	switch {
+	case err == nil:
+	case errors.As(err, &ce):
+		code, errorType = int(ce.Code), "calling_webhook_error"
+	case errors.As(err, &rj):
+		code = int(rj.Status.ErrStatus.Code)
+	default:
+		code, errorType = 0, "apiserver_internal_error"
+	}
 	if err != nil {
 		step.Err = err.Error()
 	}
 	a.Record.AddStep(step)
+	ignored := ce != nil && h.failOpen()
+	rejected := err != nil && !ignored
+	d.metrics.ObserveWebhook(elapsed, rejected, a.Operation, typ, h.Name, code)
+	if rejected && !errors.Is(err, context.Canceled) {
+		d.metrics.WebhookRejection(h.Name, typ, a.Operation, errorType, code)
+	}
+}
+
+func isCallError(err error) bool {
+	var ce *callError
+	return errors.As(err, &ce)
 }
 
 func internalError(err error) error { return apierrors.NewInternalError(err) }

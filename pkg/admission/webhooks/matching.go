@@ -2,10 +2,13 @@ package webhooks
 
 import (
 	"context"
+	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/pkg/admission"
+	admcel "github.com/admitd/admitd/pkg/admission/cel"
 	"github.com/admitd/admitd/pkg/admission/match"
 )
 
@@ -56,7 +59,8 @@ func (d *dispatcher) matchEnv() match.Env {
 
 // shouldCall decides whether h is called for the request; nil means skip.
 // Errors (a missing namespace, a bad selector, a failed condition under
-// failurePolicy Fail) end the request.
+// failurePolicy Fail) end the request. matchConditions run last, against
+// the objects in the invocation's kind.
 func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *Hook, a *admission.Attributes) (*invocation, error) {
 	dec := h.compile().criteria.Match(mr)
 	switch dec.Reason {
@@ -76,7 +80,59 @@ func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *Hook,
 			return nil, err
 		}
 	}
+	if len(h.MatchConditions) > 0 {
+		return d.matchConditions(ctx, h, a, inv)
+	}
 	return inv, nil
+}
+
+// conditions returns the hook's compiled matchConditions, compiling them on
+// first use.
+func (h *Hook) matchConditions(c *admcel.Compiler) *admcel.MatchConditions {
+	h.conditionsOnce.Do(func() {
+		h.conditions = c.CompileMatchConditions(h.MatchConditions, admcel.CompileOptions{HasAuthorizer: true}, h.FailurePolicy)
+	})
+	return h.conditions
+}
+
+// matchConditions evaluates the hook's matchConditions for inv: a false
+// condition (or an error under failurePolicy Ignore) skips the hook; an
+// error under Fail rejects the request with a 403 named, as upstream names
+// it, after the request resource and the bare request name. As upstream,
+// request.resource is the request's own resource, request.kind the
+// invocation's.
+func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation) (*invocation, error) {
+	res := h.matchConditions(d.cel).Match(ctx, admcel.Input{
+		Attributes: a, Kind: inv.Kind, Resource: a.Resource,
+		Object: inv.Object, OldObject: inv.OldObject, Authorizer: d.authorizer,
+	})
+	if res.Err != nil {
+		d.log.Warn("failed evaluating match conditions, failing closed", "webhook", h.Name, "err", res.Err)
+		d.skipped(a, h, "", res.Err)
+		return nil, apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, res.Err)
+	}
+	if !res.Matches {
+		reason := "matchConditions errored, failurePolicy Ignore"
+		if res.FailedCondition != "" {
+			reason = fmt.Sprintf("matchCondition %q is false", res.FailedCondition)
+		}
+		d.skipped(a, h, reason, nil)
+		return nil, nil
+	}
+	return inv, nil
+}
+
+// skipped records in the trace a hook that matched by rules but was not
+// called.
+func (d *dispatcher) skipped(a *admission.Attributes, h *Hook, reason string, err error) {
+	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Reason: reason}
+	if a.Record.IsReinvoke() {
+		step.Round = 1
+	}
+	if err != nil {
+		step.Err = err.Error()
+	}
+	a.Record.AddStep(step)
 }
 
 func (d *dispatcher) convert(obj runtime.Object, dec match.Decision) (runtime.Object, error) {

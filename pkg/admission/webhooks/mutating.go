@@ -116,6 +116,7 @@ func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attr
 	}
 	if !errors.Is(err, context.Canceled) {
 		_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), h.Name)
+		m.metrics.WebhookFailOpen(h.Name, "admit")
 	}
 	m.log.Warn("failing open a mutating webhook", "webhook", h.Name, "err", err)
 	if ctx.Err() != nil {
@@ -128,7 +129,7 @@ func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attr
 // whether the object changed.
 func (m *Mutating) callMutating(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, round int) (changed bool, err error) {
 	start := time.Now()
-	defer func() { m.trace(a, h, round, true, changed, start, err) }()
+	defer func() { m.observe(a, h, "admit", round, start, err, changed) }()
 	annotate := func(mutated bool) {
 		v, _ := json.Marshal(struct {
 			Configuration string `json:"configuration"`

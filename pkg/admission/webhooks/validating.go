@@ -79,32 +79,41 @@ func (v *Validating) callValidating(ctx context.Context, h *Hook, a *admission.A
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
-			err = v.handleFailure(h, a, fmt.Errorf("%s/%s has panicked: %v", ValidatingName, h.Name, r), index, true)
+			err = v.applyPolicy(h, a, fmt.Errorf("%s/%s has panicked: %v", ValidatingName, h.Name, r), index, true)
 		}
-		v.trace(a, h, 0, false, false, start, err)
 	}()
+	raw := v.invoke(ctx, h, a, inv)
+	v.observe(a, h, "validating", 0, start, raw, false)
+	return v.applyPolicy(h, a, raw, index, false)
+}
+
+// invoke calls the webhook; the error is a *callError, a *rejection or an
+// error of the server's own.
+func (v *Validating) invoke(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation) error {
 	if err := checkDryRun(h, a); err != nil {
-		return v.handleFailure(h, a, err, index, false)
+		return err
 	}
 	resp, err := v.call(ctx, h, a, inv, false)
 	if err != nil {
-		return v.handleFailure(h, a, err, index, false)
+		return err
 	}
 	recordResponse(h, a, resp)
 	if !resp.Allowed {
-		return denialStatus(h.Name, resp.Result)
+		return &rejection{Status: denialStatus(h.Name, resp.Result)}
 	}
 	return nil
 }
 
-// handleFailure applies the failure policy: ignored call failures (and
+// applyPolicy applies the failure policy: ignored call failures (and
 // panics) are recorded and dropped.
-func (v *Validating) handleFailure(h *Hook, a *admission.Attributes, err error, index int, panicked bool) error {
-	var ce *callError
-	isCall := errors.As(err, &ce)
-	if (isCall || panicked) && h.failOpen() {
+func (v *Validating) applyPolicy(h *Hook, a *admission.Attributes, err error, index int, panicked bool) error {
+	if err == nil {
+		return nil
+	}
+	if (isCallError(err) || panicked) && h.failOpen() {
 		if !errors.Is(err, context.Canceled) {
 			_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.validating.webhook.admission.k8s.io/round_0_index_%d", index), h.Name)
+			v.metrics.WebhookFailOpen(h.Name, "validating")
 		}
 		v.log.Warn("failing open a validating webhook", "webhook", h.Name, "err", err)
 		return nil

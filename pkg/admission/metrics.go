@@ -1,0 +1,112 @@
+package admission
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the admission metrics of upstream (namespace apiserver,
+// subsystem admission), with the same names, labels and buckets.
+type Metrics struct {
+	step          *prometheus.HistogramVec
+	stepSummary   *prometheus.SummaryVec
+	controller    *prometheus.HistogramVec
+	webhook       *prometheus.HistogramVec
+	webhookTotal  *prometheus.CounterVec
+	webhookReject *prometheus.CounterVec
+	webhookOpen   *prometheus.CounterVec
+}
+
+// NewMetrics creates the admission metrics and registers them with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	opts := func(name, help string, buckets []float64) prometheus.HistogramOpts {
+		return prometheus.HistogramOpts{Namespace: "apiserver", Subsystem: "admission", Name: name, Help: help, Buckets: buckets}
+	}
+	counter := func(name, help string) prometheus.CounterOpts {
+		return prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "admission", Name: name, Help: help}
+	}
+	short := []float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5}
+	m := &Metrics{
+		step: prometheus.NewHistogramVec(opts("step_admission_duration_seconds",
+			"Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).", short),
+			[]string{"type", "operation", "rejected"}),
+		stepSummary: prometheus.NewSummaryVec(prometheus.SummaryOpts{Namespace: "apiserver", Subsystem: "admission",
+			Name: "step_admission_duration_seconds_summary", MaxAge: 5 * time.Hour,
+			Help: "Admission sub-step latency summary in seconds, broken out for each operation and API resource and step type (validate or admit)."},
+			[]string{"type", "operation", "rejected"}),
+		controller: prometheus.NewHistogramVec(opts("controller_admission_duration_seconds",
+			"Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).", short),
+			[]string{"name", "type", "operation", "rejected"}),
+		webhook: prometheus.NewHistogramVec(opts("webhook_admission_duration_seconds",
+			"Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+			[]float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25}), []string{"name", "type", "operation", "rejected"}),
+		webhookTotal: prometheus.NewCounterVec(counter("webhook_request_total",
+			"Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
+			[]string{"name", "type", "operation", "code", "rejected"}),
+		webhookReject: prometheus.NewCounterVec(counter("webhook_rejection_count",
+			"Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
+			[]string{"name", "type", "operation", "error_type", "rejection_code"}),
+		webhookOpen: prometheus.NewCounterVec(counter("webhook_fail_open_count",
+			"Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit)."),
+			[]string{"name", "type"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.step, m.stepSummary, m.controller, m.webhook, m.webhookTotal, m.webhookReject, m.webhookOpen)
+	}
+	return m
+}
+
+// ObserveStep records one admission phase (type "admit" or "validate").
+func (m *Metrics) ObserveStep(d time.Duration, rejected bool, op Operation, typ string) {
+	if m == nil {
+		return
+	}
+	r := strconv.FormatBool(rejected)
+	m.step.WithLabelValues(typ, string(op), r).Observe(d.Seconds())
+	m.stepSummary.WithLabelValues(typ, string(op), r).Observe(d.Seconds())
+}
+
+// ObservePlugin records one plugin call.
+func (m *Metrics) ObservePlugin(d time.Duration, rejected bool, op Operation, typ, name string) {
+	if m == nil {
+		return
+	}
+	m.controller.WithLabelValues(name, typ, string(op), strconv.FormatBool(rejected)).Observe(d.Seconds())
+}
+
+// ObserveWebhook records one webhook call; typ is "admit" or "validating",
+// code the HTTP or failure status code.
+func (m *Metrics) ObserveWebhook(d time.Duration, rejected bool, op Operation, typ, name string, code int) {
+	if m == nil {
+		return
+	}
+	r := strconv.FormatBool(rejected)
+	m.webhook.WithLabelValues(name, typ, string(op), r).Observe(d.Seconds())
+	m.webhookTotal.WithLabelValues(name, typ, string(op), strconv.Itoa(capCode(code)), r).Inc()
+}
+
+// WebhookRejection counts a rejection caused by a webhook; errorType is
+// calling_webhook_error, apiserver_internal_error or no_error.
+func (m *Metrics) WebhookRejection(name, typ string, op Operation, errorType string, code int) {
+	if m == nil {
+		return
+	}
+	m.webhookReject.WithLabelValues(name, typ, string(op), errorType, strconv.Itoa(capCode(code))).Inc()
+}
+
+// WebhookFailOpen counts an ignored webhook failure.
+func (m *Metrics) WebhookFailOpen(name, typ string) {
+	if m == nil {
+		return
+	}
+	m.webhookOpen.WithLabelValues(name, typ).Inc()
+}
+
+func capCode(code int) int {
+	if code > 600 {
+		return 600
+	}
+	return code
+}
