@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -21,14 +20,17 @@ type RequestEvent struct {
 	Verb    string
 	// Resource request fields, from the URL (Resource empty otherwise).
 	APIGroup, APIVersion, Resource, Subresource, Namespace, Name string
-	Path                                                         string
-	RequestURI                                                   string
-	Method                                                       string
-	User                                                         authenticationv1.UserInfo
-	ImpersonatedBy                                               *authenticationv1.UserInfo
-	SourceIP                                                     string
-	UserAgent                                                    string
-	Code                                                         int
+
+	Path       string
+	RequestURI string
+	Method     string
+	// User is who authenticated; Impersonated whom they act as, if anyone.
+	User         authenticationv1.UserInfo
+	Impersonated *authenticationv1.UserInfo
+	// HTTPRequest is the request as received (headers, remote address).
+	HTTPRequest *http.Request
+	UserAgent   string
+	Code        int
 	// Status is the Status written for a failed request.
 	Status         *metav1.Status
 	Started        time.Time
@@ -84,7 +86,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := parseRequestInfo(r)
 	rq := &request{info: info, record: admission.NewRecord()}
 	rq.event = &RequestEvent{AuditID: auditID, Verb: info.Verb, Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
-		SourceIP: sourceIP(r), UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
+		HTTPRequest: r, UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
 	rec := &statusRecorder{ResponseWriter: w}
 	ctx := context.WithValue(r.Context(), requestKey, rq)
 	r = r.WithContext(ctx)
@@ -94,16 +96,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.Authenticate != nil {
-		u, err := s.cfg.Authenticate(r)
+		u, requester, err := s.cfg.Authenticate(r)
 		if err != nil {
 			writeError(rec, r, err)
 			return
 		}
-		rq.user = u
+		rq.user, rq.event.User = u, u
+		if requester != nil {
+			rq.event.User, rq.event.Impersonated = *requester, &u
+		}
 	} else {
 		rq.user = authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}
+		rq.event.User = rq.user
 	}
-	rq.event.User = rq.user
 	if info.IsResource {
 		ev := rq.event
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
@@ -169,13 +174,3 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 	}
 	s.serveResource(w, r, rq)
 }
-
-func sourceIP(r *http.Request) string {
-	host := r.RemoteAddr
-	if i := strings.LastIndex(host, ":"); i >= 0 {
-		host = host[:i]
-	}
-	return strings.Trim(host, "[]")
-}
-
-var errUnauthorized = apierrors.NewUnauthorized("Unauthorized")

@@ -33,9 +33,10 @@ type Config struct {
 	Catalogue *registry.Catalogue
 	// Admission is the chain every write goes through; nil admits all.
 	Admission admission.Interface
-	// Authenticate identifies users; nil treats every request as the
+	// Authenticate identifies the user a request acts as and, when it
+	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
-	Authenticate func(r *http.Request) (authenticationv1.UserInfo, error)
+	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 )
@@ -86,20 +87,26 @@ func LoadPolicy(path string) (*Policy, error) {
 // ParsePolicy decodes and validates an audit.k8s.io/v1 Policy. Like
 // upstream, it decodes strictly first and, if the only problems are unknown
 // or duplicate fields, accepts the policy leniently and reports them in
-// Policy.Warnings. Only the first YAML document is read. A policy without
-// rules is an error.
+// Policy.Warnings. Input starting with "{" is JSON; otherwise only the first
+// YAML document is read. A policy without rules is an error.
 func ParsePolicy(data []byte) (*Policy, error) {
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("failed decoding: %w", err)
+	// Data that looks like JSON is decoded as JSON, the rest as YAML.
+	js, isJSON := data, utilyaml.IsJSONBuffer(data)
+	if !isJSON {
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, fmt.Errorf("failed decoding: %w", err)
+		}
 	}
 	if err := checkPolicyKind(js); err != nil {
 		return nil, err
 	}
 	p := &Policy{}
 	var warnings []string
-	if _, err := yaml.YAMLToJSONStrict(data); err != nil {
-		warnings = append(warnings, err.Error())
+	if !isJSON {
+		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+			warnings = append(warnings, err.Error())
+		}
 	}
 	strictErrs, err := kjson.UnmarshalStrict(js, p)
 	if err != nil {

@@ -67,6 +67,12 @@ rules:
 			warn: `unknown field "foo"`,
 		},
 		{
+			name: "duplicate JSON fields are accepted leniently",
+			in:   `{"apiVersion":"audit.k8s.io/v1","kind":"Policy","rules":[{"level":"None","level":"Metadata"}]}`,
+			want: &Policy{Rules: []PolicyRule{{Level: LevelMetadata}}},
+			warn: `duplicate field "rules[0].level"`,
+		},
+		{
 			name: "type and kind are found case-insensitively, fields are not",
 			in:   "APIVERSION: audit.k8s.io/v1\nKIND: Policy\nrules: [{level: Metadata}]",
 			want: &Policy{Rules: []PolicyRule{{Level: LevelMetadata}}},
@@ -112,6 +118,8 @@ func TestParsePolicyErrors(t *testing.T) {
 		{"bad group version", "apiVersion: a/b/c\nkind: Policy\n", "failed decoding: unexpected GroupVersion string: a/b/c"},
 		{"not an object", "- a\n- b\n", "failed decoding: couldn't get version/kind; json parse error: json: cannot unmarshal array"},
 		{"bad yaml", ": : :", "failed decoding: yaml: did not find expected key"},
+		{"JSON is not read as YAML", `{"apiVersion":"audit.k8s.io/v1","rules":[{"level":"Request"}]}00`,
+			"failed decoding: couldn't get version/kind; json parse error: invalid character '0' after top-level value"},
 		{"wrong type", header + "rules: [{level: 3}]", "failed decoding: json: cannot unmarshal number"},
 		{"missing level", header + "rules: [{Level: Metadata}]", "rules[0].level: Required value"},
 		{"unknown level", header + "rules: [{level: Everything}]",

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	asn1util "k8s.io/apimachinery/pkg/apis/asn1"
@@ -22,7 +23,8 @@ import (
 // 0.9.2342.19200300.100.1.1) when present, as with upstream's
 // AllowParsingUserUIDFromCertAuth feature, on by default since 1.33.
 type X509Authenticator struct {
-	opts x509.VerifyOptions
+	opts  x509.VerifyOptions
+	cache verifiedCache
 }
 
 // NewX509 returns an authenticator that accepts client certificates chaining
@@ -70,11 +72,24 @@ func (a *X509Authenticator) Authenticate(r *http.Request) (authenticationv1.User
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return authenticationv1.UserInfo{}, false, nil
 	}
+	key := chainKey(r.TLS.PeerCertificates)
+	if user, ok := a.cache.get(key, time.Now()); ok {
+		return user, true, nil
+	}
+	user, ok, err := a.verify(r.TLS.PeerCertificates)
+	if err == nil && ok {
+		a.cache.put(key, user, r.TLS.PeerCertificates[0].NotAfter, time.Now())
+	}
+	return user, ok, err
+}
+
+// verify checks a presented chain and maps it to a user.
+func (a *X509Authenticator) verify(certs []*x509.Certificate) (authenticationv1.UserInfo, bool, error) {
 	opts := a.opts
-	leaf := r.TLS.PeerCertificates[0]
-	if len(r.TLS.PeerCertificates) > 1 {
+	leaf := certs[0]
+	if len(certs) > 1 {
 		opts.Intermediates = x509.NewCertPool()
-		for _, c := range r.TLS.PeerCertificates[1:] {
+		for _, c := range certs[1:] {
 			opts.Intermediates.AddCert(c)
 		}
 	}

@@ -41,7 +41,7 @@ func auditRequestDone(a *audit.Auditor, logErr func(error)) func(context.Context
 func toAuditRequest(ev *apiserver.RequestEvent) *audit.Request {
 	r := &audit.Request{
 		AuditID: ev.AuditID, ReceivedAt: ev.Started, FinishedAt: ev.Finished, RequestURI: ev.RequestURI,
-		Verb: ev.Verb, User: ev.User, ImpersonatedUser: ev.ImpersonatedBy, SourceIPs: []string{ev.SourceIP},
+		Verb: ev.Verb, User: ev.User, ImpersonatedUser: ev.Impersonated, SourceIPs: audit.SourceIPs(ev.HTTPRequest),
 		UserAgent: ev.UserAgent, Path: ev.Path, Admission: ev.Record,
 		ResponseStatus: &audit.ResponseStatus{Code: int32(ev.Code)},
 	}

@@ -21,7 +21,7 @@ var alwaysAllow = auth.AuthorizerFunc(func(context.Context, auth.Attributes) (au
 // newAuthenticator returns the request authentication of the server: x509
 // client certificates (the generated CA and --client-ca-file), bearer tokens
 // from --token-auth-file, optionally anonymous, then impersonation.
-func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authenticationv1.UserInfo, error), error) {
+func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(bundle.CA.Cert)
 	if o.ClientCAFile != "" {
@@ -46,15 +46,18 @@ func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authen
 		return nil, err
 	}
 	imp := auth.NewImpersonator(alwaysAllow)
-	return func(r *http.Request) (authenticationv1.UserInfo, error) {
+	return func(r *http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error) {
 		u, ok, err := authn.Authenticate(r)
 		if err != nil || !ok {
 			if err != nil {
 				o.Logger.Debug("authentication failed", "err", err)
 			}
-			return authenticationv1.UserInfo{}, auth.Unauthorized()
+			return authenticationv1.UserInfo{}, nil, auth.Unauthorized()
 		}
-		user, _, err := imp.Impersonate(r.Context(), r.Header, auth.Attributes{User: u, Path: r.URL.Path})
-		return user, err
+		user, impersonating, err := imp.Impersonate(r.Context(), r.Header, auth.Attributes{User: u, Path: r.URL.Path})
+		if err != nil || !impersonating {
+			return user, nil, err
+		}
+		return user, &u, nil
 	}, nil
 }

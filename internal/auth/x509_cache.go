@@ -1,0 +1,63 @@
+package auth
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"sync"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+)
+
+// verifiedCacheTTL bounds how long a verified chain is trusted without
+// verifying it again; a chain is never trusted past its leaf's NotAfter.
+const verifiedCacheTTL = 5 * time.Minute
+
+// verifiedCacheSize bounds the cache; it is cleared when full.
+const verifiedCacheSize = 1024
+
+// verifiedCache remembers chains that verified, so that a client's every
+// request does not pay for a signature check (the chain of a kept-alive
+// connection is the same on each request).
+type verifiedCache struct {
+	mu      sync.Mutex
+	entries map[[32]byte]verifiedEntry
+}
+
+type verifiedEntry struct {
+	user    authenticationv1.UserInfo
+	expires time.Time
+}
+
+func chainKey(certs []*x509.Certificate) [32]byte {
+	h := sha256.New()
+	for _, c := range certs {
+		h.Write(c.Raw)
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+func (c *verifiedCache) get(key [32]byte, now time.Time) (authenticationv1.UserInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || now.After(e.expires) {
+		return authenticationv1.UserInfo{}, false
+	}
+	return *e.user.DeepCopy(), true
+}
+
+func (c *verifiedCache) put(key [32]byte, user authenticationv1.UserInfo, notAfter, now time.Time) {
+	expires := now.Add(verifiedCacheTTL)
+	if notAfter.Before(expires) {
+		expires = notAfter
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= verifiedCacheSize {
+		c.entries = map[[32]byte]verifiedEntry{}
+	}
+	c.entries[key] = verifiedEntry{user: user, expires: expires}
+}
