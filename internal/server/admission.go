@@ -43,7 +43,11 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 		return nil, err
 	}
 	pc := admission.PluginContext{Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: apiserver.NewSchema(cat)}
-	if parts.chain, err = plugins.NewChain(names, pc, nil); err != nil {
+	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	if parts.chain, err = plugins.NewChain(names, pc, configs.configFor); err != nil {
 		return nil, err
 	}
 	parts.chain.WithMetrics(metrics)

@@ -58,6 +58,9 @@ type Options struct {
 	// default plugin set, as kube-apiserver's flags of the same names.
 	EnableAdmissionPlugins  []string
 	DisableAdmissionPlugins []string
+	// AdmissionControlConfigFile is an apiserver.config.k8s.io/v1
+	// AdmissionConfiguration with per-plugin configuration.
+	AdmissionControlConfigFile string
 	// AuditLogPath enables the audit log (audit.k8s.io/v1 Event JSON lines);
 	// AuditPolicyFile is its audit.k8s.io/v1 Policy (no policy: nothing is
 	// logged, as upstream).

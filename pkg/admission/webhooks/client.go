@@ -49,12 +49,16 @@ type client struct {
 // configuration (url, caBundle, service), as upstream's client manager.
 type clientCache struct {
 	resolver ServiceResolver
+	creds    *credentials
 	mu       sync.Mutex
 	clients  map[string]*client
 }
 
-func newClientCache(resolver ServiceResolver) *clientCache {
-	return &clientCache{resolver: resolver, clients: map[string]*client{}}
+func newClientCache(resolver ServiceResolver, creds *credentials) *clientCache {
+	if creds == nil {
+		creds = &credentials{}
+	}
+	return &clientCache{resolver: resolver, creds: creds, clients: map[string]*client{}}
 }
 
 func cacheKey(cc admissionregistrationv1.WebhookClientConfig) string {
@@ -127,7 +131,20 @@ func (c *clientCache) build(cc admissionregistrationv1.WebhookClientConfig) (*cl
 	} else {
 		tr.DialContext = dialer.DialContext
 	}
-	return &client{ep: ep, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}, nil
+	rt, err := applyUser(c.creds.userFor(ep.credentialKey()), tr)
+	if err != nil {
+		return nil, err
+	}
+	return &client{ep: ep, http: &http.Client{Transport: rt, Timeout: 30 * time.Second}}, nil
+}
+
+// credentialKey is the host:port under which the webhook's credentials are
+// looked up (port 443 when the URL has none).
+func (ep endpoint) credentialKey() string {
+	if ep.url.Port() != "" {
+		return ep.url.Host
+	}
+	return net.JoinHostPort(ep.url.Hostname(), "443")
 }
 
 func servicePort(s admissionregistrationv1.ServiceReference) int32 {
