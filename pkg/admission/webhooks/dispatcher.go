@@ -49,13 +49,21 @@ type dispatcher struct {
 	log        *slog.Logger
 }
 
-func newDispatcher(name string, o Options, pc admission.PluginContext) *dispatcher {
+func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatcher, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver), schema: pc.Schema, namespaces: pc.Namespaces, metrics: o.Metrics,
-		authorizer: pc.Authorizer, cel: o.CEL, log: log}
+	cfg, err := loadPluginConfig(pc.Config)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := loadCredentials(cfg.KubeConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	return &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver, creds), schema: pc.Schema,
+		namespaces: pc.Namespaces, metrics: o.Metrics, authorizer: pc.Authorizer, cel: o.CEL, log: log}, nil
 }
 
 // Register adds both webhook plugins to r.
@@ -64,10 +72,18 @@ func Register(r *admission.Registry, o Options) {
 		o.CEL = admcel.NewCompiler(admcel.Options{})
 	}
 	r.Register(MutatingName, func(pc admission.PluginContext) (admission.Handler, error) {
-		return &Mutating{newDispatcher(MutatingName, o, pc)}, nil
+		d, err := newDispatcher(MutatingName, o, pc)
+		if err != nil {
+			return nil, err
+		}
+		return &Mutating{d}, nil
 	})
 	r.Register(ValidatingName, func(pc admission.PluginContext) (admission.Handler, error) {
-		return &Validating{newDispatcher(ValidatingName, o, pc)}, nil
+		d, err := newDispatcher(ValidatingName, o, pc)
+		if err != nil {
+			return nil, err
+		}
+		return &Validating{d}, nil
 	})
 }
 

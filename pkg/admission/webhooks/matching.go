@@ -86,9 +86,9 @@ func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *Hook,
 	return inv, nil
 }
 
-// conditions returns the hook's compiled matchConditions, compiling them on
-// first use.
-func (h *Hook) matchConditions(c *admcel.Compiler) *admcel.MatchConditions {
+// compiledConditions returns the hook's compiled matchConditions, compiling
+// them on first use.
+func (h *Hook) compiledConditions(c *admcel.Compiler) *admcel.MatchConditions {
 	h.conditionsOnce.Do(func() {
 		h.conditions = c.CompileMatchConditions(h.MatchConditions, admcel.CompileOptions{HasAuthorizer: true}, h.FailurePolicy)
 	})
@@ -102,7 +102,7 @@ func (h *Hook) matchConditions(c *admcel.Compiler) *admcel.MatchConditions {
 // request.resource is the request's own resource, request.kind the
 // invocation's.
 func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation) (*invocation, error) {
-	res := h.matchConditions(d.cel).Match(ctx, admcel.Input{
+	res := h.compiledConditions(d.cel).Match(ctx, admcel.Input{
 		Attributes: a, Kind: inv.Kind, Resource: a.Resource,
 		Object: inv.Object, OldObject: inv.OldObject, Authorizer: d.authorizer,
 	})
