@@ -1,0 +1,153 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// recorder is a plugin that logs its calls and can mutate, request
+// reinvocation or fail.
+type recorder struct {
+	name     string
+	log      *[]string
+	ops      []Operation
+	reinvoke bool
+	fail     error
+}
+
+func (r *recorder) Handles(op Operation) bool {
+	for _, o := range r.ops {
+		if o == op {
+			return true
+		}
+	}
+	return len(r.ops) == 0
+}
+
+func (r *recorder) Admit(_ context.Context, a *Attributes) error {
+	pass := "1"
+	if a.Record.IsReinvoke() {
+		pass = "2"
+	}
+	*r.log = append(*r.log, "admit:"+r.name+":"+pass)
+	if r.reinvoke && !a.Record.IsReinvoke() {
+		a.Record.RequestReinvocation()
+	}
+	return r.fail
+}
+
+func (r *recorder) Validate(_ context.Context, a *Attributes) error {
+	*r.log = append(*r.log, "validate:"+r.name)
+	return r.fail
+}
+
+func TestChainOrderAndReinvocation(t *testing.T) {
+	var log []string
+	a := &recorder{name: "a", log: &log}
+	b := &recorder{name: "b", log: &log, reinvoke: true}
+	c := &recorder{name: "c", log: &log, ops: []Operation{Delete}}
+	chain := NewChain(NamedPlugin{"a", a}, NamedPlugin{"b", b}, NamedPlugin{"c", c})
+	attrs := &Attributes{Operation: Create, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Validate(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"admit:a:1", "admit:b:1", "admit:a:2", "admit:b:2", "validate:a", "validate:b"}
+	if !reflect.DeepEqual(log, want) {
+		t.Fatalf("calls = %v, want %v (one reinvocation pass, c skipped: it does not handle CREATE)", log, want)
+	}
+}
+
+func TestChainStopsAtFirstError(t *testing.T) {
+	var log []string
+	boom := errors.New("boom")
+	chain := NewChain(NamedPlugin{"a", &recorder{name: "a", log: &log, fail: boom}}, NamedPlugin{"b", &recorder{name: "b", log: &log}})
+	attrs := &Attributes{Operation: Update, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), attrs); !errors.Is(err, boom) {
+		t.Fatalf("Admit = %v, want boom", err)
+	}
+	if err := chain.Validate(context.Background(), attrs); !errors.Is(err, boom) {
+		t.Fatalf("Validate = %v, want boom", err)
+	}
+	if want := []string{"admit:a:1", "validate:a"}; !reflect.DeepEqual(log, want) {
+		t.Fatalf("calls = %v, want %v", log, want)
+	}
+}
+
+func TestRecordAnnotations(t *testing.T) {
+	r := NewRecord()
+	cases := []struct {
+		key, value string
+		level      AuditLevel
+		err        string
+	}{
+		{"a.example.com/k", "v", LevelMetadata, ""},
+		{"a.example.com/k", "v", LevelMetadata, ""},
+		{"a.example.com/k", "other", LevelMetadata, "not allowd to be overwritten"},
+		{"nokey", "v", LevelMetadata, "annotation key has invalid format, the right format is a DNS subdomain prefix and '/' and key name."},
+		{"a.example.com/Bad Key", "v", LevelMetadata, "annotation key has invalid format"},
+		{"a.example.com/low", "v", LevelNone, "lower than Metadata"},
+		{"a.example.com/req", "v", LevelRequest, ""},
+	}
+	for _, tc := range cases {
+		err := r.AddAnnotationWithLevel(tc.key, tc.value, tc.level)
+		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("AddAnnotationWithLevel(%q, %q, %v) = %v, want %q", tc.key, tc.value, tc.level, err, tc.err)
+		}
+	}
+	if got := len(r.Annotations(LevelMetadata)); got != 1 {
+		t.Errorf("annotations at Metadata = %d, want 1 (the Request-level one is hidden)", got)
+	}
+	if got := len(r.Annotations(LevelRequestResponse)); got != 2 {
+		t.Errorf("annotations at RequestResponse = %d, want 2", got)
+	}
+}
+
+func TestRegistryEnabled(t *testing.T) {
+	r := NewRegistry()
+	noop := func(PluginContext) (Handler, error) { return &recorder{log: new([]string)}, nil }
+	for _, n := range []string{"ValidatingAdmissionWebhook", "NamespaceLifecycle", "MutatingAdmissionWebhook", "AlwaysDeny"} {
+		r.Register(n, noop)
+	}
+	cases := []struct {
+		enable, disable []string
+		want            []string
+		err             string
+	}{
+		{nil, nil, []string{"NamespaceLifecycle", "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}, ""},
+		{[]string{"AlwaysDeny"}, []string{"NamespaceLifecycle"}, []string{"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "AlwaysDeny"}, ""},
+		{[]string{"Bogus"}, nil, nil, `enable-admission-plugins plugin "Bogus" is unknown`},
+		{nil, []string{"Bogus"}, nil, `disable-admission-plugins plugin "Bogus" is unknown`},
+		{[]string{"LimitRanger"}, nil, nil, `enable-admission-plugins plugin "LimitRanger" is not implemented by admitd yet`},
+		{[]string{"AlwaysDeny"}, []string{"AlwaysDeny"}, nil, "[AlwaysDeny] in enable-admission-plugins and disable-admission-plugins overlapped"},
+	}
+	for _, tc := range cases {
+		got, err := r.Enabled(tc.enable, tc.disable)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("Enabled(%v, %v) error = %v, want %q", tc.enable, tc.disable, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Enabled(%v, %v) = %v, %v, want %v", tc.enable, tc.disable, got, err, tc.want)
+		}
+	}
+}
+
+func TestRegisterTwicePanics(t *testing.T) {
+	r := NewRegistry()
+	noop := func(PluginContext) (Handler, error) { return nil, nil }
+	r.Register("NamespaceLifecycle", noop)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("registering NamespaceLifecycle twice did not panic")
+		}
+	}()
+	r.Register("NamespaceLifecycle", noop)
+}
