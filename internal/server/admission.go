@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
@@ -31,18 +34,21 @@ func newMetricsRegistry() *prometheus.Registry {
 func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
 	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat)}
 	metrics := admission.NewMetrics(reg)
+	schema := apiserver.NewSchema(cat)
 	plugins := standard.NewRegistry()
 	webhooks.Register(plugins, webhooks.Options{
-		Metrics:  metrics,
-		Source:   parts.webhooks,
-		Resolver: newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
-		Logger:   o.Logger,
+		Metrics:               metrics,
+		DefaultConfiguration:  schema.Default,
+		ValidateConfiguration: validateNew(cat),
+		Source:                parts.webhooks,
+		Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
+		Logger:                o.Logger,
 	})
 	names, err := plugins.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: apiserver.NewSchema(cat)}
+	pc := admission.PluginContext{Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err
@@ -52,4 +58,15 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 	}
 	parts.chain.WithMetrics(metrics)
 	return parts, nil
+}
+
+// validateNew is the create-time API validation of a built-in object.
+func validateNew(cat *registry.Catalogue) func(obj runtime.Object) error {
+	return func(obj runtime.Object) error {
+		res, ok := cat.LookupKind(obj.GetObjectKind().GroupVersionKind())
+		if !ok {
+			return fmt.Errorf("unknown kind %v", obj.GetObjectKind().GroupVersionKind())
+		}
+		return res.ValidateNew(obj).ToAggregate()
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/pkg/admission"
 )
 
 // alwaysAllow is --authorization-mode=AlwaysAllow.
@@ -60,4 +61,15 @@ func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authen
 		}
 		return user, &u, nil
 	}, nil
+}
+
+// admissionAuthorizer lets admission (CEL's authorizer variable) ask the
+// server's authorizer.
+func admissionAuthorizer(a auth.Authorizer) admission.Authorizer {
+	return admission.AuthorizerFunc(func(ctx context.Context, x admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
+		d, reason, err := a.Authorize(ctx, auth.Attributes{User: x.User, Verb: x.Verb, ResourceRequest: x.ResourceRequest,
+			APIGroup: x.APIGroup, APIVersion: x.APIVersion, Resource: x.Resource, Subresource: x.Subresource,
+			Namespace: x.Namespace, Name: x.Name, Path: x.Path})
+		return admission.AuthorizationDecision(d), reason, err
+	})
 }

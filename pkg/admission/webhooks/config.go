@@ -19,6 +19,8 @@ type Hook struct {
 	Name   string
 	// Index is the position in the ordered list of all hooks of its kind.
 	Index int
+	// Static hooks come from manifest files, not from the API.
+	Static bool
 
 	ClientConfig            admissionregistrationv1.WebhookClientConfig
 	Rules                   []admissionregistrationv1.RuleWithOperations
@@ -59,35 +61,52 @@ type Snapshot struct {
 	Validating []*Hook
 
 	mutating, validating hookList
+	// the API configurations, sorted, for combining with static ones
+	mutatingConfigs   []*admissionregistrationv1.MutatingWebhookConfiguration
+	validatingConfigs []*admissionregistrationv1.ValidatingWebhookConfiguration
 }
 
 // NewSnapshot orders and converts configurations into a snapshot.
 func NewSnapshot(mutating []*admissionregistrationv1.MutatingWebhookConfiguration, validating []*admissionregistrationv1.ValidatingWebhookConfiguration) *Snapshot {
-	s := &Snapshot{}
-	sort.SliceStable(mutating, func(i, j int) bool { return mutating[i].Name < mutating[j].Name })
-	sort.SliceStable(validating, func(i, j int) bool { return validating[i].Name < validating[j].Name })
-	for _, c := range mutating {
-		for i := range c.Webhooks {
-			w := &c.Webhooks[i]
-			s.Mutating = append(s.Mutating, &Hook{
-				UID: hookUID(c.Name, w.Name, i), Config: c.Name, Name: w.Name, Index: len(s.Mutating),
-				ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
-				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
-				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				MatchConditions: w.MatchConditions, ReinvocationPolicy: w.ReinvocationPolicy,
-			})
+	return combineSnapshots(nil, mutating, nil, validating)
+}
+
+// combineSnapshots builds the effective hook lists: the configurations of
+// static manifests first, then those of the API, each sorted by name.
+// Static hooks get "manifest/"-prefixed UIDs.
+func combineSnapshots(staticMutating, mutating []*admissionregistrationv1.MutatingWebhookConfiguration,
+	staticValidating, validating []*admissionregistrationv1.ValidatingWebhookConfiguration) *Snapshot {
+	s := &Snapshot{mutatingConfigs: sortedByName(mutating), validatingConfigs: sortedByName(validating)}
+	for _, static := range []bool{true, false} {
+		ms, vs := s.mutatingConfigs, s.validatingConfigs
+		if static {
+			ms, vs = sortedByName(staticMutating), sortedByName(staticValidating)
 		}
-	}
-	for _, c := range validating {
-		for i := range c.Webhooks {
-			w := &c.Webhooks[i]
-			s.Validating = append(s.Validating, &Hook{
-				UID: hookUID(c.Name, w.Name, i), Config: c.Name, Name: w.Name, Index: len(s.Validating),
-				ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
-				NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
-				TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
-				MatchConditions: w.MatchConditions,
-			})
+		for _, c := range ms {
+			names := mutatingNames(c.Webhooks)
+			for i := range c.Webhooks {
+				w := &c.Webhooks[i]
+				s.Mutating = append(s.Mutating, &Hook{
+					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.Mutating), Static: static,
+					ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
+					NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
+					TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+					MatchConditions: w.MatchConditions, ReinvocationPolicy: w.ReinvocationPolicy,
+				})
+			}
+		}
+		for _, c := range vs {
+			names := validatingNames(c.Webhooks)
+			for i := range c.Webhooks {
+				w := &c.Webhooks[i]
+				s.Validating = append(s.Validating, &Hook{
+					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.Validating), Static: static,
+					ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
+					NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
+					TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
+					MatchConditions: w.MatchConditions,
+				})
+			}
 		}
 	}
 	s.mutating = newHookList(s.Mutating)
@@ -95,8 +114,42 @@ func NewSnapshot(mutating []*admissionregistrationv1.MutatingWebhookConfiguratio
 	return s
 }
 
-func hookUID(config, name string, i int) string {
-	return fmt.Sprintf("%s/%s/%d", config, name, i)
+func sortedByName[T interface{ GetName() string }](list []T) []T {
+	out := append([]T(nil), list...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out
+}
+
+// hookUID is "<config>/<webhook>/<n>", n counting earlier webhooks of the
+// same name in the configuration; static hooks are prefixed "manifest/".
+func hookUID(static bool, config string, earlier []string, name string) string {
+	n := 0
+	for _, e := range earlier {
+		if e == name {
+			n++
+		}
+	}
+	uid := fmt.Sprintf("%s/%s/%d", config, name, n)
+	if static {
+		uid = "manifest/" + uid
+	}
+	return uid
+}
+
+func mutatingNames(ws []admissionregistrationv1.MutatingWebhook) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Name
+	}
+	return out
+}
+
+func validatingNames(ws []admissionregistrationv1.ValidatingWebhook) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = w.Name
+	}
+	return out
 }
 
 // Source gives the current snapshot. Implementations publish a new snapshot

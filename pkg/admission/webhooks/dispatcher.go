@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -34,6 +36,10 @@ type Options struct {
 	// CEL compiles matchConditions; by default both plugins share a new
 	// compiler.
 	CEL *admcel.Compiler
+	// DefaultConfiguration and ValidateConfiguration apply the API's
+	// defaults and create-time validation to static manifests.
+	DefaultConfiguration  func(obj runtime.Object)
+	ValidateConfiguration func(obj runtime.Object) error
 }
 
 // dispatcher holds what both plugins share.
@@ -47,6 +53,10 @@ type dispatcher struct {
 	authorizer admission.Authorizer
 	cel        *admcel.Compiler
 	log        *slog.Logger
+	// static holds the plugin's static manifests (nil without a
+	// staticManifestsDir); combined caches their union with the API set.
+	static   *staticManifests
+	combined atomic.Pointer[combined]
 }
 
 func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatcher, error) {
@@ -62,8 +72,15 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatc
 	if err != nil {
 		return nil, err
 	}
-	return &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver, creds), schema: pc.Schema,
-		namespaces: pc.Namespaces, metrics: o.Metrics, authorizer: pc.Authorizer, cel: o.CEL, log: log}, nil
+	d := &dispatcher{name: name, source: o.Source, clients: newClientCache(o.Resolver, creds), schema: pc.Schema,
+		namespaces: pc.Namespaces, metrics: o.Metrics, authorizer: pc.Authorizer, cel: o.CEL, log: log}
+	if cfg.StaticManifestsDir != "" {
+		checks := manifestChecks{Default: o.DefaultConfiguration, Validate: o.ValidateConfiguration}
+		if d.static, err = newStaticManifests(cfg.StaticManifestsDir, name == MutatingName, checks, log); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // Register adds both webhook plugins to r.
@@ -105,11 +122,20 @@ var excludedResources = map[schema.GroupResource]bool{
 	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:      true,
 }
 
-func excludedRequest(a *admission.Attributes) bool {
-	if excludedResources[a.Resource.GroupResource()] {
-		return true
-	}
+// excludedVirtual reports requests no webhook ever sees.
+func excludedVirtual(a *admission.Attributes) bool {
+	return excludedResources[a.Resource.GroupResource()]
+}
+
+// onlyStatic reports requests for admission configuration objects, which
+// only static-manifest webhooks may see.
+func onlyStatic(a *admission.Attributes) bool {
 	return a.Kind.Group == "admissionregistration.k8s.io" && excludedKinds[a.Kind.Kind]
+}
+
+// skip reports whether the dispatcher does nothing for the request.
+func (d *dispatcher) skip(a *admission.Attributes) bool {
+	return excludedVirtual(a) || (onlyStatic(a) && d.static == nil)
 }
 
 // observe records one webhook call in the request's admission trace and in

@@ -56,10 +56,10 @@ func stateOf(a *admission.Attributes) *mutatingState {
 
 // Admit calls the matching mutating webhooks in order.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
-	if excludedRequest(a) {
+	if m.skip(a) {
 		return nil
 	}
-	snap := m.source.Current()
+	snap := m.snapshot()
 	if len(snap.Mutating) == 0 {
 		return nil
 	}
@@ -78,7 +78,11 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 			st.lastOutput = a.Object.DeepCopyObject()
 		}
 	}()
+	static := onlyStatic(a)
 	for _, h := range snap.mutating.candidates(&mr) {
+		if static && !h.Static {
+			continue
+		}
 		inv, err := m.shouldCall(ctx, &mr, h, a)
 		if err != nil {
 			return err

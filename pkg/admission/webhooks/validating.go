@@ -30,16 +30,20 @@ type matchedHook struct {
 
 // Validate matches every hook, then calls the matching ones concurrently.
 func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
-	if excludedRequest(a) {
+	if v.skip(a) {
 		return nil
 	}
-	snap := v.source.Current()
+	snap := v.snapshot()
 	if len(snap.Validating) == 0 {
 		return nil
 	}
 	mr := match.NewRequest(ctx, v.matchEnv(), a)
 	var matched []matchedHook
+	static := onlyStatic(a)
 	for _, h := range snap.validating.candidates(&mr) {
+		if static && !h.Static {
+			continue
+		}
 		inv, err := v.shouldCall(ctx, &mr, h, a)
 		if err != nil {
 			return err
