@@ -2,6 +2,9 @@ package server
 
 import (
 	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -39,7 +42,7 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 	webhooks.Register(plugins, webhooks.Options{
 		Metrics:               metrics,
 		DefaultConfiguration:  schema.Default,
-		ValidateConfiguration: validateNew(cat),
+		ValidateConfiguration: validateManifest(cat),
 		Source:                parts.webhooks,
 		Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
 		Logger:                o.Logger,
@@ -60,13 +63,21 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 	return parts, nil
 }
 
-// validateNew is the create-time API validation of a built-in object.
-func validateNew(cat *registry.Catalogue) func(obj runtime.Object) error {
+// validateManifest is the create-time API validation of a configuration
+// from a static manifest. The API reserves the ".static.k8s.io" names for
+// manifests, so the name is validated without that suffix.
+func validateManifest(cat *registry.Catalogue) func(obj runtime.Object) error {
 	return func(obj runtime.Object) error {
 		res, ok := cat.LookupKind(obj.GetObjectKind().GroupVersionKind())
 		if !ok {
 			return fmt.Errorf("unknown kind %v", obj.GetObjectKind().GroupVersionKind())
 		}
-		return res.ValidateNew(obj).ToAggregate()
+		cp := obj.DeepCopyObject()
+		m, err := meta.Accessor(cp)
+		if err != nil {
+			return err
+		}
+		m.SetName(strings.TrimSuffix(m.GetName(), ".static.k8s.io"))
+		return res.ValidateNew(cp).ToAggregate()
 	}
 }
