@@ -113,3 +113,27 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		}
 	}
 }
+
+func TestKubectlNoChangeWrites(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "create", "configmap", "same", "--from-literal=k=v")
+	a.mustKubectl(t, "", "label", "configmap", "same", "tier=gold")
+	rv := a.mustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}")
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"label", "configmap", "same", "tier=gold"}, "configmap/same not labeled"},
+		{[]string{"patch", "configmap", "same", "-p", `{"data":{"k":"v"}}`}, "configmap/same patched (no change)"},
+		{[]string{"patch", "configmap", "same", "--type=merge", "-p", `{"data":{"k":"v"}}`}, "configmap/same patched (no change)"},
+		{[]string{"patch", "configmap", "same", "--type=json", "-p", `[{"op":"replace","path":"/data/k","value":"v"}]`}, "configmap/same patched (no change)"},
+	}
+	for _, st := range steps {
+		if out := a.mustKubectl(t, "", st.args...); !strings.Contains(out, st.want) {
+			t.Errorf("kubectl %s = %q, want %q", strings.Join(st.args, " "), out, st.want)
+		}
+	}
+	if got := a.mustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}"); got != rv {
+		t.Errorf("resourceVersion after no-op writes = %s, want unchanged %s", got, rv)
+	}
+}
