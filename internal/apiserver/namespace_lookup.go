@@ -4,6 +4,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -43,13 +44,14 @@ func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev
 // ServiceLookup reads Services from storage (for webhook service references).
 type ServiceLookup struct {
 	store storage.Store
+	cat   *registry.Catalogue
 	res   *registry.Resource
 }
 
 // NewServiceLookup returns a lookup over store.
 func NewServiceLookup(store storage.Store, cat *registry.Catalogue) *ServiceLookup {
 	res, _ := cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
-	return &ServiceLookup{store: store, res: res}
+	return &ServiceLookup{store: store, cat: cat, res: res}
 }
 
 // GetService returns the service, or an error when it does not exist.
@@ -63,4 +65,28 @@ func (l *ServiceLookup) GetService(ctx context.Context, namespace, name string) 
 		return nil, err
 	}
 	return obj.(*corev1.Service), nil
+}
+
+// EndpointSlices returns the EndpointSlices of a Service (label
+// kubernetes.io/service-name).
+func (l *ServiceLookup) EndpointSlices(ctx context.Context, namespace, service string) ([]*discoveryv1.EndpointSlice, error) {
+	res, ok := l.cat.Lookup(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
+	if !ok {
+		return nil, nil
+	}
+	page, err := l.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*discoveryv1.EndpointSlice
+	for _, kv := range page.Items {
+		obj, err := decodeFromStorage(res, kv)
+		if err != nil {
+			return nil, err
+		}
+		if es := obj.(*discoveryv1.EndpointSlice); es.Labels[discoveryv1.LabelServiceName] == service {
+			out = append(out, es)
+		}
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/admitd/admitd/internal/apiserver"
 )
@@ -21,6 +22,7 @@ import (
 type serviceResolver struct {
 	mapPath  string
 	services func(ctx context.Context, namespace, name string) (*corev1.Service, error)
+	slices   func(ctx context.Context, namespace, service string) ([]*discoveryv1.EndpointSlice, error)
 
 	mu      sync.Mutex
 	modTime time.Time
@@ -41,13 +43,47 @@ func (r *serviceResolver) ResolveService(namespace, name string, port int32) (st
 		return "", fmt.Errorf("service %q not found", name)
 	}
 	p := strconv.Itoa(int(port))
-	switch {
-	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
 		return net.JoinHostPort(svc.Spec.ExternalName, p), nil
-	case svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone:
+	}
+	if addr, ok := r.endpointFor(svc, port); ok {
+		return addr, nil
+	}
+	if svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		return net.JoinHostPort(svc.Spec.ClusterIP, p), nil
 	}
 	return "", fmt.Errorf("service %q has no address to dial", name)
+}
+
+// endpointFor picks a ready endpoint of the service's EndpointSlices for
+// the service port, matching the slice port by the service port's name.
+func (r *serviceResolver) endpointFor(svc *corev1.Service, port int32) (string, bool) {
+	if r.slices == nil {
+		return "", false
+	}
+	portName := ""
+	for _, sp := range svc.Spec.Ports {
+		if sp.Port == port {
+			portName = sp.Name
+		}
+	}
+	slices, err := r.slices(context.Background(), svc.Namespace, svc.Name)
+	if err != nil {
+		return "", false
+	}
+	for _, es := range slices {
+		for _, ep := range es.Endpoints {
+			if len(ep.Addresses) == 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
+				continue
+			}
+			for _, p := range es.Ports {
+				if p.Port != nil && (p.Name == nil && portName == "" || p.Name != nil && *p.Name == portName) {
+					return net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(*p.Port))), true
+				}
+			}
+		}
+	}
+	return "", false
 }
 
 // lookupMap reads the map file if it changed since the last read.
@@ -73,7 +109,7 @@ func (r *serviceResolver) lookupMap(host string) (string, bool) {
 func newServiceResolver(mapPath string, api *apiserver.ServiceLookup) *serviceResolver {
 	r := &serviceResolver{mapPath: mapPath}
 	if api != nil {
-		r.services = api.GetService
+		r.services, r.slices = api.GetService, api.EndpointSlices
 	}
 	return r
 }
