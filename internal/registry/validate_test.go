@@ -8,6 +8,7 @@ package registry
 
 import (
 	"strings"
+	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -21,7 +22,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-var testCatalogue = NewCatalogue()
+// testCatalogue is built on first use: a package-level NewCatalogue() would
+// run before the init funcs that register strategies (the
+// admissionregistration kinds' among them).
+var testCatalogue = sync.OnceValue(NewCatalogue)
 
 // resourceFor finds the served resource of obj's kind.
 func resourceFor(t *testing.T, obj runtime.Object) *Resource {
@@ -30,7 +34,7 @@ func resourceFor(t *testing.T, obj runtime.Object) *Resource {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok := testCatalogue.LookupKind(kinds[0])
+	r, ok := testCatalogue().LookupKind(kinds[0])
 	if !ok {
 		t.Fatalf("no resource serves %v", kinds[0])
 	}
