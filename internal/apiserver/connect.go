@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -16,7 +17,11 @@ import (
 // answers that no kubelet is attached.
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
 	sub, _ := res.Subresource(rq.info.Subresource)
-	opts := connectOptions(r, sub.Kind.GroupVersion().String(), sub.Kind.Kind)
+	opts, err := connectOptions(r, sub.Kind)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	attrs := s.attributes(rq, res, admission.Connect, rq.info.Name, opts, nil, nil, false)
 	if err := s.admit(r.Context(), attrs); err != nil {
 		writeError(w, r, err)
@@ -33,23 +38,18 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *reques
 	writeError(w, r, apierrors.NewBadRequest("Upgrade request required"))
 }
 
-// connectOptions builds the options object of a connect request from its
-// query (e.g. PodExecOptions).
-func connectOptions(r *http.Request, apiVersion, kind string) runtime.Object {
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
-	for k, vs := range r.URL.Query() {
-		switch k {
-		case "command":
-			list := make([]any, len(vs))
-			for i, v := range vs {
-				list[i] = v
-			}
-			u.Object[k] = list
-		case "stdin", "stdout", "stderr", "tty":
-			u.Object[k] = vs[0] == "true" || vs[0] == "1"
-		default:
-			u.Object[k] = vs[0]
-		}
+// connectOptions decodes the options object of a connect request (e.g.
+// PodExecOptions) from its query, keeping only the fields of that kind.
+func connectOptions(r *http.Request, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	obj, err := registry.Scheme.New(gvk)
+	if err != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
 	}
-	return u
+	if err := decodeQuery(r.URL.Query(), obj); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, nil
 }
