@@ -24,6 +24,9 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, errMethodNotSupported(res.GroupResource(), "create"))
 		return
 	}
+	if s.serveReview(w, r, rq, res) {
+		return
+	}
 	opts, err := parseCreateOptions(r)
 	if err != nil {
 		writeError(w, r, err)

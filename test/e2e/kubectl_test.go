@@ -137,3 +137,13 @@ func TestKubectlNoChangeWrites(t *testing.T) {
 		t.Errorf("resourceVersion after no-op writes = %s, want unchanged %s", got, rv)
 	}
 }
+
+func TestKubectlAuthWhoamiCanI(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	if out := a.mustKubectl(t, "", "auth", "whoami"); !strings.Contains(out, "admitd-admin") || !strings.Contains(out, "system:masters") {
+		t.Errorf("kubectl auth whoami = %q, want the admin user and its groups", out)
+	}
+	if out := a.mustKubectl(t, "", "auth", "can-i", "create", "pods"); strings.TrimSpace(out) != "yes" {
+		t.Errorf("kubectl auth can-i create pods = %q, want yes (AlwaysAllow)", out)
+	}
+}
