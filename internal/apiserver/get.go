@@ -12,6 +12,10 @@ import (
 )
 
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if rq.info.Subresource == "scale" {
+		s.serveGetScale(w, r, rq, res)
+		return
+	}
 	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
 	if err != nil {
 		writeError(w, r, err)

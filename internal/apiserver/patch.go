@@ -60,6 +60,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 	}
 	uopts := &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
+	if rq.info.Subresource == "scale" {
+		s.finishScaleWrite(w, r, rq, res, scalePatcher(rq, res, mt, patch), uopts)
+		return
+	}
 	next := func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {
 			return nil, errNotFound(res, rq.info.Name)

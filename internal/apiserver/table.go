@@ -6,8 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/admitd/admitd/internal/printers"
 	"github.com/admitd/admitd/internal/registry"
 )
 
@@ -23,45 +23,13 @@ func tableIncludeObject(r *http.Request) bool {
 	return r.URL.Query().Get("includeObject") == "Object"
 }
 
-// tableFor renders objects as a Table with the generic columns (name, age).
+// tableFor renders objects as a Table with the kind's kubectl get columns.
 // Rows carry the object's metadata (or the whole object) so that kubectl's
 // -A, --show-labels and -L work.
 func (s *Server) tableFor(res *registry.Resource, objs []runtime.Object, _ string, fullObject bool) *metav1.Table {
-	t := &metav1.Table{
-		TypeMeta: metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"},
-		ColumnDefinitions: []metav1.TableColumnDefinition{
-			{Name: "Name", Type: "string", Format: "name", Description: "Name must be unique within a namespace."},
-			{Name: "Age", Type: "string", Description: "CreationTimestamp is a timestamp representing the server time when this object was created."},
-		},
-		Rows: []metav1.TableRow{},
+	opts := printers.Options{IncludeObject: metav1.IncludeMetadata}
+	if fullObject {
+		opts.IncludeObject = metav1.IncludeObject
 	}
-	now := s.cfg.Now()
-	for _, obj := range objs {
-		m := accessor(obj)
-		age := "<unknown>"
-		if ts := m.GetCreationTimestamp(); !ts.IsZero() {
-			age = duration.HumanDuration(now.Sub(ts.Time))
-		}
-		row := metav1.TableRow{Cells: []any{m.GetName(), age}}
-		if fullObject {
-			row.Object = runtime.RawExtension{Object: obj}
-		} else {
-			row.Object = runtime.RawExtension{Object: partialMetadata(obj)}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
-}
-
-func partialMetadata(obj runtime.Object) *metav1.PartialObjectMetadata {
-	m := accessor(obj)
-	return &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{Kind: "PartialObjectMetadata", APIVersion: "meta.k8s.io/v1"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(), ResourceVersion: m.GetResourceVersion(),
-			CreationTimestamp: m.GetCreationTimestamp(), DeletionTimestamp: m.GetDeletionTimestamp(),
-			Labels: m.GetLabels(), Annotations: m.GetAnnotations(), OwnerReferences: m.GetOwnerReferences(),
-			Finalizers: m.GetFinalizers(), Generation: m.GetGeneration(),
-		},
-	}
+	return printers.Table(res, objs, s.cfg.Now(), opts)
 }

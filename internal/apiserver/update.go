@@ -29,6 +29,10 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, err)
 		return
 	}
+	if rq.info.Subresource == "scale" {
+		s.serveUpdateScale(w, r, rq, res, opts)
+		return
+	}
 	body, err := s.decodeWriteBody(r, rq, res, opts.FieldValidation)
 	if err != nil {
 		writeError(w, r, err)
@@ -114,10 +118,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	}
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)
-	if err := s.admit(ctx, attrs); err != nil {
+	if obj, err = s.admitUpdate(ctx, rq, res, attrs); err != nil {
 		return nil, false, err
 	}
-	obj = attrs.Object
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
 	}
@@ -125,9 +128,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
-	vattrs := *attrs
-	vattrs.Object = obj
-	if err := s.validate(ctx, &vattrs); err != nil {
+	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}
 	return s.commitUpdate(ctx, res, key, rev, obj, old, clientRV, dryRun)

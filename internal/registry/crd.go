@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"strings"
+
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +36,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			TracksGeneration:     true,
 			StorageVersion:       storage,
 			Unstructured:         true,
+			PrinterColumns:       v.AdditionalPrinterColumns,
 		}
 		if r.ListKind == "" {
 			r.ListKind = names.Kind + "List"
@@ -46,7 +49,12 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			r.Subresources = append(r.Subresources, Subresource{Name: "status", Kind: r.GroupVersionKind(), Verbs: subVerbs})
 		}
 		if v.Subresources != nil && v.Subresources.Scale != nil {
+			sc := v.Subresources.Scale
 			r.Subresources = append(r.Subresources, scaleSub())
+			r.ScaleSpecReplicasPath, r.ScaleStatusReplicasPath = jsonPath(sc.SpecReplicasPath), jsonPath(sc.StatusReplicasPath)
+			if sc.LabelSelectorPath != nil {
+				r.ScaleLabelSelectorPath = jsonPath(*sc.LabelSelectorPath)
+			}
 		}
 		sortSubresources(r.Subresources)
 		r.Strategy = customResourceStrategy(v.Schema)
@@ -149,4 +157,9 @@ func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensi
 	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
 		Type: t, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
 	})
+}
+
+// jsonPath splits a simple JSON path such as ".spec.replicas".
+func jsonPath(p string) []string {
+	return strings.Split(strings.TrimPrefix(p, "."), ".")
 }

@@ -7,6 +7,7 @@
 package registry
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -61,8 +62,15 @@ type Resource struct {
 	// *unstructured.Unstructured; built-in ones to their k8s.io/api type.
 	Unstructured bool
 	Strategy     Strategy
+	// ScaleSpecReplicasPath, ScaleStatusReplicasPath and
+	// ScaleLabelSelectorPath locate the scale subresource's fields in a
+	// custom resource (from the CRD, split on ".").
+	ScaleSpecReplicasPath, ScaleStatusReplicasPath, ScaleLabelSelectorPath []string
 	// NameValidator overrides the kind's default name rule.
 	NameValidator NameValidator
+	// PrinterColumns are a custom resource version's additionalPrinterColumns
+	// (the columns of kubectl get); empty for built-in resources.
+	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
 }
 
 // GroupVersionKind returns the kind of the resource's objects.

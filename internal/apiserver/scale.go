@@ -1,0 +1,261 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+// The scale subresource reads and writes an object's replica count as an
+// autoscaling/v1 Scale. Admission sees Scale objects, as upstream.
+
+var scaleKind = autoscalingv1.SchemeGroupVersion.WithKind("Scale")
+
+// scalePaths locates replicas and the selector in an object's content.
+type scalePaths struct {
+	spec, status []string
+	selector     []string // status (custom resources) or spec.selector (built-in)
+	labelSel     bool     // selector is a LabelSelector to format
+}
+
+func pathsFor(res *registry.Resource) scalePaths {
+	if res.Unstructured {
+		return scalePaths{spec: res.ScaleSpecReplicasPath, status: res.ScaleStatusReplicasPath, selector: res.ScaleLabelSelectorPath}
+	}
+	return scalePaths{spec: []string{"spec", "replicas"}, status: []string{"status", "replicas"}, selector: []string{"spec", "selector"},
+		labelSel: res.Resource != "replicationcontrollers"}
+}
+
+// toScale describes obj's replicas as a Scale.
+func toScale(res *registry.Resource, obj runtime.Object) (*autoscalingv1.Scale, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	p := pathsFor(res)
+	m := accessor(obj)
+	sc := &autoscalingv1.Scale{
+		TypeMeta: metav1.TypeMeta{APIVersion: scaleKind.GroupVersion().String(), Kind: scaleKind.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: m.GetName(), Namespace: m.GetNamespace(), UID: m.GetUID(),
+			ResourceVersion: m.GetResourceVersion(), CreationTimestamp: m.GetCreationTimestamp()},
+	}
+	if v, ok, _ := unstructured.NestedFieldNoCopy(content, p.spec...); ok {
+		sc.Spec.Replicas = int32(toInt64(v))
+	}
+	if v, ok, _ := unstructured.NestedFieldNoCopy(content, p.status...); ok {
+		sc.Status.Replicas = int32(toInt64(v))
+	}
+	sc.Status.Selector = selectorString(content, p)
+	return sc, nil
+}
+
+func selectorString(content map[string]any, p scalePaths) string {
+	v, ok, _ := unstructured.NestedFieldNoCopy(content, p.selector...)
+	if !ok {
+		return ""
+	}
+	if s, isString := v.(string); isString {
+		return s
+	}
+	m, _ := v.(map[string]any)
+	if !p.labelSel {
+		var parts []string
+		for k, val := range m {
+			parts = append(parts, fmt.Sprintf("%s=%v", k, val))
+		}
+		return strings.Join(parts, ",")
+	}
+	var sel metav1.LabelSelector
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &sel); err != nil {
+		return ""
+	}
+	return metav1.FormatLabelSelector(&sel)
+}
+
+func toInt64(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int32:
+		return int64(n)
+	}
+	return 0
+}
+
+// withReplicas returns a copy of obj whose desired replicas are sc's.
+func withReplicas(res *registry.Resource, obj runtime.Object, sc *autoscalingv1.Scale) (runtime.Object, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	if err := unstructured.SetNestedField(content, int64(sc.Spec.Replicas), pathsFor(res).spec...); err != nil {
+		return nil, err
+	}
+	out, err := newObject(res)
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, out); err != nil {
+		return nil, err
+	}
+	accessor(out).SetResourceVersion(sc.ResourceVersion)
+	return out, nil
+}
+
+func validateScale(sc *autoscalingv1.Scale) error {
+	if sc.Spec.Replicas >= 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: "Scale"}, sc.Name, field.ErrorList{
+		field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
+}
+
+// serveGetScale answers GET .../scale.
+func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
+	if err == nil {
+		var sc *autoscalingv1.Scale
+		if sc, err = toScale(res, obj); err == nil {
+			writeObject(w, r, http.StatusOK, sc)
+			return
+		}
+	}
+	writeError(w, r, err)
+}
+
+// admitUpdate runs the mutating phase of an update and returns the object
+// to continue with. A scale write is admitted as Scale objects and its
+// replicas applied to the object afterwards.
+func (s *Server) admitUpdate(ctx context.Context, rq *request, res *registry.Resource, attrs *admission.Attributes) (runtime.Object, error) {
+	if rq.info.Subresource != "scale" {
+		err := s.admit(ctx, attrs)
+		return attrs.Object, err
+	}
+	obj := attrs.Object
+	newScale, err := toScale(res, obj)
+	if err != nil {
+		return nil, err
+	}
+	oldScale, err := toScale(res, attrs.OldObject)
+	if err != nil {
+		return nil, err
+	}
+	attrs.Object, attrs.OldObject = newScale, oldScale
+	if err := s.admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	sc, ok := attrs.Object.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("admission returned a %T for a Scale", attrs.Object))
+	}
+	if err := validateScale(sc); err != nil {
+		return nil, err
+	}
+	sc.ResourceVersion = accessor(obj).GetResourceVersion()
+	return withReplicas(res, obj, sc)
+}
+
+// validateUpdate runs the validating phase of an update on obj.
+func (s *Server) validateUpdate(ctx context.Context, rq *request, res *registry.Resource, attrs *admission.Attributes, obj, old runtime.Object) error {
+	vattrs := *attrs
+	vattrs.Object = obj
+	if rq.info.Subresource == "scale" {
+		newScale, err := toScale(res, obj)
+		if err != nil {
+			return err
+		}
+		vattrs.Object = newScale
+	}
+	return s.validate(ctx, &vattrs)
+}
+
+// serveUpdateScale answers PUT .../scale.
+func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, opts *metav1.UpdateOptions) {
+	data, err := s.readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var body autoscalingv1.Scale
+	if err := decodeScale(mediaTypeOf(r), data, &body); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	next := func(current runtime.Object) (runtime.Object, error) {
+		if current == nil {
+			return nil, errNotFound(res, rq.info.Name)
+		}
+		return withReplicas(res, current, &body)
+	}
+	s.finishScaleWrite(w, r, rq, res, next, opts)
+}
+
+func (s *Server) finishScaleWrite(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) {
+	out, _, err := s.update(r.Context(), rq, res, next, opts)
+	if err == nil {
+		var sc *autoscalingv1.Scale
+		if sc, err = toScale(res, out); err == nil {
+			writeObject(w, r, http.StatusOK, sc)
+			return
+		}
+	}
+	writeError(w, r, err)
+}
+
+func decodeScale(mt string, data []byte, into *autoscalingv1.Scale) error {
+	if mt == mediaProtobuf {
+		gvk := scaleKind
+		if _, _, err := protobufSerializer.Decode(data, &gvk, into); err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		return nil
+	}
+	if mt == mediaYAML {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return apierrors.NewBadRequest(err.Error())
+		}
+		data = j
+	}
+	if err := json.Unmarshal(data, into); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// scalePatcher applies a patch to the Scale of the current object and
+// returns the object with the patched replicas.
+func scalePatcher(rq *request, res *registry.Resource, mt string, patch []byte) transform {
+	return func(current runtime.Object) (runtime.Object, error) {
+		if current == nil {
+			return nil, errNotFound(res, rq.info.Name)
+		}
+		sc, err := toScale(res, current)
+		if err != nil {
+			return nil, err
+		}
+		scaleRes := &registry.Resource{GroupVersionResource: autoscalingv1.SchemeGroupVersion.WithResource("scales"), Kind: "Scale"}
+		patched, err := applyPatch(rq, scaleRes, mt, patch, sc, metav1.FieldValidationIgnore)
+		if err != nil {
+			return nil, err
+		}
+		return withReplicas(res, current, patched.(*autoscalingv1.Scale))
+	}
+}

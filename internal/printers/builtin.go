@@ -1,0 +1,53 @@
+package printers
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// builtinPrinters are the built-in kinds upstream has a printer for, by group
+// and resource. Kinds not listed (Roles, ClusterRoles, LimitRanges,
+// CustomResourceDefinitions, …) get upstream's default Name / Created At.
+var builtinPrinters = map[schema.GroupResource]printer{
+	{Resource: "pods"}:                   podPrinter,
+	{Resource: "namespaces"}:             namespacePrinter,
+	{Resource: "configmaps"}:             configMapPrinter,
+	{Resource: "secrets"}:                secretPrinter,
+	{Resource: "services"}:               servicePrinter,
+	{Resource: "serviceaccounts"}:        serviceAccountPrinter,
+	{Resource: "endpoints"}:              endpointsPrinter,
+	{Resource: "events"}:                 eventPrinter,
+	{Resource: "nodes"}:                  nodePrinter,
+	{Resource: "persistentvolumes"}:      persistentVolumePrinter,
+	{Resource: "persistentvolumeclaims"}: persistentVolumeClaimPrinter,
+	{Resource: "replicationcontrollers"}: replicationControllerPrinter,
+	{Resource: "resourcequotas"}:         resourceQuotaPrinter,
+	{Resource: "podtemplates"}:           podTemplatePrinter,
+	{Resource: "componentstatuses"}:      componentStatusPrinter,
+
+	{Group: "apps", Resource: "deployments"}:         deploymentPrinter,
+	{Group: "apps", Resource: "replicasets"}:         replicaSetPrinter,
+	{Group: "apps", Resource: "statefulsets"}:        statefulSetPrinter,
+	{Group: "apps", Resource: "daemonsets"}:          daemonSetPrinter,
+	{Group: "apps", Resource: "controllerrevisions"}: controllerRevisionPrinter,
+	{Group: "batch", Resource: "jobs"}:               jobPrinter,
+	{Group: "batch", Resource: "cronjobs"}:           cronJobPrinter,
+
+	{Group: "networking.k8s.io", Resource: "ingresses"}:                    ingressPrinter,
+	{Group: "networking.k8s.io", Resource: "ingressclasses"}:               ingressClassPrinter,
+	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              networkPolicyPrinter,
+	{Group: "storage.k8s.io", Resource: "storageclasses"}:                  storageClassPrinter,
+	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              priorityClassPrinter,
+	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                     runtimeClassPrinter,
+	{Group: "coordination.k8s.io", Resource: "leases"}:                     leasePrinter,
+	{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}:         roleBindingPrinter,
+	{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings"}:  clusterRoleBindingPrinter,
+	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}: csrPrinter,
+	{Group: "policy", Resource: "poddisruptionbudgets"}:                    podDisruptionBudgetPrinter,
+	{Group: "discovery.k8s.io", Resource: "endpointslices"}:                endpointSlicePrinter,
+	{Group: "events.k8s.io", Resource: "events"}:                           eventsV1Printer,
+
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     mutatingWebhookPrinter,
+	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   validatingWebhookPrinter,
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       validatingPolicyPrinter,
+	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}: validatingPolicyBindingPrinter,
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicies"}:         mutatingPolicyPrinter,
+	{Group: "admissionregistration.k8s.io", Resource: "mutatingadmissionpolicybindings"}:   mutatingPolicyBindingPrinter,
+}
