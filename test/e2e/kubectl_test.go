@@ -147,3 +147,18 @@ func TestKubectlAuthWhoamiCanI(t *testing.T) {
 		t.Errorf("kubectl auth can-i create pods = %q, want yes (AlwaysAllow)", out)
 	}
 }
+
+func TestKubectlScale(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
+	if out := a.mustKubectl(t, "", "scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "deployment.apps/web scaled") {
+		t.Fatalf("kubectl scale = %q", out)
+	}
+	if got := a.mustKubectl(t, "", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"); got != "5/2" {
+		t.Errorf("after scale replicas/generation = %q, want 5/2", got)
+	}
+	_, errOut, err := a.kubectl(t, "", "patch", "deploy", "web", "--subresource=scale", "--type=merge", "-p", `{"spec":{"replicas":-3}}`)
+	if want := `The Scale "web" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0`; err == nil || !strings.Contains(errOut, want) {
+		t.Errorf("negative scale: err=%v stderr=%q, want %q", err, errOut, want)
+	}
+}
