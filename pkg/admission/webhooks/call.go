@@ -29,7 +29,7 @@ func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes,
 	if !ok {
 		return nil, &callError{Webhook: h.Name, Reason: errNoKnownVersion, Code: 400}
 	}
-	cl, err := d.clients.get(h.ClientConfig)
+	cl, err := d.clients.get(h.Name, h.ClientConfig)
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}

@@ -41,8 +41,9 @@ type endpoint struct {
 
 // client is the HTTP client of one distinct client configuration.
 type client struct {
-	ep   endpoint
-	http *http.Client
+	ep      endpoint
+	resolve func() (string, error) // service webhooks only
+	http    *http.Client
 }
 
 // clientCache shares clients between webhooks with the same client
@@ -72,7 +73,7 @@ func cacheKey(cc admissionregistrationv1.WebhookClientConfig) string {
 
 // get returns the client for a configuration, building it on first use.
 // Build errors are not cached.
-func (c *clientCache) get(cc admissionregistrationv1.WebhookClientConfig) (*client, error) {
+func (c *clientCache) get(webhook string, cc admissionregistrationv1.WebhookClientConfig) (*client, error) {
 	key := cacheKey(cc)
 	c.mu.Lock()
 	cl, ok := c.clients[key]
@@ -82,6 +83,11 @@ func (c *clientCache) get(cc admissionregistrationv1.WebhookClientConfig) (*clie
 	}
 	cl, err := c.build(cc)
 	if err != nil {
+		var ee endpointError
+		if errors.As(err, &ee) {
+			// upstream's client manager reports these as a failure of its own
+			err = &callError{Webhook: webhook, Reason: ee.error}
+		}
 		return nil, fmt.Errorf("could not get REST client: %w", err)
 	}
 	c.mu.Lock()
@@ -116,15 +122,19 @@ func (c *clientCache) build(cc admissionregistrationv1.WebhookClientConfig) (*cl
 		tr.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	}
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	var resolve func() (string, error)
 	if ep.service != nil {
 		svc := *ep.service
-		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		resolve = func() (string, error) {
 			if c.resolver == nil {
-				return nil, fmt.Errorf("no service resolver for service %s/%s", svc.Namespace, svc.Name)
+				return "", fmt.Errorf("no service resolver for service %s/%s", svc.Namespace, svc.Name)
 			}
-			addr, err := c.resolver.ResolveService(svc.Namespace, svc.Name, servicePort(svc))
-			if err != nil {
-				return nil, err
+			return c.resolver.ResolveService(svc.Namespace, svc.Name, servicePort(svc))
+		}
+		tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			addr, ok := ctx.Value(dialAddressKey{}).(string)
+			if !ok {
+				return nil, fmt.Errorf("service %s/%s was not resolved", svc.Namespace, svc.Name)
 			}
 			return dialer.DialContext(ctx, network, addr)
 		}
@@ -135,8 +145,14 @@ func (c *clientCache) build(cc admissionregistrationv1.WebhookClientConfig) (*cl
 	if err != nil {
 		return nil, err
 	}
-	return &client{ep: ep, http: &http.Client{Transport: rt, Timeout: 30 * time.Second}}, nil
+	return &client{ep: ep, resolve: resolve, http: &http.Client{Transport: rt, Timeout: 30 * time.Second}}, nil
 }
+
+// dialAddressKey carries, in a request's context, the address a service
+// webhook resolved to: resolution happens in the caller's goroutine (where
+// a panicking resolver is recovered like any other webhook failure), the
+// dial in the transport's.
+type dialAddressKey struct{}
 
 // credentialKey is the host:port under which the webhook's credentials are
 // looked up (port 443 when the URL has none).
@@ -159,7 +175,7 @@ func resolveEndpoint(cc admissionregistrationv1.WebhookClientConfig) (endpoint, 
 	case cc.URL != nil && cc.Service == nil:
 		u, err := url.Parse(*cc.URL)
 		if err != nil {
-			return endpoint{}, fmt.Errorf("Unparsable URL: %v", err)
+			return endpoint{}, endpointError{fmt.Errorf("Unparsable URL: %v", err)}
 		}
 		u.Path = path.Clean("/" + u.Path)
 		host := u.Hostname()
@@ -178,12 +194,47 @@ func resolveEndpoint(cc admissionregistrationv1.WebhookClientConfig) (endpoint, 
 		u := &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(int(servicePort(*s)))), Path: path.Clean("/" + p)}
 		return endpoint{url: u, serverName: host, service: s}, nil
 	}
-	return endpoint{}, errors.New("webhook configuration must have either service or URL")
+	return endpoint{}, endpointError{errors.New("webhook configuration must have either service or URL")}
 }
+
+// endpointError is a client configuration without a usable service or URL.
+type endpointError struct{ error }
+
+// maxRetries bounds the retries of an answer that asks for one
+// (429 or 5xx with Retry-After), as the Kubernetes REST client does.
+const maxRetries = 10
 
 // post sends a review and returns the response body, or a call failure
 // with the status code it counts as.
 func (cl *client) post(ctx context.Context, body []byte) ([]byte, int32, error) {
+	u := cl.requestURL(ctx)
+	if cl.resolve != nil {
+		addr, err := cl.resolve()
+		if err != nil {
+			// worded as the HTTP client words a failure of its transport
+			return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: %w", &url.Error{Op: "Post", URL: u, Err: err})
+		}
+		ctx = context.WithValue(ctx, dialAddressKey{}, addr)
+	}
+	for attempt := 0; ; attempt++ {
+		resp, data, err := cl.send(ctx, u, body)
+		if err != nil {
+			return nil, http.StatusServiceUnavailable, err
+		}
+		if wait, ok := retryAfter(resp); ok && attempt < maxRetries {
+			select {
+			case <-time.After(wait):
+				continue
+			case <-ctx.Done():
+			}
+		}
+		return checkResponse(resp, data)
+	}
+}
+
+// requestURL adds the ?timeout= the remaining time allows, rounded up to
+// whole seconds.
+func (cl *client) requestURL(ctx context.Context) string {
 	u := *cl.ep.url
 	if deadline, ok := ctx.Deadline(); ok {
 		secs := int64(math.Ceil(time.Until(deadline).Seconds()))
@@ -194,26 +245,50 @@ func (cl *client) post(ctx context.Context, body []byte) ([]byte, int32, error) 
 		q.Set("timeout", (time.Duration(secs) * time.Second).String())
 		u.RawQuery = q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	return u.String()
+}
+
+func (cl *client) send(ctx context.Context, u string, body []byte) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: %w", err)
+		return nil, nil, fmt.Errorf("failed to call webhook: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, */*")
 	req.Header.Set("User-Agent", "kube-apiserver-admission")
 	resp, err := cl.http.Do(req)
 	if err != nil {
-		return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: %w", err)
+		return nil, nil, fmt.Errorf("failed to call webhook: %w", err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: %w", err)
+		// as client-go's transformResponse words a failed body read
+		return nil, nil, fmt.Errorf("failed to call webhook: unexpected error when reading response body. Please retry. Original error: %w", err)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 206 {
-		if resp.StatusCode != http.StatusSwitchingProtocols {
-			return nil, int32(resp.StatusCode), fmt.Errorf("failed to call webhook: %w", httpError(resp, data))
-		}
+	return resp, data, nil
+}
+
+// retryAfter reports whether an answer asks to be retried, and when.
+func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return 0, false
+	}
+	v := resp.Header.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	secs, err := strconv.Atoi(v)
+	if err != nil || secs < 0 {
+		return 0, false
+	}
+	return time.Duration(secs) * time.Second, true
+}
+
+// checkResponse turns a non-2xx or empty answer into a call failure.
+func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
+	if (resp.StatusCode < 200 || resp.StatusCode > 206) && resp.StatusCode != http.StatusSwitchingProtocols {
+		return nil, int32(resp.StatusCode), fmt.Errorf("failed to call webhook: %w", httpError(resp, data))
 	}
 	if len(data) == 0 {
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: 0-length response with status code: %d and content type: %s",
@@ -226,7 +301,7 @@ func (cl *client) post(ctx context.Context, body []byte) ([]byte, int32, error) 
 // reports it: the Status the body holds, or a generic server response.
 func httpError(resp *http.Response, body []byte) error {
 	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Status == metav1.StatusFailure {
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
 		if st.Code == 0 {
 			st.Code = int32(resp.StatusCode)
 		}

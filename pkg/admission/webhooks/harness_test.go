@@ -145,7 +145,9 @@ func namespace(name string, labels map[string]string) *corev1.Namespace {
 }
 
 // swapSource is a webhooks.Source whose snapshot a test replaces.
-type swapSource struct{ p atomic.Pointer[webhooks.Snapshot] }
+type swapSource struct {
+	p atomic.Pointer[webhooks.Snapshot]
+}
 
 func (s *swapSource) Current() *webhooks.Snapshot { return s.p.Load() }
 
@@ -244,20 +246,20 @@ const cfgName = "test-webhooks"
 // with upstream's harness defaults (match everything, selectors {},
 // sideEffects None, v1 reviews, service webhook-test/default).
 type hook struct {
-	name, path                         string
-	url                                bool   // URL form (https://127.0.0.1:port/path) instead of service
-	service                            string // service name, default webhook-test
-	noCA, otherCA, badCA, emptyClient  bool
-	failurePolicy                      *admissionregistrationv1.FailurePolicyType
-	matchPolicy                        *admissionregistrationv1.MatchPolicyType
-	sideEffects                        *admissionregistrationv1.SideEffectClass
-	noSideEffects                      bool
-	rules                              []admissionregistrationv1.RuleWithOperations
-	namespaceSelector, objectSelector  *metav1.LabelSelector
-	timeout                            *int32
-	versions                           []string
-	reinvocation                       *admissionregistrationv1.ReinvocationPolicyType
-	matchConditions                    []admissionregistrationv1.MatchCondition
+	name, path                        string
+	url                               bool   // URL form (https://127.0.0.1:port/path) instead of service
+	service                           string // service name, default webhook-test
+	noCA, otherCA, badCA, emptyClient bool
+	failurePolicy                     *admissionregistrationv1.FailurePolicyType
+	matchPolicy                       *admissionregistrationv1.MatchPolicyType
+	sideEffects                       *admissionregistrationv1.SideEffectClass
+	noSideEffects                     bool
+	rules                             []admissionregistrationv1.RuleWithOperations
+	namespaceSelector, objectSelector *metav1.LabelSelector
+	timeout                           *int32
+	versions                          []string
+	reinvocation                      *admissionregistrationv1.ReinvocationPolicyType
+	matchConditions                   []admissionregistrationv1.MatchCondition
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -269,7 +271,7 @@ var (
 
 var matchEverything = []admissionregistrationv1.RuleWithOperations{{
 	Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
-	Rule: admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*/*"}},
+	Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*/*"}},
 }}
 
 func (h hook) clientConfig(s *webhookServer) admissionregistrationv1.WebhookClientConfig {

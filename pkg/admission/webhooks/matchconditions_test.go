@@ -161,6 +161,7 @@ func BenchmarkShouldCall_3MatchConditions(b *testing.B) {
 	h := hookWith(&fail, "object.metadata.labels.app == 'web'", "request.userInfo.username != 'system:admin'",
 		"!has(object.metadata.annotations) || !('skip' in object.metadata.annotations)")
 	a := createAttrs(cmGVR, cmGVK, "cm1")
+	a.UserInfo.Username = "alice"
 	ctx := context.Background()
 	for b.Loop() {
 		mr := match.NewRequest(ctx, d.matchEnv(), a)

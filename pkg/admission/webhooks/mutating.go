@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -55,7 +55,7 @@ func stateOf(a *admission.Attributes) *mutatingState {
 }
 
 // Admit calls the matching mutating webhooks in order.
-func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err error) {
 	if m.skip(a) {
 		return nil
 	}
@@ -64,6 +64,14 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 		return nil
 	}
 	mr := match.NewRequest(ctx, m.matchEnv(), a)
+	// A request that fails keeps the object it came with: earlier
+	// webhooks' patches are not applied.
+	original := a.Object
+	defer func() {
+		if err != nil {
+			a.Object = original
+		}
+	}()
 	st := stateOf(a)
 	reinvoking := a.Record.IsReinvoke()
 	round := 0
@@ -143,9 +151,7 @@ func (m *Mutating) callMutating(ctx context.Context, h *Hook, a *admission.Attri
 		_ = a.Record.AddAnnotation(fmt.Sprintf("mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), string(v))
 	}
 	if err := checkDryRun(h, a); err != nil {
-		if _, nilSideEffects := err.(*callError); !nilSideEffects {
-			annotate(false)
-		}
+		annotate(false) // upstream annotates every webhook it decided to call, nil sideEffects included
 		return false, err
 	}
 	resp, err := m.call(ctx, h, a, inv, true)

@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -113,6 +114,7 @@ type webhookServer struct {
 	mu     sync.Mutex
 	routes map[string]behaviour
 	calls  []call
+	conns  atomic.Int64 // TCP connections accepted
 	// trace, if set, receives the path of each call (shared with in-tree
 	// fakes to observe the order of a whole chain).
 	trace *trace
@@ -126,6 +128,11 @@ func newWebhookServer(t testing.TB, http2 bool) *webhookServer {
 	s.EnableHTTP2 = http2
 	s.TLS = &tls.Config{Certificates: []tls.Certificate{ca.cert}, MinVersion: tls.VersionTLS12}
 	s.Config.ErrorLog = log.New(io.Discard, "", 0) // TLS failures are the point of some tests
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	return s
@@ -303,31 +310,29 @@ func stall(max time.Duration, done chan<- struct{}) behaviour {
 }
 
 // drip sends headers and the start of a valid review at once, then one
-// byte every interval, until the client hangs up.
+// byte every interval, until a write fails (the client hung up).
+//
+// It deliberately ignores the request context: a handler that returns when
+// its context ends lets net/http end the chunked body properly, and the
+// client then reads a clean (truncated) EOF about half the time instead of
+// its deadline error, a race upstream's client has too.
 func drip(interval time.Duration, done chan<- struct{}) behaviour {
-	return func(w http.ResponseWriter, r *http.Request, in *reviewIn) {
+	return func(w http.ResponseWriter, _ *http.Request, in *reviewIn) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
 		_, _ = io.WriteString(w, `{"apiVersion":"`+in.APIVersion+`","kind":"AdmissionReview","response":{"uid":"`+string(in.Request.UID)+`",`)
 		w.(http.Flusher).Flush()
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
-				if done != nil {
-					close(done)
-				}
-				return
-			case <-tick.C:
-				if _, err := io.WriteString(w, " "); err != nil {
-					if done != nil {
-						close(done)
-					}
-					return
-				}
-				w.(http.Flusher).Flush()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			time.Sleep(interval)
+			if _, err := io.WriteString(w, " "); err != nil {
+				break
 			}
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				break
+			}
+		}
+		if done != nil {
+			close(done)
 		}
 	}
 }
