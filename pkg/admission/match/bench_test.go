@@ -2,6 +2,7 @@ package match_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	v1 "k8s.io/api/admissionregistration/v1"
@@ -93,4 +94,17 @@ func BenchmarkMatch_One(b *testing.B) {
 			b.Fatalf("Match = %v (%v)", d.Reason, d.Err)
 		}
 	}
+}
+
+// BenchmarkIndex_2000DistinctNamespaceSelectorsExclude is the unfavourable
+// case: every webhook has its own namespaceSelector, none selecting.
+func BenchmarkIndex_2000DistinctNamespaceSelectorsExclude(b *testing.B) {
+	cs := make([]*match.Criteria, 2000)
+	for i := range cs {
+		rules := []v1.RuleWithOperations{rule([]string{"CREATE"}, []string{""}, []string{"v1"}, []string{"configmaps"}, "*")}
+		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"team": fmt.Sprintf("other-%d", i)}}
+		cs[i] = match.Webhook(rules, ptr(v1.Equivalent), sel, everything)
+	}
+	env := match.Env{Namespaces: newNamespaces(namespaceObj("bench", nil)), Equivalents: coreCatalogue()}
+	runIndex(b, match.NewIndex(cs), cs, env, benchRequest(), true)
 }

@@ -10,22 +10,33 @@ type grKey struct {
 // Index finds, for a request, the criteria that could match it, without
 // looking at the others. Criteria are indexed by the (group, resource) pairs
 // their rules name, wildcards included; criteria with matchPolicy Equivalent
-// are also found through the resources equivalent to the request's. An
+// are also found through the resources equivalent to the request's. Among
+// those, criteria whose namespaceSelector rejects the request's namespace
+// are dropped, each distinct selector being evaluated once per request. An
 // Index is immutable and safe for concurrent use: build one per
 // configuration generation.
 //
 // The index is conservative: a criteria it does not return cannot match and
-// cannot fail (Match would return a Skip reason for it).
+// cannot fail (its Match returns a Skip reason, which tracing can ask for).
 type Index struct {
 	n      int
-	always []int32           // criteria every request visits
-	exact  map[grKey][]int32 // every criteria, by its rules' pairs
-	equiv  map[grKey][]int32 // Equivalent criteria, by rules and exclude rules
+	always *postings           // criteria every request visits
+	exact  map[grKey]*postings // every criteria, by its rules' pairs
+	equiv  map[grKey]*postings // Equivalent criteria, by rules and exclude rules
+	ns     nsFilter
+}
+
+// postings lists criteria positions in increasing order, with a summary of
+// their namespaceSelectors.
+type postings struct {
+	pos []int32
+	summary
 }
 
 // NewIndex indexes criteria; Candidates returns positions in this slice.
 func NewIndex(criteria []*Criteria) *Index {
-	ix := &Index{n: len(criteria), exact: map[grKey][]int32{}, equiv: map[grKey][]int32{}}
+	ix := &Index{n: len(criteria), always: &postings{},
+		exact: map[grKey]*postings{}, equiv: map[grKey]*postings{}}
 	for i, c := range criteria {
 		pos := int32(i)
 		keys := ruleKeys(c.rules)
@@ -34,17 +45,41 @@ func NewIndex(criteria []*Criteria) *Index {
 			eqKeys = append(ruleKeys(c.exclude), keys...)
 		}
 		if c.err != nil || c.anyResource || hasAll(keys) || hasAll(eqKeys) {
-			ix.always = append(ix.always, pos)
+			ix.always.add(pos)
 			continue
 		}
 		for _, k := range keys {
-			ix.exact[k] = appendOnce(ix.exact[k], pos)
+			postingsFor(ix.exact, k).add(pos)
 		}
 		for _, k := range eqKeys {
-			ix.equiv[k] = appendOnce(ix.equiv[k], pos)
+			postingsFor(ix.equiv, k).add(pos)
+		}
+	}
+	ix.ns = newNSFilter(criteria)
+	ix.always.summary = ix.ns.summarize(ix.always.pos)
+	for _, m := range []map[grKey]*postings{ix.exact, ix.equiv} {
+		for _, p := range m {
+			p.summary = ix.ns.summarize(p.pos)
 		}
 	}
 	return ix
+}
+
+func postingsFor(m map[grKey]*postings, k grKey) *postings {
+	p := m[k]
+	if p == nil {
+		p = &postings{}
+		m[k] = p
+	}
+	return p
+}
+
+// add appends pos once (criteria are added in increasing order).
+func (p *postings) add(pos int32) {
+	if n := len(p.pos); n > 0 && p.pos[n-1] == pos {
+		return
+	}
+	p.pos = append(p.pos, pos)
 }
 
 // Len returns the number of indexed criteria.
@@ -82,23 +117,21 @@ func hasAll(keys []grKey) bool {
 	return false
 }
 
-func appendOnce(list []int32, pos int32) []int32 {
-	if n := len(list); n > 0 && list[n-1] == pos {
-		return list
-	}
-	return append(list, pos)
-}
-
 // maxLists is the number of posting lists a lookup keeps on the stack;
 // more spill to the heap.
 const maxLists = 16
 
 // Candidates returns, in configuration order, the positions of the criteria
-// that could match the request. The result may share memory with the index
-// (read it, never write it) or with buf, which is reused when merging is
-// needed; pass buf[:0] of a slice kept per goroutine to avoid allocating.
+// that could match the request. It may read the request's namespace (once).
+// The result may share memory with the index (read it, never write it) or
+// with buf, which is used when lists are merged or filtered; pass buf[:0] of
+// a slice kept per goroutine to avoid allocating.
+//
+// The namespace filter assumes the namespace labels do not change during
+// the request, which holds except for a Namespace CREATE or UPDATE, where it
+// does not filter: a mutating dispatcher may compute Candidates once.
 func (ix *Index) Candidates(r *Request, buf []int32) []int32 {
-	lists := make([][]int32, 0, maxLists)
+	lists := make([]*postings, 0, maxLists)
 	lists = appendList(lists, ix.always)
 	a := r.attrs
 	g, res := a.Resource.Group, a.Resource.Resource
@@ -108,25 +141,49 @@ func (ix *Index) Candidates(r *Request, buf []int32) []int32 {
 	if len(ix.equiv) > 0 {
 		lists = ix.appendEquivalents(r, lists)
 	}
-	switch len(lists) {
-	case 0:
+	if len(lists) == 0 {
 		return buf[:0]
-	case 1:
-		return lists[0]
 	}
-	return merge(lists, buf[:0])
+	var v verdicts
+	lbls, filtering := ix.ns.labels(r)
+	mixed := false
+	if filtering {
+		v.init(len(ix.ns.sels))
+		kept := lists[:0]
+		for _, p := range lists {
+			switch ix.ns.classify(&p.summary, lbls, &v) {
+			case allOut:
+				continue
+			case someOut:
+				mixed = true
+			}
+			kept = append(kept, p)
+		}
+		lists = kept
+	}
+	switch {
+	case len(lists) == 0:
+		return buf[:0]
+	case len(lists) == 1 && !mixed:
+		return lists[0].pos
+	case len(lists) == 1:
+		return ix.ns.filter(lists[0].pos, false, buf, lbls, &v)
+	case !mixed:
+		return merge(lists, buf[:0])
+	}
+	return ix.ns.filter(merge(lists, buf[:0]), true, nil, lbls, &v)
 }
 
-func appendList(lists [][]int32, l []int32) [][]int32 {
-	if len(l) == 0 {
+func appendList(lists []*postings, p *postings) []*postings {
+	if p == nil || len(p.pos) == 0 {
 		return lists
 	}
-	return append(lists, l)
+	return append(lists, p)
 }
 
 // appendEquivalents appends the posting lists of the distinct
 // group/resources of the resources equivalent to the request's.
-func (ix *Index) appendEquivalents(r *Request, lists [][]int32) [][]int32 {
+func (ix *Index) appendEquivalents(r *Request, lists []*postings) []*postings {
 	var seen [8]grKey
 	nseen := 0
 	for _, e := range r.equivalents() {
@@ -153,7 +210,7 @@ func (ix *Index) appendEquivalents(r *Request, lists [][]int32) [][]int32 {
 }
 
 // merge unions sorted lists into out, in order, without duplicates.
-func merge(lists [][]int32, out []int32) []int32 {
+func merge(lists []*postings, out []int32) []int32 {
 	var fixed [maxLists]int
 	pos := fixed[:]
 	if len(lists) > len(fixed) {
@@ -162,8 +219,8 @@ func merge(lists [][]int32, out []int32) []int32 {
 	for {
 		next := int32(math.MaxInt32)
 		for j, l := range lists {
-			if pos[j] < len(l) && l[pos[j]] < next {
-				next = l[pos[j]]
+			if pos[j] < len(l.pos) && l.pos[pos[j]] < next {
+				next = l.pos[pos[j]]
 			}
 		}
 		if next == math.MaxInt32 {
@@ -171,7 +228,7 @@ func merge(lists [][]int32, out []int32) []int32 {
 		}
 		out = append(out, next)
 		for j, l := range lists {
-			if pos[j] < len(l) && l[pos[j]] == next {
+			if pos[j] < len(l.pos) && l.pos[pos[j]] == next {
 				pos[j]++
 			}
 		}

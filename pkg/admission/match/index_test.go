@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -18,16 +19,16 @@ func TestIndexCandidates(t *testing.T) {
 	}
 	eq, exact := ptr(v1.Equivalent), ptr(v1.Exact)
 	cs := []*match.Criteria{
-		0: hook(nil, "", "pods"),
-		1: hook(nil, "*", "*/*"),
-		2: hook(eq, "apps", "deployments"),
-		3: hook(eq, "extensions", "deployments/scale"),
-		4: hook(exact, "extensions", "deployments"),
-		5: match.Policy(nil), // configuration error: always visited
-		6: match.Binding(nil),
-		7: hook(nil, "*", "pods/*"),
-		8: hook(nil, "", "*"),
-		9: match.Webhook(nil, nil, everything, everything),
+		0:  hook(nil, "", "pods"),
+		1:  hook(nil, "*", "*/*"),
+		2:  hook(eq, "apps", "deployments"),
+		3:  hook(eq, "extensions", "deployments/scale"),
+		4:  hook(exact, "extensions", "deployments"),
+		5:  match.Policy(nil), // configuration error: always visited
+		6:  match.Binding(nil),
+		7:  hook(nil, "*", "pods/*"),
+		8:  hook(nil, "", "*"),
+		9:  match.Webhook(nil, nil, everything, everything),
 		10: match.Webhook([]v1.RuleWithOperations{rule(nil, all(), all(), all(), "")}, nil, everything, everything), // no operations
 		11: match.Policy(&v1.MatchResources{MatchPolicy: eq, NamespaceSelector: everything, ObjectSelector: everything,
 			ResourceRules:        []v1.NamedRuleWithOperations{named(nil, rule(all(), all(), all(), []string{"secrets"}, ""))},
@@ -111,5 +112,52 @@ func TestExemptions(t *testing.T) {
 	}
 	if n := len(match.VirtualResources()); n != 6 {
 		t.Errorf("VirtualResources() has %d entries, want 6", n)
+	}
+}
+
+func TestIndexNamespaceFilter(t *testing.T) {
+	rules := []v1.RuleWithOperations{rule(all(), all(), all(), []string{"*/*"}, "")}
+	env := func(lookup *fakeNamespaces) match.Env { return match.Env{Namespaces: lookup} }
+	byEnv := func(v string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"env": v}}
+	}
+	cs := []*match.Criteria{
+		0: match.Webhook(rules, nil, byEnv("prod"), everything),
+		1: match.Webhook(rules, nil, byEnv("dev"), everything),
+		2: match.Webhook(rules, nil, everything, everything),
+		3: match.Webhook(rules, nil, nil, everything),
+		4: match.Webhook(rules, nil, sel("env", metav1.LabelSelectorOpIn, "bad value"), everything),
+		5: match.Webhook(rules, nil, byEnv("dev"), everything),
+		6: match.Webhook(rules, nil, byEnv("prod"), everything),
+	}
+	ix := match.NewIndex(cs)
+	nsRes := gvr("", "v1", "namespaces")
+	tests := []struct {
+		name string
+		a    *admission.Attributes
+		want []int32
+	}{
+		{"namespace prod", attrs(admission.Create, "prod", "p", gvr("", "v1", "pods"), "", gvk("", "v1", "Pod")), []int32{0, 2, 3, 4, 6}},
+		{"namespace dev", attrs(admission.Create, "dev", "p", gvr("", "v1", "pods"), "", gvk("", "v1", "Pod")), []int32{1, 2, 3, 4, 5}},
+		{"missing namespace: no filter", attrs(admission.Create, "missing", "p", gvr("", "v1", "pods"), "", gvk("", "v1", "Pod")), []int32{0, 1, 2, 3, 4, 5, 6}},
+		{"cluster-scoped: no filter", attrs(admission.Create, "", "n", gvr("", "v1", "nodes"), "", gvk("", "v1", "Node")), []int32{0, 1, 2, 3, 4, 5, 6}},
+		{"namespace UPDATE: no filter", attrs(admission.Update, "prod", "prod", nsRes, "", gvk("", "v1", "Namespace")), []int32{0, 1, 2, 3, 4, 5, 6}},
+		{"namespace DELETE: stored labels", attrs(admission.Delete, "prod", "prod", nsRes, "", gvk("", "v1", "Namespace")), []int32{0, 2, 3, 4, 6}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lookup := newNamespaces(namespaceObj("prod", map[string]string{"env": "prod"}), namespaceObj("dev", map[string]string{"env": "dev"}))
+			r := match.NewRequest(context.Background(), env(lookup), tt.a)
+			if got := ix.Candidates(&r, nil); !slices.Equal(got, tt.want) {
+				t.Errorf("Candidates = %v, want %v", got, tt.want)
+			}
+			for i := range cs {
+				cs[i].Match(&r)
+			}
+			if n := lookup.calls.Load(); n > 1 {
+				t.Errorf("namespace read %d times, want at most 1", n)
+			}
+			checkIndex(t, ix, cs, env(lookup), tt.a)
+		})
 	}
 }

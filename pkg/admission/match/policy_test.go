@@ -29,9 +29,19 @@ func deployRule(gv, res string) v1.RuleWithOperations {
 	return rule(all(), []string{g}, []string{v}, []string{res}, "*")
 }
 
-// TestPolicyVectors is policies spec §8 C (upstream matching_test.go) and
-// the harness vectors 46–51 that concern matching.
-func TestPolicyVectors(t *testing.T) {
+type policyVector struct {
+	name     string
+	c        *match.Criteria
+	a        *admission.Attributes
+	want     match.Reason
+	resource schema.GroupVersionResource
+	kind     schema.GroupVersionKind
+	err      string
+}
+
+// policyVectors are policies spec §8 C (upstream matching_test.go) and the
+// harness vectors 46–51 that concern matching.
+func policyVectors() []policyVector {
 	deploy := attrs(admission.Create, "ns", "name", gvr("apps", "v1", "deployments"), "", gvk("apps", "v1", "Deployment"))
 	extScale := attrs(admission.Create, "ns", "name", gvr("extensions", "v1beta1", "deployments"), "scale", gvk("autoscaling", "v1", "Scale"))
 	pod := attrs(admission.Create, "ns", "name", gvr("", "v1", "pods"), "", gvk("", "v1", "Pod"))
@@ -49,15 +59,7 @@ func TestPolicyVectors(t *testing.T) {
 	eq := ptr(v1.Equivalent)
 	anyRule := rule(all(), all(), all(), all(), "*")
 	podsRule := rule(all(), all(), all(), []string{"pods"}, "")
-	tests := []struct {
-		name     string
-		c        *match.Criteria
-		a        *admission.Attributes
-		want     match.Reason
-		resource schema.GroupVersionResource
-		kind     schema.GroupVersionKind
-		err      string
-	}{
+	return []policyVector{
 		{name: "65 prefer exact", a: deploy, c: match.Policy(mr(eq, []v1.NamedRuleWithOperations{
 			named(nil, deployRule("extensions/v1beta1", "deployments")), named(nil, deployRule("apps/v1beta1", "deployments")), named(nil, deployRule("apps/v1", "deployments"))}, nil)),
 			resource: gvr("apps", "v1", "deployments"), kind: gvk("apps", "v1", "Deployment")},
@@ -108,8 +110,11 @@ func TestPolicyVectors(t *testing.T) {
 		{name: "binding without matchResources matches", a: ghost, c: match.Binding(nil),
 			resource: gvr("", "v1", "pods"), kind: gvk("", "v1", "Pod")},
 	}
+}
+
+func TestPolicyVectors(t *testing.T) {
 	env := match.Env{Equivalents: deploymentsMapper(), Namespaces: newNamespaces(namespaceObj("ns", map[string]string{"env": "prod"}))}
-	for _, tt := range tests {
+	for _, tt := range policyVectors() {
 		t.Run(tt.name, func(t *testing.T) {
 			d := matchOne(t, env, tt.c, tt.a)
 			if d.Reason != tt.want {

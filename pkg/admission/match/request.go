@@ -39,9 +39,10 @@ type Env struct {
 
 // Request is the matching state of one admission request in one plugin: the
 // attributes, the equivalent resources and the namespace labels, each
-// computed at most once, and the verdict of each distinct namespaceSelector.
-// The namespace itself is read through the request's admission.Record, so
-// it is read once per request across plugins.
+// computed at most once, and the verdicts of the first distinct
+// namespaceSelectors. The namespace itself is read through the request's
+// admission.Record (when set), so it is read once per request across
+// plugins.
 //
 // A Request is not safe for concurrent use. Create it with NewRequest, keep
 // it in a variable and pass its address; do not copy it after use. Object
@@ -59,11 +60,11 @@ type Request struct {
 	nsLabels map[string]string
 	nsErr    *apierrors.StatusError
 
-	nverdicts int
-	verdicts  [8]verdict
+	nmemo int
+	memo  [8]selectorMemo // namespaceSelector verdicts, by selector
 }
 
-type verdict struct {
+type selectorMemo struct {
 	key   unique.Handle[string]
 	match bool
 }

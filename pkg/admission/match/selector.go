@@ -72,24 +72,24 @@ func (r *Request) namespaceSelected(s *selector) (bool, *apierrors.StatusError) 
 	if serr != nil {
 		return false, serr
 	}
-	return r.verdict(s, lbls), nil
+	return r.selectedBy(s, lbls), nil
 }
 
-// verdict evaluates a namespaceSelector against the request namespace's
+// selectedBy evaluates a namespaceSelector against the request namespace's
 // labels, remembering the result per distinct selector.
-func (r *Request) verdict(s *selector, lbls map[string]string) bool {
+func (r *Request) selectedBy(s *selector, lbls map[string]string) bool {
 	if s.key == (unique.Handle[string]{}) {
 		return s.sel.Matches(labels.Set(lbls))
 	}
-	for i := range r.nverdicts {
-		if r.verdicts[i].key == s.key {
-			return r.verdicts[i].match
+	for _, e := range r.memo[:r.nmemo] {
+		if e.key == s.key {
+			return e.match
 		}
 	}
 	m := s.sel.Matches(labels.Set(lbls))
-	if r.nverdicts < len(r.verdicts) {
-		r.verdicts[r.nverdicts] = verdict{key: s.key, match: m}
-		r.nverdicts++
+	if r.nmemo < len(r.memo) {
+		r.memo[r.nmemo] = selectorMemo{key: s.key, match: m}
+		r.nmemo++
 	}
 	return m
 }

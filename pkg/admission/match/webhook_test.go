@@ -3,6 +3,7 @@ package match_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 
 	v1 "k8s.io/api/admissionregistration/v1"
@@ -160,6 +161,14 @@ func TestNamespaceSelectorVectors(t *testing.T) {
 		})
 	}
 
+}
+
+// TestNamespaceSelectorEdges: errors only when rules match, cluster scope,
+// and no lookup for {}.
+func TestNamespaceSelectorEdges(t *testing.T) {
+	lookup := newNamespaces(namespaceObj("1", map[string]string{"runlevel": "1"}))
+	env := match.Env{Namespaces: lookup}
+	rules := []v1.RuleWithOperations{rule(all(), all(), all(), []string{"*/*"}, "")}
 	t.Run("86 missing namespace, rules do not match", func(t *testing.T) {
 		c := match.Webhook([]v1.RuleWithOperations{rule(all(), all(), all(), []string{"nodes"}, "")}, nil,
 			&metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}, everything)
@@ -258,6 +267,40 @@ func TestNamespaceReadOnce(t *testing.T) {
 			t.Errorf("plugin %d: %d criteria matched, want 10", plugin, matched)
 		}
 	}
+	if n := lookup.calls.Load(); n != 1 {
+		t.Errorf("namespace read %d times, want 1", n)
+	}
+
+	// The record remembers one namespace; another name is read through.
+	b := *a
+	b.Namespace = "other"
+	r := match.NewRequest(context.Background(), env, &b)
+	if d := cs[0].Match(&r); d.Reason != match.Errored || !apierrors.IsNotFound(d.Err) {
+		t.Errorf("Match in a missing namespace = %v %v, want a 404", d.Reason, d.Err)
+	}
+	if n := lookup.calls.Load(); n != 2 {
+		t.Errorf("namespace read %d times, want 2", n)
+	}
+}
+
+// TestNamespaceReadOnceConcurrently: validating webhooks run in parallel,
+// each with its own Request over one Record.
+func TestNamespaceReadOnceConcurrently(t *testing.T) {
+	lookup := newNamespaces(namespaceObj("team", map[string]string{"team": "a"}))
+	env := match.Env{Namespaces: lookup}
+	c := match.Webhook([]v1.RuleWithOperations{rule(all(), all(), all(), all(), "")}, nil,
+		&metav1.LabelSelector{MatchLabels: map[string]string{"team": "a"}}, everything)
+	a := attrs(admission.Create, "team", "p", gvr("", "v1", "pods"), "", gvk("", "v1", "Pod"))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			r := match.NewRequest(context.Background(), env, a)
+			if d := c.Match(&r); d.Reason != match.Matched {
+				t.Errorf("Match = %v, want Matched", d.Reason)
+			}
+		})
+	}
+	wg.Wait()
 	if n := lookup.calls.Load(); n != 1 {
 		t.Errorf("namespace read %d times, want 1", n)
 	}
