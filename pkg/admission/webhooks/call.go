@@ -40,7 +40,11 @@ func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	uid := types.UID(uuid.NewUUID())
-	body, err := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: "admission.k8s.io/" + version, Request: newRequest(a, inv, uid)})
+	req, err := newRequest(a, inv, uid)
+	if err != nil {
+		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
+	}
+	body, err := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: "admission.k8s.io/" + version, Request: req})
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}

@@ -191,14 +191,14 @@ func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation,
 		}
 		return false, &callError{Webhook: h.Name, Reason: fmt.Errorf("unsupported patch type %q", pt), Code: 400}
 	}
-	patched, err := m.patchObject(inv.Object, patch)
+	patched, err := m.patchObject(inv, patch)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
 	changed := !equality.Semantic.DeepEqual(inv.Object, patched)
 	m.annotatePatch(h, a, resp.Patch, round)
 	m.schema.Default(patched)
-	inv.Object = patched
+	inv.Object, inv.objectJSON = patched, nil
 	out, err := m.schema.ConvertTo(patched, a.Kind)
 	if err != nil {
 		return changed, apierrors.NewInternalError(err)
@@ -209,8 +209,9 @@ func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation,
 
 // patchObject applies patch to obj's JSON and decodes the result as a new
 // object of the kind the patched JSON names.
-func (m *Mutating) patchObject(obj runtime.Object, patch jsonpatch.Patch) (runtime.Object, error) {
-	orig, err := json.Marshal(obj)
+func (m *Mutating) patchObject(inv *invocation, patch jsonpatch.Patch) (runtime.Object, error) {
+	obj := inv.Object
+	orig, _, err := inv.encodeObjects()
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/pkg/admission"
 )
@@ -48,10 +50,35 @@ type invocation struct {
 	Kind        schema.GroupVersionKind
 	Object      runtime.Object
 	OldObject   runtime.Object
+	// objectJSON is Object as it was sent to the webhook, kept so that a
+	// patch applies to exactly those bytes without encoding them again.
+	objectJSON []byte
+}
+
+// encodeObjects encodes the invocation's objects once.
+func (inv *invocation) encodeObjects() (obj, old []byte, err error) {
+	if inv.Object != nil {
+		if inv.objectJSON == nil {
+			if inv.objectJSON, err = json.Marshal(inv.Object); err != nil {
+				return nil, nil, err
+			}
+		}
+		obj = inv.objectJSON
+	}
+	if inv.OldObject != nil {
+		if old, err = json.Marshal(inv.OldObject); err != nil {
+			return nil, nil, err
+		}
+	}
+	return obj, old, nil
 }
 
 // newRequest builds the AdmissionRequest of one call.
-func newRequest(a *admission.Attributes, inv *invocation, uid types.UID) *admissionv1.AdmissionRequest {
+func newRequest(a *admission.Attributes, inv *invocation, uid types.UID) (*admissionv1.AdmissionRequest, error) {
+	objJSON, oldJSON, err := inv.encodeObjects()
+	if err != nil {
+		return nil, err
+	}
 	requestKind := metav1.GroupVersionKind{Group: a.Kind.Group, Version: a.Kind.Version, Kind: a.Kind.Kind}
 	requestResource := metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource}
 	req := &admissionv1.AdmissionRequest{
@@ -68,16 +95,16 @@ func newRequest(a *admission.Attributes, inv *invocation, uid types.UID) *admiss
 		UserInfo:           a.UserInfo,
 		DryRun:             &a.DryRun,
 	}
-	if inv.Object != nil {
-		req.Object = runtime.RawExtension{Object: inv.Object}
+	if objJSON != nil {
+		req.Object = runtime.RawExtension{Raw: objJSON}
 	}
-	if inv.OldObject != nil {
-		req.OldObject = runtime.RawExtension{Object: inv.OldObject}
+	if oldJSON != nil {
+		req.OldObject = runtime.RawExtension{Raw: oldJSON}
 	}
 	if a.Options != nil {
 		req.Options = runtime.RawExtension{Object: a.Options}
 	}
-	return req
+	return req, nil
 }
 
 // decodeResponse decodes and verifies a webhook's answer to a review of
@@ -86,8 +113,8 @@ func decodeResponse(body []byte, version string, uid types.UID, mutating bool) (
 	if version == "v1beta1" {
 		return decodeV1beta1(body, mutating)
 	}
-	review := &admissionv1.AdmissionReview{}
-	if _, _, err := reviewCodec.Decode(body, nil, review); err != nil {
+	review, err := decodeV1Review(body)
+	if err != nil {
 		return nil, fmt.Errorf("failed to call webhook: %w", err)
 	}
 	if review.Response == nil {
@@ -151,4 +178,20 @@ func decodeV1beta1(body []byte, mutating bool) (*admissionv1.AdmissionResponse, 
 
 func invalidResponse(msg string) error {
 	return errors.New("received invalid webhook response: " + msg)
+}
+
+// decodeV1Review decodes a v1 answer. The common case (a well-formed v1
+// AdmissionReview) is one JSON decode; anything else goes through the
+// versioning codec, whose errors upstream's clients report.
+func decodeV1Review(body []byte) (*admissionv1.AdmissionReview, error) {
+	review := &admissionv1.AdmissionReview{}
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, review); err == nil &&
+		review.APIVersion == admissionv1.SchemeGroupVersion.String() && review.Kind == "AdmissionReview" {
+		return review, nil
+	}
+	review = &admissionv1.AdmissionReview{}
+	if _, _, err := reviewCodec.Decode(body, nil, review); err != nil {
+		return nil, err
+	}
+	return review, nil
 }
