@@ -25,6 +25,12 @@ func (s *Server) afterWrite(ctx context.Context, res *registry.Resource) {
 				s.log.Error("reloading webhook configurations", "err", err)
 			}
 		}
+	case validatingPoliciesGVR, validatingBindingsGVR, mutatingPoliciesGVR, mutatingBindingsGVR:
+		if s.cfg.PolicyConfigs != nil {
+			if err := s.cfg.PolicyConfigs.Reload(ctx); err != nil {
+				s.log.Error("reloading admission policies", "err", err)
+			}
+		}
 	}
 }
 

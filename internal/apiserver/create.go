@@ -59,9 +59,19 @@ func (s *Server) decodeWriteBody(r *http.Request, rq *request, res *registry.Res
 		return nil, err
 	}
 	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
-		return nil, err
+		return nil, cannotBeHandled(res, err)
 	}
 	return obj, nil
+}
+
+// cannotBeHandled is upstream's wording of a body that failed strict
+// decoding: `<Kind> in version "<v>" cannot be handled as a <Kind>: ...`.
+func cannotBeHandled(res *registry.Resource, err error) error {
+	se, ok := err.(*apierrors.StatusError)
+	if !ok {
+		return err
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", res.Kind, res.Version, res.Kind, se.ErrStatus.Message))
 }
 
 // create runs a create through defaulting, both admission phases,
@@ -77,6 +87,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 	if res.Strategy.Default != nil {
 		res.Strategy.Default(obj)
 	}
+	obj = s.recordUpdate(rq, res, nil, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Create, m.GetName(), obj, nil, opts, dryRun)
 	if res.Group == "" && res.Resource == "namespaces" {

@@ -50,6 +50,9 @@ type request struct {
 	user   authenticationv1.UserInfo
 	record *admission.Record
 	event  *RequestEvent
+	// apply marks a server-side apply: its merge records managedFields
+	// and it may create the object.
+	apply bool
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -160,7 +163,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 		s.serveOpenAPIV3(w, r)
 		return
 	case p == "/openapi/v2":
-		writeError(w, r, errNotFoundPath())
+		s.serveOpenAPIV2(w, r)
 		return
 	}
 	info := rq.info

@@ -11,6 +11,7 @@ import (
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -24,33 +25,37 @@ const (
 	mediaApplyPatch     = "application/apply-patch+yaml"
 )
 
-func parsePatchOptions(r *http.Request) (*metav1.PatchOptions, error) {
+func parsePatchOptions(r *http.Request, mt string) (*metav1.PatchOptions, error) {
 	opts := &metav1.PatchOptions{}
 	if err := decodeOptions(r, opts); err != nil {
 		return nil, err
 	}
-	if errs := metavalidation.ValidatePatchOptions(opts, ""); len(errs) > 0 {
+	if errs := metavalidation.ValidatePatchOptions(opts, types.PatchType(mt)); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
 	}
 	return opts, nil
 }
 
 func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
-	opts, err := parsePatchOptions(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	mt := mediaTypeOf(r)
-	switch mt {
-	case mediaJSONPatch, mediaMergePatch:
-	case mediaStrategicPatch:
+	switch {
+	case mt == mediaJSONPatch, mt == mediaMergePatch:
+	case mt == mediaApplyPatch && rq.info.Subresource == "scale":
+		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch))
+		return
+	case mt == mediaApplyPatch:
+	case mt == mediaStrategicPatch:
 		if res.Unstructured {
 			writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaApplyPatch))
 			return
 		}
 	default:
 		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatch))
+		return
+	}
+	opts, err := parsePatchOptions(r, mt)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	patch, err := s.readBody(r)
@@ -70,13 +75,23 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 		}
 		return applyPatch(rq, res, mt, patch, current, opts.FieldValidation)
 	}
-	out, _, err := s.update(r.Context(), rq, res, next, uopts)
+	if mt == mediaApplyPatch {
+		if next, err = s.applyTransform(rq, res, patch, opts); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	out, created, err := s.update(r.Context(), rq, res, next, uopts)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	rq.event.ResponseObject = out
-	s.writeResult(w, r, http.StatusOK, res, out)
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	s.writeResult(w, r, code, res, out)
 }
 
 // applyPatch applies a patch document to the current object and decodes

@@ -50,6 +50,9 @@ type Config struct {
 	// WebhookConfigs, when set, is reloaded by writes of webhook
 	// configurations before they return.
 	WebhookConfigs *WebhookConfigs
+	// PolicyConfigs, when set, is reloaded by writes of admission policies
+	// and bindings before they return.
+	PolicyConfigs *PolicyConfigs
 	// Extra handlers mounted on exact paths (e.g. /metrics).
 	Extra map[string]http.Handler
 }
@@ -62,6 +65,7 @@ type Server struct {
 	chain      admission.Interface
 	log        *slog.Logger
 	namespaces *namespaceFinalizer
+	fields     *fieldManagers
 }
 
 // New returns a Server for cfg.
@@ -80,6 +84,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger}
 	s.namespaces = newNamespaceFinalizer(s)
+	s.fields = newFieldManagers(cfg.Store, cfg.Catalogue)
 	return s
 }
 

@@ -83,7 +83,7 @@ func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource
 }
 
 func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
-	if !res.AllowCreateOnUpdate || rq.info.Subresource != "" {
+	if !(res.AllowCreateOnUpdate || rq.apply) || rq.info.Subresource != "" {
 		return nil, false, errNotFound(res, rq.info.Name)
 	}
 	obj, err := next(nil)
@@ -116,6 +116,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if res.Strategy.Default != nil {
 		res.Strategy.Default(obj)
 	}
+	obj = s.recordUpdate(rq, res, old, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)
 	if obj, err = s.admitUpdate(ctx, rq, res, attrs); err != nil {
@@ -125,6 +126,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		return nil, false, err
 	}
 	obj = s.prepareForUpdate(rq, res, obj, old)
+	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}

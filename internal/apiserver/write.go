@@ -158,12 +158,18 @@ func strictDecoding(rq *request, directive string, strictErrs []error) error {
 	}
 }
 
-// admit runs the mutating phase for a write.
+// admit runs the mutating phase for a write; managedFields a plugin left
+// invalid are reset, as upstream.
 func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
 	if !s.chain.Handles(a.Operation) {
 		return nil
 	}
-	return s.chain.Admit(ctx, a)
+	before, _ := managedFieldsOf(a.Object)
+	if err := s.chain.Admit(ctx, a); err != nil {
+		return err
+	}
+	resetInvalidManagedFields(a, before)
+	return nil
 }
 
 // validate runs the validating phase for a write.

@@ -58,6 +58,9 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 		}
 		sortSubresources(r.Subresources)
 		r.Strategy = customResourceStrategy(v.Schema)
+		if v.Schema != nil {
+			r.OpenAPIV3Schema = v.Schema.OpenAPIV3Schema
+		}
 		out = append(out, r)
 	}
 	return out

@@ -71,6 +71,9 @@ type Resource struct {
 	// PrinterColumns are a custom resource version's additionalPrinterColumns
 	// (the columns of kubectl get); empty for built-in resources.
 	PrinterColumns []apiextensionsv1.CustomResourceColumnDefinition
+	// OpenAPIV3Schema is a custom resource version's schema (what its
+	// OpenAPI documents publish); nil for built-in resources.
+	OpenAPIV3Schema *apiextensionsv1.JSONSchemaProps
 }
 
 // GroupVersionKind returns the kind of the resource's objects.

@@ -14,6 +14,7 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
+	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -22,6 +23,8 @@ import (
 type admissionParts struct {
 	chain    *admission.Chain
 	webhooks *apiserver.WebhookConfigs
+	policies *apiserver.PolicyConfigs
+	status   *apiserver.PolicyStatus
 }
 
 // newMetricsRegistry returns the registry served on /metrics, with the Go
@@ -35,7 +38,8 @@ func newMetricsRegistry() *prometheus.Registry {
 // newAdmission builds the chain of enabled plugins in upstream order, with
 // the webhook plugins reading configurations from storage.
 func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
-	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat)}
+	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat), status: apiserver.NewPolicyStatus(store, cat)}
+	parts.policies = apiserver.NewPolicyConfigs(store, cat).WithStatus(parts.status)
 	metrics := admission.NewMetrics(reg)
 	schema := apiserver.NewSchema(cat)
 	plugins := standard.NewRegistry()
@@ -46,6 +50,15 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 		Source:                parts.webhooks,
 		Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
 		Logger:                o.Logger,
+	})
+	policies.Register(plugins, policies.Options{
+		Source:                parts.policies,
+		Params:                apiserver.NewParamLookup(store, cat),
+		TypeConverters:        apiserver.NewCRDTypeConverters(store, cat),
+		Metrics:               policies.NewMetrics(reg),
+		Logger:                o.Logger,
+		DefaultConfiguration:  schema.Default,
+		ValidateConfiguration: validateManifest(cat),
 	})
 	names, err := plugins.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	if err != nil {

@@ -161,8 +161,8 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	}
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain,
-		WebhookConfigs: adm.webhooks,
-		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
+		WebhookConfigs: adm.webhooks, PolicyConfigs: adm.policies,
+		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
@@ -175,6 +175,10 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	if err := adm.webhooks.Reload(ctx); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("loading webhook configurations: %w", err)
+	}
+	if err := adm.policies.Reload(ctx); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("loading admission policies: %w", err)
 	}
 	s := &Server{api: api, listener: ln, store: store, done: make(chan struct{}), closeAudit: closeAudit,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
@@ -189,6 +193,8 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	s.cancel = cancel
 	go api.Run(runCtx)
 	go adm.webhooks.Run(runCtx)
+	go adm.policies.Run(runCtx)
+	go adm.status.Run(runCtx)
 	go func() {
 		defer close(s.done)
 		err := s.http.Serve(tls.NewListener(ln, tlsCfg))

@@ -45,12 +45,35 @@ type Input struct {
 }
 
 // Activation binds the admission variables for one evaluation. Values are
-// converted lazily and cached without locks: an Activation belongs to one
-// goroutine.
+// converted lazily, when an expression first reads them, and cached
+// without locks: an Activation belongs to one goroutine.
 type Activation struct {
-	object, oldObject, params, request, namespace any
-	authorizer, requestResourceAuthorizer         any
+	in             Input
+	kind           schema.GroupVersionKind
+	resource       schema.GroupVersionResource
+	resolved       uint8 // bits of the lazily bound variables
+	object, oldObj any
+	params         any
+	request        any
+	namespace      any
+	authorizer     any
+	resourceAuthz  any
+	// variables is the lazy map of a Composition (nil without one);
+	// varCost accumulates the cost of the variables it evaluated since the
+	// last expression was charged.
+	variables any
+	varCost   int64
 }
+
+// The lazily bound variables.
+const (
+	boundObject uint8 = 1 << iota
+	boundOldObject
+	boundParams
+	boundRequest
+	boundNamespace
+	boundAuthorizer
+)
 
 var _ interpreter.Activation = (*Activation)(nil)
 
@@ -62,26 +85,12 @@ func NewActivation(in Input) (*Activation, error) {
 	if a == nil {
 		return nil, fmt.Errorf("admission attributes are required")
 	}
-	kind, resource := in.Kind, in.Resource
-	if kind.Empty() {
-		kind = a.Kind
+	act := &Activation{in: in, kind: in.Kind, resource: in.Resource}
+	if act.kind.Empty() {
+		act.kind = a.Kind
 	}
-	if resource.Empty() {
-		resource = a.Resource
-	}
-	act := &Activation{
-		object:    objectValue(in.Object),
-		oldObject: objectValue(in.OldObject),
-		request:   common.SchemalessTypedToVal(NewRequest(a, resource, kind)),
-		namespace: common.SchemalessTypedToVal(in.Namespace),
-	}
-	if in.Params != nil {
-		act.params = objectValue(in.Params)
-	}
-	if in.Authorizer != nil {
-		u, authz := userInfo(a.UserInfo), authorizerAdapter{in.Authorizer}
-		act.authorizer = library.NewAuthorizerVal(u, authz)
-		act.requestResourceAuthorizer = library.NewResourceAuthorizerVal(u, authz, requestResource{a})
+	if act.resource.Empty() {
+		act.resource = a.Resource
 	}
 	return act, nil
 }
@@ -101,25 +110,61 @@ func objectValue(obj runtime.Object) any {
 	return common.SchemalessTypedToVal(obj)
 }
 
+// bind computes the value of one variable on first use.
+func (a *Activation) bind(bit uint8) {
+	if a.resolved&bit != 0 {
+		return
+	}
+	a.resolved |= bit
+	in := a.in
+	switch bit {
+	case boundObject:
+		a.object = objectValue(in.Object)
+	case boundOldObject:
+		a.oldObj = objectValue(in.OldObject)
+	case boundParams:
+		if in.Params != nil {
+			a.params = objectValue(in.Params)
+		}
+	case boundRequest:
+		a.request = common.SchemalessTypedToVal(NewRequest(in.Attributes, a.resource, a.kind))
+	case boundNamespace:
+		a.namespace = common.SchemalessTypedToVal(in.Namespace)
+	case boundAuthorizer:
+		if in.Authorizer != nil {
+			u, authz := userInfo(in.Attributes.UserInfo), authorizerAdapter{in.Authorizer}
+			a.authorizer = library.NewAuthorizerVal(u, authz)
+			a.resourceAuthz = library.NewResourceAuthorizerVal(u, authz, requestResource{in.Attributes})
+		}
+	}
+}
+
 // ResolveName returns the value bound to a variable name.
 func (a *Activation) ResolveName(name string) (any, bool) {
 	switch name {
 	case ObjectVar:
+		a.bind(boundObject)
 		return a.object, true
 	case OldObjectVar:
-		return a.oldObject, true
+		a.bind(boundOldObject)
+		return a.oldObj, true
 	case ParamsVar:
+		a.bind(boundParams)
 		return a.params, true
 	case RequestVar:
+		a.bind(boundRequest)
 		return a.request, true
 	case NamespaceVar:
+		a.bind(boundNamespace)
 		return a.namespace, true
 	case AuthorizerVar:
+		a.bind(boundAuthorizer)
 		return a.authorizer, a.authorizer != nil
 	case RequestResourceAuthorizerVar:
-		return a.requestResourceAuthorizer, a.requestResourceAuthorizer != nil
+		a.bind(boundAuthorizer)
+		return a.resourceAuthz, a.resourceAuthz != nil
 	case VariablesVar:
-		return nil, true
+		return a.variables, true
 	}
 	return nil, false
 }

@@ -2,6 +2,8 @@ package cel
 
 import (
 	"context"
+	"encoding/json"
+	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -72,3 +74,64 @@ func (r requestResource) GetName() string                          { return r.a.
 func (r requestResource) GetNamespace() string                     { return r.a.Namespace }
 func (r requestResource) GetResource() schema.GroupVersionResource { return r.a.Resource }
 func (r requestResource) GetSubresource() string                   { return r.a.Subresource }
+
+// cachingAuthorizer remembers the decisions of one request, as upstream's
+// per-request caching authorizer: the same check asked by several
+// expressions, bindings or params reaches the authorizer once.
+type cachingAuthorizer struct {
+	next admission.Authorizer
+	mu   sync.Mutex
+	seen map[string]cachedDecision
+}
+
+type cachedDecision struct {
+	d      admission.AuthorizationDecision
+	reason string
+	err    error
+}
+
+// NewCachingAuthorizer wraps a for the evaluations of one request. A nil a
+// stays nil (the authorizer variable is then unbound).
+func NewCachingAuthorizer(a admission.Authorizer) admission.Authorizer {
+	if a == nil {
+		return nil
+	}
+	return &cachingAuthorizer{next: a, seen: map[string]cachedDecision{}}
+}
+
+func (c *cachingAuthorizer) Authorize(ctx context.Context, a admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
+	key := authorizationKey(a)
+	c.mu.Lock()
+	r, ok := c.seen[key]
+	c.mu.Unlock()
+	if ok {
+		return r.d, r.reason, r.err
+	}
+	r.d, r.reason, r.err = c.next.Authorize(ctx, a)
+	c.mu.Lock()
+	c.seen[key] = r
+	c.mu.Unlock()
+	return r.d, r.reason, r.err
+}
+
+// authorizationKey identifies a check; a selector that failed to parse is
+// not part of it (the check then ignores the selector).
+func authorizationKey(a admission.AuthorizationAttributes) string {
+	k := struct {
+		User                                    authenticationv1.UserInfo
+		Verb, Group, Version, Resource, Sub, NS string
+		Name, Path                              string
+		ResourceRequest                         bool
+		Fields, Labels                          string
+	}{User: a.User, Verb: a.Verb, Group: a.APIGroup, Version: a.APIVersion, Resource: a.Resource, Sub: a.Subresource,
+		NS: a.Namespace, Name: a.Name, Path: a.Path, ResourceRequest: a.ResourceRequest}
+	if len(a.FieldSelector) > 0 && a.FieldSelectorParsingErr == nil {
+		f, _ := json.Marshal(a.FieldSelector)
+		k.Fields = string(f)
+	}
+	if len(a.LabelSelector) > 0 && a.LabelSelectorParsingErr == nil {
+		k.Labels = a.LabelSelector.String()
+	}
+	b, _ := json.Marshal(k)
+	return string(b)
+}

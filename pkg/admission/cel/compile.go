@@ -159,32 +159,38 @@ func (c *Compiler) envSet(d declarations) (*environment.EnvSet, error) {
 
 // compile does what upstream's CompileCELExpression does, with its messages.
 func (c *Compiler) compile(expression string, o CompileOptions) *Program {
-	fail := func(t apiservercel.ErrorType, detail string, cause error) *Program {
-		return &Program{expression: expression, err: &apiservercel.Error{Type: t, Detail: detail, Cause: cause}}
-	}
 	env, err := c.Env(o)
 	if err != nil {
-		return fail(apiservercel.ErrorTypeInternal, fmt.Sprintf("unexpected error loading CEL environment: %v", err), nil)
+		return failed(expression, apiservercel.ErrorTypeInternal, fmt.Sprintf("unexpected error loading CEL environment: %v", err), nil)
 	}
+	return compileIn(env, expression, o.ResultTypes)
+}
+
+func failed(expression string, t apiservercel.ErrorType, detail string, cause error) *Program {
+	return &Program{expression: expression, err: &apiservercel.Error{Type: t, Detail: detail, Cause: cause}}
+}
+
+// compileIn compiles expression in env and checks its result type.
+func compileIn(env *cel.Env, expression string, results []*cel.Type) *Program {
 	ast, issues := env.Compile(expression)
 	if issues != nil {
-		return fail(apiservercel.ErrorTypeInvalid, "compilation failed: "+issues.String(), apiservercel.NewCompilationError(issues))
+		return failed(expression, apiservercel.ErrorTypeInvalid, "compilation failed: "+issues.String(), apiservercel.NewCompilationError(issues))
 	}
-	if !resultTypeAllowed(ast.OutputType(), o.ResultTypes) {
+	if !resultTypeAllowed(ast.OutputType(), results) {
 		var reason string
-		if len(o.ResultTypes) == 1 {
-			reason = fmt.Sprintf("must evaluate to %v but got %v", o.ResultTypes[0].String(), ast.OutputType().String())
+		if len(results) == 1 {
+			reason = fmt.Sprintf("must evaluate to %v but got %v", results[0].String(), ast.OutputType().String())
 		} else {
-			reason = fmt.Sprintf("must evaluate to one of %v but got %v", o.ResultTypes, ast.OutputType().String())
+			reason = fmt.Sprintf("must evaluate to one of %v but got %v", results, ast.OutputType().String())
 		}
-		return fail(apiservercel.ErrorTypeInvalid, reason, nil)
+		return failed(expression, apiservercel.ErrorTypeInvalid, reason, nil)
 	}
 	if _, err := cel.AstToCheckedExpr(ast); err != nil {
-		return fail(apiservercel.ErrorTypeInternal, "unexpected compilation error: "+err.Error(), nil)
+		return failed(expression, apiservercel.ErrorTypeInternal, "unexpected compilation error: "+err.Error(), nil)
 	}
 	prog, err := env.Program(ast, cel.InterruptCheckFrequency(checkFrequency))
 	if err != nil {
-		return fail(apiservercel.ErrorTypeInternal, "program instantiation failed: "+err.Error(), nil)
+		return failed(expression, apiservercel.ErrorTypeInternal, "program instantiation failed: "+err.Error(), nil)
 	}
 	return &Program{expression: expression, program: prog, outputType: ast.OutputType()}
 }

@@ -63,9 +63,10 @@ func fields(fs ...*apiservercel.DeclField) map[string]*apiservercel.DeclField {
 	return out
 }
 
-// requestType is kubernetes.AdmissionRequest: an admission/v1
-// AdmissionRequest without uid, object and oldObject.
-func requestType() *apiservercel.DeclType {
+// RequestType is kubernetes.AdmissionRequest, the type of the request
+// variable: an admission/v1 AdmissionRequest without uid, object and
+// oldObject. Each call returns a new DeclType.
+func RequestType() *apiservercel.DeclType {
 	str, list := apiservercel.StringType, apiservercel.NewListType(apiservercel.StringType, -1)
 	gvk := apiservercel.NewObjectType("kubernetes.GroupVersionKind", fields(
 		field("group", str, true), field("version", str, true), field("kind", str, true)))
@@ -82,10 +83,11 @@ func requestType() *apiservercel.DeclType {
 		field("options", apiservercel.DynType, false)))
 }
 
-// namespaceType is kubernetes.Namespace: the fields of a Namespace that
-// expressions may read (metadata.UID is declared as upstream declares it,
-// though the value's key is uid).
-func namespaceType() *apiservercel.DeclType {
+// NamespaceType is kubernetes.Namespace, the type of namespaceObject: the
+// fields of a Namespace that expressions may read (metadata.UID is declared
+// as upstream declares it, though the value's key is uid). Each call
+// returns a new DeclType.
+func NamespaceType() *apiservercel.DeclType {
 	str, ts := apiservercel.StringType, apiservercel.TimestampType
 	strs := apiservercel.NewListType(str, -1)
 	strMap := apiservercel.NewMapType(str, str, -1)
@@ -109,7 +111,7 @@ func namespaceType() *apiservercel.DeclType {
 // tracking for the Kubernetes libraries, and for MutatingAdmissionPolicy the
 // patch types.
 func buildEnv(base *environment.EnvSet, d declarations) (*environment.EnvSet, error) {
-	req, ns := requestType(), namespaceType()
+	req, ns := RequestType(), NamespaceType()
 	opts := []cel.EnvOption{
 		cel.Variable(ObjectVar, cel.DynType),
 		cel.Variable(OldObjectVar, cel.DynType),

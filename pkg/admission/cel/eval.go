@@ -48,6 +48,13 @@ func (p *Program) Eval(ctx context.Context, act *Activation, budget int64) (Resu
 	start := time.Now()
 	val, details, err := p.program.ContextEval(ctx, act)
 	res := Result{Elapsed: time.Since(start)}
+	// Variables evaluated on the way are charged first, as upstream.
+	if vc := act.takeVariablesCost(); vc > 0 {
+		if vc > budget {
+			return res, -1, errOutOfBudget()
+		}
+		budget -= vc
+	}
 	if details == nil {
 		return res, -1, &apiservercel.Error{
 			Type:   apiservercel.ErrorTypeInternal,
@@ -89,4 +96,12 @@ func EvalAll(ctx context.Context, programs []*Program, act *Activation, budget i
 		}
 	}
 	return out, budget, nil
+}
+
+// takeVariablesCost returns and resets the cost of the variables evaluated
+// since the last call.
+func (a *Activation) takeVariablesCost() int64 {
+	c := a.varCost
+	a.varCost = 0
+	return c
 }

@@ -16,6 +16,8 @@ type MatchConditions struct {
 	names    []string
 	programs []*Program
 	policy   admissionregistrationv1.FailurePolicyType
+	// comp binds the policy's variables; nil for webhooks.
+	comp *Composition
 }
 
 // CompileMatchConditions compiles conditions as bool expressions with the
@@ -31,6 +33,21 @@ func (c *Compiler) CompileMatchConditions(conds []admissionregistrationv1.MatchC
 	for _, mc := range conds {
 		m.names = append(m.names, mc.Name)
 		m.programs = append(m.programs, c.Compile(mc.Expression, o))
+	}
+	return m
+}
+
+// CompileMatchConditions compiles a policy's matchConditions in its
+// composition, as CompileMatchConditions does for webhooks.
+func (k *Composition) CompileMatchConditions(conds []admissionregistrationv1.MatchCondition, o CompileOptions, policy *admissionregistrationv1.FailurePolicyType) *MatchConditions {
+	o.ResultTypes = []*cel.Type{cel.BoolType}
+	m := &MatchConditions{policy: admissionregistrationv1.Fail, comp: k}
+	if policy != nil {
+		m.policy = *policy
+	}
+	for _, mc := range conds {
+		m.names = append(m.names, mc.Name)
+		m.programs = append(m.programs, k.Compile(mc.Expression, o))
 	}
 	return m
 }
@@ -85,7 +102,13 @@ func (m *MatchConditions) eval(ctx context.Context, in Input) ([]Result, error) 
 	if len(m.programs) == 0 {
 		return nil, nil
 	}
-	act, err := NewActivation(in)
+	var act *Activation
+	var err error
+	if m.comp != nil {
+		act, err = m.comp.NewActivation(ctx, in)
+	} else {
+		act, err = NewActivation(in)
+	}
 	if err != nil {
 		return nil, err
 	}

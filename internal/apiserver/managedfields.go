@@ -1,0 +1,310 @@
+package apiserver
+
+// Field management. Every write records in metadata.managedFields which
+// field manager set which fields, through the structured-merge-diff field
+// manager upstream uses (k8s.io/apimachinery/pkg/util/managedfields):
+//
+//   - create, update and the JSON, merge and strategic patches record an
+//     Update for the request's fieldManager, or a name taken from the
+//     User-Agent, after defaulting and before mutating admission
+//     (recordUpdate);
+//   - server-side apply merges and records in one step (apply.go);
+//   - mutating admission may not leave managedFields invalid (admit resets
+//     them, with upstream's warning);
+//   - a write that would only move managedFields timestamps keeps the old
+//     ones, so that it stays a no-op (keepManagedFieldsTimes).
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	extapply "k8s.io/apiextensions-apiserver/pkg/client/applyconfiguration"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// invalidManagedFieldsWarning is upstream's warning when mutating admission
+// left metadata.managedFields invalid.
+const invalidManagedFieldsWarning = ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: %v"
+
+// fieldManagers builds one field manager per served resource and
+// subresource, on first use.
+type fieldManagers struct {
+	custom *CRDTypeConverters
+
+	builtinOnce sync.Once
+	builtin     managedfields.TypeConverter // k8s.io/api kinds
+	extensions  managedfields.TypeConverter // apiextensions.k8s.io kinds
+
+	mu      sync.Mutex
+	managed map[fieldManagerKey]fieldManagerEntry
+}
+
+type fieldManagerKey struct {
+	gvr         schema.GroupVersionResource
+	subresource string
+}
+
+// fieldManagerEntry remembers the catalogue entry a manager was built for:
+// a custom resource gets a new entry whenever definitions change, and with
+// it a new manager over its current schema.
+type fieldManagerEntry struct {
+	res *registry.Resource
+	fm  *managedfields.FieldManager
+}
+
+func newFieldManagers(store storage.Store, cat *registry.Catalogue) *fieldManagers {
+	return &fieldManagers{custom: NewCRDTypeConverters(store, cat), managed: map[fieldManagerKey]fieldManagerEntry{}}
+}
+
+// get returns the field manager of res (and subresource).
+func (f *fieldManagers) get(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
+	key := fieldManagerKey{res.GroupVersionResource, subresource}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if e, ok := f.managed[key]; ok && e.res == res {
+		return e.fm, nil
+	}
+	kind := res.GroupVersionKind()
+	tc, conv := f.typeConverter(res), objectConvertor{}
+	def, creater := defaulterFor(res), createrFor(res)
+	reset := resetFields(res, subresource)
+	newManager := managedfields.NewDefaultFieldManager
+	if res.Unstructured {
+		newManager = managedfields.NewDefaultCRDFieldManager
+	}
+	fm, err := newManager(tc, conv, def, creater, kind, kind.GroupVersion(), subresource, reset)
+	if err != nil {
+		return nil, err
+	}
+	f.managed[key] = fieldManagerEntry{res: res, fm: fm}
+	return fm, nil
+}
+
+// typeConverter returns the schema of res's kind: the apply-configuration
+// schemas client-go and apiextensions-apiserver ship for built-in kinds, the
+// definition's openAPIV3Schema for custom resources, and a deduced schema
+// (maps granular, lists atomic) for anything they do not know.
+func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.TypeConverter {
+	if res.Unstructured {
+		if tc := f.custom.TypeConverter(res.GroupVersionKind()); tc != nil {
+			return tc
+		}
+		return managedfields.NewDeducedTypeConverter()
+	}
+	f.builtinOnce.Do(func() {
+		f.builtin = applyconfigurations.NewTypeConverter(registry.Scheme)
+		f.extensions = extapply.NewTypeConverter(registry.Scheme)
+	})
+	tc := f.builtin
+	if res.Group == "apiextensions.k8s.io" {
+		tc = f.extensions
+	}
+	if obj, err := newObject(res); err == nil {
+		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
+			return tc
+		}
+	}
+	return managedfields.NewDeducedTypeConverter()
+}
+
+// resetFields are the fields a write through subresource cannot set, so
+// that nobody manages them through it: status on a resource with a status
+// subresource, spec on the status subresource.
+func resetFields(res *registry.Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
+	var set *fieldpath.Set
+	switch {
+	case subresource == "status":
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
+	case subresource == "" && res.StatusSubresource:
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+	default:
+		return nil
+	}
+	return map[fieldpath.APIVersion]fieldpath.Filter{
+		fieldpath.APIVersion(res.GroupVersion().String()): fieldpath.NewExcludeSetFilter(set),
+	}
+}
+
+// recordUpdate records obj, the result of a write other than an apply to
+// live (nil for a create), in obj's managedFields. Like upstream it never
+// fails the write: on error obj keeps live's managedFields.
+func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj runtime.Object, fieldManager string) runtime.Object {
+	if rq.apply {
+		return obj
+	}
+	if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() && gvk != res.GroupVersionKind() {
+		return obj
+	}
+	fm, err := s.fields.get(res, rq.info.Subresource)
+	if err == nil && live == nil {
+		live, err = newObject(res)
+	}
+	if err != nil {
+		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
+		return obj
+	}
+	return fm.UpdateNoErrors(live, obj, managerName(fieldManager, rq.event.UserAgent))
+}
+
+// managerName is the manager a write is recorded for: the fieldManager the
+// client gave or, as upstream, the User-Agent up to its first "/" (printable
+// characters only, at most FieldManagerMaxLength bytes).
+func managerName(fieldManager, userAgent string) string {
+	if fieldManager != "" {
+		return fieldManager
+	}
+	product, _, _ := strings.Cut(userAgent, "/")
+	var b strings.Builder
+	for _, r := range product {
+		if !unicode.IsPrint(r) {
+			continue
+		}
+		if b.Len()+utf8.RuneLen(r) > metavalidation.FieldManagerMaxLength {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// keepManagedFieldsTimes gives obj old's managedFields timestamps when they
+// are the only difference between the two: an apply that changes nothing
+// must not change the object or its resourceVersion.
+func keepManagedFieldsTimes(obj, old runtime.Object) {
+	m := accessor(obj)
+	cur, prev := m.GetManagedFields(), accessor(old).GetManagedFields()
+	if len(cur) == 0 || len(cur) != len(prev) {
+		return
+	}
+	kept := make([]metav1.ManagedFieldsEntry, len(cur))
+	moved := false
+	for i := range cur {
+		kept[i] = cur[i]
+		kept[i].Time = prev[i].Time
+		if !reflect.DeepEqual(kept[i], prev[i]) {
+			return
+		}
+		moved = moved || !cur[i].Time.Equal(prev[i].Time)
+	}
+	if !moved {
+		return
+	}
+	m.SetManagedFields(kept)
+	a, errA := encodeForStorage(obj)
+	b, errB := encodeForStorage(old)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) {
+		m.SetManagedFields(cur)
+	}
+}
+
+// managedFieldsOf returns obj's managedFields; ok is false for objects
+// without metadata (options, nil).
+func managedFieldsOf(obj runtime.Object) (fields []metav1.ManagedFieldsEntry, ok bool) {
+	if obj == nil {
+		return nil, false
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, false
+	}
+	return m.GetManagedFields(), true
+}
+
+// resetInvalidManagedFields undoes a mutating plugin's change that left
+// the admitted object's managedFields invalid, warning the client.
+func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedFieldsEntry) {
+	after, ok := managedFieldsOf(a.Object)
+	if !ok {
+		return
+	}
+	if err := managedfields.ValidateManagedFields(after); err != nil {
+		accessor(a.Object).SetManagedFields(before)
+		if a.Record != nil {
+			a.Record.AddWarning(fmt.Sprintf(invalidManagedFieldsWarning, err))
+		}
+	}
+}
+
+// objectConvertor converts objects between the versions a field manager
+// asks for: built-in kinds through the scheme (admitd serves each in one
+// version), custom resources by relabelling apiVersion (conversion
+// strategy None).
+type objectConvertor struct{}
+
+var _ runtime.ObjectConvertor = objectConvertor{}
+
+func (objectConvertor) Convert(in, out, context any) error {
+	return registry.Scheme.Convert(in, out, context)
+}
+
+func (objectConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	if !ok || registry.Scheme.Recognizes(u.GroupVersionKind()) {
+		return registry.Scheme.ConvertToVersion(in, target)
+	}
+	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
+	if !ok {
+		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
+	}
+	out := u.DeepCopy()
+	out.SetGroupVersionKind(gvk)
+	return out, nil
+}
+
+func (objectConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
+	return registry.Scheme.ConvertFieldLabel(gvk, label, value)
+}
+
+// defaulterFunc adapts a function to runtime.ObjectDefaulter.
+type defaulterFunc func(runtime.Object)
+
+func (f defaulterFunc) Default(obj runtime.Object) { f(obj) }
+
+// defaulterFor defaults objects of res as its strategy does.
+func defaulterFor(res *registry.Resource) runtime.ObjectDefaulter {
+	return defaulterFunc(func(obj runtime.Object) {
+		if res.Strategy.Default != nil {
+			res.Strategy.Default(obj)
+		}
+	})
+}
+
+// createrFunc adapts a function to runtime.ObjectCreater.
+type createrFunc func(schema.GroupVersionKind) (runtime.Object, error)
+
+func (f createrFunc) New(gvk schema.GroupVersionKind) (runtime.Object, error) { return f(gvk) }
+
+// createrFor makes empty objects of res's kind, in any of its versions.
+func createrFor(res *registry.Resource) runtime.ObjectCreater {
+	return createrFunc(func(gvk schema.GroupVersionKind) (runtime.Object, error) {
+		if res.Unstructured {
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetGroupVersionKind(gvk)
+			return u, nil
+		}
+		obj, err := registry.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		return obj, nil
+	})
+}
