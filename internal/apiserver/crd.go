@@ -5,15 +5,17 @@ import (
 	"errors"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// afterWrite runs after a successful, non-dry-run write of an object of res:
-// definitions that change what the server serves take effect before the
-// write returns.
-func (s *Server) afterWrite(ctx context.Context, res *registry.Resource) {
+// afterWrite runs after a successful, non-dry-run write of obj, an object of
+// res (for a delete, the object deleted): definitions that change what the
+// server serves take effect before the write returns, and so do the
+// caBundles injected from a Secret.
+func (s *Server) afterWrite(ctx context.Context, res *registry.Resource, obj runtime.Object) {
 	switch res.GroupVersionResource {
 	case registry.CRDResource:
 		if err := s.SyncCustomResources(ctx); err != nil {
@@ -25,6 +27,9 @@ func (s *Server) afterWrite(ctx context.Context, res *registry.Resource) {
 				s.log.Error("reloading webhook configurations", "err", err)
 			}
 		}
+		s.webhookConfigWritten(ctx, res, obj)
+	case secretsGVR:
+		s.secretWritten(ctx, accessor(obj))
 	case validatingPoliciesGVR, validatingBindingsGVR, mutatingPoliciesGVR, mutatingBindingsGVR:
 		if s.cfg.PolicyConfigs != nil {
 			if err := s.cfg.PolicyConfigs.Reload(ctx); err != nil {

@@ -101,6 +101,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 	if err := ensureNamespace(ns, m); err != nil {
 		return nil, err
 	}
+	s.injectCA(ctx, rq, res, obj)
 	if m.GetResourceVersion() != "" {
 		return nil, errors.New("resourceVersion should not be set on objects to be created")
 	}
@@ -144,7 +145,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
-	s.afterWrite(ctx, res)
+	s.afterWrite(ctx, res, obj)
 	return obj, nil
 }
 

@@ -168,7 +168,7 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			s.log.Error("deleting custom objects", "crd", crd.Name, "err", err)
 		}
 	}
-	s.afterWrite(ctx, res)
+	s.afterWrite(ctx, res, old)
 	return old, true, false, nil
 }
 

@@ -125,6 +125,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
 	}
+	s.injectCA(ctx, rq, res, obj)
 	obj = s.prepareForUpdate(rq, res, obj, old)
 	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
@@ -159,7 +160,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		}
 		m.SetResourceVersion(fmt.Sprint(drev))
 		if err == nil {
-			s.afterWrite(ctx, res)
+			s.afterWrite(ctx, res, obj)
 		}
 		return obj, false, err
 	}
@@ -171,7 +172,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		return nil, false, err
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
-	s.afterWrite(ctx, res)
+	s.afterWrite(ctx, res, obj)
 	return obj, false, nil
 }
 

@@ -20,6 +20,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceErrors: false,
 	}
 	root.AddCommand(newServeCommand(), newVersionCommand())
+	root.AddCommand(newCertsCommand())
 	return root
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -218,13 +219,22 @@ func (b *Bundle) issueAdmin() error {
 // write stores one bundle file: keys private to the owner, certificates
 // readable by all.
 func (b *Bundle) write(name string, data []byte) error {
-	perm := os.FileMode(0o644)
-	if name == CAKeyFile || name == ServingKeyFile || name == AdminKeyFile {
-		perm = 0o600
-	}
-	if err := writeFileAtomic(filepath.Join(b.Dir, name), data, perm); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
+	if err := writeInDir(b.Dir, name, data); err != nil {
+		return err
 	}
 	b.Written = append(b.Written, name)
+	return nil
+}
+
+// writeInDir writes one file of this package's layouts: keys (*.key)
+// private to the owner, everything else readable by all.
+func writeInDir(dir, name string, data []byte) error {
+	perm := os.FileMode(0o644)
+	if strings.HasSuffix(name, ".key") {
+		perm = 0o600
+	}
+	if err := writeFileAtomic(filepath.Join(dir, name), data, perm); err != nil {
+		return fmt.Errorf("writing %s: %w", name, err)
+	}
 	return nil
 }

@@ -96,7 +96,7 @@ func NewCachingAuthorizer(a admission.Authorizer) admission.Authorizer {
 	if a == nil {
 		return nil
 	}
-	return &cachingAuthorizer{next: a, seen: map[string]cachedDecision{}}
+	return &cachingAuthorizer{next: a}
 }
 
 func (c *cachingAuthorizer) Authorize(ctx context.Context, a admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
@@ -109,6 +109,9 @@ func (c *cachingAuthorizer) Authorize(ctx context.Context, a admission.Authoriza
 	}
 	r.d, r.reason, r.err = c.next.Authorize(ctx, a)
 	c.mu.Lock()
+	if c.seen == nil {
+		c.seen = map[string]cachedDecision{}
+	}
 	c.seen[key] = r
 	c.mu.Unlock()
 	return r.d, r.reason, r.err

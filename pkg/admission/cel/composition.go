@@ -37,6 +37,9 @@ type Composition struct {
 	varType  *apiservercel.DeclType
 	names    []string
 	vars     []*Program
+	// none is the variables value of a composition without variables:
+	// empty, hence never written and shareable.
+	none *lazy.MapValue
 
 	mu    sync.Mutex
 	envs  map[compositionEnvKey]*cel.Env
@@ -66,6 +69,9 @@ func (c *Compiler) Compose(vars []Variable, o CompileOptions) *Composition {
 		k.varType.Fields[v.Name] = apiservercel.NewDeclField(v.Name, DeclTypeOf(p.OutputType()), true, nil, nil)
 		k.names = append(k.names, v.Name)
 		k.vars = append(k.vars, p)
+	}
+	if len(vars) == 0 {
+		k.none = lazy.NewMapValue(k.varType.CelType())
 	}
 	return k
 }
@@ -129,6 +135,10 @@ func (k *Composition) NewActivation(ctx context.Context, in Input) (*Activation,
 }
 
 func (k *Composition) bind(ctx context.Context, act *Activation) {
+	if k.none != nil {
+		act.variables = k.none
+		return
+	}
 	m := lazy.NewMapValue(k.varType.CelType())
 	for i, name := range k.names {
 		v := &lazyVariable{ctx: ctx, act: act, name: name, prog: k.vars[i]}

@@ -5,8 +5,11 @@
 // evaluation of compiled expressions under a shared cost budget.
 //
 // Webhook matchConditions use it through MatchConditions; the admission
-// policies (ValidatingAdmissionPolicy, MutatingAdmissionPolicy) are meant to
-// use the same Compiler and Activation with params and a namespace.
+// policies (ValidatingAdmissionPolicy, MutatingAdmissionPolicy) use a
+// Composition, which adds a policy's variables (compiled in order, computed
+// lazily once per activation, their cost charged to the first expression
+// that reads them), and NewCachingAuthorizer for the authorizer checks of a
+// request.
 //
 // It is not a general CEL toolkit and does not decide what a policy or a
 // webhook does with a result beyond the matchConditions rules; it does not

@@ -11,11 +11,14 @@
 //
 // Policies, bindings and params come from the server: a Source gives an
 // immutable Snapshot of the stored policies and bindings, and a ParamSource
-// reads param objects when a request needs them. Compiled CEL is cached per
+// reads param objects when a request needs them. Static manifests (a
+// staticManifestsDir in the plugin's AdmissionConfiguration section) are
+// loaded here and evaluated before the API's. Compiled CEL is cached per
 // policy and reused while the policy's resourceVersion does not change;
 // matching reads a per-snapshot index, so policies that cannot match a
-// request cost nothing.
+// request cost nothing. TypeChecker computes status.typeChecking; writing
+// it back is the server's job.
 //
-// It does not validate policies at write time (the registry does), write
-// status.typeChecking, or read storage itself.
+// It does not validate policies at write time (the registry does) and never
+// reads storage itself.
 package policies

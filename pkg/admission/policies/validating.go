@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 	"fmt"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -132,9 +133,27 @@ func (d *vapDispatch) binding(ctx context.Context, mr *match.Request, h *hook, b
 	for _, p := range params {
 		in := admcel.Input{Attributes: d.a, Kind: dec.Kind, Resource: dec.Resource, Object: objs[0], OldObject: objs[1],
 			Params: validatingParam(h, p), Namespace: admcel.TrimNamespace(ns), Authorizer: d.authz}
-		d.record(h, b, val.validate(ctx, in, ns), collector)
+		start := time.Now()
+		res := val.validate(ctx, in, ns)
+		d.record(h, b, res, collector)
+		d.step(h, b, res, time.Since(start))
 	}
 	return nil
+}
+
+// step records one evaluation in the admission trace.
+func (d *vapDispatch) step(h *hook, b *binding, res validationResult, elapsed time.Duration) {
+	s := admission.Step{Plugin: ValidatingName, Name: h.name, Config: b.name, Matched: true, Reason: "admitted", Duration: elapsed}
+	for _, dec := range res.decisions {
+		if dec.deny {
+			s.Reason = "failed: " + dec.message
+			if dec.eval == evalError {
+				s.Err = dec.message
+			}
+			break
+		}
+	}
+	d.a.Record.AddStep(s)
 }
 
 // versionedObjects returns the request's object and old object as kind,

@@ -1,0 +1,279 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+const (
+	vwcPath    = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+	mwcPath    = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+	secretPath = "/api/v1/namespaces/default/secrets"
+)
+
+func newCAPEM(t *testing.T) []byte {
+	t.Helper()
+	ca, err := pki.NewCA("webhook-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.CertPEM
+}
+
+// secretJSON is a Secret in default with the given data.
+func secretJSON(name string, data map[string][]byte) string {
+	b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": name}, "data": data})
+	return string(b)
+}
+
+// webhookConfigJSON is a configuration of kind with two URL webhooks and
+// the given annotation value ("" for none) and caBundle.
+func webhookConfigJSON(kind, name, injectFrom string, caBundle []byte) string {
+	meta := map[string]any{"name": name}
+	if injectFrom != "" {
+		meta["annotations"] = map[string]string{InjectCAAnnotation: injectFrom}
+	}
+	var hooks []map[string]any
+	for _, h := range []string{"a.example.com", "b.example.com"} {
+		cc := map[string]any{"url": "https://" + h + "/"}
+		if caBundle != nil {
+			cc["caBundle"] = caBundle
+		}
+		hooks = append(hooks, map[string]any{"name": h, "clientConfig": cc, "sideEffects": "None", "admissionReviewVersions": []string{"v1"}})
+	}
+	b, _ := json.Marshal(map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": meta, "webhooks": hooks})
+	return string(b)
+}
+
+// caBundles returns the caBundle of every webhook in a response or GET.
+func caBundles(t *testing.T, body []byte) [][]byte {
+	t.Helper()
+	var cfg admissionregistrationv1.ValidatingWebhookConfiguration // the fields read are common to both kinds
+	if err := json.Unmarshal(body, &cfg); err != nil {
+		t.Fatalf("decoding %s: %v", body, err)
+	}
+	var out [][]byte
+	for _, w := range cfg.Webhooks {
+		out = append(out, w.ClientConfig.CABundle)
+	}
+	return out
+}
+
+func wantBundles(t *testing.T, what string, got [][]byte, want []byte) {
+	t.Helper()
+	if len(got) != 2 {
+		t.Fatalf("%s: %d webhooks, want 2", what, len(got))
+	}
+	for i, b := range got {
+		if !bytes.Equal(b, want) {
+			t.Errorf("%s: webhooks[%d].clientConfig.caBundle = %q, want %q", what, i, b, want)
+		}
+	}
+}
+
+func (ts *testServer) send(code int, method, path, contentType, body string) *http.Response {
+	ts.t.Helper()
+	w := ts.do(method, path, contentType, body)
+	if w.Code != code {
+		ts.t.Fatalf("%s %s = %d %s, want %d", method, path, w.Code, w.Body.String(), code)
+	}
+	return w.Result()
+}
+
+func bodyOf(r *http.Response) []byte {
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(r.Body)
+	return b.Bytes()
+}
+
+func TestCAInjectionOnWrite(t *testing.T) {
+	for _, tc := range []struct{ kind, path string }{
+		{"ValidatingWebhookConfiguration", vwcPath},
+		{"MutatingWebhookConfiguration", mwcPath},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			seen := &caSeer{}
+			ts := newTestServer(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
+			ca := newCAPEM(t)
+			ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", map[string][]byte{"ca.crt": ca}))
+
+			r := ts.send(201, "POST", tc.path, "application/json", webhookConfigJSON(tc.kind, "hook", "default/hook-ca", nil))
+			if w := r.Header.Values("Warning"); len(w) > 0 {
+				t.Errorf("create with a usable Secret warned %q", w)
+			}
+			created := bodyOf(r)
+			wantBundles(t, "create", caBundles(t, created), ca)
+			if got := seen.take(); len(got) != 1 || got[0] != "CREATE caBundle=true by system:anonymous" {
+				t.Errorf("validating admission saw %q, want the injected caBundle on CREATE", got)
+			}
+			wantBundles(t, "get", caBundles(t, bodyOf(ts.send(200, "GET", tc.path+"/hook", "", ""))), ca)
+
+			// A re-apply of the manifest, which has no caBundle, keeps it and
+			// writes nothing.
+			var cfg map[string]any
+			_ = json.Unmarshal(created, &cfg)
+			rv := cfg["metadata"].(map[string]any)["resourceVersion"]
+			put := strings.Replace(webhookConfigJSON(tc.kind, "hook", "default/hook-ca", nil), `"name":"hook"`, fmt.Sprintf(`"name":"hook","resourceVersion":%q`, rv), 1)
+			updated := bodyOf(ts.send(200, "PUT", tc.path+"/hook", "application/json", put))
+			wantBundles(t, "update without caBundle", caBundles(t, updated), ca)
+			var after map[string]any
+			_ = json.Unmarshal(updated, &after)
+			if got := after["metadata"].(map[string]any)["resourceVersion"]; got != rv {
+				t.Errorf("re-applying the manifest changed resourceVersion %v to %v, want a no-op", rv, got)
+			}
+
+			// Dry run shows the injection too.
+			dry := bodyOf(ts.send(201, "POST", tc.path+"?dryRun=All", "application/json", webhookConfigJSON(tc.kind, "dry", "default/hook-ca", nil)))
+			wantBundles(t, "dry-run create", caBundles(t, dry), ca)
+		})
+	}
+}
+
+func TestCAInjectionProblemsAreWarnings(t *testing.T) {
+	ca := newCAPEM(t)
+	key, _ := pki.NewCA("other")
+	keyPEM, _ := key.KeyPEM()
+	written := []byte("-----BEGIN CERTIFICATE-----\nd3JpdHRlbg==\n-----END CERTIFICATE-----\n")
+	for _, tc := range []struct {
+		name       string
+		secret     map[string][]byte // nil: no Secret
+		injectFrom string
+		want       []byte // caBundle stored
+		warning    string
+	}{
+		{name: "missing secret", injectFrom: "default/hook-ca", want: written,
+			warning: "admitd.io/inject-ca-from: secret default/hook-ca not found"},
+		{name: "not namespace/name", secret: map[string][]byte{"ca.crt": ca}, injectFrom: "hook-ca", want: written,
+			warning: `admitd.io/inject-ca-from: "hook-ca" is not <namespace>/<secret-name>`},
+		{name: "no usable key", secret: map[string][]byte{"tls.key": keyPEM}, injectFrom: "default/hook-ca", want: written,
+			warning: "admitd.io/inject-ca-from: secret default/hook-ca has no ca.crt or tls.crt"},
+		{name: "not PEM", secret: map[string][]byte{"ca.crt": []byte("garbage")}, injectFrom: "default/hook-ca", want: written,
+			warning: "admitd.io/inject-ca-from: secret default/hook-ca: ca.crt: no PEM certificate found"},
+		{name: "tls.crt fallback", secret: map[string][]byte{"tls.crt": ca, "tls.key": keyPEM}, injectFrom: "default/hook-ca", want: ca},
+		{name: "only certificates are copied", secret: map[string][]byte{"ca.crt": append(append([]byte{}, keyPEM...), ca...)}, injectFrom: "default/hook-ca", want: ca},
+		{name: "ca.crt preferred", secret: map[string][]byte{"ca.crt": ca, "tls.crt": newCAPEM(t)}, injectFrom: " default/hook-ca ", want: ca},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := newTestServer(t)
+			if tc.secret != nil {
+				ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", tc.secret))
+			}
+			r := ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "hook", tc.injectFrom, written))
+			wantBundles(t, "create", caBundles(t, bodyOf(r)), tc.want)
+			var warning string
+			if w := r.Header.Values("Warning"); len(w) > 0 {
+				warning = strings.Join(w, "; ")
+			}
+			if want := warningHeader(tc.warning); warning != want {
+				t.Errorf("Warning = %q, want %q", warning, want)
+			}
+		})
+	}
+}
+
+func accessorOf(t *testing.T, body []byte) *metav1.ObjectMeta {
+	t.Helper()
+	var obj metav1.PartialObjectMetadata
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	return &obj.ObjectMeta
+}
+
+func warningHeader(text string) string {
+	if text == "" {
+		return ""
+	}
+	return warningHeaders([]string{text})[0]
+}
+
+func TestCAInjectionFollowsTheSecret(t *testing.T) {
+	seen := &caSeer{}
+	ts := newTestServer(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
+	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil))
+	ts.send(201, "POST", mwcPath, "application/json", webhookConfigJSON("MutatingWebhookConfiguration", "hook", "default/hook-ca", nil))
+	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "other", "default/other-ca", nil))
+	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "plain", "", []byte("plain")))
+	seen.take()
+	get := func(path string) [][]byte { return caBundles(t, bodyOf(ts.send(200, "GET", path, "", ""))) }
+
+	// The Secret appears after the configurations.
+	first := newCAPEM(t)
+	ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", map[string][]byte{"ca.crt": first}))
+	wantBundles(t, "validating after the Secret was created", get(vwcPath+"/hook"), first)
+	wantBundles(t, "mutating after the Secret was created", get(mwcPath+"/hook"), first)
+	wantBundles(t, "configuration naming another Secret", get(vwcPath+"/other"), nil)
+	wantBundles(t, "configuration without the annotation", get(vwcPath+"/plain"), []byte("plain"))
+	if got := seen.take(); len(got) != 2 || got[0] != "UPDATE caBundle=true by system:admitd:ca-injector" || got[1] != got[0] {
+		t.Errorf("validating admission saw %q, want two updates by the injector", got)
+	}
+
+	// Rotation.
+	second := newCAPEM(t)
+	ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(second)))
+	wantBundles(t, "after rotation", get(vwcPath+"/hook"), second)
+	rv := accessorOf(t, bodyOf(ts.send(200, "GET", secretPath+"/hook-ca", "", ""))).GetResourceVersion()
+	put := strings.Replace(secretJSON("hook-ca", map[string][]byte{"ca.crt": first}), `"name":"hook-ca"`, fmt.Sprintf(`"name":"hook-ca","resourceVersion":%q`, rv), 1)
+	ts.send(200, "PUT", secretPath+"/hook-ca", "application/json", put)
+	wantBundles(t, "after a PUT", get(mwcPath+"/hook"), first)
+	seen.take()
+
+	// An unrelated change of the Secret writes nothing.
+	ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, `{"metadata":{"labels":{"a":"b"}}}`)
+	if got := seen.take(); len(got) != 0 {
+		t.Errorf("a Secret change that keeps ca.crt caused %q, want no configuration update", got)
+	}
+
+	// Deleting the Secret keeps what was injected.
+	ts.send(200, "DELETE", secretPath+"/hook-ca", "", "")
+	wantBundles(t, "after the Secret was deleted", get(vwcPath+"/hook"), first)
+}
+
+// caSeer is a validating plugin that reports, for webhook configurations,
+// whether the object it validates has every caBundle set, and who asks.
+type caSeer struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *caSeer) Handles(admission.Operation) bool { return true }
+
+func (c *caSeer) Validate(_ context.Context, a *admission.Attributes) error {
+	ccs := clientConfigs(a.Object)
+	if len(ccs) == 0 {
+		return nil
+	}
+	set := true
+	for _, cc := range ccs {
+		set = set && len(cc.CABundle) > 0
+	}
+	call := fmt.Sprintf("%s caBundle=%v", a.Operation, set)
+	if a.UserInfo.Username != "" {
+		call += " by " + a.UserInfo.Username
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, call)
+	return nil
+}
+
+func (c *caSeer) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.calls
+	c.calls = nil
+	return out
+}
