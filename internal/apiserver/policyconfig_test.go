@@ -23,7 +23,7 @@ type policyServer struct {
 func newPolicyServer(t *testing.T) *policyServer {
 	t.Helper()
 	store, cat := memory.New(), registry.NewCatalogue()
-	cfgs := NewPolicyConfigs(store, cat)
+	cfgs := NewPolicyConfigs(store, cat, nil)
 	o := policies.Options{Source: cfgs, Params: NewParamLookup(store, cat), TypeConverters: NewCRDTypeConverters(store, cat)}
 	pc := admission.PluginContext{Namespaces: NewNamespaceLookup(store, cat), Schema: NewSchema(cat)}
 	m, err := policies.NewMutating(o, pc)

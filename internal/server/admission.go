@@ -39,7 +39,7 @@ func newMetricsRegistry() *prometheus.Registry {
 // the webhook plugins reading configurations from storage.
 func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
 	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat), status: apiserver.NewPolicyStatus(store, cat)}
-	parts.policies = apiserver.NewPolicyConfigs(store, cat).WithStatus(parts.status)
+	parts.policies = apiserver.NewPolicyConfigs(store, cat, parts.status)
 	metrics := admission.NewMetrics(reg)
 	schema := apiserver.NewSchema(cat)
 	plugins := standard.NewRegistry()

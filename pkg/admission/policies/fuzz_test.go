@@ -2,6 +2,8 @@ package policies
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -22,9 +24,12 @@ func FuzzManifestFile(f *testing.F) {
 	f.Add([]byte("apiVersion: v1\nkind: List\nitems:\n- {apiVersion: admissionregistration.k8s.io/v1, kind: MutatingAdmissionPolicyBinding, metadata: {name: b.static.k8s.io}, spec: {policyName: p.static.k8s.io}}\n"))
 	f.Add([]byte("---\n---\nkind: 3\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "f.yaml"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		for _, mutating := range []bool{false, true} {
-			snap := &Snapshot{}
-			_ = manifestLoader{mutating: mutating}.addFile(snap, "f.yaml", data, map[string]string{})
+			_, _ = manifestLoader{mutating: mutating}.load(dir)
 		}
 	})
 }

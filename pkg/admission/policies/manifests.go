@@ -1,33 +1,20 @@
 package policies
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/pkg/admission/manifest"
 )
 
 // staticSuffix ends the name of every policy and binding of a static
 // manifest directory (and no API object's).
-const staticSuffix = ".static.k8s.io"
+const staticSuffix = manifest.Suffix
 
 // manifestSet is the content of a static manifest directory: the policies
 // and bindings of one plugin's kind, sorted by name.
@@ -45,67 +32,28 @@ type manifestLoader struct {
 	validate   func(runtime.Object) error
 }
 
-// load reads every non-empty .yaml, .yml and .json file directly in dir,
-// in name order.
+// load reads the policies and bindings of the plugin's kinds from dir.
 func (l manifestLoader) load(dir string) (*manifestSet, error) {
-	entries, err := os.ReadDir(dir)
+	docs, hash, err := manifest.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	set := &manifestSet{snap: &Snapshot{}}
-	h := sha256.New()
-	hashed := false
-	seen := map[string]string{}
-	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
-			continue
+	set := &manifestSet{hash: hash, snap: &Snapshot{}}
+	names := manifest.Names{}
+	policyKind, bindingKind := l.kinds()
+	for _, d := range docs {
+		if d.APIVersion != admissionregistrationv1.SchemeGroupVersion.String() || (d.Kind != policyKind && d.Kind != bindingKind) {
+			return nil, manifest.UnsupportedType(d)
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
+		if err := l.addObject(set.snap, d.File, d.Kind, d.JSON, names); err != nil {
+			return nil, fmt.Errorf("error loading %s: %w", d.File, err)
 		}
-		if len(data) == 0 {
-			continue
-		}
-		h.Write(data)
-		h.Write([]byte{0})
-		hashed = true
-		if err := l.addFile(set.snap, e.Name(), data, seen); err != nil {
-			return nil, fmt.Errorf("error loading %s: %w", e.Name(), err)
-		}
-	}
-	if hashed {
-		set.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	}
 	if err := checkBindingTargets(set.snap); err != nil {
 		return nil, err
 	}
 	sortSnapshot(set.snap)
 	return set, nil
-}
-
-func (l manifestLoader) addFile(snap *Snapshot, file string, data []byte, seen map[string]string) error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		j, err := yaml.YAMLToJSON(doc)
-		if err != nil {
-			return err
-		}
-		if err := l.addDocument(snap, file, j, seen); err != nil {
-			return err
-		}
-	}
 }
 
 // kinds returns the policy and binding kinds of the loader's plugin.
@@ -116,43 +64,17 @@ func (l manifestLoader) kinds() (policy, binding string) {
 	return "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"
 }
 
-func (l manifestLoader) addDocument(snap *Snapshot, file string, doc []byte, seen map[string]string) error {
-	var tm struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(doc, &tm); err != nil {
-		return err
-	}
-	policyKind, bindingKind := l.kinds()
-	group := admissionregistrationv1.SchemeGroupVersion.String()
-	switch {
-	case tm.APIVersion == "v1" && tm.Kind == "List",
-		tm.APIVersion == group && (tm.Kind == policyKind+"List" || tm.Kind == bindingKind+"List"):
-		for _, item := range tm.Items {
-			if err := l.addDocument(snap, file, item, seen); err != nil {
-				return err
-			}
-		}
-		return nil
-	case tm.APIVersion == group && (tm.Kind == policyKind || tm.Kind == bindingKind):
-		return l.addObject(snap, file, tm.Kind, doc, seen)
-	}
-	return fmt.Errorf("unsupported resource type %s, Kind=%s", tm.APIVersion, tm.Kind)
-}
-
 // addObject decodes, checks, defaults and validates one policy or binding.
-func (l manifestLoader) addObject(snap *Snapshot, file, kind string, doc []byte, seen map[string]string) error {
+func (l manifestLoader) addObject(snap *Snapshot, file, kind string, doc []byte, names manifest.Names) error {
 	obj, err := newManifestObject(kind)
 	if err != nil {
 		return err
 	}
-	if err := decodeStrict(doc, obj); err != nil {
+	if err := manifest.DecodeStrict(doc, obj); err != nil {
 		return err
 	}
 	name := obj.(interface{ GetName() string }).GetName()
-	if err := checkManifestName(file, kind, name, seen); err != nil {
+	if err := names.Check(file, kind, name); err != nil {
 		return err
 	}
 	if err := staticOnly(kind, obj); err != nil {
@@ -182,31 +104,6 @@ func newManifestObject(kind string) (runtime.Object, error) {
 		return &admissionregistrationv1.MutatingAdmissionPolicyBinding{}, nil
 	}
 	return nil, fmt.Errorf("unsupported resource type %s", kind)
-}
-
-func decodeStrict(data []byte, into runtime.Object) error {
-	strict, err := sigsjson.UnmarshalStrict(data, into, sigsjson.DisallowUnknownFields)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strict...)
-}
-
-// checkManifestName enforces a name with the static suffix, unique per
-// kind across the directory.
-func checkManifestName(file, kind, name string, seen map[string]string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("resource in file %q must have a name", file)
-	case !strings.HasSuffix(name, staticSuffix):
-		return fmt.Errorf("%q in file %q must have a name ending with %q", name, file, staticSuffix)
-	}
-	key := kind + "/" + name
-	if prev, dup := seen[key]; dup {
-		return fmt.Errorf("duplicate name %q found in file %q (previously seen in %q)", name, file, prev)
-	}
-	seen[key] = file
-	return nil
 }
 
 // staticOnly enforces what only static manifests forbid: params.
@@ -286,61 +183,21 @@ func sortSnapshot(s *Snapshot) {
 	sort.SliceStable(s.MutatingBindings, func(i, j int) bool { return s.MutatingBindings[i].Name < s.MutatingBindings[j].Name })
 }
 
-// manifestRecheck is how often the directory is read again for changes
-// (upstream watches it and also polls every minute).
-const manifestRecheck = 2 * time.Second
-
-// staticManifests keeps a plugin's static manifests, reloading them in the
-// background when a request finds them due. A load that fails keeps the
-// previous set.
-type staticManifests struct {
-	dir    string
-	loader manifestLoader
-	log    *slog.Logger
-
-	current atomic.Pointer[manifestSet]
-	mu      sync.Mutex
-	checked time.Time
-	busy    bool
-}
+// staticManifests keeps a plugin's static manifests, reloaded when the
+// directory changes.
+type staticManifests = manifest.Reloader[*manifestSet]
 
 func newStaticManifests(dir string, loader manifestLoader, log *slog.Logger) (*staticManifests, error) {
-	set, err := loader.load(dir)
+	load := func() (manifest.Loaded[*manifestSet], error) {
+		set, err := loader.load(dir)
+		if err != nil {
+			return manifest.Loaded[*manifestSet]{}, err
+		}
+		return manifest.Loaded[*manifestSet]{Hash: set.hash, Value: set}, nil
+	}
+	r, err := manifest.NewReloader(load, log, "policies in "+dir)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load static policy manifests from %q: %w", dir, err)
 	}
-	s := &staticManifests{dir: dir, loader: loader, log: log, checked: time.Now()}
-	s.current.Store(set)
-	return s, nil
-}
-
-// get returns the current set and starts a reload when one is due.
-func (s *staticManifests) get() *manifestSet {
-	s.mu.Lock()
-	due := !s.busy && time.Since(s.checked) > manifestRecheck
-	if due {
-		s.busy, s.checked = true, time.Now()
-	}
-	s.mu.Unlock()
-	if due {
-		go s.reload()
-	}
-	return s.current.Load()
-}
-
-func (s *staticManifests) reload() {
-	defer func() {
-		s.mu.Lock()
-		s.busy = false
-		s.mu.Unlock()
-	}()
-	set, err := s.loader.load(s.dir)
-	if err != nil {
-		s.log.Error("reloading static policy manifests", "dir", s.dir, "err", err)
-		return
-	}
-	if set.hash != s.current.Load().hash {
-		s.current.Store(set)
-		s.log.Info("reloaded static policy manifests", "dir", s.dir, "hash", set.hash)
-	}
+	return r, nil
 }

@@ -117,7 +117,7 @@ var noManifests = &manifestSet{snap: &Snapshot{}}
 func (p *plugin) hooks() (static, api *hookSet) {
 	snap, manifests := p.o.Source.Current(), noManifests
 	if p.static != nil {
-		manifests = p.static.get()
+		manifests = p.static.Get().Value
 	}
 	if b := p.current.Load(); b != nil && b.snap == snap && b.manifests == manifests {
 		return b.static, b.api

@@ -1,29 +1,14 @@
 package webhooks
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	sigsjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
-)
 
-// staticSuffix ends the name of every configuration loaded from a static
-// manifest directory.
-const staticSuffix = ".static.k8s.io"
+	"github.com/admitd/admitd/pkg/admission/manifest"
+)
 
 // manifestSet is the result of reading a static manifest directory.
 type manifestSet struct {
@@ -39,101 +24,39 @@ type manifestChecks struct {
 	Validate func(obj runtime.Object) error
 }
 
-// loadManifests reads every .yaml, .yml and .json file of dir (sorted, not
-// recursive) and returns the configurations of the plugin's kind.
+// loadManifests reads the configurations of the plugin's kind from the
+// static manifest directory dir.
 func loadManifests(dir string, mutating bool, checks manifestChecks) (*manifestSet, error) {
-	entries, err := os.ReadDir(dir)
+	docs, hash, err := manifest.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	set := &manifestSet{}
-	h := sha256.New()
-	hashed := false
-	seen := map[string]string{}
-	for _, e := range entries {
-		ext := strings.ToLower(filepath.Ext(e.Name()))
-		if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == 0 {
-			continue
-		}
-		h.Write(data)
-		h.Write([]byte{0})
-		hashed = true
-		if err := set.addFile(e.Name(), data, mutating, checks, seen); err != nil {
-			return nil, fmt.Errorf("error loading %s: %w", e.Name(), err)
-		}
+	want := "ValidatingWebhookConfiguration"
+	if mutating {
+		want = "MutatingWebhookConfiguration"
 	}
-	if hashed {
-		set.hash = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	set := &manifestSet{hash: hash}
+	names := manifest.Names{}
+	for _, d := range docs {
+		if d.APIVersion != admissionregistrationv1.SchemeGroupVersion.String() || d.Kind != want {
+			return nil, manifest.UnsupportedType(d)
+		}
+		if err := set.addConfiguration(d.File, d.JSON, mutating, checks, names); err != nil {
+			return nil, fmt.Errorf("error loading %s: %w", d.File, err)
+		}
 	}
 	sort.SliceStable(set.mutating, func(i, j int) bool { return set.mutating[i].Name < set.mutating[j].Name })
 	sort.SliceStable(set.validating, func(i, j int) bool { return set.validating[i].Name < set.validating[j].Name })
 	return set, nil
 }
 
-func (s *manifestSet) addFile(file string, data []byte, mutating bool, checks manifestChecks, seen map[string]string) error {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		if err := s.addDocument(file, doc, mutating, checks, seen); err != nil {
-			return err
-		}
-	}
-}
-
-func (s *manifestSet) addDocument(file string, doc []byte, mutating bool, checks manifestChecks, seen map[string]string) error {
-	j, err := yaml.YAMLToJSON(doc)
-	if err != nil {
-		return err
-	}
-	var tm struct {
-		APIVersion string            `json:"apiVersion"`
-		Kind       string            `json:"kind"`
-		Items      []json.RawMessage `json:"items"`
-	}
-	if err := json.Unmarshal(j, &tm); err != nil {
-		return err
-	}
-	want := "ValidatingWebhookConfiguration"
-	if mutating {
-		want = "MutatingWebhookConfiguration"
-	}
-	switch {
-	case tm.APIVersion == "v1" && tm.Kind == "List", tm.APIVersion == admissionregistrationv1.SchemeGroupVersion.String() && tm.Kind == want+"List":
-		for _, item := range tm.Items {
-			if err := s.addDocument(file, item, mutating, checks, seen); err != nil {
-				return err
-			}
-		}
-		return nil
-	case tm.APIVersion != admissionregistrationv1.SchemeGroupVersion.String() || tm.Kind != want:
-		return fmt.Errorf("unsupported resource type %s %s", tm.APIVersion, tm.Kind)
-	}
-	return s.addConfiguration(file, j, mutating, checks, seen)
-}
-
-func (s *manifestSet) addConfiguration(file string, data []byte, mutating bool, checks manifestChecks, seen map[string]string) error {
+func (s *manifestSet) addConfiguration(file string, data []byte, mutating bool, checks manifestChecks, names manifest.Names) error {
 	var obj runtime.Object
 	var name string
 	var hooks []hookEndpoint
 	if mutating {
 		c := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		if err := decodeStrict(data, c); err != nil {
+		if err := manifest.DecodeStrict(data, c); err != nil {
 			return err
 		}
 		obj, name = c, c.Name
@@ -142,7 +65,7 @@ func (s *manifestSet) addConfiguration(file string, data []byte, mutating bool, 
 		}
 	} else {
 		c := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		if err := decodeStrict(data, c); err != nil {
+		if err := manifest.DecodeStrict(data, c); err != nil {
 			return err
 		}
 		obj, name = c, c.Name
@@ -150,7 +73,7 @@ func (s *manifestSet) addConfiguration(file string, data []byte, mutating bool, 
 			hooks = append(hooks, hookEndpoint{w.Name, w.ClientConfig})
 		}
 	}
-	if err := checkManifestName(file, name, seen); err != nil {
+	if err := names.Check(file, "", name); err != nil {
 		return err
 	}
 	for _, h := range hooks {
@@ -171,28 +94,6 @@ func (s *manifestSet) addConfiguration(file string, data []byte, mutating bool, 
 	} else {
 		s.validating = append(s.validating, obj.(*admissionregistrationv1.ValidatingWebhookConfiguration))
 	}
-	return nil
-}
-
-func decodeStrict(data []byte, into runtime.Object) error {
-	strict, err := sigsjson.UnmarshalStrict(data, into, sigsjson.DisallowUnknownFields)
-	if err != nil {
-		return err
-	}
-	return errors.Join(strict...)
-}
-
-func checkManifestName(file, name string, seen map[string]string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("resource in file %q must have a name", file)
-	case !strings.HasSuffix(name, staticSuffix):
-		return fmt.Errorf("%q in file %q must have a name ending with %q", name, file, staticSuffix)
-	}
-	if prev, dup := seen[name]; dup {
-		return fmt.Errorf("duplicate name %q found in file %q (previously seen in %q)", name, file, prev)
-	}
-	seen[name] = file
 	return nil
 }
 

@@ -18,7 +18,7 @@ webhooks:
   admissionReviewVersions: [v1]
 `
 
-func manifest(name, cc string) string {
+func manifestDoc(name, cc string) string {
 	return strings.NewReplacer("%NAME%", name, "%CC%", cc).Replace(staticValidating)
 }
 
@@ -31,17 +31,17 @@ func TestLoadManifests(t *testing.T) {
 		want  []string
 	}{
 		{"sorted by name across files", map[string]string{
-			"b.yaml": manifest("b.static.k8s.io", url),
-			"a.yml":  manifest("z.static.k8s.io", url) + "---\n" + manifest("a.static.k8s.io", url),
+			"b.yaml": manifestDoc("b.static.k8s.io", url),
+			"a.yml":  manifestDoc("z.static.k8s.io", url) + "---\n" + manifestDoc("a.static.k8s.io", url),
 			"c.txt":  "ignored",
 		}, "", []string{"a.static.k8s.io", "b.static.k8s.io", "z.static.k8s.io"}},
-		{"name without suffix", map[string]string{"a.yaml": manifest("plain", url)}, `error loading a.yaml: "plain" in file "a.yaml" must have a name ending with ".static.k8s.io"`, nil},
-		{"duplicate name", map[string]string{"a.yaml": manifest("x.static.k8s.io", url), "b.yaml": manifest("x.static.k8s.io", url)},
+		{"name without suffix", map[string]string{"a.yaml": manifestDoc("plain", url)}, `error loading a.yaml: "plain" in file "a.yaml" must have a name ending with ".static.k8s.io"`, nil},
+		{"duplicate name", map[string]string{"a.yaml": manifestDoc("x.static.k8s.io", url), "b.yaml": manifestDoc("x.static.k8s.io", url)},
 			`error loading b.yaml: duplicate name "x.static.k8s.io" found in file "b.yaml" (previously seen in "a.yaml")`, nil},
-		{"service reference", map[string]string{"a.yaml": manifest("s.static.k8s.io", `service: {name: s, namespace: ns1}`)},
+		{"service reference", map[string]string{"a.yaml": manifestDoc("s.static.k8s.io", `service: {name: s, namespace: ns1}`)},
 			`clientConfig.service is not supported for static manifests; use clientConfig.url instead`, nil},
-		{"wrong kind", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"}, "error loading a.yaml: unsupported resource type v1 ConfigMap", nil},
-		{"unknown field", map[string]string{"a.yaml": strings.Replace(manifest("u.static.k8s.io", url), "sideEffects", "bogus: 1\n  sideEffects", 1)}, `unknown field`, nil},
+		{"wrong kind", map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"}, "error loading a.yaml: unsupported resource type v1, Kind=ConfigMap", nil},
+		{"unknown field", map[string]string{"a.yaml": strings.Replace(manifestDoc("u.static.k8s.io", url), "sideEffects", "bogus: 1\n  sideEffects", 1)}, `unknown field`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestLoadManifests(t *testing.T) {
 
 func TestCombinedSnapshotOrdersStaticFirst(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(manifest("s.static.k8s.io", `url: "https://127.0.0.1:1/v"`)), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(manifestDoc("s.static.k8s.io", `url: "https://127.0.0.1:1/v"`)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	set, err := loadManifests(dir, false, manifestChecks{})

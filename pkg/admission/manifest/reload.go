@@ -1,0 +1,74 @@
+package manifest
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Recheck is how often a manifest directory is read again for changes
+// (upstream watches the directory and also polls every minute).
+const Recheck = 2 * time.Second
+
+// Loaded is a loaded manifest set with the directory hash it came from.
+type Loaded[T any] struct {
+	Hash  string
+	Value T
+}
+
+// Reloader keeps the result of loading a directory, loading it again in
+// the background when a reader finds it due. A load that fails keeps the
+// previous result.
+type Reloader[T any] struct {
+	load func() (Loaded[T], error)
+	log  *slog.Logger
+	what string
+
+	current atomic.Pointer[Loaded[T]]
+	mu      sync.Mutex
+	checked time.Time
+	busy    bool
+}
+
+// NewReloader loads once; the error is the caller's start-up failure.
+func NewReloader[T any](load func() (Loaded[T], error), log *slog.Logger, what string) (*Reloader[T], error) {
+	first, err := load()
+	if err != nil {
+		return nil, err
+	}
+	r := &Reloader[T]{load: load, log: log, what: what, checked: time.Now()}
+	r.current.Store(&first)
+	return r, nil
+}
+
+// Get returns the current result and starts a reload when one is due.
+func (r *Reloader[T]) Get() *Loaded[T] {
+	r.mu.Lock()
+	due := !r.busy && time.Since(r.checked) > Recheck
+	if due {
+		r.busy, r.checked = true, time.Now()
+	}
+	r.mu.Unlock()
+	if due {
+		go r.reload()
+	}
+	return r.current.Load()
+}
+
+func (r *Reloader[T]) reload() {
+	defer func() {
+		r.mu.Lock()
+		r.busy = false
+		r.mu.Unlock()
+	}()
+	next, err := r.load()
+	if err != nil {
+		r.log.Error("reloading static manifests", "what", r.what, "err", err)
+		return
+	}
+	if next.Hash != r.current.Load().Hash {
+		r.current.Store(&next)
+		r.log.Info("reloaded static manifests", "what", r.what, "hash", next.Hash)
+	}
+}
