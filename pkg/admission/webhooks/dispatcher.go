@@ -174,7 +174,3 @@ func isCallError(err error) bool {
 }
 
 func internalError(err error) error { return apierrors.NewInternalError(err) }
-
-func fromAPIVersionAndKind(apiVersion, kind string) schema.GroupVersionKind {
-	return schema.FromAPIVersionAndKind(apiVersion, kind)
-}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/match"
@@ -219,26 +220,32 @@ func (m *Mutating) patchObject(inv *invocation, patch jsonpatch.Patch) (runtime.
 	if err != nil {
 		return nil, err
 	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(out, &tm); err != nil {
-		return nil, err
-	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
-	if tm.APIVersion != "" || tm.Kind != "" {
-		gvk = fromAPIVersionAndKind(tm.APIVersion, tm.Kind)
-	}
-	next, err := m.schema.New(gvk)
+	next, err := m.decodeAs(gvk, out)
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(out, next); err != nil {
-		return nil, err
+	// A patch that changed apiVersion or kind decodes as the kind it names.
+	if got := next.GetObjectKind().GroupVersionKind(); !got.Empty() && got != gvk {
+		if next, err = m.decodeAs(got, out); err != nil {
+			return nil, err
+		}
+		gvk = got
 	}
 	next.GetObjectKind().SetGroupVersionKind(gvk)
 	return next, nil
+}
+
+// decodeAs decodes JSON leniently into a new object of kind gvk.
+func (m *Mutating) decodeAs(gvk schema.GroupVersionKind, data []byte) (runtime.Object, error) {
+	obj, err := m.schema.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
 }
 
 // annotatePatch records the applied patch at audit level Request.
@@ -278,9 +285,5 @@ func checkDryRun(h *Hook, a *admission.Attributes) error {
 // decodePatch decodes a JSON patch; malformed input fails with the
 // encoding/json error, as upstream's decoder reports it.
 func decodePatch(raw []byte) (jsonpatch.Patch, error) {
-	var ops []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &ops); err != nil {
-		return nil, err
-	}
 	return jsonpatch.DecodePatch(raw)
 }
