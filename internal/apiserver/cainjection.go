@@ -52,10 +52,6 @@ var caInjector = authenticationv1.UserInfo{Username: "system:admitd:ca-injector"
 
 const caInjectorManager = "admitd-ca-injector"
 
-// refreshAttempts bounds the retries of a refresh that meets concurrent
-// writes of the same configuration.
-const refreshAttempts = 5
-
 var secretsGVR = corev1.SchemeGroupVersion.WithResource("secrets")
 
 // caSource is the Secret a configuration takes its caBundle from.
@@ -115,12 +111,13 @@ func (s *Server) caBundleFrom(ctx context.Context, src caSource) ([]byte, error)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("secret %s not found", src)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", src, err)
+	var obj runtime.Object
+	if err == nil {
+		obj, err = decodeFromStorage(res, kv)
 	}
-	obj, err := decodeFromStorage(res, kv)
-	if err != nil {
-		return nil, fmt.Errorf("reading secret %s: %w", src, err)
+	if err != nil { // the cause is logged, not shown to the client
+		s.log.Error("reading a Secret for CA injection", "secret", src.String(), "err", err)
+		return nil, fmt.Errorf("secret %s could not be read", src)
 	}
 	data := obj.(*corev1.Secret).Data
 	for _, key := range caBundleKeys {
@@ -222,8 +219,9 @@ func staleCA(obj runtime.Object, bundle []byte) bool {
 }
 
 // refreshCA rewrites one configuration unchanged, as caInjector: the write
-// path's injectCA does the work, admission sees an ordinary update, and
-// nothing is written when the caBundles are already current.
+// path's injectCA does the work, admission sees an ordinary update (retried
+// from the new object if another write gets in between), and nothing is
+// written when the caBundles are already current.
 func (s *Server) refreshCA(ctx context.Context, res *registry.Resource, name string) {
 	rq := &request{
 		info: &requestInfo{IsResource: true, Verb: "update", APIPrefix: "apis",
@@ -237,12 +235,7 @@ func (s *Server) refreshCA(ctx context.Context, res *registry.Resource, name str
 		}
 		return current, nil
 	}
-	var err error
-	for attempt := 0; attempt < refreshAttempts; attempt++ {
-		if _, _, err = s.update(ctx, rq, res, unchanged, opts); !apierrors.IsConflict(err) {
-			break
-		}
-	}
+	_, _, err := s.update(ctx, rq, res, unchanged, opts)
 	if err != nil && !apierrors.IsNotFound(err) {
 		s.log.Warn("injecting a CA bundle", "resource", res.Resource, "name", name, "err", err)
 	}

@@ -123,15 +123,11 @@ func TestCAInjectionOnWrite(t *testing.T) {
 
 			// A re-apply of the manifest, which has no caBundle, keeps it and
 			// writes nothing.
-			var cfg map[string]any
-			_ = json.Unmarshal(created, &cfg)
-			rv := cfg["metadata"].(map[string]any)["resourceVersion"]
-			put := strings.Replace(webhookConfigJSON(tc.kind, "hook", "default/hook-ca", nil), `"name":"hook"`, fmt.Sprintf(`"name":"hook","resourceVersion":%q`, rv), 1)
+			rv := accessorOf(t, created).GetResourceVersion()
+			put := withResourceVersion(webhookConfigJSON(tc.kind, "hook", "default/hook-ca", nil), "hook", rv)
 			updated := bodyOf(ts.send(200, "PUT", tc.path+"/hook", "application/json", put))
 			wantBundles(t, "update without caBundle", caBundles(t, updated), ca)
-			var after map[string]any
-			_ = json.Unmarshal(updated, &after)
-			if got := after["metadata"].(map[string]any)["resourceVersion"]; got != rv {
+			if got := accessorOf(t, updated).GetResourceVersion(); got != rv {
 				t.Errorf("re-applying the manifest changed resourceVersion %v to %v, want a no-op", rv, got)
 			}
 
@@ -193,6 +189,11 @@ func accessorOf(t *testing.T, body []byte) *metav1.ObjectMeta {
 	return &obj.ObjectMeta
 }
 
+// withResourceVersion adds a resourceVersion to the JSON of an object.
+func withResourceVersion(obj, name, rv string) string {
+	return strings.Replace(obj, fmt.Sprintf(`"name":%q`, name), fmt.Sprintf(`"name":%q,"resourceVersion":%q`, name, rv), 1)
+}
+
 func warningHeader(text string) string {
 	if text == "" {
 		return ""
@@ -226,7 +227,7 @@ func TestCAInjectionFollowsTheSecret(t *testing.T) {
 	ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(second)))
 	wantBundles(t, "after rotation", get(vwcPath+"/hook"), second)
 	rv := accessorOf(t, bodyOf(ts.send(200, "GET", secretPath+"/hook-ca", "", ""))).GetResourceVersion()
-	put := strings.Replace(secretJSON("hook-ca", map[string][]byte{"ca.crt": first}), `"name":"hook-ca"`, fmt.Sprintf(`"name":"hook-ca","resourceVersion":%q`, rv), 1)
+	put := withResourceVersion(secretJSON("hook-ca", map[string][]byte{"ca.crt": first}), "hook-ca", rv)
 	ts.send(200, "PUT", secretPath+"/hook-ca", "application/json", put)
 	wantBundles(t, "after a PUT", get(mwcPath+"/hook"), first)
 	seen.take()
@@ -240,6 +241,31 @@ func TestCAInjectionFollowsTheSecret(t *testing.T) {
 	// Deleting the Secret keeps what was injected.
 	ts.send(200, "DELETE", secretPath+"/hook-ca", "", "")
 	wantBundles(t, "after the Secret was deleted", get(vwcPath+"/hook"), first)
+}
+
+// Secret writes and configuration writes racing end with the caBundle of
+// the last Secret written.
+func TestCAInjectionConverges(t *testing.T) {
+	ts := newTestServer(t)
+	cas := [][]byte{newCAPEM(t), newCAPEM(t), newCAPEM(t)}
+	ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", map[string][]byte{"ca.crt": cas[0]}))
+	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range 30 {
+			patch := fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(cas[i%len(cas)]))
+			ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, patch)
+		}
+	})
+	wg.Go(func() {
+		for i := range 30 {
+			patch := fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}},"webhooks":[{"name":"a.example.com","clientConfig":{"caBundle":null}}]}`, i)
+			ts.send(200, "PATCH", vwcPath+"/hook", mediaStrategicPatch, patch)
+		}
+	})
+	wg.Wait()
+	want := cas[29%len(cas)]
+	wantBundles(t, "after racing writes", caBundles(t, bodyOf(ts.send(200, "GET", vwcPath+"/hook", "", ""))), want)
 }
 
 // caSeer is a validating plugin that reports, for webhook configurations,

@@ -103,7 +103,8 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
 		u.SetGroupVersionKind(gvk)
-		return u, nil, nil
+		strict, err := coerceCustom(res, data, u)
+		return u, strict, err
 	}
 	obj, err := registry.Scheme.New(gvk)
 	if err != nil {

@@ -20,6 +20,9 @@ import (
 const generateNameAttempts = 8
 
 func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if s.serveSubCreate(w, r, rq, res) {
+		return
+	}
 	if rq.info.Subresource != "" {
 		writeError(w, r, errMethodNotSupported(res.GroupResource(), "create"))
 		return

@@ -111,6 +111,7 @@ func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource
 		if err := checkPreconditions(res, old, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
+		warnDefaultOrphaning(rq, res, opts)
 		attrs := s.attributes(rq, res, admission.Delete, attrName, nil, old.DeepCopyObject(), opts, len(opts.DryRun) > 0)
 		if err := s.admit(ctx, attrs); err != nil {
 			return nil, false, err
@@ -129,12 +130,16 @@ func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource
 func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key string, rev int64, old runtime.Object, opts *metav1.DeleteOptions) (out runtime.Object, deleted, retry bool, err error) {
 	m := accessor(old)
 	dryRun := len(opts.DryRun) > 0
-	if hasFinalizers(res, old) {
-		if m.GetDeletionTimestamp() != nil || dryRun {
+	obj := old.DeepCopyObject()
+	finalizersChanged := setGCFinalizers(res, accessor(obj), opts)
+	if hasFinalizers(res, obj) {
+		if m.GetDeletionTimestamp() != nil && !finalizersChanged {
 			return old, false, false, nil
 		}
-		obj := old.DeepCopyObject()
 		markDeleting(res, obj, s.cfg.Now())
+		if dryRun {
+			return obj, false, false, nil
+		}
 		data, err := encodeForStorage(obj)
 		if err != nil {
 			return nil, false, false, err

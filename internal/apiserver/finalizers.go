@@ -23,11 +23,18 @@ func hasFinalizers(res *registry.Resource, obj runtime.Object) bool {
 }
 
 // markDeleting sets the deletion timestamp (and a namespace's Terminating
-// phase) on an object that has to wait for its finalizers.
+// phase) on an object that has to wait for its finalizers. As upstream's
+// markAsDeleting, the first mark bumps a tracked generation and an earlier
+// timestamp is kept.
 func markDeleting(res *registry.Resource, obj runtime.Object, now time.Time) {
 	m := accessor(obj)
+	if m.GetDeletionTimestamp() == nil && m.GetGeneration() > 0 {
+		m.SetGeneration(m.GetGeneration() + 1)
+	}
 	t := metav1.NewTime(now.Truncate(time.Second))
-	m.SetDeletionTimestamp(&t)
+	if old := m.GetDeletionTimestamp(); old == nil || old.After(t.Time) {
+		m.SetDeletionTimestamp(&t)
+	}
 	zero := int64(0)
 	m.SetDeletionGracePeriodSeconds(&zero)
 	if ns, ok := obj.(*corev1.Namespace); ok {

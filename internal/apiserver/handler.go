@@ -98,7 +98,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.servePublic(rec, r) {
 		return
 	}
-	if s.cfg.Authenticate != nil {
+	if u, ok := loopbackUser(r.Context()); ok {
+		rq.user, rq.event.User = u, u
+	} else if s.cfg.Authenticate != nil {
 		u, requester, err := s.cfg.Authenticate(r)
 		if err != nil {
 			writeError(rec, r, err)

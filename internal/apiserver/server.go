@@ -16,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -55,6 +56,9 @@ type Config struct {
 	PolicyConfigs *PolicyConfigs
 	// Extra handlers mounted on exact paths (e.g. /metrics).
 	Extra map[string]http.Handler
+	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
+	// key generated in memory.
+	TokenIssuer *serviceaccount.Issuer
 }
 
 // Server is the HTTP handler of the API.
@@ -66,6 +70,7 @@ type Server struct {
 	log        *slog.Logger
 	namespaces *namespaceFinalizer
 	fields     *fieldManagers
+	tokens     *serviceaccount.Issuer
 }
 
 // New returns a Server for cfg.
@@ -82,7 +87,10 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger}
+	if cfg.TokenIssuer == nil {
+		cfg.TokenIssuer = serviceaccount.NewEphemeralIssuer()
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger, tokens: cfg.TokenIssuer}
 	s.namespaces = newNamespaceFinalizer(s)
 	s.fields = newFieldManagers(cfg.Store, cfg.Catalogue)
 	return s

@@ -98,7 +98,7 @@ func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.
 }
 
 // updateOnce tries one compare-and-swap. retry is true when the stored
-// object changed underneath and the client gave no resourceVersion.
+// object changed underneath: the caller reads it again and starts over.
 func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Resource, key string, rev int64, old runtime.Object, next transform, opts *metav1.UpdateOptions) (out runtime.Object, retry bool, err error) {
 	obj, err := next(old.DeepCopyObject())
 	if err != nil {
@@ -125,6 +125,10 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
 	}
+	if clientRV == "" {
+		// an unconditional update takes the stored resourceVersion
+		accessor(obj).SetResourceVersion(om.GetResourceVersion())
+	}
 	s.injectCA(ctx, rq, res, obj)
 	obj = s.prepareForUpdate(rq, res, obj, old)
 	keepManagedFieldsTimes(obj, old)
@@ -134,12 +138,16 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}
-	return s.commitUpdate(ctx, res, key, rev, obj, old, clientRV, dryRun)
+	return s.commitUpdate(ctx, res, key, rev, obj, old, dryRun)
 }
 
 // commitUpdate writes the updated object unless nothing changed; an object
-// being deleted whose last finalizer is gone is deleted instead.
-func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, rev int64, obj, old runtime.Object, clientRV string, dryRun bool) (runtime.Object, bool, error) {
+// being deleted whose last finalizer is gone is deleted instead. When the
+// stored object changed since it was read, retry is true: as upstream's
+// GuaranteedUpdate, the update starts again from the new object, so a patch
+// applies to it and a body whose resourceVersion is now stale meets the
+// conflict check of updateOnce.
+func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, rev int64, obj, old runtime.Object, dryRun bool) (out runtime.Object, retry bool, err error) {
 	m := accessor(obj)
 	m.SetResourceVersion(accessor(old).GetResourceVersion())
 	data, err := encodeForStorage(obj)
@@ -156,7 +164,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
 		_, drev, err := s.store.Delete(ctx, key, rev)
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
-			return nil, clientRV == "", conflictOrNil(res, m.GetName(), clientRV)
+			return nil, true, nil
 		}
 		m.SetResourceVersion(fmt.Sprint(drev))
 		if err == nil {
@@ -166,7 +174,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	}
 	kv, err := s.store.Update(ctx, key, data, rev)
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
-		return nil, clientRV == "", conflictOrNil(res, m.GetName(), clientRV)
+		return nil, true, nil
 	}
 	if err != nil {
 		return nil, false, err
@@ -174,13 +182,6 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
 	s.afterWrite(ctx, res, obj)
 	return obj, false, nil
-}
-
-func conflictOrNil(res *registry.Resource, name, clientRV string) error {
-	if clientRV == "" {
-		return nil
-	}
-	return apierrors.NewConflict(res.GroupResource(), name, errors.New(optimisticLockMsg))
 }
 
 // prepareForUpdate carries server-owned fields over from the old object; a

@@ -19,7 +19,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 	}
-	root.AddCommand(newServeCommand(), newVersionCommand())
+	root.AddCommand(newServeCommand(), newVersionCommand(), newWebhookCommand())
 	root.AddCommand(newCertsCommand())
 	return root
 }

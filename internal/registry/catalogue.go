@@ -34,6 +34,7 @@ func NewCatalogue() *Catalogue {
 	for _, r := range builtinResources {
 		res := r.build()
 		applyBuiltinStrategy(res)
+		applyGCPolicy(res)
 		c.builtin = append(c.builtin, res)
 	}
 	c.publish(map[string][]*Resource{})

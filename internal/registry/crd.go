@@ -66,10 +66,15 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 	return out
 }
 
-// customResourceStrategy prunes fields the structural schema does not know.
+// customResourceStrategy prunes, defaults and validates with the version's
+// structural schema. A schema that is not structural (which upstream
+// refuses in a v1 definition) only prunes.
 func customResourceStrategy(v *apiextensionsv1.CustomResourceValidation) Strategy {
 	if v == nil || v.OpenAPIV3Schema == nil {
 		return Strategy{}
+	}
+	if compiled, err := compileSchema(v.OpenAPIV3Schema); err == nil {
+		return compiled.strategy()
 	}
 	s := v.OpenAPIV3Schema
 	return Strategy{Default: func(obj runtime.Object) {

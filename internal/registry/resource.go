@@ -34,6 +34,10 @@ type Strategy struct {
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Coerce, for custom resources, prunes a decoded body of the fields its
+	// schema does not declare and returns their paths, which decoding
+	// reports under fieldValidation.
+	Coerce func(content map[string]any) (unknownFields []string, err error)
 }
 
 // Resource is one served group/version/resource.
@@ -74,6 +78,9 @@ type Resource struct {
 	// OpenAPIV3Schema is a custom resource version's schema (what its
 	// OpenAPI documents publish); nil for built-in resources.
 	OpenAPIV3Schema *apiextensionsv1.JSONSchemaProps
+	// DefaultGCPolicy is what a delete that names no propagation policy
+	// does to the object's dependents.
+	DefaultGCPolicy GCPolicy
 }
 
 // GroupVersionKind returns the kind of the resource's objects.

@@ -22,6 +22,7 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/storage"
@@ -159,8 +160,13 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		ln.Close()
 		return nil, fmt.Errorf("audit: %w", err)
 	}
+	tokens, err := tokenIssuer(o)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	cfg := apiserver.Config{
-		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain,
+		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain, TokenIssuer: tokens,
 		WebhookConfigs: adm.webhooks, PolicyConfigs: adm.policies,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
@@ -192,6 +198,11 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	runCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
 	go api.Run(runCtx)
+	if err := startControllers(runCtx, api, store, cat, o.Logger); err != nil {
+		cancel()
+		ln.Close()
+		return nil, fmt.Errorf("starting controllers: %w", err)
+	}
 	go adm.webhooks.Run(runCtx)
 	go adm.policies.Run(runCtx)
 	go adm.status.Run(runCtx)
@@ -256,3 +267,13 @@ func (s *Server) Close() error {
 
 // Done is closed when the server has stopped serving.
 func (s *Server) Done() <-chan struct{} { return s.done }
+
+// tokenIssuer signs service-account tokens with <DataDir>/pki/sa.key,
+// generated on first start.
+func tokenIssuer(o Options) (*serviceaccount.Issuer, error) {
+	key, err := serviceaccount.LoadOrCreateKey(filepath.Join(o.DataDir, "pki", serviceaccount.KeyFile))
+	if err != nil {
+		return nil, err
+	}
+	return serviceaccount.NewIssuer(key, serviceaccount.DefaultIssuer)
+}

@@ -129,3 +129,21 @@ func TestInformerSurvivesRestart(t *testing.T) {
 	}
 	want("before", "deleted")
 }
+
+func TestUnconditionalUpdate(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	ctx := context.Background()
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"a": "1"}}
+	if _, err := cs.CoreV1().Secrets("default").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sec = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Data: map[string][]byte{"a": []byte("2")}}
+	got, err := cs.CoreV1().Secrets("default").Update(ctx, sec, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("update without resourceVersion = %v, want it applied to the stored object", err)
+	}
+	if string(got.Data["a"]) != "2" || got.ResourceVersion == "" {
+		t.Fatalf("updated secret = %q rv %q, want data 2 and a resourceVersion", got.Data["a"], got.ResourceVersion)
+	}
+}

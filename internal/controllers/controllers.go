@@ -1,0 +1,120 @@
+// Package controllers holds the reconcilers that a cluster runs beside its
+// API server and that clients count on: the garbage collector
+// (ownerReferences and the orphan/foregroundDeletion finalizers) and the
+// service-account controller (a "default" ServiceAccount in every
+// namespace).
+//
+// Each controller follows storage through a watch, so it sees every change
+// whatever made it, and writes through the API server's loopback client as
+// its own user, so admission, validation and audit see its requests as
+// upstream's kube-controller-manager's. It is not a general controller
+// framework: there are no informers or listers, only what these
+// controllers need.
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// ControllerUser is the user a controller of kube-controller-manager acts
+// as with --use-service-account-credentials (kind, kubeadm).
+func ControllerUser(name string) authenticationv1.UserInfo {
+	return authenticationv1.UserInfo{
+		Username: "system:serviceaccount:kube-system:" + name,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"},
+	}
+}
+
+// NewClient returns a dynamic client that sends its requests through rt
+// (the API server's loopback transport), without client-side rate limits.
+func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
+	cfg := &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: "admitd-controller-manager"}
+	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+}
+
+// stored is the part of a stored object the controllers read.
+type stored struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Status     struct {
+		Phase string `json:"phase"`
+	} `json:"status"`
+}
+
+func decodeStored(value []byte) (*stored, error) {
+	var s stored
+	if err := json.Unmarshal(value, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// keyResource splits a storage key /registry/<group>/<resource>/... into
+// its group ("" for core) and resource.
+func keyResource(key string) (group, resource string, ok bool) {
+	parts := strings.SplitN(strings.TrimPrefix(key, "/registry/"), "/", 3)
+	if len(parts) < 3 {
+		return "", "", false
+	}
+	if parts[0] == "core" {
+		parts[0] = ""
+	}
+	return parts[0], parts[1], true
+}
+
+// follower receives the state of a key prefix: every item once (reset),
+// then each change.
+type follower interface {
+	reset(items []storage.KeyValue)
+	event(ev storage.Event)
+}
+
+// follow lists prefix and then watches it from the listed revision, until
+// ctx ends; when the watch fails (compaction, a slow consumer) it lists
+// again.
+func follow(ctx context.Context, store storage.Store, prefix string, f follower, log *slog.Logger) {
+	for ctx.Err() == nil {
+		err := followOnce(ctx, store, prefix, f)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil && !errors.Is(err, storage.ErrClosed) {
+			log.Warn("watching storage, relisting", "prefix", prefix, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func followOnce(ctx context.Context, store storage.Store, prefix string, f follower) error {
+	page, err := store.List(ctx, prefix, storage.ListOptions{})
+	if err != nil {
+		return err
+	}
+	f.reset(page.Items)
+	w, err := store.Watch(ctx, prefix, page.Revision)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for ev := range w.Events() {
+		f.event(ev)
+	}
+	return w.Err()
+}

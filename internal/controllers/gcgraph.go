@@ -1,0 +1,260 @@
+package controllers
+
+import (
+	"slices"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// The garbage collector's view of storage: every object as a node keyed by
+// uid, and for every uid the objects that name it as an owner (whether or
+// not it exists), as upstream's GraphBuilder keeps. Changes to the graph
+// decide what work to queue.
+
+// node is one stored object.
+type node struct {
+	key, group, resource string
+	namespace, name      string
+	uid                  types.UID
+	owners               []metav1.OwnerReference
+	deleting             bool // deletionTimestamp is set
+	orphan, foreground   bool // has the orphan / foregroundDeletion finalizer
+}
+
+// deletingDependents: the object waits for its dependents (foreground).
+func (n *node) deletingDependents() bool { return n.deleting && n.foreground }
+
+func (n *node) ownerRef(owner types.UID) (metav1.OwnerReference, bool) {
+	for _, r := range n.owners {
+		if r.UID == owner {
+			return r, true
+		}
+	}
+	return metav1.OwnerReference{}, false
+}
+
+// work is one queued task: try to delete the object (or, for an owner in
+// foreground deletion, check its dependents), or orphan its dependents.
+type work struct {
+	uid    types.UID
+	orphan bool
+}
+
+type graph struct {
+	mu         sync.Mutex
+	nodes      map[types.UID]*node
+	byKey      map[string]types.UID
+	dependents map[types.UID]map[types.UID]bool // owner uid → dependent uids
+}
+
+func newGraph() *graph {
+	return &graph{nodes: map[types.UID]*node{}, byKey: map[string]types.UID{}, dependents: map[types.UID]map[types.UID]bool{}}
+}
+
+func nodeFrom(kv storage.KeyValue) *node {
+	group, resource, ok := keyResource(kv.Key)
+	if !ok {
+		return nil
+	}
+	s, err := decodeStored(kv.Value)
+	if err != nil || s.Metadata.UID == "" {
+		return nil
+	}
+	m := s.Metadata
+	return &node{key: kv.Key, group: group, resource: resource, namespace: m.Namespace, name: m.Name, uid: m.UID,
+		owners: m.OwnerReferences, deleting: m.DeletionTimestamp != nil,
+		orphan:     slices.Contains(m.Finalizers, metav1.FinalizerOrphanDependents),
+		foreground: slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents)}
+}
+
+// reset replaces the graph with items and returns the work they call for.
+func (g *graph) reset(items []storage.KeyValue) []work {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.nodes, g.byKey, g.dependents = map[types.UID]*node{}, map[string]types.UID{}, map[types.UID]map[types.UID]bool{}
+	var added []*node
+	for _, kv := range items {
+		if n := nodeFrom(kv); n != nil {
+			g.insert(n)
+			added = append(added, n)
+		}
+	}
+	var out []work
+	for _, n := range added {
+		out = append(out, g.workForNew(n)...)
+	}
+	return out
+}
+
+// apply updates the graph with one change and returns the work it calls for.
+func (g *graph) apply(ev storage.Event) []work {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if ev.Type == storage.EventDelete {
+		uid, ok := g.byKey[ev.KV.Key]
+		if !ok {
+			return nil
+		}
+		return g.remove(g.nodes[uid])
+	}
+	n := nodeFrom(ev.KV)
+	if n == nil {
+		return nil
+	}
+	if olduid, ok := g.byKey[n.key]; ok && olduid != n.uid {
+		g.remove(g.nodes[olduid])
+	}
+	old := g.nodes[n.uid]
+	if old == nil {
+		g.insert(n)
+		return g.workForNew(n)
+	}
+	return g.update(old, n)
+}
+
+func (g *graph) insert(n *node) {
+	g.nodes[n.uid] = n
+	g.byKey[n.key] = n.uid
+	for _, o := range n.owners {
+		g.addDependent(o.UID, n.uid)
+	}
+}
+
+func (g *graph) addDependent(owner, dep types.UID) {
+	set := g.dependents[owner]
+	if set == nil {
+		set = map[types.UID]bool{}
+		g.dependents[owner] = set
+	}
+	set[dep] = true
+}
+
+func (g *graph) removeDependent(owner, dep types.UID) {
+	if set := g.dependents[owner]; set != nil {
+		delete(set, dep)
+		if len(set) == 0 {
+			delete(g.dependents, owner)
+		}
+	}
+}
+
+// workForNew: a new object whose owner is not (or no longer) stored may be
+// garbage; an owner in foreground deletion rechecks its dependents; and the
+// object itself may already wait for its dependents.
+func (g *graph) workForNew(n *node) []work {
+	var out []work
+	for _, o := range n.owners {
+		owner, ok := g.nodes[o.UID]
+		switch {
+		case !ok:
+			out = appendOnce(out, work{uid: n.uid})
+		case owner.deletingDependents():
+			out = appendOnce(out, work{uid: owner.uid})
+		}
+	}
+	return append(out, g.transitions(nil, n)...)
+}
+
+// update replaces old with n.
+func (g *graph) update(old, n *node) []work {
+	var out []work
+	for _, o := range old.owners {
+		ref, still := n.ownerRef(o.UID)
+		if still && blocks(ref) == blocks(o) {
+			continue
+		}
+		if !still {
+			g.removeDependent(o.UID, old.uid)
+		}
+		if owner := g.nodes[o.UID]; owner != nil && owner.deletingDependents() {
+			out = appendOnce(out, work{uid: owner.uid})
+		}
+	}
+	g.nodes[n.uid] = n
+	g.byKey[n.key] = n.uid
+	for _, o := range n.owners {
+		if _, had := old.ownerRef(o.UID); !had {
+			g.addDependent(o.UID, n.uid)
+			if _, ok := g.nodes[o.UID]; !ok {
+				out = appendOnce(out, work{uid: n.uid})
+			}
+		}
+	}
+	return append(out, g.transitions(old, n)...)
+}
+
+// transitions: an object that starts waiting for its dependents to be
+// orphaned or deleted.
+func (g *graph) transitions(old, n *node) []work {
+	var out []work
+	if n.deleting && n.orphan && (old == nil || !old.deleting || !old.orphan) {
+		out = append(out, work{uid: n.uid, orphan: true})
+	}
+	if n.deletingDependents() && (old == nil || !old.deletingDependents()) {
+		for dep := range g.dependents[n.uid] {
+			out = append(out, work{uid: dep})
+		}
+		out = append(out, work{uid: n.uid})
+	}
+	return out
+}
+
+// remove drops a deleted object: its dependents may now be garbage, and an
+// owner waiting for it may be done.
+func (g *graph) remove(n *node) []work {
+	if n == nil {
+		return nil
+	}
+	delete(g.nodes, n.uid)
+	delete(g.byKey, n.key)
+	var out []work
+	for dep := range g.dependents[n.uid] {
+		out = append(out, work{uid: dep})
+	}
+	for _, o := range n.owners {
+		g.removeDependent(o.UID, n.uid)
+		if owner := g.nodes[o.UID]; owner != nil && owner.deletingDependents() {
+			out = appendOnce(out, work{uid: owner.uid})
+		}
+	}
+	return out
+}
+
+func blocks(r metav1.OwnerReference) bool {
+	return r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion
+}
+
+func appendOnce(list []work, w work) []work {
+	if slices.Contains(list, w) {
+		return list
+	}
+	return append(list, w)
+}
+
+// get returns a copy of the node of uid.
+func (g *graph) get(uid types.UID) (node, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n, ok := g.nodes[uid]
+	if !ok {
+		return node{}, false
+	}
+	return *n, true
+}
+
+// dependentsOf returns copies of the stored dependents of uid.
+func (g *graph) dependentsOf(uid types.UID) []node {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []node
+	for dep := range g.dependents[uid] {
+		if n, ok := g.nodes[dep]; ok {
+			out = append(out, *n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,28 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// startControllers runs the garbage collector and the service-account
+// controller until ctx ends; each writes through the loopback client as its
+// own kube-controller-manager user.
+func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
+	if err != nil {
+		return err
+	}
+	saClient, err := controllers.NewClient(api.Loopback(controllers.ServiceAccountsUser))
+	if err != nil {
+		return err
+	}
+	go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
+	go controllers.NewServiceAccounts(store, saClient, log.With("controller", "serviceaccount")).Run(ctx)
+	return nil
+}

@@ -1,0 +1,277 @@
+// Package serviceaccount issues service-account tokens: the signed JWTs of
+// the TokenRequest API (serviceaccounts/token), with upstream's claims
+// (pkg/serviceaccount/claims.go) and key id, signed RS256 or ES256 with a
+// key that lives in the data directory.
+//
+// It does not authenticate requests with those tokens, and it knows nothing
+// of HTTP: the API server builds the claims from the objects it read and
+// asks an Issuer to sign them.
+package serviceaccount
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+)
+
+// DefaultIssuer is the "iss" of tokens and the default audience, as a
+// kube-apiserver started with --service-account-issuer
+// https://kubernetes.default.svc.cluster.local (kind, kubeadm).
+const DefaultIssuer = "https://kubernetes.default.svc.cluster.local"
+
+// Expiration constants of upstream's pkg/serviceaccount.
+const (
+	// WarnOnlyBoundTokenExpirationSeconds is the expiration kubelet asks
+	// for on projected tokens; with an extended expiration the token is
+	// valid for ExtendedExpirationSeconds and carries a warnafter claim.
+	WarnOnlyBoundTokenExpirationSeconds = 60*60 + 7
+	// ExtendedExpirationSeconds is one year.
+	ExtendedExpirationSeconds = 365 * 24 * 60 * 60
+)
+
+// Issuer signs tokens with one key.
+type Issuer struct {
+	key   crypto.Signer
+	alg   string
+	keyID string
+	// Issuer is the "iss" claim.
+	Issuer string
+	// Audiences are the API server's own audiences (--api-audiences):
+	// the default of a TokenRequest without audiences.
+	Audiences []string
+}
+
+// NewIssuer returns an issuer signing with key (RSA: RS256, ECDSA P-256:
+// ES256) under the given issuer name; its audiences default to [issuer].
+func NewIssuer(key crypto.Signer, issuer string) (*Issuer, error) {
+	alg, err := algorithmFor(key)
+	if err != nil {
+		return nil, err
+	}
+	kid, err := keyID(key.Public())
+	if err != nil {
+		return nil, err
+	}
+	return &Issuer{key: key, alg: alg, keyID: kid, Issuer: issuer, Audiences: []string{issuer}}, nil
+}
+
+func algorithmFor(key crypto.Signer) (string, error) {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		return "RS256", nil
+	case *ecdsa.PrivateKey:
+		if k.Curve.Params().BitSize != 256 {
+			return "", fmt.Errorf("unsupported ECDSA curve %s (want P-256)", k.Curve.Params().Name)
+		}
+		return "ES256", nil
+	}
+	return "", fmt.Errorf("unsupported service-account signing key %T", key)
+}
+
+// keyID is upstream's keyIDFromPublicKey: the unpadded base64url SHA-256 of
+// the PKIX DER of the public key.
+func keyID(pub crypto.PublicKey) (string, error) {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return "", fmt.Errorf("encoding the public key: %w", err)
+	}
+	sum := sha256.Sum256(der)
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// PublicKey returns the key that verifies the issuer's tokens.
+func (i *Issuer) PublicKey() crypto.PublicKey { return i.key.Public() }
+
+// Ref names a Kubernetes object in the private claims.
+type Ref struct {
+	Name string    `json:"name,omitempty"`
+	UID  types.UID `json:"uid,omitempty"`
+}
+
+// Bound lists the objects a token is bound to; any may be nil.
+type Bound struct {
+	Pod    *corev1.Pod
+	Secret *corev1.Secret
+	Node   *corev1.Node
+}
+
+// Claims are the registered and private claims of one token.
+type Claims struct {
+	Subject   string
+	Audiences []string
+	IssuedAt  time.Time
+	Expiry    time.Time
+	ID        string
+	// Kubernetes is the "kubernetes.io" private claim.
+	Kubernetes KubernetesClaim
+}
+
+// KubernetesClaim is the "kubernetes.io" private claim.
+type KubernetesClaim struct {
+	Namespace      string `json:"namespace,omitempty"`
+	ServiceAccount Ref    `json:"serviceaccount,omitempty"`
+	Pod            *Ref   `json:"pod,omitempty"`
+	Secret         *Ref   `json:"secret,omitempty"`
+	Node           *Ref   `json:"node,omitempty"`
+	WarnAfter      *int64 `json:"warnafter,omitempty"`
+}
+
+// NewClaims is upstream's serviceaccount.Claims: the token of sa, bound to
+// the given objects, issued at now and valid for expirationSeconds;
+// warnAfter (seconds, 0 for none) adds the warnafter claim.
+func NewClaims(sa *corev1.ServiceAccount, bound Bound, now time.Time, expirationSeconds, warnAfter int64, audiences []string) Claims {
+	c := Claims{
+		Subject:   "system:serviceaccount:" + sa.Namespace + ":" + sa.Name,
+		Audiences: audiences,
+		IssuedAt:  now,
+		Expiry:    now.Add(time.Duration(expirationSeconds) * time.Second),
+		ID:        string(uuid.NewUUID()),
+		Kubernetes: KubernetesClaim{
+			Namespace:      sa.Namespace,
+			ServiceAccount: Ref{Name: sa.Name, UID: sa.UID},
+		},
+	}
+	if s := bound.Secret; s != nil {
+		c.Kubernetes.Secret = &Ref{Name: s.Name, UID: s.UID}
+	}
+	if p := bound.Pod; p != nil {
+		c.Kubernetes.Pod = &Ref{Name: p.Name, UID: p.UID}
+	}
+	if n := bound.Node; n != nil {
+		c.Kubernetes.Node = &Ref{Name: n.Name, UID: n.UID}
+	}
+	if warnAfter != 0 {
+		w := now.Add(time.Duration(warnAfter) * time.Second).Unix()
+		c.Kubernetes.WarnAfter = &w
+	}
+	return c
+}
+
+// payload is the JSON claim set, keys in the order encoding/json sorts a
+// map: aud, exp, iat, iss, jti, kubernetes.io, nbf, sub.
+func (i *Issuer) payload(c Claims) map[string]any {
+	return map[string]any{
+		"iss":           i.Issuer,
+		"sub":           c.Subject,
+		"aud":           c.Audiences,
+		"exp":           c.Expiry.Unix(),
+		"iat":           c.IssuedAt.Unix(),
+		"nbf":           c.IssuedAt.Unix(),
+		"jti":           c.ID,
+		"kubernetes.io": c.Kubernetes,
+	}
+}
+
+// Issue returns the signed compact JWS of c.
+func (i *Issuer) Issue(c Claims) (string, error) {
+	header, err := json.Marshal(map[string]string{"alg": i.alg, "kid": i.keyID})
+	if err != nil {
+		return "", err
+	}
+	body, err := json.Marshal(i.payload(c))
+	if err != nil {
+		return "", err
+	}
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(body)
+	sig, err := i.sign([]byte(signing))
+	if err != nil {
+		return "", fmt.Errorf("signing the token: %w", err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+func (i *Issuer) sign(data []byte) ([]byte, error) {
+	digest := sha256.Sum256(data)
+	switch k := i.key.(type) {
+	case *rsa.PrivateKey:
+		return rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, digest[:])
+	case *ecdsa.PrivateKey:
+		r, s, err := ecdsa.Sign(rand.Reader, k, digest[:])
+		if err != nil {
+			return nil, err
+		}
+		// JWS ES256 signatures are r and s as two 32-byte big-endian numbers.
+		out := make([]byte, 64)
+		r.FillBytes(out[:32])
+		s.FillBytes(out[32:])
+		return out, nil
+	}
+	return nil, errors.New("unsupported key")
+}
+
+// Verify checks the signature of a token issued by i and returns its
+// claim set. It does not check expiry or audiences.
+func (i *Issuer) Verify(token string) (map[string]any, error) {
+	parts, err := splitJWS(token)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		return nil, fmt.Errorf("decoding the signature: %w", err)
+	}
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := verify(i.key.Public(), digest[:], sig); err != nil {
+		return nil, err
+	}
+	body, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("decoding the claims: %w", err)
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(body, &claims); err != nil {
+		return nil, fmt.Errorf("decoding the claims: %w", err)
+	}
+	return claims, nil
+}
+
+func verify(pub crypto.PublicKey, digest, sig []byte) error {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return rsa.VerifyPKCS1v15(k, crypto.SHA256, digest, sig)
+	case *ecdsa.PublicKey:
+		if len(sig) != 64 {
+			return errors.New("invalid ES256 signature length")
+		}
+		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+		if !ecdsa.Verify(k, digest, r, s) {
+			return errors.New("invalid signature")
+		}
+		return nil
+	}
+	return errors.New("unsupported key")
+}
+
+func splitJWS(token string) ([3]string, error) {
+	var parts [3]string
+	n := 0
+	start := 0
+	for i := 0; i < len(token); i++ {
+		if token[i] == '.' {
+			if n == 2 {
+				return parts, errors.New("malformed token")
+			}
+			parts[n] = token[start:i]
+			n++
+			start = i + 1
+		}
+	}
+	if n != 2 {
+		return parts, errors.New("malformed token")
+	}
+	parts[2] = token[start:]
+	return parts, nil
+}
