@@ -94,7 +94,9 @@ func TestRunServesOverTLS(t *testing.T) {
 	// X2: every call is answered while slow and hanging ones are in flight.
 	slowCtx, cancelSlow := context.WithCancel(context.Background())
 	defer cancelSlow()
-	go func() { _, _ = postReview(slowCtx, client, base+"/always-allow-delay-5s", review("v1", vector{}.request())) }()
+	go func() {
+		_, _ = postReview(slowCtx, client, base+"/always-allow-delay-5s", review("v1", vector{}.request()))
+	}()
 	go func() {
 		_, _ = postReview(slowCtx, client, base+"/pods", review("v1", vector{object: labels(`{"webhook-e2e-test":"wait-forever"}`)}.request()))
 	}()
