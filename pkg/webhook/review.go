@@ -35,11 +35,15 @@ var deserializer = func() runtime.Decoder {
 	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
 }()
 
-// DecodeObject decodes the request's object into into, a typed object such
-// as *corev1.Pod or any struct implementing runtime.Object (types that are
-// not core/v1 are decoded directly from the JSON). It returns ErrNoObject if
-// there is no object, and an error if the object's apiVersion/kind names a
-// different registered kind than into.
+// DecodeObject decodes the request's object into into: a core/v1 type such
+// as *corev1.Pod, an *unstructured.Unstructured, or any other type
+// implementing runtime.Object (decoded directly from the JSON, so custom
+// resource types work without a scheme). Field names are matched
+// case-sensitively and unknown fields ignored, as the API server does. It
+// returns ErrNoObject if there is no object (oldObject on CREATE, object on
+// DELETE), and an error if the object's apiVersion/kind names another kind
+// of the decoding scheme (core/v1, admission, admissionregistration) than
+// into's.
 func (r *Request) DecodeObject(into runtime.Object) error {
 	return decodeRaw(r.Object, into)
 }

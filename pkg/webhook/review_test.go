@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
@@ -58,6 +59,13 @@ func TestDecodeObject(t *testing.T) {
 		err := requestWithObject(`{"apiVersion":"apps/v1","kind":"Deployment"}`).DecodeObject(&corev1.Pod{})
 		if err == nil || !strings.Contains(err.Error(), `no kind "Deployment" is registered for version "apps/v1"`) {
 			t.Errorf("DecodeObject of a Deployment = %v, want not registered", err)
+		}
+	})
+	t.Run("unstructured", func(t *testing.T) {
+		var u unstructured.Unstructured
+		err := requestWithObject(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w"},"spec":{"size":1}}`).DecodeObject(&u)
+		if size, _, _ := unstructured.NestedInt64(u.Object, "spec", "size"); err != nil || u.GetName() != "w" || size != 1 {
+			t.Errorf("DecodeObject into Unstructured = %v, %v; want name w, spec.size 1", err, u.Object)
 		}
 	})
 	t.Run("type outside the scheme", func(t *testing.T) {
