@@ -161,7 +161,7 @@ func strictDecoding(rq *request, directive string, strictErrs []error) error {
 // admit runs the mutating phase for a write; managedFields a plugin left
 // invalid are reset, as upstream.
 func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
-	if !s.chain.Handles(a.Operation) {
+	if !s.chain.Handles(a.Operation) || withoutAdmission(ctx) {
 		return nil
 	}
 	before, _ := managedFieldsOf(a.Object)
@@ -174,7 +174,7 @@ func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
 
 // validate runs the validating phase for a write.
 func (s *Server) validate(ctx context.Context, a *admission.Attributes) error {
-	if !s.chain.Handles(a.Operation) {
+	if !s.chain.Handles(a.Operation) || withoutAdmission(ctx) {
 		return nil
 	}
 	return s.chain.Validate(ctx, a)

@@ -12,13 +12,14 @@ import (
 
 // startControllers runs the garbage collector and the service-account
 // controller until ctx ends; each writes through the loopback client as its
-// own kube-controller-manager user.
+// own kube-controller-manager user (the service-account controller without
+// admission: see LoopbackWithoutAdmission).
 func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
 	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
 	if err != nil {
 		return err
 	}
-	saClient, err := controllers.NewClient(api.Loopback(controllers.ServiceAccountsUser))
+	saClient, err := controllers.NewClient(api.LoopbackWithoutAdmission(controllers.ServiceAccountsUser))
 	if err != nil {
 		return err
 	}
