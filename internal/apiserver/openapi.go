@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/admitd/admitd/internal/openapi"
+	"github.com/admitd/admitd/internal/registry"
 )
 
 // OpenAPI v2 and v3 documents are built and served by internal/openapi
@@ -18,10 +19,16 @@ import (
 var openAPIServices sync.Map // *registry.Catalogue -> *openapi.Service
 
 func (s *Server) openAPI() *openapi.Service {
-	if svc, ok := openAPIServices.Load(s.cat); ok {
+	return openAPIService(s.cat)
+}
+
+// openAPIService returns the service of a catalogue, creating it on first
+// use.
+func openAPIService(cat *registry.Catalogue) *openapi.Service {
+	if svc, ok := openAPIServices.Load(cat); ok {
 		return svc.(*openapi.Service)
 	}
-	svc, _ := openAPIServices.LoadOrStore(s.cat, openapi.New(s.cat, openapi.Options{
+	svc, _ := openAPIServices.LoadOrStore(cat, openapi.New(cat, openapi.Options{
 		Version: strings.Split(versionInfo().GitVersion, "-")[0], // as upstream: v1.37.0
 		NotFound: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, errNotFoundPath())

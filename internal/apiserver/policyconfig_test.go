@@ -186,3 +186,27 @@ func TestPolicyStatusTypeChecking(t *testing.T) {
 		t.Errorf("status of max-keys = %s, want observedGeneration 1 and no warnings", body)
 	}
 }
+
+// TestPolicyStatusTypeCheckingBuiltin checks built-in kinds are type
+// checked against their OpenAPI schemas.
+func TestPolicyStatusTypeCheckingBuiltin(t *testing.T) {
+	p := newPolicyServer(t)
+	for name, expr := range map[string]string{"bad": "object.spec.replicas > 'x'", "good": "object.spec.replicas > 1"} {
+		p.want(http.StatusCreated, "POST", policiesPath, `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
+ "metadata":{"name":"`+name+`"},
+ "spec":{"matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments"]}]},
+  "validations":[{"expression":"`+expr+`"}]}}`)
+	}
+	if err := NewPolicyStatus(p.s.store, p.s.cat).Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	body := p.want(http.StatusOK, "GET", policiesPath+"/bad", "").Body.String()
+	want := `{"fieldRef":"spec.validations[0].expression","warning":"apps/v1, Kind=Deployment: ERROR: \u003cinput\u003e:1:22: found no matching overload for '_\u003e_' applied to '(int, string)'\n | object.spec.replicas \u003e 'x'\n | .....................^\n"}`
+	if !strings.Contains(body, want) {
+		t.Errorf("status of bad = %s, want it to contain %s", body, want)
+	}
+	body = p.want(http.StatusOK, "GET", policiesPath+"/good", "").Body.String()
+	if !strings.Contains(body, `"status":{"observedGeneration":1,"typeChecking":{}}`) {
+		t.Errorf("status of good = %s, want observedGeneration 1 and no warnings", body)
+	}
+}

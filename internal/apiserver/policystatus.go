@@ -17,9 +17,10 @@ import (
 // PolicyStatus writes status.observedGeneration and status.typeChecking of
 // ValidatingAdmissionPolicies whose generation is ahead of their status, as
 // kube-controller-manager's status controller does, in the background.
-// Type checking needs schemas: custom resources have theirs; built-in kinds
-// have none in process yet and are skipped, as upstream skips a kind whose
-// schema cannot be found.
+// Type checking needs schemas: custom resources take their CRD's, built-in
+// kinds the OpenAPI schema of their Go type (internal/openapi); a kind
+// with neither is skipped, as upstream skips a kind whose schema cannot be
+// found.
 type PolicyStatus struct {
 	store   storage.Store
 	cat     *registry.Catalogue
@@ -30,7 +31,8 @@ type PolicyStatus struct {
 // NewPolicyStatus returns a status writer over store; call Run.
 func NewPolicyStatus(store storage.Store, cat *registry.Catalogue) *PolicyStatus {
 	p := &PolicyStatus{store: store, cat: cat, kick: make(chan struct{}, 1)}
-	p.checker = &policies.TypeChecker{Schemas: crdSchemas{store: store, cat: cat}, KindsFor: p.kindsFor}
+	schemas := firstSchema{crdSchemas{store: store, cat: cat}, openAPIService(cat)}
+	p.checker = &policies.TypeChecker{Schemas: schemas, KindsFor: p.kindsFor}
 	return p
 }
 
@@ -102,6 +104,19 @@ func NeedsSync(snap *policies.Snapshot) bool {
 func (p *PolicyStatus) kindsFor(gvr schema.GroupVersionResource) []schema.GroupVersionKind {
 	if res, ok := p.cat.Lookup(gvr); ok {
 		return []schema.GroupVersionKind{res.GroupVersionKind()}
+	}
+	return nil
+}
+
+// firstSchema resolves a kind's schema with the first resolver that has
+// one, as upstream combines its resolvers.
+type firstSchema []policies.SchemaResolver
+
+func (f firstSchema) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
+	for _, r := range f {
+		if s := r.ResolveSchema(gvk); s != nil {
+			return s
+		}
 	}
 	return nil
 }

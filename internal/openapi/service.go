@@ -16,6 +16,8 @@ import (
 	openapi_v2 "github.com/google/gnostic-models/openapiv2"
 	"github.com/munnerz/goautoneg"
 	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -60,7 +62,8 @@ type Service struct {
 	built    []*registry.Resource // the resources the documents describe
 	gvs      map[string]*document // by group-version path: api/v1, apis/apps/v1
 	index    *document
-	v2, v2pb *document // built on first request
+	v2, v2pb *document                                // built on first request
+	resolved map[schema.GroupVersionKind]*spec.Schema // by ResolveSchema
 }
 
 // document is one encoded document and its ETag.
