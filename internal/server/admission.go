@@ -56,6 +56,7 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 		Params:                apiserver.NewParamLookup(store, cat),
 		TypeConverters:        apiserver.NewCRDTypeConverters(store, cat),
 		Metrics:               policies.NewMetrics(reg),
+		AdmissionMetrics:      metrics,
 		Logger:                o.Logger,
 		DefaultConfiguration:  schema.Default,
 		ValidateConfiguration: validateManifest(cat),

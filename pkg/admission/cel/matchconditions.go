@@ -8,6 +8,8 @@ import (
 	"github.com/google/cel-go/common/types"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/admitd/admitd/pkg/admission"
 )
 
 // MatchConditions are the compiled matchConditions of one webhook or
@@ -96,6 +98,17 @@ func (m *MatchConditions) Match(ctx context.Context, in Input) MatchResult {
 		return m.onError(res, utilerrors.NewAggregate(errs))
 	}
 	return res
+}
+
+// Observe records r in the shared match-condition metrics under name, kind
+// ("webhook" or "policy") and typ: the expressions that evaluated with an
+// error and, as upstream, the evaluation time only when evaluation ended
+// in a skip or an error (not when every condition held).
+func (r MatchResult) Observe(m *admission.Metrics, name, kind, typ string, op admission.Operation) {
+	m.MatchConditionEvalErrors(name, kind, typ, op, r.EvalErrors)
+	if !r.Matches || r.Err != nil || r.EvalErrors > 0 {
+		m.ObserveMatchConditions(r.Elapsed, name, kind, typ, op)
+	}
 }
 
 func (m *MatchConditions) eval(ctx context.Context, in Input) ([]Result, error) {

@@ -2,11 +2,13 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -99,7 +101,14 @@ func TestReloaderKeepsLastGoodLoad(t *testing.T) {
 		}
 		return Loaded[int]{Hash: "h3", Value: 3}, nil
 	}
-	r, err := NewReloader(load, slog.New(slog.NewTextHandler(io.Discard, nil)), "test")
+	var mu sync.Mutex
+	var outcomes []string
+	observe := func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		outcomes = append(outcomes, fmt.Sprint(err))
+	}
+	r, err := NewReloader(load, slog.New(slog.NewTextHandler(io.Discard, nil)), "test", observe)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +129,20 @@ func TestReloaderKeepsLastGoodLoad(t *testing.T) {
 	want(3) // the failed second load kept 1, the third load replaced it
 	if calls < 3 {
 		t.Errorf("loads = %d, want at least 3", calls)
+	}
+	// The initial load and the changing reload succeed, the broken one
+	// fails; later loads of the unchanged h3 report nothing.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		got := strings.Join(outcomes, ",")
+		mu.Unlock()
+		if got == "<nil>,broken file,<nil>" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("observed loads = %q, want <nil>,broken file,<nil>", got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

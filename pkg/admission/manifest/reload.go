@@ -21,9 +21,10 @@ type Loaded[T any] struct {
 // the background when a reader finds it due. A load that fails keeps the
 // previous result.
 type Reloader[T any] struct {
-	load func() (Loaded[T], error)
-	log  *slog.Logger
-	what string
+	load    func() (Loaded[T], error)
+	log     *slog.Logger
+	what    string
+	observe func(error)
 
 	current atomic.Pointer[Loaded[T]]
 	mu      sync.Mutex
@@ -32,12 +33,20 @@ type Reloader[T any] struct {
 }
 
 // NewReloader loads once; the error is the caller's start-up failure.
-func NewReloader[T any](load func() (Loaded[T], error), log *slog.Logger, what string) (*Reloader[T], error) {
+// observe, when not nil, is told of every load that counts for the reload
+// metrics: the initial load, a failed reload, and a successful one that
+// changed the hash (an unchanged directory is not reported, as upstream
+// short-circuits it).
+func NewReloader[T any](load func() (Loaded[T], error), log *slog.Logger, what string, observe func(error)) (*Reloader[T], error) {
+	if observe == nil {
+		observe = func(error) {}
+	}
 	first, err := load()
 	if err != nil {
 		return nil, err
 	}
-	r := &Reloader[T]{load: load, log: log, what: what, checked: time.Now()}
+	observe(nil)
+	r := &Reloader[T]{load: load, log: log, what: what, observe: observe, checked: time.Now()}
 	r.current.Store(&first)
 	return r, nil
 }
@@ -65,10 +74,12 @@ func (r *Reloader[T]) reload() {
 	next, err := r.load()
 	if err != nil {
 		r.log.Error("reloading static manifests", "what", r.what, "err", err)
+		r.observe(err)
 		return
 	}
 	if next.Hash != r.current.Load().Hash {
 		r.current.Store(&next)
+		r.observe(nil)
 		r.log.Info("reloaded static manifests", "what", r.what, "hash", next.Hash)
 	}
 }

@@ -187,7 +187,7 @@ func sortSnapshot(s *Snapshot) {
 // directory changes.
 type staticManifests = manifest.Reloader[*manifestSet]
 
-func newStaticManifests(dir string, loader manifestLoader, log *slog.Logger) (*staticManifests, error) {
+func newStaticManifests(dir string, loader manifestLoader, log *slog.Logger, observe func(error)) (*staticManifests, error) {
 	load := func() (manifest.Loaded[*manifestSet], error) {
 		set, err := loader.load(dir)
 		if err != nil {
@@ -195,7 +195,7 @@ func newStaticManifests(dir string, loader manifestLoader, log *slog.Logger) (*s
 		}
 		return manifest.Loaded[*manifestSet]{Hash: set.hash, Value: set}, nil
 	}
-	r, err := manifest.NewReloader(load, log, "policies in "+dir)
+	r, err := manifest.NewReloader(load, log, "policies in "+dir, observe)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load static policy manifests from %q: %w", dir, err)
 	}

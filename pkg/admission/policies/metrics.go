@@ -5,6 +5,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/admitd/admitd/pkg/admission"
+	admcel "github.com/admitd/admitd/pkg/admission/cel"
 )
 
 // Metrics are upstream's policy metrics, with its names, labels and
@@ -83,4 +86,20 @@ func (m *Metrics) observeMutation(policy, binding string, elapsed time.Duration,
 	}
 	m.mapCheck.WithLabelValues(policy, binding, et).Inc()
 	m.mapLatency.WithLabelValues(policy, binding, et).Observe(elapsed.Seconds())
+}
+
+// conditionMetrics records a policy's matchConditions in the metrics
+// policies share with webhooks. Upstream compiles the matcher of both
+// policy kinds with kind "policy" and type "validate", and counts no
+// exclusions for policies.
+type conditionMetrics struct {
+	m    *admission.Metrics
+	name string
+}
+
+func (c conditionMetrics) observe(res admcel.MatchResult, a *admission.Attributes) {
+	if c.m == nil || a == nil {
+		return
+	}
+	res.Observe(c.m, c.name, "policy", "validate", a.Operation)
 }

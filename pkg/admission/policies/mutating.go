@@ -42,7 +42,7 @@ func (m *Mutating) buildHooks(snap *Snapshot, prev *hookSet) *hookSet {
 		p := p
 		policies[i] = policyDef{name: p.Name, rv: p.ResourceVersion, paramKind: p.Spec.ParamKind,
 			matchConstraints: p.Spec.MatchConstraints, failurePolicy: p.Spec.FailurePolicy,
-			compile: func() any { return compileMutator(m.o.CEL, m.schema, p) }}
+			compile: func() any { return compileMutator(m.o.CEL, m.schema, p).withMetrics(m.o.AdmissionMetrics, p.Name) }}
 	}
 	bindings := make([]bindingDef, len(snap.MutatingBindings))
 	for i, b := range snap.MutatingBindings {

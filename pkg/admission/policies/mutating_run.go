@@ -201,6 +201,7 @@ func (d *mapDispatch) applies(ctx context.Context, inv invocation, mu *mutator, 
 	}
 	res := mu.conditions.Match(ctx, admcel.Input{Attributes: d.a, Kind: inv.vo.kind, Resource: d.a.Resource,
 		Object: obj, OldObject: old, Params: inv.param, Authorizer: authz})
+	mu.mc.observe(res, d.a)
 	return res.Matches, res.Err
 }
 

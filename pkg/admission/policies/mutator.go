@@ -16,6 +16,13 @@ type mutator struct {
 	patchers  []patcher
 	mutations int
 	ifNeeded  bool
+	mc        conditionMetrics
+}
+
+// withMetrics has m record its matchConditions in am under name.
+func (m *mutator) withMetrics(am *admission.Metrics, name string) *mutator {
+	m.mc = conditionMetrics{m: am, name: name}
+	return m
 }
 
 // compileMutator compiles a policy as upstream does: variables, then

@@ -30,6 +30,9 @@ type Options struct {
 	CEL *admcel.Compiler
 	// Metrics receives the policy metrics; nil records none.
 	Metrics *Metrics
+	// AdmissionMetrics receives the metrics policies share with webhooks
+	// (matchConditions, static manifest reloads); nil records none.
+	AdmissionMetrics *admission.Metrics
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// DefaultConfiguration and ValidateConfiguration apply the API's
@@ -102,11 +105,17 @@ func newPlugin(name string, o Options, pc admission.PluginContext, build func(*S
 	}
 	if cfg.StaticManifestsDir != "" {
 		loader := manifestLoader{mutating: name == MutatingName, defaultObj: o.DefaultConfiguration, validate: o.ValidateConfiguration}
-		if p.static, err = newStaticManifests(cfg.StaticManifestsDir, loader, o.Logger); err != nil {
+		if p.static, err = newStaticManifests(cfg.StaticManifestsDir, loader, o.Logger, p.reloadObserver()); err != nil {
 			return nil, err
 		}
 	}
 	return p, nil
+}
+
+// reloadObserver reports the loads of the static manifests in the reload
+// metrics under the plugin's name.
+func (p *plugin) reloadObserver() func(error) {
+	return func(err error) { p.o.AdmissionMetrics.ManifestReload(p.name, err) }
 }
 
 // noManifests stands for a plugin without static manifests.

@@ -41,7 +41,7 @@ func (v *Validating) buildHooks(snap *Snapshot, prev *hookSet) *hookSet {
 		p := p
 		policies[i] = policyDef{name: p.Name, rv: p.ResourceVersion, paramKind: p.Spec.ParamKind,
 			matchConstraints: p.Spec.MatchConstraints, failurePolicy: p.Spec.FailurePolicy,
-			compile: func() any { return compileValidator(v.o.CEL, p) }}
+			compile: func() any { return compileValidator(v.o.CEL, p).withMetrics(v.o.AdmissionMetrics, p.Name) }}
 	}
 	bindings := make([]bindingDef, len(snap.ValidatingBindings))
 	for i, b := range snap.ValidatingBindings {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 
+	"github.com/admitd/admitd/pkg/admission"
 	admcel "github.com/admitd/admitd/pkg/admission/cel"
 )
 
@@ -37,6 +38,13 @@ type validator struct {
 	spec          []admissionregistrationv1.Validation
 	auditKeys     []string
 	failurePolicy admissionregistrationv1.FailurePolicyType
+	mc            conditionMetrics
+}
+
+// withMetrics has v record its matchConditions in m under name.
+func (v *validator) withMetrics(m *admission.Metrics, name string) *validator {
+	v.mc = conditionMetrics{m: m, name: name}
+	return v
 }
 
 var (
@@ -132,6 +140,7 @@ func (v *validator) validate(ctx context.Context, in admcel.Input, rawNS *corev1
 		mcIn := in
 		mcIn.Namespace = nil
 		res := v.conditions.Match(ctx, mcIn)
+		v.mc.observe(res, in.Attributes)
 		if res.Err != nil {
 			return validationResult{decisions: []decision{v.errorDecision(res.Err.Error())}}
 		}

@@ -76,7 +76,7 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatc
 		namespaces: pc.Namespaces, metrics: o.Metrics, authorizer: pc.Authorizer, cel: o.CEL, log: log}
 	if cfg.StaticManifestsDir != "" {
 		checks := manifestChecks{Default: o.DefaultConfiguration, Validate: o.ValidateConfiguration}
-		if d.static, err = newStaticManifests(cfg.StaticManifestsDir, name == MutatingName, checks, log); err != nil {
+		if d.static, err = newStaticManifests(cfg.StaticManifestsDir, name == MutatingName, checks, log, d.reloadObserver()); err != nil {
 			return nil, err
 		}
 	}

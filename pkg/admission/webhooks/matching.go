@@ -106,6 +106,7 @@ func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.
 		Attributes: a, Kind: inv.Kind, Resource: a.Resource,
 		Object: inv.Object, OldObject: inv.OldObject, Authorizer: d.authorizer,
 	})
+	res.Observe(d.metrics, h.Name, "webhook", d.webhookType(), a.Operation)
 	if res.Err != nil {
 		d.log.Warn("failed evaluating match conditions, failing closed", "webhook", h.Name, "err", res.Err)
 		d.skipped(a, h, "", res.Err)
@@ -117,9 +118,28 @@ func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.
 			reason = fmt.Sprintf("matchCondition %q is false", res.FailedCondition)
 		}
 		d.skipped(a, h, reason, nil)
+		d.metrics.MatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
 		return nil, nil
 	}
 	return inv, nil
+}
+
+// webhookType is the type label of the webhook metrics: "admit" or
+// "validating".
+func (d *dispatcher) webhookType() string {
+	if d.name == MutatingName {
+		return "admit"
+	}
+	return "validating"
+}
+
+// exclusionType is the type label of match_condition_exclusions_total,
+// which upstream takes from the webhook accessor: "admit" or "validate".
+func (d *dispatcher) exclusionType() string {
+	if d.name == MutatingName {
+		return "admit"
+	}
+	return "validate"
 }
 
 // skipped records in the trace a hook that matched by rules but was not

@@ -11,7 +11,7 @@ import (
 // directory changes.
 type staticManifests = manifest.Reloader[*manifestSet]
 
-func newStaticManifests(dir string, mutating bool, checks manifestChecks, log *slog.Logger) (*staticManifests, error) {
+func newStaticManifests(dir string, mutating bool, checks manifestChecks, log *slog.Logger, observe func(error)) (*staticManifests, error) {
 	load := func() (manifest.Loaded[*manifestSet], error) {
 		set, err := loadManifests(dir, mutating, checks)
 		if err != nil {
@@ -19,11 +19,17 @@ func newStaticManifests(dir string, mutating bool, checks manifestChecks, log *s
 		}
 		return manifest.Loaded[*manifestSet]{Hash: set.hash, Value: set}, nil
 	}
-	r, err := manifest.NewReloader(load, log, "webhooks in "+dir)
+	r, err := manifest.NewReloader(load, log, "webhooks in "+dir, observe)
 	if err != nil {
 		return nil, fmt.Errorf("failed to load static webhook manifests from %q: %w", dir, err)
 	}
 	return r, nil
+}
+
+// reloadObserver reports the loads of the static manifests in the reload
+// metrics under the plugin's name.
+func (d *dispatcher) reloadObserver() func(error) {
+	return func(err error) { d.metrics.ManifestReload(d.name, err) }
 }
 
 // combined caches the effective snapshot for one pair of API snapshot and
