@@ -6,31 +6,50 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
 // systemNamespaces exist in every cluster from the start.
 var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
-// Bootstrap creates what a fresh cluster has: the system namespaces.
-// Existing objects are left alone.
+// Bootstrap creates what a fresh cluster has: the system namespaces and
+// their "default" service accounts (which the service-account controller
+// creates for every later namespace; writing these here keeps a fresh
+// server idle until its first request). Existing objects are left alone.
 func (s *Server) Bootstrap(ctx context.Context) error {
-	res, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	nsRes, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
+	saRes, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
 	for _, name := range systemNamespaces {
 		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if res.Strategy.Default != nil {
-			res.Strategy.Default(ns)
-		}
-		s.fillSystemFields(ns)
-		prepareForCreate(res, ns)
-		data, err := encodeForStorage(ns)
-		if err != nil {
+		if err := s.bootstrapObject(ctx, nsRes, ns); err != nil {
 			return err
 		}
-		if _, err := s.store.Create(ctx, storageKey(res, "", name), data); err != nil && !errors.Is(err, storage.ErrKeyExists) {
+		sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
+		if err := s.bootstrapObject(ctx, saRes, sa); err != nil {
 			return err
 		}
 	}
 	return s.SyncCustomResources(ctx)
+}
+
+// bootstrapObject stores obj, defaulted and prepared, unless it exists.
+func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, obj runtime.Object) error {
+	if res.Strategy.Default != nil {
+		res.Strategy.Default(obj)
+	}
+	m := accessor(obj)
+	s.fillSystemFields(m)
+	prepareForCreate(res, obj)
+	data, err := encodeForStorage(obj)
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.Create(ctx, storageKey(res, m.GetNamespace(), m.GetName()), data); err != nil && !errors.Is(err, storage.ErrKeyExists) {
+		return err
+	}
+	return nil
 }

@@ -46,25 +46,39 @@ func listPrefix(res *registry.Resource, namespace string) string {
 // encodeForStorage serialises obj without its resourceVersion, which is the
 // storage revision and is stamped on read.
 func encodeForStorage(obj runtime.Object) ([]byte, error) {
-	m, err := meta.Accessor(obj)
+	stored, err := registry.ToStorageVersion(obj)
+	if err != nil {
+		return nil, err
+	}
+	m, err := meta.Accessor(stored)
 	if err != nil {
 		return nil, err
 	}
 	rv := m.GetResourceVersion()
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
-	return json.Marshal(obj)
+	return json.Marshal(stored)
 }
 
 // decodeFromStorage decodes a stored value as an object of the resource,
 // in the resource's version, with resourceVersion set from the revision.
 func decodeFromStorage(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	obj, err := newObject(res)
+	stored := res
+	if res.Version != res.StorageVersion && !res.Unstructured {
+		stored = &registry.Resource{GroupVersionResource: res.GroupVersionResource, Kind: res.Kind}
+		stored.Version = res.StorageVersion
+	}
+	obj, err := newObject(stored)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal(kv.Value, obj); err != nil {
 		return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
+	}
+	if stored != res {
+		if obj, err = registry.ConvertTo(obj, res.GroupVersionKind()); err != nil {
+			return nil, fmt.Errorf("decoding %s: %w", kv.Key, err)
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
 	m, err := meta.Accessor(obj)

@@ -34,8 +34,9 @@ func (s *Schema) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	return newObject(res)
 }
 
-// ConvertTo converts obj to gvk. Built-in kinds are served in one version
-// each; custom resources convert by changing apiVersion (strategy None).
+// ConvertTo converts obj to gvk: custom resources by changing apiVersion
+// (strategy None), built-in kinds served in several versions (HPAs) through
+// the scheme's conversions.
 func (s *Schema) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
 	if obj.GetObjectKind().GroupVersionKind() == gvk {
 		return obj, nil
@@ -44,6 +45,11 @@ func (s *Schema) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (run
 		out := u.DeepCopy()
 		out.SetGroupVersionKind(gvk)
 		return out, nil
+	}
+	if from := obj.GetObjectKind().GroupVersionKind(); from.GroupKind() == gvk.GroupKind() {
+		if out, err := registry.ConvertTo(obj.DeepCopyObject(), gvk); err == nil {
+			return out, nil
+		}
 	}
 	return nil, fmt.Errorf("converting (%s) to (%s): unknown conversion", obj.GetObjectKind().GroupVersionKind(), gvk)
 }

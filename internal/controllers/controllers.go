@@ -23,6 +23,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -45,12 +46,18 @@ func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
 	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
 }
 
-// stored is the part of a stored object the controllers read.
+// stored is the part of a stored object the controllers read (decoding
+// only this keeps the cost of following every write low).
 type stored struct {
-	APIVersion string            `json:"apiVersion"`
-	Kind       string            `json:"kind"`
-	Metadata   metav1.ObjectMeta `json:"metadata"`
-	Status     struct {
+	Metadata struct {
+		Name              string                  `json:"name"`
+		Namespace         string                  `json:"namespace"`
+		UID               types.UID               `json:"uid"`
+		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+		Finalizers        []string                `json:"finalizers"`
+		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Status struct {
 		Phase string `json:"phase"`
 	} `json:"status"`
 }

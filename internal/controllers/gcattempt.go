@@ -105,9 +105,10 @@ func (gc *GarbageCollector) classifyOwners(ctx context.Context, dep *unstructure
 }
 
 // ownerOf reads the owner a reference names, in the dependent's namespace
-// when the owner's kind is namespaced. An owner of a kind the server does
-// not serve is treated as standing, and retried by nobody: upstream cannot
-// map it either.
+// when the owner's kind is namespaced; gone is true when it does not exist
+// or has another uid. An owner of a kind the server does not serve counts
+// as standing (upstream cannot map it either, and keeps retrying), so the
+// dependent is kept.
 func (gc *GarbageCollector) ownerOf(ctx context.Context, dep *unstructured.Unstructured, ref metav1.OwnerReference) (*unstructured.Unstructured, bool, error) {
 	r, ok := gc.ownerResource(ref)
 	if !ok {

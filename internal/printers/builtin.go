@@ -30,6 +30,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "batch", Resource: "jobs"}:               jobPrinter,
 	{Group: "batch", Resource: "cronjobs"}:           cronJobPrinter,
 
+	{Group: "autoscaling", Resource: "horizontalpodautoscalers"}: hpaPrinter,
+
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                    ingressPrinter,
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}:               ingressClassPrinter,
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              networkPolicyPrinter,

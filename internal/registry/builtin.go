@@ -21,6 +21,8 @@ type res struct {
 	generation bool
 	extraSubs  []Subresource
 	verbs      []string
+	// storage is the version stored when it is not gv's.
+	storage string
 }
 
 var all = []string{"all"}
@@ -80,6 +82,9 @@ var builtinResources = []res{
 	{gv: "apps/v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true, short: []string{"rs"}, categories: all, status: true, generation: true, extraSubs: []Subresource{scaleSub()}},
 	{gv: "apps/v1", resource: "statefulsets", kind: "StatefulSet", namespaced: true, short: []string{"sts"}, categories: all, status: true, generation: true, extraSubs: []Subresource{scaleSub()}},
 
+	{gv: "autoscaling/v2", resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", namespaced: true, short: []string{"hpa"}, categories: all, status: true},
+	{gv: "autoscaling/v1", resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", namespaced: true, short: []string{"hpa"}, categories: all, status: true, storage: "v2"},
+
 	{gv: "batch/v1", resource: "cronjobs", kind: "CronJob", namespaced: true, short: []string{"cj"}, categories: all, status: true, generation: true},
 	{gv: "batch/v1", resource: "jobs", kind: "Job", namespaced: true, categories: all, status: true, generation: true},
 
@@ -132,6 +137,9 @@ func (r res) build() *Resource {
 		StatusSubresource:    r.status,
 		TracksGeneration:     r.generation,
 		StorageVersion:       gv.Version,
+	}
+	if r.storage != "" {
+		out.StorageVersion = r.storage
 	}
 	if out.Verbs == nil {
 		out.Verbs = StandardVerbs

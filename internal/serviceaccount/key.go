@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,8 +18,10 @@ import (
 // kubeadm's sa.key.
 const KeyFile = "sa.key"
 
-// LoadOrCreateKey reads the PEM signing key at path, or generates an RSA
-// 2048 key there (mode 0600) when the file does not exist.
+// LoadOrCreateKey reads the PEM signing key at path (RSA or ECDSA P-256, as
+// kube-apiserver's --service-account-signing-key-file), or generates an
+// ECDSA P-256 key there (mode 0600) when the file does not exist: ES256, and
+// a first start that does not wait for an RSA key.
 func LoadOrCreateKey(path string) (crypto.Signer, error) {
 	data, err := os.ReadFile(path)
 	if err == nil {
@@ -29,7 +30,7 @@ func LoadOrCreateKey(path string) (crypto.Signer, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("reading the service-account key: %w", err)
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generating the service-account key: %w", err)
 	}

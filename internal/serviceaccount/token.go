@@ -1,7 +1,7 @@
 // Package serviceaccount issues service-account tokens: the signed JWTs of
 // the TokenRequest API (serviceaccounts/token), with upstream's claims
 // (pkg/serviceaccount/claims.go) and key id, signed RS256 or ES256 with a
-// key that lives in the data directory.
+// key that lives in the data directory (ES256 when admitd generates it).
 //
 // It does not authenticate requests with those tokens, and it knows nothing
 // of HTTP: the API server builds the claims from the objects it read and

@@ -114,7 +114,7 @@ func TestLoadOrCreateKeyPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !first.(*rsa.PrivateKey).Equal(second) {
+	if !first.(interface{ Equal(crypto.PrivateKey) bool }).Equal(second) {
 		t.Error("LoadOrCreateKey read back a different key")
 	}
 	if err := os.WriteFile(path, []byte("junk"), 0o600); err != nil {

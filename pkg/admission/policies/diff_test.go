@@ -13,6 +13,9 @@ import (
 // implementations and requires the same outcome: response, warnings,
 // audit annotations and final object.
 func TestDifferentialUpstream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential run against upstream's plugins: covered by the full (non -short) test run")
+	}
 	files, _ := filepath.Glob("testdata/*/case.yaml")
 	ran := 0
 	for _, file := range files {

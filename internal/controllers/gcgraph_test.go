@@ -1,0 +1,108 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// kv is a stored ConfigMap with the given uid, owners and finalizers.
+func kv(name string, uid types.UID, deleting bool, finalizers []string, owners ...types.UID) storage.KeyValue {
+	m := map[string]any{"name": name, "namespace": "ns", "uid": uid, "finalizers": finalizers}
+	if deleting {
+		m["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+	}
+	var refs []metav1.OwnerReference
+	yes := true
+	for _, o := range owners {
+		refs = append(refs, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: string(o), UID: o, BlockOwnerDeletion: &yes})
+	}
+	m["ownerReferences"] = refs
+	data, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": m})
+	return storage.KeyValue{Key: "/registry/core/configmaps/ns/" + name, Value: data}
+}
+
+func put(k storage.KeyValue) storage.Event { return storage.Event{Type: storage.EventPut, KV: k} }
+func del(k storage.KeyValue) storage.Event {
+	return storage.Event{Type: storage.EventDelete, KV: storage.KeyValue{Key: k.Key}, PrevKV: &k}
+}
+
+func TestGraphQueuesWork(t *testing.T) {
+	owner, dep := kv("owner", "o", false, nil), kv("dep", "d", false, nil, "o")
+	for _, tc := range []struct {
+		name   string
+		events []storage.Event
+		want   []work // from the last event
+	}{
+		{"dependent of a stored owner", []storage.Event{put(owner), put(dep)}, nil},
+		{"dependent of a missing owner", []storage.Event{put(dep)}, []work{{uid: "d"}}},
+		{"owner deleted", []storage.Event{put(owner), put(dep), del(owner)}, []work{{uid: "d"}}},
+		{"owner starts orphaning", []storage.Event{put(owner), put(dep), put(kv("owner", "o", true, []string{"orphan"}))},
+			[]work{{uid: "o", orphan: true}}},
+		{"owner starts foreground deletion", []storage.Event{put(owner), put(dep), put(kv("owner", "o", true, []string{"foregroundDeletion"}))},
+			[]work{{uid: "d"}, {uid: "o"}}},
+		{"blocking dependent goes", []storage.Event{put(kv("owner", "o", true, []string{"foregroundDeletion"})), put(dep), del(dep)},
+			[]work{{uid: "o"}}},
+		{"dependent drops its reference", []storage.Event{put(kv("owner", "o", true, []string{"foregroundDeletion"})), put(dep), put(kv("dep", "d", false, nil))},
+			[]work{{uid: "o"}}},
+	} {
+		g := newGraph()
+		var got []work
+		for _, ev := range tc.events {
+			got = g.apply(ev)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: work = %v, want %v", tc.name, got, tc.want)
+		}
+		checkGraph(t, g)
+	}
+}
+
+// checkGraph verifies the graph's invariants: byKey and nodes agree, and
+// every stored object is a dependent of each of its owners.
+func checkGraph(t *testing.T, g *graph) {
+	t.Helper()
+	for key, uid := range g.byKey {
+		if n := g.nodes[uid]; n == nil || n.key != key {
+			t.Errorf("byKey[%s] = %s, which is not that node", key, uid)
+		}
+	}
+	for uid, n := range g.nodes {
+		for _, o := range n.owners {
+			if !g.dependents[o.UID][uid] {
+				t.Errorf("%s is missing from the dependents of %s", uid, o.UID)
+			}
+		}
+	}
+}
+
+func TestGraphResetFindsPendingWork(t *testing.T) {
+	g := newGraph()
+	got := g.reset([]storage.KeyValue{kv("dep", "d", false, nil, "gone"), kv("o", "o", true, []string{"orphan"})})
+	if want := []work{{uid: "d"}, {uid: "o", orphan: true}}; !slices.Equal(got, want) {
+		t.Errorf("reset work = %v, want %v", got, want)
+	}
+	checkGraph(t, g)
+}
+
+func BenchmarkGraphApply(b *testing.B) {
+	g := newGraph()
+	owner := kv("owner", "o", false, nil)
+	g.apply(put(owner))
+	events := make([]storage.Event, 1000)
+	for i := range events {
+		events[i] = put(kv(fmt.Sprintf("dep-%d", i), types.UID(fmt.Sprint("d", i)), false, nil, "o"))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		g.apply(events[i%len(events)])
+	}
+}

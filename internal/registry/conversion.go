@@ -1,0 +1,40 @@
+package registry
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// storageVersions lists the built-in kinds served in several versions, with
+// the version stored (the others convert through Scheme).
+var storageVersions = map[schema.GroupKind]string{
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: "v2",
+}
+
+// ToStorageVersion returns obj in the version its kind is stored in: obj
+// itself for kinds served in one version and for custom resources.
+func ToStorageVersion(obj runtime.Object) (runtime.Object, error) {
+	kinds, _, err := Scheme.ObjectKinds(obj)
+	if err != nil || len(kinds) == 0 {
+		return obj, nil
+	}
+	gvk := kinds[0]
+	v, ok := storageVersions[gvk.GroupKind()]
+	if !ok || gvk.Version == v {
+		return obj, nil
+	}
+	return ConvertTo(obj, gvk.GroupKind().WithVersion(v))
+}
+
+// ConvertTo converts a built-in object to another served version of its
+// kind.
+func ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
+	out, err := Scheme.ConvertToVersion(obj, gvk.GroupVersion())
+	if err != nil {
+		return nil, fmt.Errorf("converting to %s: %w", gvk, err)
+	}
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return out, nil
+}
