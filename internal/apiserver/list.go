@@ -35,6 +35,7 @@ type listQuery struct {
 	continueRev     int64
 	resourceVersion string
 	rvMatch         string
+	allowBookmarks  bool
 }
 
 func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
@@ -42,7 +43,8 @@ func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	lq := &listQuery{filter: f, resourceVersion: q.Get("resourceVersion"), rvMatch: q.Get("resourceVersionMatch")}
+	lq := &listQuery{filter: f, resourceVersion: q.Get("resourceVersion"), rvMatch: q.Get("resourceVersionMatch"),
+		allowBookmarks: q.Get("allowWatchBookmarks") == "true"}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.ParseInt(l, 10, 64)
 		if err != nil || n < 0 {

@@ -42,6 +42,10 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
 	MaxRequestBodyBytes int64
+	// BookmarkInterval is how often a watch that allows bookmarks gets one
+	// when it has progressed; default 1 minute (upstream's watch cache
+	// sends them about as often).
+	BookmarkInterval time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// Ready reports readiness for /readyz; nil means always ready.
@@ -86,6 +90,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.BookmarkInterval == 0 {
+		cfg.BookmarkInterval = time.Minute
 	}
 	if cfg.TokenIssuer == nil {
 		cfg.TokenIssuer = serviceaccount.NewEphemeralIssuer()

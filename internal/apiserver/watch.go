@@ -138,10 +138,20 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 		return err
 	}
 	defer watcher.Stop()
+	bookmarks, stop := s.bookmarkTicker(lq)
+	defer stop()
+	last, marked := from, from
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-bookmarks:
+			if last > marked {
+				if err := ws.send("BOOKMARK", bookmark(res, last, false)); err != nil {
+					return nil
+				}
+				marked = last
+			}
 		case ev, ok := <-watcher.Events():
 			if !ok {
 				if err := watcher.Err(); err != nil && errors.Is(err, storage.ErrCompacted) {
@@ -149,6 +159,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				}
 				return watcher.Err()
 			}
+			last = ev.KV.ModRevision
 			typ, obj, err := s.eventObject(res, ev, lq.filter)
 			if err != nil {
 				return err
@@ -161,6 +172,16 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 			}
 		}
 	}
+}
+
+// bookmarkTicker ticks when a watch that allows bookmarks should send one
+// (if it has progressed since the last): every BookmarkInterval.
+func (s *Server) bookmarkTicker(lq *listQuery) (<-chan time.Time, func()) {
+	if !lq.allowBookmarks {
+		return nil, func() {}
+	}
+	t := time.NewTicker(s.cfg.BookmarkInterval)
+	return t.C, t.Stop
 }
 
 // eventObject turns a storage event into a watch event, honouring the

@@ -1,0 +1,85 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/memory"
+)
+
+// TestWatchBookmarks: a watch that allows bookmarks gets one carrying the
+// revision of the latest change it has passed, even a change its selector
+// filtered out; a watch that does not allow them gets none.
+func TestWatchBookmarks(t *testing.T) {
+	s := New(Config{Store: memory.New(), Catalogue: registry.NewCatalogue(), BookmarkInterval: 20 * time.Millisecond})
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, allow := range []bool{true, false} {
+		rev := createConfigMap(t, srv.URL, "unlabelled-"+map[bool]string{true: "a", false: "b"}[allow])
+		url := srv.URL + "/api/v1/namespaces/default/configmaps?watch=true&labelSelector=app%3Dweb&resourceVersion=" + rev
+		if allow {
+			url += "&allowWatchBookmarks=true"
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := createConfigMap(t, srv.URL, "unlabelled-later-"+map[bool]string{true: "a", false: "b"}[allow])
+		got := ""
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			var ev struct {
+				Type   string `json:"type"`
+				Object struct {
+					Metadata struct {
+						ResourceVersion string `json:"resourceVersion"`
+					} `json:"metadata"`
+				} `json:"object"`
+			}
+			if json.Unmarshal(sc.Bytes(), &ev) == nil {
+				got = ev.Type + "@" + ev.Object.Metadata.ResourceVersion
+				break
+			}
+		}
+		cancel()
+		resp.Body.Close()
+		want := ""
+		if allow {
+			want = "BOOKMARK@" + later
+		}
+		if got != want {
+			t.Errorf("allowWatchBookmarks=%v: first event = %q, want %q", allow, got, want)
+		}
+	}
+}
+
+func createConfigMap(t *testing.T, base, name string) string {
+	t.Helper()
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"` + name + `"}}`
+	resp, err := http.Post(base+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusCreated {
+		t.Fatalf("creating %s: %d %v", name, resp.StatusCode, err)
+	}
+	return out.Metadata.ResourceVersion
+}
