@@ -44,7 +44,7 @@ func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
 		return nil, err
 	}
 	lq := &listQuery{filter: f, resourceVersion: q.Get("resourceVersion"), rvMatch: q.Get("resourceVersionMatch"),
-		allowBookmarks: q.Get("allowWatchBookmarks") == "true"}
+		allowBookmarks: parseBool(q.Get("allowWatchBookmarks"))}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.ParseInt(l, 10, 64)
 		if err != nil || n < 0 {
@@ -181,4 +181,10 @@ func accessor(obj runtime.Object) metav1.Object {
 		panic(fmt.Sprintf("object without metadata: %T", obj))
 	}
 	return m
+}
+
+// parseBool reads a boolean query parameter; anything unparsable is false.
+func parseBool(v string) bool {
+	b, _ := strconv.ParseBool(v)
+	return b
 }

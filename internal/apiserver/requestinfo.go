@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -103,9 +104,11 @@ func verbFor(r *http.Request, ri *requestInfo) string {
 	return strings.ToLower(r.Method)
 }
 
+// isWatch reads the watch parameter as upstream's parameter codec reads
+// booleans (true, True, 1, t, ...).
 func isWatch(r *http.Request) bool {
-	w := r.URL.Query().Get("watch")
-	return w == "true" || w == "1"
+	w, _ := strconv.ParseBool(r.URL.Query().Get("watch"))
+	return w
 }
 
 func splitPath(p string) []string {

@@ -91,7 +91,7 @@ func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, 
 	rv := lq.resourceVersion
 	initial := rv == "" || rv == "0"
 	if v := first(q["sendInitialEvents"]); v != "" {
-		initial = v == "true"
+		initial = parseBool(v)
 	}
 	var from int64
 	if initial {
@@ -105,7 +105,7 @@ func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, 
 			}
 		}
 		from, _ = strconv.ParseInt(lm.ResourceVersion, 10, 64)
-		if first(q["sendInitialEvents"]) == "true" {
+		if parseBool(first(q["sendInitialEvents"])) {
 			if err := ws.send("BOOKMARK", bookmark(res, from, true)); err != nil {
 				return nil
 			}
