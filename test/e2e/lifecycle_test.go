@@ -1,0 +1,65 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+const twoVersionCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  conversion: {strategy: None}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+  - name: v1beta1
+    served: true
+    storage: false
+    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+`
+
+// TestKubectlCRDLifecycleTwoVersions: an object created through one
+// version is read through the other; deleting the CRD removes its objects
+// and its resource.
+func TestKubectlCRDLifecycleTwoVersions(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, twoVersionCRD, "apply", "-f", "-")
+	a.mustKubectl(t, "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n", "apply", "-f", "-")
+	if got := a.mustKubectl(t, "", "get", "widgets.v1.example.com", "w1", "-o", "jsonpath={.apiVersion} {.spec.size}"); got != "example.com/v1 3" {
+		t.Errorf("w1 read through v1 = %q, want example.com/v1 3", got)
+	}
+	if got := a.mustKubectl(t, "", "get", "widgets.v1beta1.example.com", "w1", "-o", "jsonpath={.apiVersion}"); got != "example.com/v1beta1" {
+		t.Errorf("w1 read through v1beta1 = %q, want example.com/v1beta1", got)
+	}
+	a.mustKubectl(t, "", "delete", "crd", "widgets.example.com")
+	a.mustKubectl(t, twoVersionCRD, "apply", "-f", "-")
+	if out := a.mustKubectl(t, "", "get", "widgets", "-o", "name"); strings.TrimSpace(out) != "" {
+		t.Errorf("widgets after the CRD was deleted and created again = %q, want none", out)
+	}
+}
+
+// TestKubectlNamespaceDeletionCascades: deleting a namespace deletes its
+// content and then the namespace; kubectl waits for both.
+func TestKubectlNamespaceDeletionCascades(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "create", "namespace", "doomed")
+	a.mustKubectl(t, "", "create", "configmap", "c", "-n", "doomed")
+	a.mustKubectl(t, "", "create", "deployment", "d", "-n", "doomed", "--image=nginx")
+	out := a.mustKubectl(t, "", "delete", "namespace", "doomed", "--timeout=30s")
+	if !strings.Contains(out, `namespace "doomed" deleted`) {
+		t.Fatalf("kubectl delete namespace = %q", out)
+	}
+	if _, errOut, err := a.kubectl(t, "", "get", "namespace", "doomed"); err == nil || !strings.Contains(errOut, `namespaces "doomed" not found`) {
+		t.Fatalf("namespace after delete: err=%v stderr=%q, want NotFound", err, errOut)
+	}
+	a.mustKubectl(t, "", "create", "namespace", "doomed")
+	if got := a.mustKubectl(t, "", "get", "configmaps,deployments", "-n", "doomed", "-o", "name"); strings.Contains(got, "configmap/c") || strings.Contains(got, "deployment") {
+		t.Errorf("content of the recreated namespace = %q, want the old objects gone", got)
+	}
+}
