@@ -63,3 +63,34 @@ func TestKubectlNamespaceDeletionCascades(t *testing.T) {
 		t.Errorf("content of the recreated namespace = %q, want the old objects gone", got)
 	}
 }
+
+const scalableCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: things, singular: thing, kind: Thing}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`
+
+// TestKubectlScaleCustomResource: kubectl scale through a CRD's scale
+// subresource.
+func TestKubectlScaleCustomResource(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, scalableCRD, "apply", "-f", "-")
+	a.mustKubectl(t, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t1}\nspec: {replicas: 1}\n", "apply", "-f", "-")
+	if out := a.mustKubectl(t, "", "scale", "thing", "t1", "--replicas=4"); !strings.Contains(out, "thing.example.com/t1 scaled") {
+		t.Fatalf("kubectl scale thing = %q", out)
+	}
+	if got := a.mustKubectl(t, "", "get", "thing", "t1", "-o", "jsonpath={.spec.replicas}"); got != "4" {
+		t.Errorf("spec.replicas after scale = %q, want 4", got)
+	}
+}
