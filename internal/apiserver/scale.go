@@ -65,6 +65,9 @@ func toScale(res *registry.Resource, obj runtime.Object) (*autoscalingv1.Scale, 
 }
 
 func selectorString(content map[string]any, p scalePaths) string {
+	if len(p.selector) == 0 {
+		return ""
+	}
 	v, ok, _ := unstructured.NestedFieldNoCopy(content, p.selector...)
 	if !ok {
 		return ""
