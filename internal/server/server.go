@@ -140,30 +140,62 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	authn, err := newAuthenticator(o, bundle)
+	parts, err := newAPI(ctx, o, store, bundle)
 	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
+		_ = parts.closeAudit()
 		return nil, fmt.Errorf("listening: %w", err)
+	}
+	s := &Server{api: parts.api, listener: ln, store: store, done: make(chan struct{}), closeAudit: parts.closeAudit,
+		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
+	s.URL = "https://" + ln.Addr().String()
+	if err := s.writeKubeconfig(o); err != nil {
+		ln.Close()
+		_ = parts.closeAudit()
+		return nil, err
+	}
+	s.http = &http.Server{Handler: parts.api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+	if err := s.run(ctx, parts, tlsCfg, o.Logger); err != nil {
+		ln.Close()
+		_ = parts.closeAudit()
+		return nil, err
+	}
+	return s, nil
+}
+
+// apiParts is the API server with what runs beside it.
+type apiParts struct {
+	api        *apiserver.Server
+	cat        *registry.Catalogue
+	adm        *admissionParts
+	closeAudit func() error
+}
+
+// newAPI builds the API server: catalogue, admission chain and its caches,
+// audit, service-account tokens, /metrics; then bootstraps storage and loads
+// the admission configuration.
+func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
+	authn, err := newAuthenticator(o, bundle)
+	if err != nil {
+		return nil, err
 	}
 	cat := registry.NewCatalogue()
 	metricsReg := newMetricsRegistry()
 	adm, err := newAdmission(o, store, cat, metricsReg)
 	if err != nil {
-		ln.Close()
+		return nil, err
+	}
+	tokens, err := tokenIssuer(o)
+	if err != nil {
 		return nil, err
 	}
 	auditor, closeAudit, err := newAuditor(o)
 	if err != nil {
-		ln.Close()
 		return nil, fmt.Errorf("audit: %w", err)
-	}
-	tokens, err := tokenIssuer(o)
-	if err != nil {
-		ln.Close()
-		return nil, err
 	}
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain, TokenIssuer: tokens,
@@ -173,51 +205,52 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	api := apiserver.New(cfg)
-	if err := api.Bootstrap(ctx); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("bootstrapping: %w", err)
-	}
-	if err := adm.webhooks.Reload(ctx); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("loading webhook configurations: %w", err)
-	}
-	if err := adm.policies.Reload(ctx); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("loading admission policies: %w", err)
-	}
-	s := &Server{api: api, listener: ln, store: store, done: make(chan struct{}), closeAudit: closeAudit,
-		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
-	s.URL = "https://" + ln.Addr().String()
-	if err := s.writeKubeconfig(o); err != nil {
-		ln.Close()
+	parts := &apiParts{api: apiserver.New(cfg), cat: cat, adm: adm, closeAudit: closeAudit}
+	if err := parts.load(ctx); err != nil {
+		_ = closeAudit()
 		return nil, err
 	}
-	s.http = &http.Server{Handler: api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+	return parts, nil
+}
+
+// load bootstraps storage and reads the admission configuration.
+func (p *apiParts) load(ctx context.Context) error {
+	if err := p.api.Bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrapping: %w", err)
+	}
+	if err := p.adm.webhooks.Reload(ctx); err != nil {
+		return fmt.Errorf("loading webhook configurations: %w", err)
+	}
+	if err := p.adm.policies.Reload(ctx); err != nil {
+		return fmt.Errorf("loading admission policies: %w", err)
+	}
+	return nil
+}
+
+// run starts serving and the background work, until Close or ctx ends.
+func (s *Server) run(ctx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel
-	go api.Run(runCtx)
-	if err := startControllers(runCtx, api, store, cat, o.Logger); err != nil {
+	go p.api.Run(runCtx)
+	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
 		cancel()
-		ln.Close()
-		return nil, fmt.Errorf("starting controllers: %w", err)
+		return fmt.Errorf("starting controllers: %w", err)
 	}
-	go adm.webhooks.Run(runCtx)
-	go adm.policies.Run(runCtx)
-	go adm.status.Run(runCtx)
+	go p.adm.webhooks.Run(runCtx)
+	go p.adm.policies.Run(runCtx)
+	go p.adm.status.Run(runCtx)
 	go func() {
 		defer close(s.done)
-		err := s.http.Serve(tls.NewListener(ln, tlsCfg))
+		err := s.http.Serve(tls.NewListener(s.listener, tlsCfg))
 		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			o.Logger.Error("serving", "err", err)
+			log.Error("serving", "err", err)
 		}
 	}()
 	go func() {
 		<-runCtx.Done()
 		_ = s.http.Close()
 	}()
-	return s, nil
+	return nil
 }
 
 func (s *Server) writeKubeconfig(o Options) error {
