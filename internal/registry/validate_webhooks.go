@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/apiserver/pkg/util/webhook"
 	"k8s.io/utils/ptr"
 )
 
@@ -197,10 +196,10 @@ func validateClientConfig(cc *v1.WebhookClientConfig, fldPath *field.Path) field
 	case (cc.URL == nil) == (cc.Service == nil):
 		return field.ErrorList{field.Required(fldPath, "exactly one of url or service is required")}
 	case cc.URL != nil:
-		return webhook.ValidateWebhookURL(fldPath.Child("url"), *cc.URL, true)
+		return validateWebhookURL(fldPath.Child("url"), *cc.URL)
 	}
 	s := cc.Service
-	return webhook.ValidateWebhookService(fldPath.Child("service"), s.Name, s.Namespace, s.Path, ptr.Deref(s.Port, 0))
+	return validateWebhookService(fldPath.Child("service"), s.Name, s.Namespace, s.Path, ptr.Deref(s.Port, 0))
 }
 
 func validateReviewVersions(versions []string, requireAccepted bool, fldPath *field.Path) field.ErrorList {
