@@ -8,7 +8,6 @@ import (
 
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	endpointsopenapi "k8s.io/apiserver/pkg/endpoints/openapi"
 	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -22,7 +21,7 @@ import (
 // not safe for concurrent use.
 type builder struct {
 	gen      *generator
-	namer    *endpointsopenapi.DefinitionNamer
+	namer    gvkNamer
 	typeMeta spec.Schema
 	version  string
 }
@@ -37,7 +36,7 @@ func newBuilder(version string) *builder {
 	}
 	return &builder{
 		gen:      gen,
-		namer:    endpointsopenapi.NewDefinitionNamer(registry.Scheme),
+		namer:    newGVKNamer(registry.Scheme),
 		typeMeta: gen.defs[typeMetaName].schema,
 		version:  version,
 	}
@@ -118,7 +117,7 @@ func (c contents) models(b *builder) []string {
 // withGVK adds the x-kubernetes-group-version-kind of every kind the
 // scheme registers the model's type as.
 func (b *builder) withGVK(name string, s spec.Schema) spec.Schema {
-	_, ext := b.namer.GetDefinitionName(name)
+	ext := b.namer.extensions(name)
 	if len(ext) == 0 {
 		return s
 	}

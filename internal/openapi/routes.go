@@ -5,10 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	restful "github.com/emicklei/go-restful/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	endpointsopenapi "k8s.io/apiserver/pkg/endpoints/openapi"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -159,17 +157,6 @@ func discoveryRoute(gv schema.GroupVersion) route {
 		responses: []response{{code: 200, desc: "OK", model: resourceListModel}}, produces: mediaTypes}
 	r.opID, r.tag = operationID("getAPIResources", r.path)
 	return r
-}
-
-// operationID folds the group and version into an operation name as
-// upstream does (readNamespacedPod -> readCoreV1NamespacedPod) and returns
-// the operation's tag.
-func operationID(op, path string) (string, string) {
-	id, tags, err := endpointsopenapi.GetOperationIDAndTags(&restful.Route{Operation: op, Path: path})
-	if err != nil || len(tags) == 0 {
-		return op, ""
-	}
-	return id, tags[0]
 }
 
 func sortParams(ps []param) []param {
