@@ -81,6 +81,9 @@ func (s *statusRecorder) Flush() {
 
 // ServeHTTP authenticates, routes and serves one request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		growStack()
+	}
 	auditID := r.Header.Get("Audit-ID")
 	if auditID == "" {
 		auditID = uuid.NewString()

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -230,9 +231,12 @@ func managedFieldsOf(obj runtime.Object) (fields []metav1.ManagedFieldsEntry, ok
 
 // resetInvalidManagedFields undoes a mutating plugin's change that left
 // the admitted object's managedFields invalid, warning the client.
+//
+// managedFields that admission left as they were are not checked again:
+// the field manager produced them (or removed them when it failed).
 func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedFieldsEntry) {
 	after, ok := managedFieldsOf(a.Object)
-	if !ok {
+	if !ok || sameManagedFields(before, after) {
 		return
 	}
 	if err := managedfields.ValidateManagedFields(after); err != nil {
@@ -307,4 +311,31 @@ func createrFor(res *registry.Resource) runtime.ObjectCreater {
 		obj.GetObjectKind().SetGroupVersionKind(gvk)
 		return obj, nil
 	})
+}
+
+func copyManagedFields(fields []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if fields == nil {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, len(fields))
+	for i := range fields {
+		fields[i].DeepCopyInto(&out[i])
+	}
+	return out
+}
+
+func sameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.ManagedFieldsEntry) bool {
+		return x.Manager == y.Manager && x.Operation == y.Operation && x.APIVersion == y.APIVersion &&
+			x.FieldsType == y.FieldsType && x.Subresource == y.Subresource &&
+			x.Time.Equal(y.Time) && bytes.Equal(fieldsRaw(x.FieldsV1), fieldsRaw(y.FieldsV1)) &&
+			(x.FieldsV1 == nil) == (y.FieldsV1 == nil)
+	})
+}
+
+func fieldsRaw(f *metav1.FieldsV1) []byte {
+	if f == nil {
+		return nil
+	}
+	return f.Raw
 }

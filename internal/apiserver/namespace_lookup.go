@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -11,18 +12,33 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// NamespaceLookup reads namespaces from storage for admission plugins.
+// NamespaceLookup reads namespaces from storage for admission plugins. It
+// reads storage on every call, so it is never stale, but decodes a
+// namespace only when its revision changed: the namespaces it returns are
+// shared and must not be modified.
 type NamespaceLookup struct {
 	store storage.Store
 	res   *registry.Resource
+
+	mu      sync.Mutex
+	decoded map[string]decodedNamespace // by name
 }
+
+type decodedNamespace struct {
+	rev int64
+	ns  *corev1.Namespace
+}
+
+// maxDecodedNamespaces bounds the decoded namespaces kept; past it the
+// cache starts over.
+const maxDecodedNamespaces = 4096
 
 var _ admission.NamespaceLookup = (*NamespaceLookup)(nil)
 
 // NewNamespaceLookup returns a lookup over store.
 func NewNamespaceLookup(store storage.Store, cat *registry.Catalogue) *NamespaceLookup {
 	res, _ := cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	return &NamespaceLookup{store: store, res: res}
+	return &NamespaceLookup{store: store, res: res, decoded: make(map[string]decodedNamespace)}
 }
 
 // GetNamespace returns the namespace, or a NotFound StatusError.
@@ -34,11 +50,24 @@ func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev
 		}
 		return nil, err
 	}
+	l.mu.Lock()
+	d, ok := l.decoded[name]
+	l.mu.Unlock()
+	if ok && d.rev == kv.ModRevision {
+		return d.ns, nil
+	}
 	obj, err := decodeFromStorage(l.res, kv)
 	if err != nil {
 		return nil, err
 	}
-	return obj.(*corev1.Namespace), nil
+	ns := obj.(*corev1.Namespace)
+	l.mu.Lock()
+	if len(l.decoded) >= maxDecodedNamespaces {
+		clear(l.decoded)
+	}
+	l.decoded[name] = decodedNamespace{rev: kv.ModRevision, ns: ns}
+	l.mu.Unlock()
+	return ns, nil
 }
 
 // ServiceLookup reads Services from storage (for webhook service references).

@@ -165,6 +165,7 @@ func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
 		return nil
 	}
 	before, _ := managedFieldsOf(a.Object)
+	before = copyManagedFields(before) // a plugin may decode into the same slice
 	if err := s.chain.Admit(ctx, a); err != nil {
 		return err
 	}

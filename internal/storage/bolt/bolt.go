@@ -1,12 +1,17 @@
 // Package bolt is admitd's embedded, default storage.Store: one bbolt file in
 // the data directory, holding the current keys, the change log since the
-// last compaction, and the revision counters.
+// last compaction, and the revision counters, plus a write-ahead log beside
+// it.
 //
-// Every acknowledged write has been committed and fsynced. Concurrent writes
-// are coalesced by a single writer goroutine into one bbolt transaction (group
-// commit), so they share one fsync. Lists at past revisions are answered from
-// the current keys by undoing the logged changes made after that revision;
-// watches replay the log, then follow live events from an in-memory fanout.
+// Every acknowledged write is durable: concurrent writes are coalesced by a
+// single writer goroutine into one record of the write-ahead log, appended
+// and fdatasynced once (group commit). Like etcd's backend, the bbolt file
+// is written in larger, less frequent checkpoints (every 100 ms, or sooner
+// when many changes are pending); until then, reads see the pending changes
+// through an in-memory overlay, and after a crash, Open replays the log.
+// Lists at past revisions are answered from the current keys by undoing
+// the logged changes made after that revision; watches replay the log,
+// then follow live events from an in-memory fanout.
 //
 // It is for a single admitd process: the data file is locked while open. For
 // several API server instances sharing state, use the etcd backend.
@@ -42,11 +47,22 @@ type Options struct {
 	// writers before it is ended with fanout.ErrTooSlow. Default
 	// fanout.DefaultBufferSize (1024).
 	WatchBufferSize int
+	// CheckpointInterval is the longest a change stays only in the
+	// write-ahead log before it is written into the bbolt file. Default
+	// 100ms.
+	CheckpointInterval time.Duration
+	// CheckpointEvents is how many pending changes start a checkpoint
+	// at once. Default 10000.
+	CheckpointEvents int
 }
 
 const (
-	defaultLockTimeout  = 100 * time.Millisecond
-	defaultMaxBatchSize = 1000
+	defaultLockTimeout        = 100 * time.Millisecond
+	defaultMaxBatchSize       = 1000
+	defaultCheckpointInterval = 100 * time.Millisecond
+	defaultCheckpointEvents   = 10000
+	// checkpointBytes of pending keys and values start a checkpoint.
+	checkpointBytes = 16 << 20
 	// compactChunk is the most log entries deleted in one transaction.
 	compactChunk = 10000
 )
@@ -58,13 +74,20 @@ type Store struct {
 	maxBatch int
 	hub      *fanout.Hub
 
+	wal                *wal
+	overlay            *overlay
+	checkpointInterval time.Duration
+	checkpointEvents   int
+
 	rev       atomic.Int64 // last committed revision; written by the writer only
 	compacted atomic.Int64
 	closed    atomic.Bool
 
-	ops       chan *op      // writes waiting for the writer goroutine
-	closing   chan struct{} // closed by Close: the writer must stop
-	stopped   chan struct{} // closed by the writer when it has stopped
+	ops       chan *op        // writes waiting for the writer goroutine
+	flushes   chan chan error // checkpoint requests (Compact)
+	finalErr  error           // the writer's last checkpoint, set before stopped closes
+	closing   chan struct{}   // closed by Close: the writer must stop
+	stopped   chan struct{}   // closed by the writer when it has stopped
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -80,6 +103,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.MaxBatchSize <= 0 {
 		opts.MaxBatchSize = defaultMaxBatchSize
 	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = defaultCheckpointInterval
+	}
+	if opts.CheckpointEvents <= 0 {
+		opts.CheckpointEvents = defaultCheckpointEvents
+	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout: opts.LockTimeout,
 		// As etcd does: rebuild the freelist on open instead of writing it
@@ -94,14 +123,21 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
 	s := &Store{
-		db:       db,
-		path:     path,
-		maxBatch: opts.MaxBatchSize,
-		ops:      make(chan *op),
-		closing:  make(chan struct{}),
-		stopped:  make(chan struct{}),
+		db:                 db,
+		path:               path,
+		maxBatch:           opts.MaxBatchSize,
+		checkpointInterval: opts.CheckpointInterval,
+		checkpointEvents:   opts.CheckpointEvents,
+		ops:                make(chan *op),
+		flushes:            make(chan chan error),
+		closing:            make(chan struct{}),
+		stopped:            make(chan struct{}),
 	}
 	if err := s.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
+	}
+	if err := s.recover(path + ".wal"); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
@@ -125,6 +161,42 @@ func (s *Store) init() error {
 	})
 }
 
+// recover opens the write-ahead log and writes the changes it holds beyond
+// the file's revision into the file, then empties it.
+func (s *Store) recover(walPath string) error {
+	w, batches, err := openWAL(walPath)
+	if err != nil {
+		return err
+	}
+	base := s.rev.Load()
+	var events []storage.Event
+	for _, b := range batches {
+		for i, ev := range b.events {
+			if b.first+int64(i) > base {
+				events = append(events, ev)
+			}
+		}
+	}
+	if len(events) > 0 {
+		last := events[len(events)-1].KV.ModRevision
+		if events[0].KV.ModRevision != base+1 {
+			_ = w.close()
+			return fmt.Errorf("%w: it starts at revision %d, the file is at %d", errWALGap, events[0].KV.ModRevision, base)
+		}
+		if err := s.writeEvents(events, last); err != nil {
+			_ = w.close()
+			return err
+		}
+		s.rev.Store(last)
+	}
+	if err := w.reset(); err != nil {
+		_ = w.close()
+		return err
+	}
+	s.wal, s.overlay = w, newOverlay(s.rev.Load())
+	return nil
+}
+
 func readMeta(tx *bbolt.Tx) (rev, compacted int64) {
 	meta := tx.Bucket(bucketMeta)
 	return decodeRev(meta.Get(metaRev)), decodeRev(meta.Get(metaCompacted))
@@ -144,6 +216,15 @@ func (s *Store) view(fn func(*bbolt.Tx) error) error {
 
 // Get implements storage.Store.
 func (s *Store) Get(_ context.Context, key string) (storage.KeyValue, error) {
+	if s.closed.Load() {
+		return storage.KeyValue{}, storage.ErrClosed
+	}
+	if kv, deleted, found := s.overlay.get(key); found {
+		if deleted {
+			return storage.KeyValue{}, fmt.Errorf("%w: %q", storage.ErrNotFound, key)
+		}
+		return kv, nil
+	}
 	var kv storage.KeyValue
 	err := s.view(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketKV).Get([]byte(key))
@@ -179,6 +260,14 @@ func (s *Store) CompactedRevision(context.Context) (int64, error) {
 func (s *Store) Compact(_ context.Context, rev int64) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
+	}
+	if cur := s.rev.Load(); rev > cur {
+		return fmt.Errorf("%w: compact at %d (current %d)", storage.ErrFutureRevision, rev, cur)
+	}
+	if rev > s.overlay.checkpointedRev() {
+		if err := s.flush(); err != nil {
+			return err
+		}
 	}
 	for {
 		more, advanced := false, false
@@ -238,7 +327,7 @@ func (s *Store) Close() error {
 		close(s.closing)
 		<-s.stopped
 		s.hub.Close()
-		s.closeErr = s.db.Close()
+		s.closeErr = errors.Join(s.finalErr, s.wal.close(), s.db.Close())
 	})
 	return s.closeErr
 }

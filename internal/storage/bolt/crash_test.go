@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/pkg/storage"
@@ -31,7 +32,7 @@ func TestCrashChild(t *testing.T) {
 		t.Skip("only runs as the child of TestCrashKeepsAcknowledgedWrites")
 	}
 	path, round, _ := strings.Cut(spec, "|")
-	s, err := bolt.Open(path, bolt.Options{})
+	s, err := bolt.Open(path, crashOptions(round))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
 		os.Exit(2)
@@ -76,6 +77,19 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// crashOptions varies the checkpoints by round: the default; none at all,
+// so that every acknowledged write is recovered from the write-ahead log;
+// and one after every few writes, so that kills land in checkpoints too.
+func crashOptions(round string) bolt.Options {
+	switch round {
+	case "1":
+		return bolt.Options{CheckpointInterval: time.Hour, CheckpointEvents: 1 << 30}
+	case "2":
+		return bolt.Options{CheckpointEvents: 5}
+	}
+	return bolt.Options{}
 }
 
 // crashWriter runs the child until it has acknowledged at least n writes,

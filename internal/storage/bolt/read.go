@@ -28,9 +28,21 @@ func (s *Store) List(_ context.Context, prefix string, opts storage.ListOptions)
 	case opts.StartKey != "" && !strings.HasPrefix(opts.StartKey, prefix):
 		return storage.ListResult{}, fmt.Errorf("bolt: start key %q is not under prefix %q", opts.StartKey, prefix)
 	}
-	var res storage.ListResult
-	err := s.view(func(tx *bbolt.Tx) error {
-		cur, compacted := readMeta(tx)
+	for {
+		res, retry, err := s.list(prefix, opts)
+		if !retry {
+			return res, err
+		}
+	}
+}
+
+// list reads one page in one transaction. retry reports that a checkpoint
+// ran since the transaction began, so the overlay no longer lines up with
+// it.
+func (s *Store) list(prefix string, opts storage.ListOptions) (res storage.ListResult, retry bool, err error) {
+	err = s.view(func(tx *bbolt.Tx) error {
+		inFile, compacted := readMeta(tx)
+		cur := max(s.rev.Load(), inFile)
 		rev := opts.Revision
 		if rev == 0 {
 			rev = cur
@@ -41,17 +53,28 @@ func (s *Store) List(_ context.Context, prefix string, opts storage.ListOptions)
 		case rev < compacted:
 			return fmt.Errorf("%w: %d (compacted %d)", storage.ErrCompacted, rev, compacted)
 		}
-		undo, err := changedSince(tx.Bucket(bucketLog), prefix, rev)
-		if err != nil {
-			return err
+		// The keys of the file, corrected to rev: back by undoing logged
+		// changes, or forward by the pending ones.
+		var fix map[string]*storage.KeyValue
+		if rev <= inFile {
+			var err error
+			if fix, err = changedSince(tx.Bucket(bucketLog), prefix, rev); err != nil {
+				return err
+			}
+		} else if fix, retry = s.overlay.changes(prefix, inFile, rev); !retry {
+			retry = true
+			return nil
+		} else {
+			retry = false
 		}
 		start := max(prefix, opts.StartKey)
-		it := newSnapshotIter(tx.Bucket(bucketKV).Cursor(), prefix, start, undo)
+		it := newSnapshotIter(tx.Bucket(bucketKV).Cursor(), prefix, start, fix)
+		var err error
 		res, err = readPage(it, opts.Limit)
 		res.Revision = rev
 		return err
 	})
-	return res, err
+	return res, retry, err
 }
 
 // changedSince returns, for every key under prefix changed after rev, its
@@ -107,8 +130,8 @@ func readPage(it *snapshotIter, limit int64) (storage.ListResult, error) {
 	return res, nil
 }
 
-// snapshotIter walks the keys under a prefix as they were at a past
-// revision: it merges the current keys (a kv cursor) with the keys whose
+// snapshotIter walks the keys under a prefix as they were at some
+// revision: it merges the keys of the file (a kv cursor) with the keys whose
 // value at that revision differs (undo), in key order.
 type snapshotIter struct {
 	c        *bbolt.Cursor
@@ -181,20 +204,34 @@ func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (
 	return s.hub.Watch(ctx, prefix, afterRevision, s.replay)
 }
 
-// replay implements fanout.Replay by reading the log in short transactions.
+// replay implements fanout.Replay: from the log bucket in short
+// transactions, then from the overlay for the changes not checkpointed yet.
 func (s *Store) replay(prefix string, after, upTo int64, emit func(storage.Event) bool) error {
 	for next := after + 1; next <= upTo; {
+		if events, ok := s.overlay.since(prefix, next, upTo); ok {
+			for _, ev := range events {
+				if !emit(ev) {
+					return nil
+				}
+			}
+			return nil
+		}
 		var events []storage.Event
+		from := next
 		err := s.view(func(tx *bbolt.Tx) error {
-			if _, compacted := readMeta(tx); next <= compacted {
+			inFile, compacted := readMeta(tx)
+			if next <= compacted {
 				return fmt.Errorf("%w: watch after %d (compacted %d)", storage.ErrCompacted, next-1, compacted)
 			}
 			var err error
-			events, next, err = readLog(tx.Bucket(bucketLog), prefix, next, upTo)
+			events, next, err = readLog(tx.Bucket(bucketLog), prefix, next, min(upTo, inFile))
 			return err
 		})
 		if err != nil {
 			return err
+		}
+		if next == from {
+			return fmt.Errorf("bolt: revision %d is neither in the file nor pending", from)
 		}
 		for _, ev := range events {
 			if !emit(ev) {

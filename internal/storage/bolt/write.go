@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -95,10 +96,16 @@ func (s *Store) submit(ctx context.Context, o *op) error {
 }
 
 // run is the writer goroutine: it takes the first waiting write, adds every
-// other write already waiting, and commits them all in one transaction.
+// other write already waiting, and commits them all with one log append.
+// It checkpoints the log into the bbolt file when enough has gathered, when
+// the oldest pending change is checkpointInterval old, when asked by
+// Compact, and before it stops.
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*op, 0, s.maxBatch)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	armed := false
 	for {
 		select {
 		case o := <-s.ops:
@@ -117,54 +124,50 @@ func (s *Store) run() {
 			}
 			s.commit(batch)
 			clear(batch)
+			switch n, size := s.overlay.size(); {
+			case n >= s.checkpointEvents || size >= checkpointBytes:
+				_ = s.checkpoint()
+			case n > 0 && !armed:
+				timer.Reset(s.checkpointInterval)
+				armed = true
+			}
+		case <-timer.C:
+			armed = false
+			if s.checkpoint() != nil {
+				timer.Reset(s.checkpointInterval) // try again later
+				armed = true
+			}
+		case reply := <-s.flushes:
+			reply <- s.checkpoint()
 		case <-s.closing:
+			s.finalErr = s.checkpoint()
 			return
 		}
 	}
 }
 
-// errNothingWritten rolls back a batch in which every write was refused, so
-// that it costs no fsync.
+// errNothingWritten marks a batch in which every write was refused.
 var errNothingWritten = errors.New("nothing written")
 
-// commit applies a batch in one transaction, then publishes its events and
-// wakes its writers. A write refused for a logical reason (ErrKeyExists,
-// ErrNotFound, ErrConflict) does not affect the others; a storage failure
-// fails the whole batch and advances nothing.
+// commit decides a batch against the current state, appends its changes to
+// the write-ahead log, then publishes them and wakes its writers. A write
+// refused for a logical reason (ErrKeyExists, ErrNotFound, ErrConflict) does
+// not affect the others; a storage failure fails the whole batch and
+// advances nothing.
 func (s *Store) commit(batch []*op) {
 	rev := s.rev.Load()
-	var events []storage.Event
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		events = events[:0]
-		w := writeTx{kv: tx.Bucket(bucketKV), log: tx.Bucket(bucketLog)}
-		w.log.FillPercent = 1 // the log is append-only
-		next := rev
-		for _, o := range batch {
-			refused, err := w.apply(o, next+1)
-			if err != nil {
-				return err
-			}
-			o.err = refused
-			if refused == nil {
-				next++
-				events = append(events, o.event)
-			}
-		}
-		if next == rev {
-			return errNothingWritten
-		}
-		return tx.Bucket(bucketMeta).Put(metaRev, encodeRev(next))
-	})
+	events, err := s.decide(batch, rev)
+	if err == nil {
+		err = s.wal.append(rev+1, events)
+	}
 	switch {
 	case errors.Is(err, errNothingWritten):
 	case err != nil:
-		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-			err = storage.ErrClosed
-		}
 		for _, o := range batch {
 			o.err = fmt.Errorf("bolt: commit: %w", err)
 		}
 	default:
+		s.overlay.add(events)
 		s.rev.Store(rev + int64(len(events)))
 		s.hub.Publish(events)
 	}
@@ -173,32 +176,71 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-// writeTx applies writes inside one bbolt transaction.
-type writeTx struct {
-	kv, log *bbolt.Bucket
-}
-
-// apply performs o as revision rev. refused is the logical reason o cannot
-// be applied, in which case nothing was written; err is a storage failure.
-func (w writeTx) apply(o *op, rev int64) (refused, err error) {
-	var prev *storage.KeyValue
-	if b := w.kv.Get([]byte(o.key)); b != nil {
-		kv, err := decodeRecord(o.key, b)
+// decide gives each write of a batch its event as revision rev+1, rev+2, …
+// or its refusal, each write seeing those before it.
+func (s *Store) decide(batch []*op, rev int64) ([]storage.Event, error) {
+	tx, err := s.db.Begin(false)
+	if err != nil {
+		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			err = storage.ErrClosed
+		}
+		return nil, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	kvs := tx.Bucket(bucketKV)
+	inBatch := make(map[string]*storage.KeyValue, len(batch)) // nil: deleted in this batch
+	current := func(key string) (*storage.KeyValue, error) {
+		if kv, ok := inBatch[key]; ok {
+			return kv, nil
+		}
+		if kv, deleted, found := s.overlay.get(key); found {
+			if deleted {
+				return nil, nil
+			}
+			return &kv, nil
+		}
+		b := kvs.Get([]byte(key))
+		if b == nil {
+			return nil, nil
+		}
+		kv, err := decodeRecord(key, b)
+		return &kv, err
+	}
+	var events []storage.Event
+	for _, o := range batch {
+		prev, err := current(o.key)
 		if err != nil {
 			return nil, err
 		}
-		prev = &kv
+		if o.err = decideOne(o, prev, rev+int64(len(events))+1); o.err != nil {
+			continue
+		}
+		events = append(events, o.event)
+		if o.event.Type == storage.EventDelete {
+			inBatch[o.key] = nil
+		} else {
+			inBatch[o.key] = &o.event.KV
+		}
 	}
+	if len(events) == 0 {
+		return nil, errNothingWritten
+	}
+	return events, nil
+}
+
+// decideOne sets o's event as revision rev given the key's current value
+// (nil: absent), or returns the logical reason o cannot be applied.
+func decideOne(o *op, prev *storage.KeyValue, rev int64) error {
 	switch {
 	case o.kind == opCreate && prev != nil:
-		return fmt.Errorf("%w: %q", storage.ErrKeyExists, o.key), nil
+		return fmt.Errorf("%w: %q", storage.ErrKeyExists, o.key)
 	case o.kind == opCreate:
 		o.event = storage.Event{Type: storage.EventPut,
 			KV: storage.KeyValue{Key: o.key, Value: o.value, CreateRevision: rev, ModRevision: rev}}
 	case prev == nil:
-		return fmt.Errorf("%w: %q", storage.ErrNotFound, o.key), nil
+		return fmt.Errorf("%w: %q", storage.ErrNotFound, o.key)
 	case o.expected != 0 && prev.ModRevision != o.expected:
-		return fmt.Errorf("%w: %q is at revision %d, not %d", storage.ErrConflict, o.key, prev.ModRevision, o.expected), nil
+		return fmt.Errorf("%w: %q is at revision %d, not %d", storage.ErrConflict, o.key, prev.ModRevision, o.expected)
 	case o.kind == opUpdate:
 		o.event = storage.Event{Type: storage.EventPut, PrevKV: prev,
 			KV: storage.KeyValue{Key: o.key, Value: o.value, CreateRevision: prev.CreateRevision, ModRevision: rev}}
@@ -206,7 +248,53 @@ func (w writeTx) apply(o *op, rev int64) (refused, err error) {
 		o.event = storage.Event{Type: storage.EventDelete, PrevKV: prev,
 			KV: storage.KeyValue{Key: o.key, ModRevision: rev}}
 	}
-	return nil, w.put(o.event)
+	return nil
+}
+
+// checkpoint moves the pending changes into the bbolt file in one
+// transaction, then empties the overlay and the write-ahead log.
+func (s *Store) checkpoint() error {
+	events := s.overlay.pending()
+	if len(events) == 0 {
+		return nil
+	}
+	last := events[len(events)-1].KV.ModRevision
+	if err := s.writeEvents(events, last); err != nil {
+		return err
+	}
+	s.overlay.checkpointed(last)
+	return s.wal.reset()
+}
+
+// writeEvents records changes in the kv and log buckets and sets the file's
+// revision to rev, in one transaction.
+func (s *Store) writeEvents(events []storage.Event, rev int64) error {
+	return s.db.Update(func(tx *bbolt.Tx) error {
+		w := writeTx{kv: tx.Bucket(bucketKV), log: tx.Bucket(bucketLog)}
+		w.log.FillPercent = 1 // the log is append-only
+		for _, ev := range events {
+			if err := w.put(ev); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(metaRev, encodeRev(rev))
+	})
+}
+
+// flush asks the writer for a checkpoint and waits for it.
+func (s *Store) flush() error {
+	reply := make(chan error, 1)
+	select {
+	case s.flushes <- reply:
+		return <-reply
+	case <-s.closing:
+		return storage.ErrClosed
+	}
+}
+
+// writeTx applies changes inside one bbolt transaction.
+type writeTx struct {
+	kv, log *bbolt.Bucket
 }
 
 // put records a change in the kv and log buckets.
