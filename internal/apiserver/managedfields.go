@@ -50,10 +50,6 @@ const invalidManagedFieldsWarning = ".metadata.managedFields was in an invalid s
 type fieldManagers struct {
 	custom *CRDTypeConverters
 
-	builtinOnce sync.Once
-	builtin     managedfields.TypeConverter // k8s.io/api kinds
-	extensions  managedfields.TypeConverter // apiextensions.k8s.io kinds
-
 	mu      sync.Mutex
 	managed map[fieldManagerKey]fieldManagerEntry
 }
@@ -110,13 +106,9 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 		}
 		return managedfields.NewDeducedTypeConverter()
 	}
-	f.builtinOnce.Do(func() {
-		f.builtin = applyconfigurations.NewTypeConverter(registry.Scheme)
-		f.extensions = extapply.NewTypeConverter(registry.Scheme)
-	})
-	tc := f.builtin
+	tc := builtinTypes()
 	if res.Group == "apiextensions.k8s.io" {
-		tc = f.extensions
+		tc = extensionTypes()
 	}
 	if obj, err := newObject(res); err == nil {
 		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
@@ -125,6 +117,13 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 	}
 	return managedfields.NewDeducedTypeConverter()
 }
+
+// The schemas of the built-in kinds take ~150 ms of CPU to parse: once per
+// process, on first use, shared by every server in it (tests start many).
+var (
+	builtinTypes   = sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(registry.Scheme) })
+	extensionTypes = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme) })
+)
 
 // resetFields are the fields a write through subresource cannot set, so
 // that nobody manages them through it: status on a resource with a status
