@@ -55,6 +55,7 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable in addition to the default ones (order does not matter)")
 	f.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable")
 	f.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration (apiserver.config.k8s.io/v1) with per-plugin configuration")
+	f.DurationVar(&o.CompactionInterval, "storage-compaction-interval", o.CompactionInterval, "how often to compact the storage history, keeping at least one interval of it (as kube-apiserver's --etcd-compaction-interval); 0 disables")
 	f.StringVar(&o.ServiceMap, "service-map", "", "JSON file mapping <svc>.<ns>.svc to the host:port to dial for webhooks behind that Service")
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")
 	f.StringVar(&o.AuditPolicyFile, "audit-policy-file", "", "audit policy (audit.k8s.io/v1 Policy)")

@@ -67,6 +67,10 @@ type Options struct {
 	// logged, as upstream).
 	AuditLogPath    string
 	AuditPolicyFile string
+	// CompactionInterval is how often the store's history is compacted,
+	// keeping at least one interval of it (kube-apiserver's
+	// --etcd-compaction-interval). Default 5m; 0 disables compaction.
+	CompactionInterval time.Duration
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string
@@ -76,7 +80,8 @@ type Options struct {
 
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
-	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt"}
+	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
+		CompactionInterval: DefaultCompactionInterval}
 }
 
 // Server is a started admitd.
@@ -90,12 +95,13 @@ type Server struct {
 	// AdminCertPEM / AdminKeyPEM authenticate as system:masters.
 	AdminCertPEM, AdminKeyPEM []byte
 
-	api      *apiserver.Server
-	http     *http.Server
-	listener net.Listener
-	store    storage.Store
-	cancel   context.CancelFunc
-	done     chan struct{}
+	api                *apiserver.Server
+	http               *http.Server
+	listener           net.Listener
+	store              storage.Store
+	cancel             context.CancelFunc
+	done               chan struct{}
+	compactionInterval time.Duration
 	// closeAudit flushes and closes the audit log.
 	closeAudit func() error
 }
@@ -150,7 +156,8 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	s := &Server{api: parts.api, listener: ln, store: store, done: make(chan struct{}), closeAudit: parts.closeAudit,
-		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
+		compactionInterval: o.CompactionInterval,
+		CAPEM:              bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
 	if err := s.writeKubeconfig(o); err != nil {
 		ln.Close()
@@ -235,6 +242,9 @@ func (s *Server) run(ctx context.Context, p *apiParts, tlsCfg *tls.Config, log *
 	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
 		cancel()
 		return fmt.Errorf("starting controllers: %w", err)
+	}
+	if o := s.compactionInterval; o > 0 {
+		go (&compactor{store: s.store, log: log.With("component", "compactor")}).run(runCtx, o)
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.adm.policies.Run(runCtx)
