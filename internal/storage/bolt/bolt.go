@@ -8,10 +8,14 @@
 // and fdatasynced once (group commit). Like etcd's backend, the bbolt file
 // is written in larger, less frequent checkpoints (every 100 ms, or sooner
 // when many changes are pending); until then, reads see the pending changes
-// through an in-memory overlay, and after a crash, Open replays the log.
-// Lists at past revisions are answered from the current keys by undoing
-// the logged changes made after that revision; watches replay the log,
-// then follow live events from an in-memory fanout.
+// through an in-memory overlay, and after a crash, Open replays the
+// write-ahead log into the file.
+//
+// A list at a revision the file has reached is answered from the file's
+// keys, corrected by undoing the changes its log bucket records after that
+// revision; at a later revision, by applying the overlay's changes up to
+// it. Watches replay the log bucket, then the overlay, then follow live
+// events from an in-memory fanout.
 //
 // It is for a single admitd process: the data file is locked while open. For
 // several API server instances sharing state, use the etcd backend.
@@ -40,16 +44,16 @@ type Options struct {
 	// LockTimeout is how long Open waits for another process to release the
 	// data file before failing with ErrInUse. Default 100ms.
 	LockTimeout time.Duration
-	// MaxBatchSize is the most writes committed in one transaction, that is
-	// sharing one fsync. Default 1000.
+	// MaxBatchSize is the most writes committed together, as one record of
+	// the write-ahead log sharing one fdatasync. Default 1000.
 	MaxBatchSize int
 	// WatchBufferSize is how many events a watcher may lag behind the
 	// writers before it is ended with fanout.ErrTooSlow. Default
 	// fanout.DefaultBufferSize (1024).
 	WatchBufferSize int
-	// CheckpointInterval is the longest a change stays only in the
-	// write-ahead log before it is written into the bbolt file. Default
-	// 100ms.
+	// CheckpointInterval is how long a change stays only in the
+	// write-ahead log before it is written into the bbolt file (a failed
+	// checkpoint is retried after as long again). Default 100ms.
 	CheckpointInterval time.Duration
 	// CheckpointEvents is how many pending changes start a checkpoint
 	// at once. Default 10000.
@@ -189,11 +193,11 @@ func (s *Store) recover(walPath string) error {
 		}
 		s.rev.Store(last)
 	}
-	if err := w.reset(); err != nil {
+	if err := w.truncate(); err != nil {
 		_ = w.close()
 		return err
 	}
-	s.wal, s.overlay = w, newOverlay(s.rev.Load())
+	s.wal, s.overlay = w, newOverlay(&s.rev)
 	return nil
 }
 
@@ -255,8 +259,10 @@ func (s *Store) CompactedRevision(context.Context) (int64, error) {
 }
 
 // Compact implements storage.Store. Compacting at or below the compacted
-// revision does nothing. The log is trimmed in several transactions so that
-// writers are not held up; the compacted revision is recorded in the first.
+// revision does nothing; compacting past the file's revision checkpoints
+// first. The log bucket is trimmed in several transactions, so that a
+// checkpoint (and the writes waiting on it) is held up by one at most; the
+// compacted revision is recorded in the first.
 func (s *Store) Compact(_ context.Context, rev int64) error {
 	if s.closed.Load() {
 		return storage.ErrClosed
@@ -293,7 +299,7 @@ func (s *Store) Compact(_ context.Context, rev int64) error {
 			return err
 		}
 		if advanced {
-			s.compacted.Store(rev)
+			storeMax(&s.compacted, rev) // concurrent Compacts may finish out of order
 		}
 		if !more {
 			return nil
@@ -330,4 +336,10 @@ func (s *Store) Close() error {
 		s.closeErr = errors.Join(s.finalErr, s.wal.close(), s.db.Close())
 	})
 	return s.closeErr
+}
+
+// storeMax raises v to n unless it is already higher.
+func storeMax(v *atomic.Int64, n int64) {
+	for cur := v.Load(); n > cur && !v.CompareAndSwap(cur, n); cur = v.Load() {
+	}
 }

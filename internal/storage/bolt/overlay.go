@@ -4,15 +4,21 @@ import (
 	"bytes"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/admitd/admitd/pkg/storage"
 )
 
 // overlay holds the changes acknowledged since the last checkpoint: durable
 // in the write-ahead log, not yet in the bbolt file. Reads consult it on top
-// of the file. Only the writer goroutine adds and drops changes.
+// of the file. Only the writer goroutine adds and drops changes. It keeps
+// private copies of the values: what it hands out is copied again.
 type overlay struct {
 	mu sync.RWMutex
+	// rev is the store's current revision, advanced under mu together with
+	// the changes, so that no reader sees a change of a revision the store
+	// does not report yet.
+	rev *atomic.Int64
 	// base is the revision of the bbolt file after the last checkpoint:
 	// events[i] is the change of revision base+1+i.
 	base   int64
@@ -21,19 +27,30 @@ type overlay struct {
 	bytes  int
 }
 
-func newOverlay(base int64) *overlay {
-	return &overlay{base: base, latest: make(map[string]int)}
+func newOverlay(rev *atomic.Int64) *overlay {
+	return &overlay{rev: rev, base: rev.Load(), latest: make(map[string]int)}
 }
 
-// add appends the changes of the next revisions.
+// add appends the changes of the next revisions and advances the revision.
 func (o *overlay) add(events []storage.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, ev := range events {
 		o.latest[ev.KV.Key] = len(o.events)
-		o.events = append(o.events, ev)
+		o.events = append(o.events, cloneEvent(ev))
 		o.bytes += len(ev.KV.Key) + len(ev.KV.Value)
 	}
+	o.rev.Store(events[len(events)-1].KV.ModRevision)
+}
+
+func cloneEvent(ev storage.Event) storage.Event {
+	ev.KV.Value = bytes.Clone(ev.KV.Value)
+	if ev.PrevKV != nil {
+		prev := *ev.PrevKV
+		prev.Value = bytes.Clone(prev.Value)
+		ev.PrevKV = &prev
+	}
+	return ev
 }
 
 // pending returns the changes not yet checkpointed. Writer only: the slice
@@ -118,7 +135,7 @@ func (o *overlay) since(prefix string, from, upTo int64) ([]storage.Event, bool)
 	var out []storage.Event
 	for _, ev := range o.events[from-o.base-1 : upTo-o.base] {
 		if strings.HasPrefix(ev.KV.Key, prefix) {
-			out = append(out, ev)
+			out = append(out, cloneEvent(ev))
 		}
 	}
 	return out, true

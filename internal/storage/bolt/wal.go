@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -23,7 +24,8 @@ import (
 //
 // with events encoded as in the log bucket (encodeEvent). Recovery reads
 // records while they check and continue the revisions without a gap; a torn
-// last record (a crash during its write, so never acknowledged) ends it.
+// last record (a crash during its write, so never acknowledged), including
+// one the file system left zero-filled, ends it.
 type wal struct {
 	f    *os.File
 	size int64 // bytes of whole records
@@ -48,6 +50,12 @@ func openWAL(path string) (*wal, []walBatch, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// A new file's directory entry must be durable before the first
+	// acknowledged append relies on it.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		_ = f.Close()
+		return nil, nil, err
+	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		_ = f.Close()
@@ -68,8 +76,8 @@ func decodeWAL(data []byte) ([]walBatch, error) {
 	for len(data) >= walHeader {
 		n := binary.LittleEndian.Uint32(data)
 		sum := binary.LittleEndian.Uint32(data[4:])
-		if uint64(len(data)-walHeader) < uint64(n) {
-			break
+		if n == 0 || uint64(len(data)-walHeader) < uint64(n) {
+			break // torn: a record is never empty (and an empty one's CRC is 0)
 		}
 		payload := data[walHeader : walHeader+int(n)]
 		if crc32.Checksum(payload, crcTable) != sum {
@@ -124,44 +132,59 @@ func encodeWALRecord(first int64, events []storage.Event) []byte {
 	return append(rec, payload...)
 }
 
+// errOutcomeUnknown wraps a failed fdatasync of the log: the record may or
+// may not have reached the disk, so the writes of the batch may reappear
+// after a restart. The log accepts nothing more (as etcd stops on a failed
+// WAL sync); what reached the disk is the truth after a restart.
+var errOutcomeUnknown = errors.New("bolt: outcome unknown, syncing the write-ahead log failed; restart admitd")
+
 // append writes events (revisions first, first+1, …) as one record and
-// syncs it. On failure the record is removed again, so that an error means
-// the batch is not in the log.
+// syncs it. When the write itself fails, the partial record is cut off
+// again, so that the error means the batch is not in the log; when the
+// sync fails, the error wraps errOutcomeUnknown.
 func (w *wal) append(first int64, events []storage.Event) error {
 	if w.broken != nil {
 		return w.broken
 	}
 	rec := encodeWALRecord(first, events)
-	_, err := w.f.WriteAt(rec, w.size)
-	if err == nil {
-		err = fdatasync(w.f)
-	}
-	if err != nil {
+	if _, err := w.f.WriteAt(rec, w.size); err != nil {
 		w.undo(err)
 		return err
+	}
+	if err := fdatasync(w.f); err != nil {
+		w.broken = fmt.Errorf("%w: %w", errOutcomeUnknown, err)
+		return w.broken
 	}
 	w.size += int64(len(rec))
 	return nil
 }
 
-// undo cuts a failed append off the end of the log.
+// undo cuts a failed write off the end of the log. A partial record does not
+// pass its checksum, so if it cannot be cut, no later record could be
+// recovered past it: the log then accepts nothing more.
 func (w *wal) undo(cause error) {
-	if err := w.f.Truncate(w.size); err != nil {
-		w.broken = fmt.Errorf("write-ahead log unusable after %v: %w", cause, err)
-		return
+	err := w.f.Truncate(w.size)
+	if err == nil {
+		err = fdatasync(w.f)
 	}
-	if err := fdatasync(w.f); err != nil {
-		w.broken = fmt.Errorf("write-ahead log unusable after %v: %w", cause, err)
+	if err != nil {
+		w.broken = fmt.Errorf("bolt: the write-ahead log is unusable after %v: %w", cause, err)
 	}
 }
 
-// reset empties the log once its records are in the bbolt file. If the
-// truncation does not reach the disk, recovery skips the records the file
-// already holds, by revision.
-func (w *wal) reset() error {
-	if w.broken != nil {
-		return w.broken
+// reset empties the log once its records are in the bbolt file. If that
+// fails, or the truncation does not reach the disk, nothing is lost:
+// recovery skips the records the file already holds, by revision, and new
+// records continue after them.
+func (w *wal) reset() {
+	if w.broken == nil {
+		_ = w.truncate()
 	}
+}
+
+// truncate empties the log. Recovery must: a torn record at its end would
+// hide the records appended after it.
+func (w *wal) truncate() error {
 	if err := w.f.Truncate(0); err != nil {
 		return err
 	}
@@ -173,4 +196,4 @@ func (w *wal) close() error {
 	return w.f.Close()
 }
 
-var errWALGap = errors.New("bolt: write-ahead log does not continue the data file")
+var errWALGap = errors.New("bolt: the write-ahead log does not continue the data file")

@@ -70,7 +70,8 @@ func (s *Store) Delete(ctx context.Context, key string, expectedRevision int64) 
 
 // submit hands o to the writer and waits until it is committed or refused.
 // Once handed over, a write is not abandoned when ctx ends, so that an error
-// always means the write did not happen.
+// means the write did not happen — except one wrapping errOutcomeUnknown
+// (the disk failed a sync), after which the store accepts no more writes.
 func (s *Store) submit(ctx context.Context, o *op) error {
 	switch {
 	case o.key == "":
@@ -124,11 +125,12 @@ func (s *Store) run() {
 			}
 			s.commit(batch)
 			clear(batch)
-			switch n, size := s.overlay.size(); {
-			case n >= s.checkpointEvents || size >= checkpointBytes:
-				_ = s.checkpoint()
-			case n > 0 && !armed:
-				timer.Reset(s.checkpointInterval)
+			failed := false
+			if n, size := s.overlay.size(); n >= s.checkpointEvents || size >= checkpointBytes {
+				failed = s.checkpoint() != nil
+			}
+			if n, _ := s.overlay.size(); (n > 0 || failed) && !armed {
+				timer.Reset(s.checkpointInterval) // retried then if it failed
 				armed = true
 			}
 		case <-timer.C:
@@ -167,8 +169,7 @@ func (s *Store) commit(batch []*op) {
 			o.err = fmt.Errorf("bolt: commit: %w", err)
 		}
 	default:
-		s.overlay.add(events)
-		s.rev.Store(rev + int64(len(events)))
+		s.overlay.add(events) // advances s.rev
 		s.hub.Publish(events)
 	}
 	for _, o := range batch {
@@ -263,7 +264,8 @@ func (s *Store) checkpoint() error {
 		return err
 	}
 	s.overlay.checkpointed(last)
-	return s.wal.reset()
+	s.wal.reset()
+	return nil
 }
 
 // writeEvents records changes in the kv and log buckets and sets the file's
