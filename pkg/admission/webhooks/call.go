@@ -2,7 +2,6 @@ package webhooks
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -15,13 +14,6 @@ import (
 // defaultTimeout is the call timeout when a hook sets none.
 const defaultTimeout = 10 * time.Second
 
-// reviewEnvelope is the wire form of an AdmissionReview request.
-type reviewEnvelope struct {
-	Kind       string                        `json:"kind"`
-	APIVersion string                        `json:"apiVersion"`
-	Request    *admissionv1.AdmissionRequest `json:"request"`
-}
-
 // call sends one AdmissionReview to a hook and returns its verified
 // response. Every failure is a *callError.
 func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, mutating bool) (*admissionv1.AdmissionResponse, error) {
@@ -29,7 +21,7 @@ func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes,
 	if !ok {
 		return nil, &callError{Webhook: h.Name, Reason: errNoKnownVersion, Code: 400}
 	}
-	cl, err := d.clients.get(h.Name, h.ClientConfig)
+	cl, err := d.clients.get(h)
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}
@@ -44,7 +36,7 @@ func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes,
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}
-	body, err := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: "admission.k8s.io/" + version, Request: req})
+	body, err := encodeReview("admission.k8s.io/"+version, req)
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}

@@ -34,6 +34,7 @@ type ServiceResolver interface {
 // endpoint is a webhook's resolved client configuration.
 type endpoint struct {
 	url        *url.URL // what is requested (service form: https://<svc>.<ns>.svc:<port><path>)
+	plainURL   string   // url as a string if it has no query or fragment, else ""
 	serverName string   // TLS name for service webhooks
 	service    *admissionregistrationv1.ServiceReference
 	http2      bool
@@ -73,8 +74,8 @@ func cacheKey(cc admissionregistrationv1.WebhookClientConfig) string {
 
 // get returns the client for a configuration, building it on first use.
 // Build errors are not cached.
-func (c *clientCache) get(webhook string, cc admissionregistrationv1.WebhookClientConfig) (*client, error) {
-	key := cacheKey(cc)
+func (c *clientCache) get(h *Hook) (*client, error) {
+	webhook, cc, key := h.Name, h.ClientConfig, h.clientCacheKey()
 	c.mu.Lock()
 	cl, ok := c.clients[key]
 	c.mu.Unlock()
@@ -104,6 +105,7 @@ func (c *clientCache) build(cc admissionregistrationv1.WebhookClientConfig) (*cl
 	if err != nil {
 		return nil, err
 	}
+	ep.plainURL = plainURLString(ep.url)
 	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: ep.serverName}
 	if len(cc.CABundle) > 0 {
 		pool := x509.NewCertPool()
@@ -235,15 +237,31 @@ func (cl *client) post(ctx context.Context, body []byte) ([]byte, int32, error) 
 // requestURL adds the ?timeout= the remaining time allows, rounded up to
 // whole seconds.
 func (cl *client) requestURL(ctx context.Context) string {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return cl.ep.url.String()
+	}
+	secs := int64(math.Ceil(time.Until(deadline).Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	timeout := (time.Duration(secs) * time.Second).String()
+	if cl.ep.plainURL != "" {
+		// the query would hold timeout alone: no need to build and sort it
+		return cl.ep.plainURL + "?timeout=" + url.QueryEscape(timeout)
+	}
 	u := *cl.ep.url
-	if deadline, ok := ctx.Deadline(); ok {
-		secs := int64(math.Ceil(time.Until(deadline).Seconds()))
-		if secs < 1 {
-			secs = 1
-		}
-		q := u.Query()
-		q.Set("timeout", (time.Duration(secs) * time.Second).String())
-		u.RawQuery = q.Encode()
+	q := u.Query()
+	q.Set("timeout", timeout)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// plainURLString is the URL as a string when it has neither query nor
+// fragment (a query parameter can then be appended to it), else "".
+func plainURLString(u *url.URL) string {
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" {
+		return ""
 	}
 	return u.String()
 }

@@ -41,6 +41,16 @@ type Hook struct {
 
 	conditionsOnce sync.Once
 	conditions     *admcel.MatchConditions
+
+	clientKeyOnce sync.Once
+	clientKey     string
+}
+
+// clientCacheKey is the key of the hook's client configuration in the
+// client cache, computed on first use (a hook never changes).
+func (h *Hook) clientCacheKey() string {
+	h.clientKeyOnce.Do(func() { h.clientKey = cacheKey(h.ClientConfig) })
+	return h.clientKey
 }
 
 // failOpen reports whether call failures are ignored.

@@ -39,6 +39,19 @@ type mutatingState struct {
 	reinvokeSet       map[string]bool
 }
 
+// awaitsReinvocation reports whether hooks called so far may be called
+// again if the object changes: only then does the object the pass ends
+// with matter (promoting an empty set changes nothing).
+func (s *mutatingState) awaitsReinvocation() bool { return len(s.previouslyInvoked) > 0 }
+
+// rememberOutput keeps a copy of the object a pass ends with, which the
+// next pass compares with its input, when that comparison can matter.
+func (s *mutatingState) rememberOutput(a *admission.Attributes) {
+	if a.Object != nil && s.awaitsReinvocation() {
+		s.lastOutput = a.Object.DeepCopyObject()
+	}
+}
+
 func (s *mutatingState) promote() {
 	for uid := range s.previouslyInvoked {
 		s.reinvokeSet[uid] = true
@@ -78,15 +91,11 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err erro
 	round := 0
 	if reinvoking {
 		round = 1
-		if !equality.Semantic.DeepEqual(a.Object, st.lastOutput) {
+		if st.awaitsReinvocation() && !equality.Semantic.DeepEqual(a.Object, st.lastOutput) {
 			st.promote()
 		}
 	}
-	defer func() {
-		if a.Object != nil {
-			st.lastOutput = a.Object.DeepCopyObject()
-		}
-	}()
+	defer st.rememberOutput(a)
 	static := onlyStatic(a)
 	for _, h := range snap.mutating.candidates(&mr) {
 		if static && !h.Static {
@@ -197,7 +206,7 @@ func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation,
 		return false, apierrors.NewInternalError(err)
 	}
 	changed := !equality.Semantic.DeepEqual(inv.Object, patched)
-	m.annotatePatch(h, a, resp.Patch, round)
+	m.annotatePatch(h, a, resp.Patch, patch, round)
 	m.schema.Default(patched)
 	inv.Object, inv.objectJSON = patched, nil
 	out, err := m.schema.ConvertTo(patched, a.Kind)
@@ -249,22 +258,13 @@ func (m *Mutating) decodeAs(gvk schema.GroupVersionKind, data []byte) (runtime.O
 }
 
 // annotatePatch records the applied patch at audit level Request.
-func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, raw []byte, round int) {
-	var ops []map[string]any
-	if err := json.Unmarshal(raw, &ops); err != nil {
-		return
-	}
-	v, err := json.Marshal(struct {
-		Configuration string           `json:"configuration"`
-		Webhook       string           `json:"webhook"`
-		Patch         []map[string]any `json:"patch"`
-		PatchType     string           `json:"patchType"`
-	}{h.Config, h.Name, ops, string(admissionv1.PatchTypeJSONPatch)})
-	if err != nil {
+func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, raw []byte, patch jsonpatch.Patch, round int) {
+	v, ok := patchAnnotation(h, raw, patch)
+	if !ok {
 		return
 	}
 	key := fmt.Sprintf("patch.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index)
-	_ = a.Record.AddAnnotationWithLevel(key, string(v), admission.LevelRequest)
+	_ = a.Record.AddAnnotationWithLevel(key, v, admission.LevelRequest)
 }
 
 // checkDryRun refuses to call a webhook with side effects for a dry run.

@@ -180,13 +180,21 @@ func invalidResponse(msg string) error {
 	return errors.New("received invalid webhook response: " + msg)
 }
 
+// isV1Review reports whether a decoded review names itself a v1
+// AdmissionReview.
+func isV1Review(r *admissionv1.AdmissionReview) bool {
+	return r.APIVersion == admissionv1.SchemeGroupVersion.String() && r.Kind == "AdmissionReview"
+}
+
 // decodeV1Review decodes a v1 answer. The common case (a well-formed v1
 // AdmissionReview) is one JSON decode; anything else goes through the
 // versioning codec, whose errors upstream's clients report.
 func decodeV1Review(body []byte) (*admissionv1.AdmissionReview, error) {
+	if review, ok := decodePlainV1Review(body); ok && isV1Review(review) {
+		return review, nil
+	}
 	review := &admissionv1.AdmissionReview{}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, review); err == nil &&
-		review.APIVersion == admissionv1.SchemeGroupVersion.String() && review.Kind == "AdmissionReview" {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, review); err == nil && isV1Review(review) {
 		return review, nil
 	}
 	review = &admissionv1.AdmissionReview{}

@@ -58,6 +58,11 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 	if ctx.Err() != nil {
 		return errTimeout()
 	}
+	if len(matched) == 1 {
+		// nothing to run in parallel with (callValidating recovers its own
+		// panics wherever it runs)
+		return v.callValidating(ctx, matched[0].hook, a, matched[0].inv, 0)
+	}
 	errs := make(chan error, len(matched))
 	var wg sync.WaitGroup
 	for i, m := range matched {

@@ -1,0 +1,52 @@
+package webhooks
+
+import (
+	"testing"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+)
+
+// TestPatchAnnotationMatchesGenericEncoding checks the direct annotation
+// encoding against the generic decode and re-encode, for patches it takes
+// and patches it leaves to the generic path.
+func TestPatchAnnotationMatchesGenericEncoding(t *testing.T) {
+	patches := []string{
+		`[{"op":"add","path":"/metadata/labels/x","value":"true"}]`,
+		`[ {"value" : "v", "path":"/a", "op":"replace"} , {"op":"remove","path":"/b"} ]`,
+		`[{"op":"add","path":"/a","value":null},{"op":"test","path":"/t","value":false},{"op":"add","path":"/u","value":true}]`,
+		`[{"op":"add","path":"/a","value":1}]`,
+		`[{"op":"add","path":"/a","value":1.50}]`,
+		`[{"op":"add","path":"/a","value":12345678901234567890}]`,
+		`[{"op":"add","path":"/a","value":{"z":1,"a":"b"}}]`,
+		`[{"op":"add","path":"/a","value":[ "x" ,"y"]}]`,
+		`[{"op":"add","path":"/a","value":"esc\"aped"}]`,
+		`[{"op":"add","path":"/a","value":"\u003cscript\u003e"}]`,
+		`[{"op":"add","path":"/a","value":"<b>&"}]`,
+		`[{"op":"add","path":"/a","value":"ünï"}]`,
+		`[{"op":"add","path":"/a~1b","value":"x","path":"/dup"}]`,
+		`[{"op":"add","pa\u0074h":"/a","value":"x"}]`,
+		`[{"op":"add","<k>":"/a"}]`,
+		`[{"op":"add","path":"/a","value":"x"},null]`,
+		`[{}]`,
+		`[{"op":"move","from":"/a","path":"/b"},{"op":"copy","from":"/b","path":"/c"}]`,
+	}
+	// the patches whose values are all null, booleans or escape-free strings
+	directlyEncoded := map[int]bool{0: true, 1: true, 2: true, 12: true, 13: true, 14: true, 16: true, 17: true}
+	hooks := []*Hook{{Config: "cfg", Name: "m.example.com"}, {Config: "c<&>", Name: "n\u2028"}}
+	for _, h := range hooks {
+		for i, raw := range patches {
+			patch, err := jsonpatch.DecodePatch([]byte(raw))
+			if err != nil {
+				t.Fatalf("%s: %v", raw, err)
+			}
+			if _, plain := appendPlainPatchAnnotation(nil, h, patch); plain != directlyEncoded[i] {
+				t.Errorf("%s: direct encoding used: %v", raw, plain)
+			}
+			want, wok := genericPatchAnnotation(h, []byte(raw))
+			got, gok := patchAnnotation(h, []byte(raw), patch)
+			if got != want || gok != wok {
+				t.Errorf("%s:\n got %s (%v)\nwant %s (%v)", raw, got, gok, want, wok)
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package webhooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+// TestEncodeReviewMatchesEncodingJSON checks the hand-written review
+// encoder against encoding/json on the envelope, byte for byte.
+func TestEncodeReviewMatchesEncodingJSON(t *testing.T) {
+	odd := []string{"", "plain", `quo"te`, `back\slash`, "<script>&amp;", "tab\tnew\nline\x01", "ünïcødé", "bad\xffutf8",
+		"sep\u2028\u2029", "emoji 🎉", "\x7f"}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ns", Labels: map[string]string{"a": "<b>"}},
+		Data:       map[string]string{"k": "v\u2028&"}}
+	var nilCM *corev1.ConfigMap
+	objects := []runtime.Object{nil, cm, nilCM}
+	options := []runtime.Object{nil, &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"}},
+		&metav1.UpdateOptions{DryRun: []string{"All"}, FieldManager: "m<&>"}, nilCM}
+	users := []authenticationv1.UserInfo{{}, {Username: "admin", Groups: []string{"system:masters", "system:authenticated"}},
+		{UID: "u-1"}, {Groups: []string{}}, {Username: "x", Extra: map[string]authenticationv1.ExtraValue{"z": {"1"}, "a&": {"<"}}},
+		{Extra: map[string]authenticationv1.ExtraValue{}}}
+	n := 0
+	for i, s := range odd {
+		for j, obj := range objects {
+			for k, opts := range options {
+				for l, u := range users {
+					if (i+j+k+l)%3 != 0 && i > 1 {
+						continue // enough combinations without the full product
+					}
+					dry := i%2 == 0
+					a := &admission.Attributes{Name: s, Namespace: odd[(i+1)%len(odd)], Subresource: odd[(i+2)%len(odd)],
+						Resource:  schema.GroupVersionResource{Group: s, Version: "v1", Resource: "configmaps"},
+						Kind:      schema.GroupVersionKind{Group: "", Version: s, Kind: "ConfigMap"},
+						Operation: admission.Operation(odd[(i+3)%len(odd)]), UserInfo: u, DryRun: dry, Options: opts}
+					inv := &invocation{Resource: a.Resource, Subresource: odd[(i+4)%len(odd)], Kind: a.Kind, Object: obj, OldObject: objects[(j+1)%len(objects)]}
+					req, err := newRequest(a, inv, types.UID("uid-"+s))
+					if err != nil {
+						t.Fatal(err)
+					}
+					compareEncodings(t, "admission.k8s.io/"+s, req)
+					n++
+				}
+			}
+		}
+	}
+	compareEncodings(t, "admission.k8s.io/v1", nil)
+	compareEncodings(t, "admission.k8s.io/v1", &admissionv1.AdmissionRequest{})
+	t.Logf("%d requests compared", n)
+}
+
+func compareEncodings(t *testing.T, apiVersion string, req *admissionv1.AdmissionRequest) {
+	t.Helper()
+	want, werr := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: apiVersion, Request: req})
+	got, gerr := encodeReview(apiVersion, req)
+	if (werr == nil) != (gerr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("encodings differ:\n got %s (%v)\nwant %s (%v)", got, gerr, want, werr)
+	}
+}
+
+// failingOptions fails to encode, so the review falls back to
+// encoding/json, whose error must come through unchanged.
+type failingOptions struct{ metav1.CreateOptions }
+
+func (failingOptions) MarshalJSON() ([]byte, error) { return nil, errFailingOptions }
+
+var errFailingOptions = json.Unmarshal([]byte("{"), new(any))
+
+func TestEncodeReviewErrorsAsEncodingJSON(t *testing.T) {
+	req := &admissionv1.AdmissionRequest{UID: "u", Options: runtime.RawExtension{Object: &failingOptions{}}}
+	_, werr := json.Marshal(reviewEnvelope{Kind: "AdmissionReview", APIVersion: "admission.k8s.io/v1", Request: req})
+	_, gerr := encodeReview("admission.k8s.io/v1", req)
+	if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
+		t.Fatalf("errors differ: got %v, want %v", gerr, werr)
+	}
+}
