@@ -104,40 +104,18 @@ func (s *Store) submit(ctx context.Context, o *op) error {
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*op, 0, s.maxBatch)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	armed := false
+	timer := newCheckpointTimer(s.checkpointInterval)
 	for {
 		select {
 		case o := <-s.ops:
-			batch = append(batch[:0], o)
-			// Let the writers woken by the last commit queue up again, so
-			// that they join this batch instead of waiting for the next.
-			runtime.Gosched()
-		gather:
-			for len(batch) < s.maxBatch {
-				select {
-				case o := <-s.ops:
-					batch = append(batch, o)
-				default:
-					break gather
-				}
-			}
+			batch = s.gather(append(batch[:0], o))
 			s.commit(batch)
 			clear(batch)
-			failed := false
-			if n, size := s.overlay.size(); n >= s.checkpointEvents || size >= checkpointBytes {
-				failed = s.checkpoint() != nil
-			}
-			if n, _ := s.overlay.size(); (n > 0 || failed) && !armed {
-				timer.Reset(s.checkpointInterval) // retried then if it failed
-				armed = true
-			}
-		case <-timer.C:
-			armed = false
+			s.checkpointIfDue(timer)
+		case <-timer.C():
+			timer.fired()
 			if s.checkpoint() != nil {
-				timer.Reset(s.checkpointInterval) // try again later
-				armed = true
+				timer.arm() // try again later
 			}
 		case reply := <-s.flushes:
 			reply <- s.checkpoint()
@@ -147,6 +125,59 @@ func (s *Store) run() {
 		}
 	}
 }
+
+// gather adds the writes already waiting to batch, up to the batch size.
+func (s *Store) gather(batch []*op) []*op {
+	// Let the writers woken by the last commit queue up again, so that
+	// they join this batch instead of waiting for the next.
+	runtime.Gosched()
+	for len(batch) < s.maxBatch {
+		select {
+		case o := <-s.ops:
+			batch = append(batch, o)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// checkpointIfDue checkpoints at once when enough changes are pending, and
+// otherwise makes sure the timer will (or will retry a failed checkpoint).
+func (s *Store) checkpointIfDue(timer *checkpointTimer) {
+	failed := false
+	if n, size := s.overlay.size(); n >= s.checkpointEvents || size >= checkpointBytes {
+		failed = s.checkpoint() != nil
+	}
+	if n, _ := s.overlay.size(); n > 0 || failed {
+		timer.arm()
+	}
+}
+
+// checkpointTimer fires one interval after it is armed; arming it again
+// before then does not postpone it.
+type checkpointTimer struct {
+	t        *time.Timer
+	interval time.Duration
+	armed    bool
+}
+
+func newCheckpointTimer(interval time.Duration) *checkpointTimer {
+	t := time.NewTimer(interval)
+	t.Stop()
+	return &checkpointTimer{t: t, interval: interval}
+}
+
+func (c *checkpointTimer) C() <-chan time.Time { return c.t.C }
+
+func (c *checkpointTimer) arm() {
+	if !c.armed {
+		c.t.Reset(c.interval)
+		c.armed = true
+	}
+}
+
+func (c *checkpointTimer) fired() { c.armed = false }
 
 // errNothingWritten marks a batch in which every write was refused.
 var errNothingWritten = errors.New("nothing written")
