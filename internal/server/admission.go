@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -37,7 +38,7 @@ func newMetricsRegistry() *prometheus.Registry {
 
 // newAdmission builds the chain of enabled plugins in upstream order, with
 // the webhook plugins reading configurations from storage.
-func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
+func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
 	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat), status: apiserver.NewPolicyStatus(store, cat)}
 	parts.policies = apiserver.NewPolicyConfigs(store, cat, parts.status)
 	metrics := admission.NewMetrics(reg)
@@ -65,7 +66,7 @@ func newAdmission(o Options, store storage.Store, cat *registry.Catalogue, reg p
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
+	pc := admission.PluginContext{Context: ctx, Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err

@@ -146,27 +146,34 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := newAPI(ctx, o, store, bundle)
+	// life ends with the server: background work (caches, controllers,
+	// manifest watches of the admission plugins) stops with it.
+	life, stop := context.WithCancel(ctx)
+	parts, err := newAPI(life, o, store, bundle)
 	if err != nil {
+		stop()
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(o.BindAddress, strconv.Itoa(o.SecurePort)))
 	if err != nil {
+		stop()
 		_ = parts.closeAudit()
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	s := &Server{api: parts.api, listener: ln, store: store, done: make(chan struct{}), closeAudit: parts.closeAudit,
-		compactionInterval: o.CompactionInterval,
-		CAPEM:              bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
+		cancel: stop, compactionInterval: o.CompactionInterval,
+		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
 	if err := s.writeKubeconfig(o); err != nil {
+		stop()
 		ln.Close()
 		_ = parts.closeAudit()
 		return nil, err
 	}
 	s.http = &http.Server{Handler: parts.api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
-	if err := s.run(ctx, parts, tlsCfg, o.Logger); err != nil {
+	if err := s.run(life, parts, tlsCfg, o.Logger); err != nil {
+		stop()
 		ln.Close()
 		_ = parts.closeAudit()
 		return nil, err
@@ -192,7 +199,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	}
 	cat := registry.NewCatalogue()
 	metricsReg := newMetricsRegistry()
-	adm, err := newAdmission(o, store, cat, metricsReg)
+	adm, err := newAdmission(ctx, o, store, cat, metricsReg)
 	if err != nil {
 		return nil, err
 	}
@@ -234,13 +241,11 @@ func (p *apiParts) load(ctx context.Context) error {
 	return nil
 }
 
-// run starts serving and the background work, until Close or ctx ends.
-func (s *Server) run(ctx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
-	runCtx, cancel := context.WithCancel(ctx)
-	s.cancel = cancel
+// run starts serving and the background work, until runCtx ends (Close
+// cancels it); on error the caller cancels it.
+func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
 	go p.api.Run(runCtx)
 	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
-		cancel()
 		return fmt.Errorf("starting controllers: %w", err)
 	}
 	if o := s.compactionInterval; o > 0 {

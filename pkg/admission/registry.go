@@ -18,6 +18,10 @@ type NamespaceLookup interface {
 
 // PluginContext is what a plugin may use when it is built.
 type PluginContext struct {
+	// Context ends when the server stops: a plugin's background work (such
+	// as watching its manifest directory) ends with it. Nil: the plugin
+	// runs no background work.
+	Context context.Context
 	// Namespaces reads namespaces (never nil when built by the server).
 	Namespaces NamespaceLookup
 	// Config is the plugin's section of the AdmissionConfiguration, or nil.

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,5 +66,22 @@ plugins:
 	_, errOut, err = a.kubectl(t, vwc, "create", "-f", "-")
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("webhook configuration create: err=%v stderr=%q, want the static webhook to deny it", err, errOut)
+	}
+
+	// Removing the manifest takes effect without waiting for the periodic
+	// recheck: the directory is watched.
+	if err := os.Remove(filepath.Join(manifests, "guard.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Second) // the recheck runs every 2 s
+	for i := 0; ; i++ {
+		_, _, err := a.kubectl(t, "", "create", "configmap", fmt.Sprintf("after-removal-%d", i), "--from-literal=blocked=yes")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the removed static webhook still denies after 1s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

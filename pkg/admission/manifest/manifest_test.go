@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,10 +91,9 @@ func TestParsePluginConfig(t *testing.T) {
 }
 
 func TestReloaderKeepsLastGoodLoad(t *testing.T) {
-	calls := 0
+	var calls atomic.Int64 // loads run in the background
 	load := func() (Loaded[int], error) {
-		calls++
-		switch calls {
+		switch calls.Add(1) {
 		case 1:
 			return Loaded[int]{Hash: "h1", Value: 1}, nil
 		case 2:
@@ -127,8 +127,8 @@ func TestReloaderKeepsLastGoodLoad(t *testing.T) {
 		t.Fatalf("reloader value never became %d", v)
 	}
 	want(3) // the failed second load kept 1, the third load replaced it
-	if calls < 3 {
-		t.Errorf("loads = %d, want at least 3", calls)
+	if n := calls.Load(); n < 3 {
+		t.Errorf("loads = %d, want at least 3", n)
 	}
 	// The initial load and the changing reload succeed, the broken one
 	// fails; later loads of the unchanged h3 report nothing.
@@ -144,5 +144,59 @@ func TestReloaderKeepsLastGoodLoad(t *testing.T) {
 			t.Fatalf("observed loads = %q, want <nil>,broken file,<nil>", got)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestWatchReloadsOnFileChanges: a file written into the directory is
+// loaded well before the periodic recheck would notice it.
+func TestWatchReloadsOnFileChanges(t *testing.T) {
+	dir := t.TempDir()
+	load := func() (Loaded[string], error) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return Loaded[string]{}, err
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		h := strings.Join(names, ",")
+		return Loaded[string]{Hash: h, Value: h}, nil
+	}
+	r, err := NewReloader(load, slog.New(slog.NewTextHandler(io.Discard, nil)), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Watch(t.Context(), dir)
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(Recheck / 2) // Get's own recheck is not due yet
+	for r.current.Load().Value != "a.yaml" {
+		if time.Now().After(deadline) {
+			t.Fatalf("value = %q %s after writing a.yaml, want a.yaml", r.current.Load().Value, Recheck/2)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// A subdirectory's files count too (ConfigMap volumes).
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, r, "a.yaml,sub")
+	if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitValue(t, r, "sub")
+}
+
+func waitValue(t *testing.T, r *Reloader[string], want string) {
+	t.Helper()
+	deadline := time.Now().Add(Recheck / 2)
+	for r.current.Load().Value != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("value = %q, want %q", r.current.Load().Value, want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Recheck is how often a manifest directory is read again for changes
-// (upstream watches the directory and also polls every minute).
+// Recheck is how often a manifest directory is read again for changes,
+// besides the file system notifications Watch follows (upstream watches the
+// directory and also polls every minute).
 const Recheck = 2 * time.Second
 
 // Loaded is a loaded manifest set with the directory hash it came from.
@@ -29,7 +30,8 @@ type Reloader[T any] struct {
 	current atomic.Pointer[Loaded[T]]
 	mu      sync.Mutex
 	checked time.Time
-	busy    bool
+	busy    bool // a load is running
+	again   bool // the directory changed during it: load once more
 }
 
 // NewReloader loads once; the error is the caller's start-up failure.
@@ -65,12 +67,23 @@ func (r *Reloader[T]) Get() *Loaded[T] {
 	return r.current.Load()
 }
 
+// reload loads the directory, and again while changes arrived during a
+// load (see reloadNow).
 func (r *Reloader[T]) reload() {
-	defer func() {
+	for {
+		r.loadOnce()
 		r.mu.Lock()
-		r.busy = false
+		if !r.again {
+			r.busy = false
+			r.mu.Unlock()
+			return
+		}
+		r.again = false
 		r.mu.Unlock()
-	}()
+	}
+}
+
+func (r *Reloader[T]) loadOnce() {
 	next, err := r.load()
 	if err != nil {
 		r.log.Error("reloading static manifests", "what", r.what, "err", err)

@@ -108,6 +108,9 @@ func newPlugin(name string, o Options, pc admission.PluginContext, build func(*S
 		if p.static, err = newStaticManifests(cfg.StaticManifestsDir, loader, o.Logger, p.reloadObserver()); err != nil {
 			return nil, err
 		}
+		if pc.Context != nil {
+			p.static.Watch(pc.Context, cfg.StaticManifestsDir)
+		}
 	}
 	return p, nil
 }

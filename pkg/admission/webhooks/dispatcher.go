@@ -79,6 +79,9 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatc
 		if d.static, err = newStaticManifests(cfg.StaticManifestsDir, name == MutatingName, checks, log, d.reloadObserver()); err != nil {
 			return nil, err
 		}
+		if pc.Context != nil {
+			d.static.Watch(pc.Context, cfg.StaticManifestsDir)
+		}
 	}
 	return d, nil
 }
