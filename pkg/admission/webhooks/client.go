@@ -23,6 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/pkg/apis/clientauthentication"
 )
 
 // ServiceResolver finds the address (host:port) to dial for a webhook
@@ -143,7 +144,8 @@ func (c *clientCache) build(cc admissionregistrationv1.WebhookClientConfig) (*cl
 	} else {
 		tr.DialContext = dialer.DialContext
 	}
-	rt, err := applyUser(c.creds.userFor(ep.credentialKey()), tr)
+	cluster := &clientauthentication.Cluster{Server: ep.url.String(), TLSServerName: ep.serverName, CertificateAuthorityData: cc.CABundle}
+	rt, err := applyUser(c.creds.userFor(ep.credentialKey()), tr, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,11 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/client-go/pkg/apis/clientauthentication"
+	"k8s.io/client-go/plugin/pkg/client/auth/exec"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/transport"
 )
 
 // credentials chooses, for a webhook's host:port, the user entry of the
@@ -74,8 +77,10 @@ func wildcards(name string) []string {
 }
 
 // applyUser adds a user entry's credentials to a client: client
-// certificates, bearer token, basic auth and impersonation.
-func applyUser(u *clientcmdapi.AuthInfo, tr *http.Transport) (http.RoundTripper, error) {
+// certificates, bearer token, basic auth, an exec credential plugin and
+// impersonation. cluster describes the webhook, for exec plugins that ask
+// for it (provideClusterInfo).
+func applyUser(u *clientcmdapi.AuthInfo, tr *http.Transport, cluster *clientauthentication.Cluster) (http.RoundTripper, error) {
 	if u == nil {
 		return tr, nil
 	}
@@ -85,6 +90,13 @@ func applyUser(u *clientcmdapi.AuthInfo, tr *http.Transport) (http.RoundTripper,
 	if err := applyClientCert(u, tr); err != nil {
 		return nil, err
 	}
+	next := http.RoundTripper(tr)
+	if u.Exec != nil && !hasStaticCredentials(u) {
+		var err error
+		if next, err = applyExec(u.Exec, tr, cluster); err != nil {
+			return nil, err
+		}
+	}
 	token := u.Token
 	if token == "" && u.TokenFile != "" {
 		b, err := os.ReadFile(u.TokenFile)
@@ -93,7 +105,42 @@ func applyUser(u *clientcmdapi.AuthInfo, tr *http.Transport) (http.RoundTripper,
 		}
 		token = strings.TrimSpace(string(b))
 	}
-	return &credentialRoundTripper{next: tr, user: u, token: token}, nil
+	return &credentialRoundTripper{next: next, user: u, token: token}, nil
+}
+
+// hasStaticCredentials reports whether a user entry carries a token, basic
+// auth or a client certificate, which take precedence over its exec plugin
+// (as in client-go).
+func hasStaticCredentials(u *clientcmdapi.AuthInfo) bool {
+	return u.Token != "" || u.TokenFile != "" || u.Username != "" || u.Password != "" ||
+		len(u.ClientCertificateData) > 0 || u.ClientCertificate != ""
+}
+
+// applyExec runs client-go's exec credential plugin support: the plugin's
+// token goes on every request (refreshed when it expires or is refused),
+// its client certificate, if any, is presented in the TLS handshake.
+func applyExec(cfg *clientcmdapi.ExecConfig, tr *http.Transport, cluster *clientauthentication.Cluster) (http.RoundTripper, error) {
+	if !cfg.ProvideClusterInfo {
+		cluster = nil
+	}
+	a, err := exec.GetAuthenticator(cfg, cluster)
+	if err != nil {
+		return nil, err
+	}
+	var tc transport.Config
+	if err := a.UpdateTransportConfig(&tc); err != nil {
+		return nil, err
+	}
+	if h := tc.TLS.GetCertHolder; h != nil && h.GetCert != nil {
+		tr.TLSClientConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			cert, err := h.GetCert()
+			if cert == nil {
+				cert = &tls.Certificate{} // no certificate: send none
+			}
+			return cert, err
+		}
+	}
+	return tc.WrapTransport(tr), nil
 }
 
 func applyClientCert(u *clientcmdapi.AuthInfo, tr *http.Transport) error {

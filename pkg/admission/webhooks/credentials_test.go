@@ -1,11 +1,17 @@
 package webhooks
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"k8s.io/client-go/pkg/apis/clientauthentication"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 func TestCandidateNames(t *testing.T) {
@@ -72,5 +78,52 @@ func TestLoadPluginConfig(t *testing.T) {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("loadPluginConfig(%q) = %v, want %q", tc.doc, err, tc.err)
 		}
+	}
+}
+
+// TestExecCredentialPlugin: a user entry with an exec plugin sends the token
+// the plugin prints, and the plugin learns the webhook's address when it
+// asks for cluster information.
+func TestExecCredentialPlugin(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	info := filepath.Join(dir, "exec-info.json")
+	plugin := filepath.Join(dir, "plugin.sh")
+	script := "#!/bin/sh\nprintf '%s' \"$KUBERNETES_EXEC_INFO\" > " + info + "\n" +
+		`echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'` + "\n"
+	if err := os.WriteFile(plugin, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	exec := &clientcmdapi.ExecConfig{Command: plugin, APIVersion: "client.authentication.k8s.io/v1",
+		InteractiveMode: clientcmdapi.NeverExecInteractiveMode, ProvideClusterInfo: true}
+	cluster := &clientauthentication.Cluster{Server: srv.URL + "/hook"}
+
+	send := func(u *clientcmdapi.AuthInfo) string {
+		t.Helper()
+		tr := srv.Client().Transport.(*http.Transport).Clone()
+		rt, err := applyUser(u, tr, cluster)
+		if err != nil {
+			t.Fatalf("applyUser: %v", err)
+		}
+		resp, err := (&http.Client{Transport: rt}).Post(srv.URL+"/hook", "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatalf("POST: %v", err)
+		}
+		resp.Body.Close()
+		return got.Load().(string)
+	}
+	if h := send(&clientcmdapi.AuthInfo{Exec: exec}); h != "Bearer from-exec" {
+		t.Errorf("Authorization = %q, want the plugin's token", h)
+	}
+	if data, err := os.ReadFile(info); err != nil || !strings.Contains(string(data), srv.URL+"/hook") {
+		t.Errorf("KUBERNETES_EXEC_INFO = %s, %v; want it to name the webhook %s/hook", data, err, srv.URL)
+	}
+	// A token in the entry wins over its plugin, as in client-go.
+	if h := send(&clientcmdapi.AuthInfo{Token: "static", Exec: exec}); h != "Bearer static" {
+		t.Errorf("Authorization with a static token = %q, want Bearer static", h)
 	}
 }
