@@ -102,24 +102,53 @@ func (c *ConfigCache[T]) watch(ctx context.Context) {
 	c.mu.Lock()
 	from := c.revision
 	c.mu.Unlock()
-	w, err := c.store.Watch(ctx, "/registry/", from)
+	prefixes := c.keyPrefixes()
+	// Only the writes under the cached resources' common prefix reach this
+	// watcher (all of admissionregistration.k8s.io for the built-in caches).
+	w, err := c.store.Watch(ctx, commonPrefix(prefixes), from)
 	if err != nil {
 		_ = c.Reload(ctx)
 		return
 	}
 	defer w.Stop()
 	for ev := range w.Events() {
-		if c.isCachedKey(ev.KV.Key) {
+		if hasAnyPrefix(ev.KV.Key, prefixes) {
 			_ = c.Reload(ctx)
 		}
 	}
 }
 
-func (c *ConfigCache[T]) isCachedKey(key string) bool {
+// keyPrefixes are the storage key prefixes of the cached resources.
+func (c *ConfigCache[T]) keyPrefixes() []string {
+	var out []string
 	for _, gvr := range c.resources {
-		if res, ok := c.cat.Lookup(gvr); ok && strings.HasPrefix(key, resourcePrefix(res)) {
+		if res, ok := c.cat.Lookup(gvr); ok {
+			out = append(out, resourcePrefix(res))
+		}
+	}
+	return out
+}
+
+func hasAnyPrefix(key string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(key, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// commonPrefix is the longest prefix of every key prefix, cut back to a
+// whole path segment; "/registry/" when there are none.
+func commonPrefix(prefixes []string) string {
+	if len(prefixes) == 0 {
+		return "/registry/"
+	}
+	common := prefixes[0]
+	for _, p := range prefixes[1:] {
+		for !strings.HasPrefix(p, common) {
+			common = common[:len(common)-1]
+		}
+	}
+	return common[:strings.LastIndex(common, "/")+1]
 }
