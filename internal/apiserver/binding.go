@@ -68,14 +68,7 @@ func (s *Server) assignPod(ctx context.Context, b *corev1.Binding, dryRun bool) 
 	res := s.podResource()
 	key := storageKey(res, b.Namespace, b.Name)
 	for {
-		kv, err := s.store.Get(ctx, key)
-		if errors.Is(err, storage.ErrNotFound) {
-			return apierrors.NewNotFound(podsResource, b.Name)
-		}
-		if err != nil {
-			return err
-		}
-		obj, err := decodeFromStorage(res, kv)
+		kv, obj, err := s.readStored(ctx, res, key, b.Name)
 		if err != nil {
 			return err
 		}

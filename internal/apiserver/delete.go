@@ -97,14 +97,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource, name, attrName string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	key := storageKey(res, objectNamespace(res, rq.info.Namespace), name)
 	for {
-		kv, err := s.store.Get(ctx, key)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, false, errNotFound(res, name)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		old, err := decodeFromStorage(res, kv)
+		kv, old, err := s.readStored(ctx, res, key, name)
 		if err != nil {
 			return nil, false, err
 		}

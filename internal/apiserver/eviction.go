@@ -304,14 +304,7 @@ func (s *Server) markDisruptionTarget(ctx context.Context, current *corev1.Pod, 
 	res := s.podResource()
 	key := storageKey(res, current.Namespace, current.Name)
 	for {
-		kv, err := s.store.Get(ctx, key)
-		if err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return "", apierrors.NewNotFound(podsResource, current.Name)
-			}
-			return "", err
-		}
-		obj, err := decodeFromStorage(res, kv)
+		kv, obj, err := s.readStored(ctx, res, key, current.Name)
 		if err != nil {
 			return "", err
 		}

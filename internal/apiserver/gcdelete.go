@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/storage"
 )
 
 // The delete side of garbage collection, as upstream's generic store
@@ -133,14 +131,7 @@ func sameSet(a, b []string) bool {
 func (s *Server) deleteStored(ctx context.Context, res *registry.Resource, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
 	key := storageKey(res, objectNamespace(res, ns), name)
 	for {
-		kv, err := s.store.Get(ctx, key)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, false, errNotFound(res, name)
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		old, err := decodeFromStorage(res, kv)
+		kv, old, err := s.readStored(ctx, res, key, name)
 		if err != nil {
 			return nil, false, err
 		}

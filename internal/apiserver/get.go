@@ -26,14 +26,22 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 
 // getObject reads one object, with a NotFound Status when it is missing.
 func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, error) {
-	kv, err := s.store.Get(ctx, storageKey(res, namespace, name))
+	_, obj, err := s.readStored(ctx, res, storageKey(res, namespace, name), name)
+	return obj, err
+}
+
+// readStored reads the object stored under key and its record, with a
+// NotFound Status naming name when it is missing.
+func (s *Server) readStored(ctx context.Context, res *registry.Resource, key, name string) (storage.KeyValue, runtime.Object, error) {
+	kv, err := s.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNotFound(res, name)
+		return kv, nil, errNotFound(res, name)
 	}
 	if err != nil {
-		return nil, err
+		return kv, nil, err
 	}
-	return decodeFromStorage(res, kv)
+	obj, err := decodeFromStorage(res, kv)
+	return kv, obj, err
 }
 
 // writeResult writes an object, or a Table of it when the client asks for one.
