@@ -66,17 +66,11 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		page, err := c.store.List(ctx, resourcePrefix(res), storage.ListOptions{Revision: rev})
+		_, stored, err := listStored(ctx, c.store, res, rev)
 		if err != nil {
 			return err
 		}
-		for _, kv := range page.Items {
-			obj, err := decodeFromStorage(res, kv)
-			if err != nil {
-				return err
-			}
-			objs = append(objs, obj)
-		}
+		objs = append(objs, stored...)
 	}
 	snap := c.build(objs)
 	c.current.Store(snap)

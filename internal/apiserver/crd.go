@@ -43,16 +43,12 @@ func (s *Server) afterWrite(ctx context.Context, res *registry.Resource, obj run
 // definitions.
 func (s *Server) SyncCustomResources(ctx context.Context) error {
 	res, _ := s.cat.Lookup(registry.CRDResource)
-	page, err := s.store.List(ctx, resourcePrefix(res), storage.ListOptions{})
+	_, objs, err := listStored(ctx, s.store, res, 0)
 	if err != nil {
 		return err
 	}
 	custom := map[string][]*registry.Resource{}
-	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
-		if err != nil {
-			return err
-		}
+	for _, obj := range objs {
 		crd := obj.(*apiextensionsv1.CustomResourceDefinition)
 		if crd.DeletionTimestamp != nil {
 			continue

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -58,6 +59,24 @@ func encodeForStorage(obj runtime.Object) ([]byte, error) {
 	m.SetResourceVersion("")
 	defer m.SetResourceVersion(rv)
 	return json.Marshal(stored)
+}
+
+// listStored reads every stored object of res at revision rev (0: the
+// current one), decoded, with their records.
+func listStored(ctx context.Context, store storage.Store, res *registry.Resource, rev int64) ([]storage.KeyValue, []runtime.Object, error) {
+	page, err := store.List(ctx, resourcePrefix(res), storage.ListOptions{Revision: rev})
+	if err != nil {
+		return nil, nil, err
+	}
+	objs := make([]runtime.Object, 0, len(page.Items))
+	for _, kv := range page.Items {
+		obj, err := decodeFromStorage(res, kv)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs = append(objs, obj)
+	}
+	return page.Items, objs, nil
 }
 
 // decodeFromStorage decodes a stored value as an object of the resource,

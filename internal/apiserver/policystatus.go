@@ -65,15 +65,12 @@ func (p *PolicyStatus) Sync(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	page, err := p.store.List(ctx, resourcePrefix(res), storage.ListOptions{})
+	kvs, objs, err := listStored(ctx, p.store, res, 0)
 	if err != nil {
 		return err
 	}
-	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
-		if err != nil {
-			return err
-		}
+	for i, obj := range objs {
+		kv := kvs[i]
 		vap := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 		if vap.Generation <= vap.Status.ObservedGeneration {
 			continue
