@@ -45,16 +45,7 @@ func NewPolicyConfigs(store storage.Store, cat *registry.Catalogue, status *Poli
 func policySnapshot(objs []runtime.Object) *policies.Snapshot {
 	snap := &policies.Snapshot{}
 	for _, obj := range objs {
-		switch o := obj.(type) {
-		case *admissionregistrationv1.ValidatingAdmissionPolicy:
-			snap.ValidatingPolicies = append(snap.ValidatingPolicies, o)
-		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-			snap.ValidatingBindings = append(snap.ValidatingBindings, o)
-		case *admissionregistrationv1.MutatingAdmissionPolicy:
-			snap.MutatingPolicies = append(snap.MutatingPolicies, o)
-		case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
-			snap.MutatingBindings = append(snap.MutatingBindings, o)
-		}
+		snap.Add(obj)
 	}
 	return snap
 }

@@ -88,7 +88,7 @@ func (l manifestLoader) addObject(snap *Snapshot, file, kind string, doc []byte,
 			return fmt.Errorf("%s %q: %w", kind, name, err)
 		}
 	}
-	addToSnapshot(snap, obj)
+	snap.Add(obj)
 	return nil
 }
 
@@ -161,19 +161,6 @@ func checkBindingTargets(snap *Snapshot) error {
 		}
 	}
 	return nil
-}
-
-func addToSnapshot(snap *Snapshot, obj runtime.Object) {
-	switch o := obj.(type) {
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
-		snap.ValidatingPolicies = append(snap.ValidatingPolicies, o)
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		snap.ValidatingBindings = append(snap.ValidatingBindings, o)
-	case *admissionregistrationv1.MutatingAdmissionPolicy:
-		snap.MutatingPolicies = append(snap.MutatingPolicies, o)
-	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
-		snap.MutatingBindings = append(snap.MutatingBindings, o)
-	}
 }
 
 func sortSnapshot(s *Snapshot) {

@@ -18,6 +18,20 @@ type Snapshot struct {
 	MutatingBindings   []*admissionregistrationv1.MutatingAdmissionPolicyBinding
 }
 
+// Add files obj under its kind; objects of other kinds are ignored.
+func (s *Snapshot) Add(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *admissionregistrationv1.ValidatingAdmissionPolicy:
+		s.ValidatingPolicies = append(s.ValidatingPolicies, o)
+	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+		s.ValidatingBindings = append(s.ValidatingBindings, o)
+	case *admissionregistrationv1.MutatingAdmissionPolicy:
+		s.MutatingPolicies = append(s.MutatingPolicies, o)
+	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+		s.MutatingBindings = append(s.MutatingBindings, o)
+	}
+}
+
 // Source gives the current snapshot. Implementations publish a new snapshot
 // whenever a policy or binding changes; Current never blocks and never
 // returns nil.
