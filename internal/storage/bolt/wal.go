@@ -121,15 +121,29 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 }
 
 func encodeWALRecord(first int64, events []storage.Event) []byte {
-	payload := binary.AppendUvarint(nil, uint64(first))
-	payload = binary.AppendUvarint(payload, uint64(len(events)))
+	rec := make([]byte, walHeader, walHeader+2*binary.MaxVarintLen64+walPayloadHint(events))
+	rec = binary.AppendUvarint(rec, uint64(first))
+	rec = binary.AppendUvarint(rec, uint64(len(events)))
 	for _, ev := range events {
-		payload = appendBytes(payload, encodeEvent(ev))
+		rec = appendBytes(rec, encodeEvent(ev))
 	}
-	rec := make([]byte, walHeader, walHeader+len(payload))
+	payload := rec[walHeader:]
 	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, crcTable))
-	return append(rec, payload...)
+	return rec
+}
+
+// walPayloadHint is about the encoded size of events, so that a record is
+// usually one allocation.
+func walPayloadHint(events []storage.Event) int {
+	n := 0
+	for _, ev := range events {
+		n += 32 + len(ev.KV.Key) + len(ev.KV.Value)
+		if ev.PrevKV != nil {
+			n += 24 + len(ev.PrevKV.Value)
+		}
+	}
+	return n
 }
 
 // errOutcomeUnknown wraps a failed fdatasync of the log: the record may or
