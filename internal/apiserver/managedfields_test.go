@@ -151,8 +151,27 @@ func (corruptor) Admit(_ context.Context, a *admission.Attributes) error {
 	return nil
 }
 
+// inPlaceCorruptor breaks the managedFields entries in place, in the slice
+// the object already had (as decoding a patched object into it can).
+type inPlaceCorruptor struct{}
+
+func (inPlaceCorruptor) Handles(admission.Operation) bool { return true }
+
+func (inPlaceCorruptor) Admit(_ context.Context, a *admission.Attributes) error {
+	for i := range accessor(a.Object).GetManagedFields() {
+		accessor(a.Object).GetManagedFields()[i].Operation = "Bogus"
+	}
+	return nil
+}
+
 func TestAdmissionCannotCorruptManagedFields(t *testing.T) {
-	ts := newTestServer(t, admission.NamedPlugin{Name: "corruptor", Plugin: corruptor{}})
+	for name, plugin := range map[string]admission.Handler{"replaced": corruptor{}, "in place": inPlaceCorruptor{}} {
+		t.Run(name, func(t *testing.T) { testAdmissionCannotCorruptManagedFields(t, plugin) })
+	}
+}
+
+func testAdmissionCannotCorruptManagedFields(t *testing.T, plugin admission.Handler) {
+	ts := newTestServer(t, admission.NamedPlugin{Name: "corruptor", Plugin: plugin})
 	w := ts.do("POST", cmPath+"?fieldManager=creator", mediaJSON, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg"},"data":{"a":"1"}}`)
 	if w.Code != 201 {
 		t.Fatalf("create = %d %s", w.Code, w.Body)
