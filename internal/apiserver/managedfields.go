@@ -63,8 +63,9 @@ type fieldManagerKey struct {
 // a custom resource gets a new entry whenever definitions change, and with
 // it a new manager over its current schema.
 type fieldManagerEntry struct {
-	res *registry.Resource
-	fm  *managedfields.FieldManager
+	res     *registry.Resource
+	fm      *managedfields.FieldManager
+	created *createdFields
 }
 
 func newFieldManagers(store storage.Store, cat *registry.Catalogue) *fieldManagers {
@@ -73,11 +74,18 @@ func newFieldManagers(store storage.Store, cat *registry.Catalogue) *fieldManage
 
 // get returns the field manager of res (and subresource).
 func (f *fieldManagers) get(res *registry.Resource, subresource string) (*managedfields.FieldManager, error) {
+	e, err := f.entry(res, subresource)
+	return e.fm, err
+}
+
+// entry returns the field manager of res (and subresource) with its cache
+// of what creates record.
+func (f *fieldManagers) entry(res *registry.Resource, subresource string) (fieldManagerEntry, error) {
 	key := fieldManagerKey{res.GroupVersionResource, subresource}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if e, ok := f.managed[key]; ok && e.res == res {
-		return e.fm, nil
+		return e, nil
 	}
 	kind := res.GroupVersionKind()
 	tc, conv := f.typeConverter(res), objectConvertor{}
@@ -89,10 +97,11 @@ func (f *fieldManagers) get(res *registry.Resource, subresource string) (*manage
 	}
 	fm, err := newManager(tc, conv, def, creater, kind, kind.GroupVersion(), subresource, reset)
 	if err != nil {
-		return nil, err
+		return fieldManagerEntry{}, err
 	}
-	f.managed[key] = fieldManagerEntry{res: res, fm: fm}
-	return fm, nil
+	e := fieldManagerEntry{res: res, fm: fm, created: &createdFields{}}
+	f.managed[key] = e
+	return e, nil
 }
 
 // typeConverter returns the schema of res's kind: the apply-configuration
@@ -153,15 +162,20 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 	if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() && gvk != res.GroupVersionKind() {
 		return obj
 	}
-	fm, err := s.fields.get(res, rq.info.Subresource)
-	if err == nil && live == nil {
+	fields, err := s.fields.entry(res, rq.info.Subresource)
+	created := live == nil
+	if err == nil && created {
 		live, err = newObject(res)
 	}
 	if err != nil {
 		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
 		return obj
 	}
-	return fm.UpdateNoErrors(live, obj, managerName(fieldManager, rq.event.UserAgent))
+	manager := managerName(fieldManager, rq.event.UserAgent)
+	if created {
+		return fields.created.record(fields.fm, live, obj, manager)
+	}
+	return fields.fm.UpdateNoErrors(live, obj, manager)
 }
 
 // managerName is the manager a write is recorded for: the fieldManager the
