@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -94,10 +95,10 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 // unknown and duplicate fields as strict errors.
 func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
 	gvk := res.GroupVersionKind()
-	if err := checkTypeMeta(data, gvk); err != nil {
-		return nil, nil, err
-	}
 	if res.Unstructured {
+		if err := checkTypeMeta(data, gvk); err != nil {
+			return nil, nil, err
+		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(data); err != nil {
 			return nil, nil, apierrors.NewBadRequest(err.Error())
@@ -111,8 +112,26 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 		return nil, nil, err
 	}
 	strict, err := unmarshalStrict(data, obj)
+	if err != nil || len(strict) > 0 {
+		if err := checkTypeMeta(data, gvk); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err != nil {
 		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	if len(strict) == 0 {
+		// Every key matched a field exactly once, so the decoded apiVersion
+		// and kind are what checkTypeMeta's case-insensitive look at the
+		// body would find: no need to read it again.
+		tm, ok := obj.GetObjectKind().(*metav1.TypeMeta)
+		if !ok {
+			if err := checkTypeMeta(data, gvk); err != nil {
+				return nil, nil, err
+			}
+		} else if err := compareTypeMeta(tm.APIVersion, tm.Kind, gvk); err != nil {
+			return nil, nil, err
+		}
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, strict, nil
@@ -128,17 +147,29 @@ func checkTypeMeta(data []byte, want schema.GroupVersionKind) error {
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
 	}
-	got := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)
-	if tm.APIVersion == "" {
+	return compareTypeMeta(tm.APIVersion, tm.Kind, want)
+}
+
+// compareTypeMeta compares a body's apiVersion and kind with what the URL
+// expects; missing values are filled from the URL, as upstream does.
+func compareTypeMeta(apiVersion, kind string, want schema.GroupVersionKind) error {
+	got := schema.FromAPIVersionAndKind(apiVersion, kind)
+	if apiVersion == "" {
 		got.Group, got.Version = want.Group, want.Version
 	}
-	if tm.Kind == "" {
+	if kind == "" {
 		got.Kind = want.Kind
 	}
 	if got != want {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), want.GroupVersion()))
+		return typeMetaMismatch(got, want)
 	}
 	return nil
+}
+
+// typeMetaMismatch is upstream's error for a body of another group, version
+// or kind than the URL's.
+func typeMetaMismatch(got, want schema.GroupVersionKind) error {
+	return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), want.GroupVersion()))
 }
 
 func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
@@ -148,7 +179,7 @@ func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
 		return nil
 	}
 	if got != want {
-		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), want.GroupVersion()))
+		return typeMetaMismatch(got, want)
 	}
 	return nil
 }

@@ -193,10 +193,7 @@ func (s *Store) recover(walPath string) error {
 		}
 		s.rev.Store(last)
 	}
-	if err := w.truncate(); err != nil {
-		_ = w.close()
-		return err
-	}
+	w.reset()
 	s.wal, s.overlay = w, newOverlay(&s.rev)
 	return nil
 }

@@ -25,7 +25,8 @@ import (
 // with events encoded as in the log bucket (encodeEvent). Recovery reads
 // records while they check and continue the revisions without a gap; a torn
 // last record (a crash during its write, so never acknowledged), including
-// one the file system left zero-filled, ends it.
+// one the file system left zero-filled, ends it, and so does the first stale
+// record a reset left behind (see reset).
 type wal struct {
 	f    *os.File
 	size int64 // bytes of whole records
@@ -186,19 +187,30 @@ func (w *wal) undo(cause error) {
 	}
 }
 
-// reset empties the log once its records are in the bbolt file. If that
-// fails, or the truncation does not reach the disk, nothing is lost:
-// recovery skips the records the file already holds, by revision, and new
-// records continue after them.
+// reset empties the log once its records are in the bbolt file, by writing
+// the next record at its start. The file keeps its size and its blocks: an
+// append that overwrites written blocks is synced without any file-system
+// metadata change, about half the cost of a sync that grows the file (ext4).
+//
+// What lies past the new records is stale: earlier records, all at or below
+// the checkpointed revision. Recovery stops where the records no longer
+// continue the revisions, and skips records the file already holds, so the
+// stale ones are never replayed. Nothing stale is overwritten before the
+// checkpoint that holds it is durable.
 func (w *wal) reset() {
 	if w.broken == nil {
-		_ = w.truncate()
+		w.size = 0
 	}
 }
 
-// truncate empties the log. Recovery must: a torn record at its end would
-// hide the records appended after it.
-func (w *wal) truncate() error {
+// clear empties the log file on a clean shutdown, so that a log found next
+// to a data file holds only records of that file. Stale records left by a
+// reset would look, to a new data file in the old one's place, like a log
+// that does not continue it.
+func (w *wal) clear() error {
+	if w.broken != nil {
+		return nil
+	}
 	if err := w.f.Truncate(0); err != nil {
 		return err
 	}

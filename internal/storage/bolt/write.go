@@ -121,6 +121,9 @@ func (s *Store) run() {
 			reply <- s.checkpoint()
 		case <-s.closing:
 			s.finalErr = s.checkpoint()
+			if s.finalErr == nil {
+				s.finalErr = s.wal.clear()
+			}
 			return
 		}
 	}
