@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +48,13 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.ResponseObject = out
+	if rq.created != nil && !wantsYAML(r) {
+		setWarnings(w, rq)
+		w.Header().Set("Content-Type", mediaJSON)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(rq.created)
+		return
+	}
 	writeObject(w, r, http.StatusCreated, out)
 }
 
@@ -136,7 +144,11 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if dryRun {
 		return obj, nil
 	}
-	data, err := encodeForStorage(obj)
+	stored, err := registry.ToStorageVersion(obj)
+	if err != nil {
+		return nil, err
+	}
+	data, err := encodeForStorage(stored)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +159,10 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err != nil {
 		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
 	}
-	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	if stored == obj {
+		rq.created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
+	}
 	s.afterWrite(ctx, res, obj)
 	return obj, nil
 }
