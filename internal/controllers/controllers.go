@@ -49,21 +49,27 @@ func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
 // stored is the part of a stored object the controllers read (decoding
 // only this keeps the cost of following every write low).
 type stored struct {
-	Metadata struct {
-		Name              string                  `json:"name"`
-		Namespace         string                  `json:"namespace"`
-		UID               types.UID               `json:"uid"`
-		OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
-		Finalizers        []string                `json:"finalizers"`
-		DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
-	} `json:"metadata"`
-	Status struct {
+	Metadata storedMetadata `json:"metadata"`
+	Status   struct {
 		Phase string `json:"phase"`
 	} `json:"status"`
 }
 
+type storedMetadata struct {
+	Name              string                  `json:"name"`
+	Namespace         string                  `json:"namespace"`
+	UID               types.UID               `json:"uid"`
+	OwnerReferences   []metav1.OwnerReference `json:"ownerReferences"`
+	Finalizers        []string                `json:"finalizers"`
+	DeletionTimestamp *metav1.Time            `json:"deletionTimestamp"`
+}
+
 func decodeStored(value []byte) (*stored, error) {
 	var s stored
+	if scanStored(value, &s) {
+		return &s, nil
+	}
+	s = stored{}
 	if err := json.Unmarshal(value, &s); err != nil {
 		return nil, err
 	}
