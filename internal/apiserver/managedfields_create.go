@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"sync"
 	"time"
@@ -22,10 +24,11 @@ import (
 // their parent, metadata. The entry's time is the only other input, and it
 // is "now". So the key is the manager and the object's JSON with those
 // fields blank, and a hit gives the remembered entries with the time set
-// to now, as the field manager would.
+// to now, as the field manager would. The key is kept as its SHA-256, so
+// that the cache holds neither object contents (secrets) nor much memory.
 type createdFields struct {
 	mu      sync.Mutex
-	entries map[string][]metav1.ManagedFieldsEntry
+	entries map[[sha256.Size]byte][]metav1.ManagedFieldsEntry
 }
 
 // createdFieldsMax bounds the entries kept per resource; when full, the
@@ -57,16 +60,19 @@ func (c *createdFields) record(fm *managedfields.FieldManager, empty, obj runtim
 	}
 	c.mu.Lock()
 	if c.entries == nil || len(c.entries) >= createdFieldsMax {
-		c.entries = map[string][]metav1.ManagedFieldsEntry{}
+		c.entries = map[[sha256.Size]byte][]metav1.ManagedFieldsEntry{}
 	}
 	c.entries[key] = stampedCopy(entries, metav1.Time{})
 	c.mu.Unlock()
 	return obj
 }
 
-// createdFieldsKey is manager, a NUL, and obj's JSON with the metadata the
-// field manager never records left blank. obj is restored before return.
-func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string) (string, bool) {
+// createdFieldsKey hashes manager, a NUL, and obj's JSON with the metadata
+// the field manager never records left blank. obj is restored before
+// return. An object whose JSON holds the escape \ufffd is not keyed:
+// encoding/json writes every invalid UTF-8 byte so, where the field manager
+// keeps the bytes.
+func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string) (key [sha256.Size]byte, ok bool) {
 	name, ns, uid, rv := m.GetName(), m.GetNamespace(), m.GetUID(), m.GetResourceVersion()
 	created, generation, selfLink := m.GetCreationTimestamp(), m.GetGeneration(), m.GetSelfLink()
 	m.SetName("")
@@ -84,10 +90,15 @@ func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string) (stri
 	m.SetCreationTimestamp(created)
 	m.SetGeneration(generation)
 	m.SetSelfLink(selfLink)
-	if err != nil {
-		return "", false
+	if err != nil || bytes.Contains(data, []byte(`\ufffd`)) {
+		return key, false
 	}
-	return manager + "\x00" + string(data), true
+	h := sha256.New()
+	h.Write([]byte(manager))
+	h.Write([]byte{0})
+	h.Write(data)
+	h.Sum(key[:0])
+	return key, true
 }
 
 // stampedCopy copies entries (their field sets too) with every time set to t,

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -129,5 +130,28 @@ func TestCreatedFieldsHandOutCopies(t *testing.T) {
 	third := create()
 	if !reflect.DeepEqual(withoutTimes(second), withoutTimes(third)) || second[0].Manager != "m" || second[0].FieldsV1.Raw[0] != '{' {
 		t.Errorf("the cache handed out its own entries: %s then %s", withoutTimes(second), withoutTimes(third))
+	}
+}
+
+// encoding/json writes every invalid UTF-8 byte as \ufffd, where the field
+// manager keeps the bytes (a protobuf body can carry them): such objects
+// are never taken for one another.
+func TestCreatedFieldsTellInvalidUTF8Apart(t *testing.T) {
+	cat := registry.NewCatalogue()
+	f := newFieldManagers(memory.New(), cat)
+	res, _ := cat.Lookup(gvr("", "v1", "configmaps"))
+	e, _ := f.entry(res, "")
+	for _, key := range []string{"a\xff", "a\xfe", "a\xff"} {
+		obj := func() *corev1.ConfigMap {
+			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+				ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{key: "v"}}
+		}
+		empty, _ := newObject(res)
+		want := e.fm.UpdateNoErrors(empty, obj(), "m")
+		empty, _ = newObject(res)
+		got := e.created.record(e.fm, empty, obj(), "m")
+		if g, w := withoutTimes(accessor(got).GetManagedFields()), withoutTimes(accessor(want).GetManagedFields()); !reflect.DeepEqual(g, w) {
+			t.Errorf("key %q:\n got %q\nwant %q", key, g, w)
+		}
 	}
 }
