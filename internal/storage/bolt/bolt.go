@@ -25,6 +25,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,11 +138,12 @@ func Open(path string, opts Options) (*Store, error) {
 		closing:            make(chan struct{}),
 		stopped:            make(chan struct{}),
 	}
-	if err := s.init(); err != nil {
+	epoch, err := s.init()
+	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	if err := s.recover(path + ".wal"); err != nil {
+	if err := s.recover(path+".wal", epoch); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
@@ -150,9 +152,13 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// init creates the buckets of a new file and loads the revision counters.
-func (s *Store) init() error {
-	return s.db.Update(func(tx *bbolt.Tx) error {
+// init creates the buckets of a new file and loads the revision counters
+// and the log's epoch. A new file starts a new epoch, so that no log left
+// beside it by another file is read as its own; a file from before epochs
+// has none (0) until its first checkpoint.
+func (s *Store) init() (epoch uint64, err error) {
+	err = s.db.Update(func(tx *bbolt.Tx) error {
+		fresh := tx.Bucket(bucketMeta) == nil
 		for _, name := range [][]byte{bucketKV, bucketLog, bucketMeta} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
@@ -161,14 +167,30 @@ func (s *Store) init() error {
 		rev, compacted := readMeta(tx)
 		s.rev.Store(rev)
 		s.compacted.Store(compacted)
+		meta := tx.Bucket(bucketMeta)
+		epoch = uint64(decodeRev(meta.Get(metaWALEpoch)))
+		if fresh {
+			epoch = newEpoch()
+			return meta.Put(metaWALEpoch, encodeRev(int64(epoch)))
+		}
 		return nil
 	})
+	return epoch, err
+}
+
+// newEpoch is a random nonzero log epoch.
+func newEpoch() uint64 {
+	for {
+		if e := rand.Uint64() &^ (1 << 63); e != 0 {
+			return e
+		}
+	}
 }
 
 // recover opens the write-ahead log and writes the changes it holds beyond
 // the file's revision into the file, then empties it.
-func (s *Store) recover(walPath string) error {
-	w, batches, err := openWAL(walPath)
+func (s *Store) recover(walPath string, epoch uint64) error {
+	w, batches, err := openWAL(walPath, epoch)
 	if err != nil {
 		return err
 	}
@@ -187,13 +209,13 @@ func (s *Store) recover(walPath string) error {
 			_ = w.close()
 			return fmt.Errorf("%w: it starts at revision %d, the file is at %d", errWALGap, events[0].KV.ModRevision, base)
 		}
-		if err := s.writeEvents(events, last); err != nil {
+		if err := s.writeEvents(events, last, epoch); err != nil {
 			_ = w.close()
 			return err
 		}
 		s.rev.Store(last)
 	}
-	w.reset()
+	w.reset(epoch)
 	s.wal, s.overlay = w, newOverlay(&s.rev)
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 //
 //	kv   key  -> record: createRev (8 bytes BE) | modRev (8 bytes BE) | value
 //	log  revision (8 bytes BE) -> event (see encodeEvent), until compacted
-//	meta "rev" -> current revision, "compacted" -> compacted revision (8 bytes BE)
+//	meta "rev" -> current revision, "compacted" -> compacted revision (8 bytes BE),
+//	     "walEpoch" -> the epoch of the write-ahead log's records (8 bytes BE)
 var (
 	bucketKV   = []byte("kv")
 	bucketLog  = []byte("log")
@@ -21,6 +22,7 @@ var (
 
 	metaRev       = []byte("rev")
 	metaCompacted = []byte("compacted")
+	metaWALEpoch  = []byte("walEpoch")
 )
 
 const recordHeader = 16

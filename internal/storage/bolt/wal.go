@@ -19,17 +19,25 @@ import (
 //
 // A record is one committed batch:
 //
-//	len(payload) uint32 LE | CRC-32C(payload) uint32 LE | payload
+//	len(payload) uint32 LE | CRC-32C(epoch | payload) uint32 LE | payload
 //	payload: first revision uvarint | count uvarint | count × (len uvarint | event)
+//
+// The epoch (8 bytes LE, not stored in the record; 0 means none, for logs
+// written before epochs) is a random number the data file's meta bucket
+// holds: each checkpoint picks a new one in its transaction. A record
+// checks only under the epoch it was written in, so that records a
+// checkpoint left behind (see reset), or a log left by another data file,
+// are never taken for the current log's.
 //
 // with events encoded as in the log bucket (encodeEvent). Recovery reads
 // records while they check and continue the revisions without a gap; a torn
 // last record (a crash during its write, so never acknowledged), including
 // one the file system left zero-filled, ends it, and so does the first stale
-// record a reset left behind (see reset).
+// record a reset left behind, of an earlier epoch.
 type wal struct {
-	f    *os.File
-	size int64 // bytes of whole records
+	f     *os.File
+	size  int64  // bytes of whole records
+	epoch uint64 // the epoch records are written in
 	// broken is set when the file may hold a partial record that could not
 	// be removed: later appends could not be recovered, so none are made.
 	broken error
@@ -45,8 +53,9 @@ type walBatch struct {
 	events []storage.Event
 }
 
-// openWAL opens or creates the log at path and returns its records.
-func openWAL(path string) (*wal, []walBatch, error) {
+// openWAL opens or creates the log at path and returns its records of
+// epoch.
+func openWAL(path string, epoch uint64) (*wal, []walBatch, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, err
@@ -62,17 +71,18 @@ func openWAL(path string) (*wal, []walBatch, error) {
 		_ = f.Close()
 		return nil, nil, err
 	}
-	batches, err := decodeWAL(data)
+	batches, err := decodeWAL(data, epoch)
 	if err != nil {
 		_ = f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &wal{f: f, size: int64(len(data))}, batches, nil
+	return &wal{f: f, size: int64(len(data)), epoch: epoch}, batches, nil
 }
 
 // decodeWAL decodes the valid records of data, stopping at the first that
-// is torn, fails its checksum or does not continue the revisions.
-func decodeWAL(data []byte) ([]walBatch, error) {
+// is torn, fails its checksum under epoch or does not continue the
+// revisions.
+func decodeWAL(data []byte, epoch uint64) ([]walBatch, error) {
 	var batches []walBatch
 	for len(data) >= walHeader {
 		n := binary.LittleEndian.Uint32(data)
@@ -81,7 +91,7 @@ func decodeWAL(data []byte) ([]walBatch, error) {
 			break // torn: a record is never empty (and an empty one's CRC is 0)
 		}
 		payload := data[walHeader : walHeader+int(n)]
-		if crc32.Checksum(payload, crcTable) != sum {
+		if recordCRC(epoch, payload) != sum {
 			break
 		}
 		b, err := decodeWALPayload(payload)
@@ -121,7 +131,17 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 	return b, nil
 }
 
-func encodeWALRecord(first int64, events []storage.Event) []byte {
+// recordCRC is the checksum of a record's payload written in epoch.
+func recordCRC(epoch uint64, payload []byte) uint32 {
+	if epoch == 0 {
+		return crc32.Checksum(payload, crcTable)
+	}
+	var e [8]byte
+	binary.LittleEndian.PutUint64(e[:], epoch)
+	return crc32.Update(crc32.Checksum(e[:], crcTable), crcTable, payload)
+}
+
+func encodeWALRecord(epoch uint64, first int64, events []storage.Event) []byte {
 	rec := make([]byte, walHeader, walHeader+2*binary.MaxVarintLen64+walPayloadHint(events))
 	rec = binary.AppendUvarint(rec, uint64(first))
 	rec = binary.AppendUvarint(rec, uint64(len(events)))
@@ -130,7 +150,7 @@ func encodeWALRecord(first int64, events []storage.Event) []byte {
 	}
 	payload := rec[walHeader:]
 	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))
-	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(payload, crcTable))
+	binary.LittleEndian.PutUint32(rec[4:], recordCRC(epoch, payload))
 	return rec
 }
 
@@ -161,7 +181,7 @@ func (w *wal) append(first int64, events []storage.Event) error {
 	if w.broken != nil {
 		return w.broken
 	}
-	rec := encodeWALRecord(first, events)
+	rec := encodeWALRecord(w.epoch, first, events)
 	if _, err := w.f.WriteAt(rec, w.size); err != nil {
 		w.undo(err)
 		return err
@@ -187,26 +207,22 @@ func (w *wal) undo(cause error) {
 	}
 }
 
-// reset empties the log once its records are in the bbolt file, by writing
-// the next record at its start. The file keeps its size and its blocks: an
-// append that overwrites written blocks is synced without any file-system
-// metadata change, about half the cost of a sync that grows the file (ext4).
-//
-// What lies past the new records is stale: earlier records, all at or below
-// the checkpointed revision. Recovery stops where the records no longer
-// continue the revisions, and skips records the file already holds, so the
-// stale ones are never replayed. Nothing stale is overwritten before the
-// checkpoint that holds it is durable.
-func (w *wal) reset() {
+// reset empties the log once its records are in the bbolt file, whose
+// transaction also moved to epoch, by writing the next record at its start.
+// The file keeps its size and its blocks: an append that overwrites written
+// blocks is synced without any file-system metadata change, about half the
+// cost of a sync that grows the file (ext4). What lies past the new records
+// is stale, of an earlier epoch: it fails its checksum and ends recovery.
+// Nothing stale is overwritten before the checkpoint that holds it is
+// durable.
+func (w *wal) reset(epoch uint64) {
 	if w.broken == nil {
-		w.size = 0
+		w.size, w.epoch = 0, epoch
 	}
 }
 
-// clear empties the log file on a clean shutdown, so that a log found next
-// to a data file holds only records of that file. Stale records left by a
-// reset would look, to a new data file in the old one's place, like a log
-// that does not continue it.
+// clear empties the log file on a clean shutdown: no need to keep blocks
+// for appends, and the file says at a glance that nothing is pending.
 func (w *wal) clear() error {
 	if w.broken != nil {
 		return nil

@@ -294,17 +294,18 @@ func (s *Store) checkpoint() error {
 		return nil
 	}
 	last := events[len(events)-1].KV.ModRevision
-	if err := s.writeEvents(events, last); err != nil {
+	epoch := newEpoch()
+	if err := s.writeEvents(events, last, epoch); err != nil {
 		return err
 	}
 	s.overlay.checkpointed(last)
-	s.wal.reset()
+	s.wal.reset(epoch)
 	return nil
 }
 
 // writeEvents records changes in the kv and log buckets and sets the file's
-// revision to rev, in one transaction.
-func (s *Store) writeEvents(events []storage.Event, rev int64) error {
+// revision to rev and the log's epoch to epoch, in one transaction.
+func (s *Store) writeEvents(events []storage.Event, rev int64, epoch uint64) error {
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		w := writeTx{kv: tx.Bucket(bucketKV), log: tx.Bucket(bucketLog)}
 		w.log.FillPercent = 1 // the log is append-only
@@ -313,7 +314,11 @@ func (s *Store) writeEvents(events []storage.Event, rev int64) error {
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(metaRev, encodeRev(rev))
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(metaWALEpoch, encodeRev(int64(epoch))); err != nil {
+			return err
+		}
+		return meta.Put(metaRev, encodeRev(rev))
 	})
 }
 
