@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/admitd/admitd/internal/jsonscan"
 )
 
 // scanStored reads the fields of stored without decoding the rest of value
@@ -98,121 +100,17 @@ func metadataTarget(m *storedMetadata, i int) any {
 	}
 }
 
-// members calls fn with each key (raw, unescaped only if it has no escapes)
-// and raw value of the JSON object value; it stops and returns false when
-// fn does, or when value is not an object it can follow. null is an object
-// without members, as encoding/json treats it for a struct.
+// members calls fn with each key (as written, escapes left in) and raw
+// value of the JSON object value; it stops and returns false when fn does,
+// or when value is not an object it can follow. null is an object without
+// members, as encoding/json treats it for a struct.
 func members(value []byte, fn func(key, raw []byte) bool) bool {
-	i := skipSpace(value, 0)
-	if bytes.HasPrefix(value[i:], []byte("null")) && skipSpace(value, i+4) == len(value) {
+	i := jsonscan.Space(value, 0)
+	if bytes.HasPrefix(value[i:], []byte("null")) && jsonscan.Space(value, i+4) == len(value) {
 		return true
 	}
-	if i >= len(value) || value[i] != '{' {
-		return false
-	}
-	i = skipSpace(value, i+1)
-	if i < len(value) && value[i] == '}' {
-		return skipSpace(value, i+1) == len(value)
-	}
-	for i < len(value) {
-		keyEnd, ok := skipString(value, i)
-		if !ok {
-			return false
-		}
-		key := value[i+1 : keyEnd-1]
-		if bytes.IndexByte(key, '\\') >= 0 {
-			return false
-		}
-		i = skipSpace(value, keyEnd)
-		if i >= len(value) || value[i] != ':' {
-			return false
-		}
-		start := skipSpace(value, i+1)
-		end, ok := skipValue(value, start)
-		if !ok || !fn(key, value[start:end]) {
-			return false
-		}
-		i = skipSpace(value, end)
-		if i >= len(value) {
-			return false
-		}
-		switch value[i] {
-		case ',':
-			i = skipSpace(value, i+1)
-		case '}':
-			return skipSpace(value, i+1) == len(value)
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i].
-func skipString(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	for from := i + 1; ; {
-		j := bytes.IndexByte(b[from:], '"')
-		if j < 0 {
-			return 0, false
-		}
-		quote := from + j
-		escapes := 0
-		for k := quote - 1; k > i && b[k] == '\\'; k-- {
-			escapes++
-		}
-		if escapes%2 == 0 {
-			return quote + 1, true
-		}
-		from = quote + 1
-	}
-}
-
-// skipValue returns the index after the value starting at b[i]. Strings
-// are followed exactly; objects and arrays by their brackets.
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				end, ok := skipString(b, i)
-				if !ok {
-					return 0, false
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return 0, false
-	default:
-		j := i
-		for j < len(b) && !bytes.ContainsRune([]byte(",}] \t\n\r"), rune(b[j])) {
-			j++
-		}
-		return j, j > i
-	}
+	end, ok := jsonscan.Object(value, i, func(m jsonscan.Member) bool {
+		return bytes.IndexByte(m.Key, '\\') < 0 && fn(m.Key, value[m.ValueStart:m.ValueEnd])
+	})
+	return ok && jsonscan.Space(value, end) == len(value)
 }

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/match"
@@ -225,9 +226,11 @@ func (m *Mutating) patchObject(inv *invocation, patch jsonpatch.Patch) (runtime.
 	if err != nil {
 		return nil, err
 	}
-	out, err := patch.Apply(orig)
-	if err != nil {
-		return nil, err
+	out, spliced := spliceJSONPatch(orig, patch)
+	if !spliced {
+		if out, err = patch.Apply(orig); err != nil {
+			return nil, err
+		}
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	next, err := m.decodeAs(gvk, out)
@@ -251,7 +254,9 @@ func (m *Mutating) decodeAs(gvk schema.GroupVersionKind, data []byte) (runtime.O
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(data, obj); err != nil {
+	// As upstream's JSON serializer decodes (non-strict): keys match
+	// fields case-sensitively, integers stay integers.
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, obj); err != nil {
 		return nil, err
 	}
 	return obj, nil
