@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -85,7 +86,32 @@ func (r *Record) AddAnnotationWithLevel(key, value string, level AuditLevel) err
 	return nil
 }
 
+// validAnnotationKeys remembers keys that passed checkAnnotationKey (a
+// regular expression): the same few keys, per webhook, round and policy,
+// come with every request. At most maxValidAnnotationKeys are kept.
+var (
+	validAnnotationKeys    sync.Map // key → struct{}
+	validAnnotationKeysLen atomic.Int32
+)
+
+const maxValidAnnotationKeys = 4096
+
 func checkAnnotationKey(key string) error {
+	if _, ok := validAnnotationKeys.Load(key); ok {
+		return nil
+	}
+	if err := validateAnnotationKey(key); err != nil {
+		return err
+	}
+	if validAnnotationKeysLen.Load() < maxValidAnnotationKeys {
+		if _, loaded := validAnnotationKeys.LoadOrStore(key, struct{}{}); !loaded {
+			validAnnotationKeysLen.Add(1)
+		}
+	}
+	return nil
+}
+
+func validateAnnotationKey(key string) error {
 	if len(strings.Split(key, "/")) != 2 {
 		return fmt.Errorf("annotation key has invalid format, the right format is a DNS subdomain prefix and '/' and key name. (e.g. 'podsecuritypolicy.admission.k8s.io/admit-policy')")
 	}

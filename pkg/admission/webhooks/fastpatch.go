@@ -2,8 +2,10 @@ package webhooks
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
@@ -89,13 +91,13 @@ func child(doc []byte, start int, seg string) (int, bool) {
 }
 
 // member finds key in the object at doc[start]. ok is false if a key of
-// the object is escaped or appears twice: v4 decodes the level into a map,
+// the object is escaped, is not UTF-8, or appears twice: v4 decodes the level into a map,
 // keeping the last of each key, where a decoder of the spliced text would
 // merge a repeated object into the first.
 func member(doc []byte, start int, key string) (m jsonscan.Member, found, ok bool) {
 	var keys [][]byte
 	_, ok = jsonscan.Object(doc, start, func(cur jsonscan.Member) bool {
-		if bytes.IndexByte(cur.Key, '\\') >= 0 {
+		if bytes.IndexByte(cur.Key, '\\') >= 0 || !utf8.Valid(cur.Key) { // v4 would decode these
 			return false
 		}
 		for _, k := range keys {
@@ -218,4 +220,39 @@ func removeSpan(doc []byte, from, to int) []byte {
 		return splice(doc, before, to, nil)
 	}
 	return splice(doc, from, to, nil)
+}
+
+// scanPatch decodes a JSON patch as jsonpatch.DecodePatch (encoding/json)
+// does, for an array of objects whose keys are not escaped; ok is false for
+// anything else, and for invalid JSON, which DecodePatch then reports.
+func scanPatch(raw []byte) (jsonpatch.Patch, bool) {
+	if !json.Valid(raw) {
+		return nil, false
+	}
+	raw = bytes.Clone(raw) // the operations keep slices of it, as DecodePatch keeps copies
+	var patch jsonpatch.Patch
+	end, ok := jsonscan.Array(raw, jsonscan.Space(raw, 0), func(start, end int) bool {
+		op := jsonpatch.Operation{}
+		_, ok := jsonscan.Object(raw, start, func(m jsonscan.Member) bool {
+			if bytes.IndexByte(m.Key, '\\') >= 0 || !utf8.Valid(m.Key) { // encoding/json would rewrite these
+				return false
+			}
+			var value *json.RawMessage // null decodes as a nil pointer
+			if v := raw[m.ValueStart:m.ValueEnd]; string(v) != "null" {
+				rm := json.RawMessage(v)
+				value = &rm
+			}
+			op[string(m.Key)] = value
+			return true
+		})
+		patch = append(patch, op)
+		return ok
+	})
+	if !ok || jsonscan.Space(raw, end) != len(raw) {
+		return nil, false
+	}
+	if patch == nil {
+		patch = jsonpatch.Patch{}
+	}
+	return patch, true
 }

@@ -110,3 +110,26 @@ func TestSpliceJSONPatchTakesCommonPatches(t *testing.T) {
 		}
 	}
 }
+
+// scanPatch decodes what jsonpatch.DecodePatch decodes, the same.
+func FuzzScanPatchIsDecodePatch(f *testing.F) {
+	for _, seed := range []string{
+		`[{"op":"add","path":"/a","value":{"b":[1, 2]}}]`, `[]`, ` [ ] `, `null`, `[{}]`, `[null]`, `[1]`, `{}`,
+		`[{"op":"add","op":"remove","value":null}]`, `[{"o\u0070":"add"}]`, `[{"op":"add"},`, `[{"value":"\"]}"}]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := scanPatch(raw)
+		if !ok {
+			return
+		}
+		want, err := jsonpatch.DecodePatch(raw)
+		if err != nil {
+			t.Fatalf("scanPatch(%s) decoded what DecodePatch refuses: %v", raw, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("scanPatch(%s) = %v, DecodePatch = %v", raw, got, want)
+		}
+	})
+}

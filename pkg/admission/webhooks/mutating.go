@@ -290,5 +290,8 @@ func checkDryRun(h *Hook, a *admission.Attributes) error {
 // decodePatch decodes a JSON patch; malformed input fails with the
 // encoding/json error, as upstream's decoder reports it.
 func decodePatch(raw []byte) (jsonpatch.Patch, error) {
+	if p, ok := scanPatch(raw); ok {
+		return p, nil
+	}
 	return jsonpatch.DecodePatch(raw)
 }
