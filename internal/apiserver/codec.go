@@ -83,7 +83,16 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 		if err != nil {
 			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
-		data = j
+		obj, strictErrs, err := decodeJSON(res, j)
+		if err != nil {
+			return nil, nil, err
+		}
+		// The conversion keeps the last of a repeated key, as upstream's;
+		// its strict decoder reports the repetition first.
+		if _, err := yaml.YAMLToJSONStrict(data); err != nil {
+			strictErrs = append([]error{err}, strictErrs...)
+		}
+		return obj, strictErrs, nil
 	case mediaJSON:
 	default:
 		return nil, nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML, mediaProtobuf)
@@ -221,7 +230,8 @@ func wantsYAML(r *http.Request) bool {
 }
 
 // unmarshalStrict decodes JSON case-sensitively into obj and returns the
-// unknown and duplicate fields it met as strict errors.
+// unknown and duplicate fields it met as strict errors. (Naming options
+// turns off the ones not named.)
 func unmarshalStrict(data []byte, obj any) ([]error, error) {
-	return sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields)
+	return sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 }

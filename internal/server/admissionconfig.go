@@ -54,7 +54,7 @@ func loadAdmissionConfig(path string) (pluginConfigs, error) {
 		return nil, fmt.Errorf("unable to read admission control configuration from %q [%v]", path, err)
 	}
 	var cfg admissionConfiguration
-	strict, err := sigsjson.UnmarshalStrict(j, &cfg, sigsjson.DisallowUnknownFields)
+	strict, err := sigsjson.UnmarshalStrict(j, &cfg, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err == nil && len(strict) > 0 {
 		err = strict[0]
 	}

@@ -127,7 +127,7 @@ func appendDocument(out []Document, file string, j []byte) ([]Document, error) {
 
 // DecodeStrict decodes JSON into obj; unknown and duplicate fields are errors.
 func DecodeStrict(data []byte, into any) error {
-	strict, err := sigsjson.UnmarshalStrict(data, into, sigsjson.DisallowUnknownFields)
+	strict, err := sigsjson.UnmarshalStrict(data, into, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
 	if err != nil {
 		return err
 	}
