@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -56,7 +56,8 @@ func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) err
 		}
 		data = j
 	}
-	return json.Unmarshal(data, opts)
+	// As upstream's (non-strict) serializer: keys match fields case-sensitively.
+	return sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts)
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {

@@ -8,6 +8,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/pkg/admission"
 )
@@ -161,7 +162,9 @@ func fillObjectRef(ev *Event, obj json.RawMessage) {
 			ResourceVersion string `json:"resourceVersion"`
 		} `json:"metadata"`
 	}
-	if json.Unmarshal(obj, &o) != nil || o.Metadata == nil {
+	// Case-sensitive, as upstream's meta.Accessor on the decoded object: a
+	// custom resource's own "Metadata" is not its metadata.
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(obj, &o) != nil || o.Metadata == nil {
 		return
 	}
 	if ev.ObjectRef == nil {

@@ -14,7 +14,6 @@ package controllers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -26,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -70,7 +70,7 @@ func decodeStored(value []byte) (*stored, error) {
 		return &s, nil
 	}
 	s = stored{}
-	if err := json.Unmarshal(value, &s); err != nil {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(value, &s); err != nil {
 		return nil, err
 	}
 	return &s, nil

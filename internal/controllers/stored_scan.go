@@ -2,10 +2,10 @@ package controllers
 
 import (
 	"bytes"
-	"encoding/json"
 	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
+	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/internal/jsonscan"
 )
@@ -14,13 +14,14 @@ import (
 // (data, spec, managedFields): following every write, the controllers
 // would otherwise spend more on skipping those than on anything else.
 // value is JSON the server encoded. ok is false, and the caller decodes the
-// whole value instead, on anything this does not read exactly as
-// encoding/json would: escaped keys, keys that match a field only without
-// regard to case, or JSON it cannot follow.
+// whole value instead, on anything this does not read exactly as the
+// case-sensitive decoder would: escaped keys, a field's key met twice, or
+// JSON it cannot follow. Keys match exactly, as for upstream's metadata
+// informers: a custom resource may keep a top-level "Metadata" of its own.
 func scanStored(value []byte, s *stored) (ok bool) {
-	// seen has a bit per field read: a key met twice (which encoding/json
+	// seen has a bit per field read: a key met twice (which the decoder
 	// decodes over the first value, reusing its slices' elements) is left
-	// to encoding/json.
+	// to it.
 	var seen uint
 	once := func(bit uint) bool {
 		if seen&(1<<bit) != 0 {
@@ -30,32 +31,22 @@ func scanStored(value []byte, s *stored) (ok bool) {
 		return true
 	}
 	return members(value, func(key, raw []byte) bool {
-		switch {
-		case string(key) == "metadata":
+		switch string(key) {
+		case "metadata":
 			return once(0) && members(raw, func(key, raw []byte) bool {
 				i := fieldIndex(key, metadataFields)
-				switch {
-				case i < 0:
-					return true
-				case string(key) != metadataFields[i]: // matches only regardless of case
-					return false
-				}
-				return once(uint(2+i)) && decodeValue(raw, metadataTarget(&s.Metadata, i))
+				return i < 0 || once(uint(2+i)) && decodeValue(raw, metadataTarget(&s.Metadata, i))
 			})
-		case string(key) == "status":
+		case "status":
 			return once(1) && members(raw, func(key, raw []byte) bool {
-				if string(key) == "phase" {
-					return once(10) && decodeValue(raw, &s.Status.Phase)
-				}
-				return !bytes.EqualFold(key, []byte("phase"))
+				return string(key) != "phase" || once(10) && decodeValue(raw, &s.Status.Phase)
 			})
-		default:
-			return !bytes.EqualFold(key, []byte("metadata")) && !bytes.EqualFold(key, []byte("status"))
 		}
+		return true
 	})
 }
 
-// decodeValue decodes raw into target as encoding/json does; plain strings
+// decodeValue decodes raw into target as the decoder does; plain strings
 // (no escapes, valid UTF-8), most of what is read, without it.
 func decodeValue(raw []byte, target any) bool {
 	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
@@ -68,15 +59,15 @@ func decodeValue(raw []byte, target any) bool {
 			return true
 		}
 	}
-	return json.Unmarshal(raw, target) == nil
+	return sigsjson.UnmarshalCaseSensitivePreserveInts(raw, target) == nil
 }
 
 var metadataFields = []string{"name", "namespace", "uid", "ownerReferences", "finalizers", "deletionTimestamp"}
 
-// fieldIndex is the index of the field key names regardless of case, or -1.
+// fieldIndex is the index of the field key names, or -1.
 func fieldIndex(key []byte, fields []string) int {
 	for i, f := range fields {
-		if bytes.EqualFold(key, []byte(f)) {
+		if string(key) == f {
 			return i
 		}
 	}

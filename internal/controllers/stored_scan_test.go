@@ -8,9 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsjson "sigs.k8s.io/json"
 )
 
-// decodeStored reads what encoding/json reads, for any valid JSON.
+// decodeStored reads what the case-sensitive decoder reads, for any valid
+// JSON.
 func FuzzDecodeStoredIsEncodingJSON(f *testing.F) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
 	yes := true
@@ -37,13 +39,25 @@ func FuzzDecodeStoredIsEncodingJSON(f *testing.F) {
 			return // storage holds only JSON the server encoded
 		}
 		var want stored
-		wantErr := json.Unmarshal(value, &want)
+		wantErr := sigsjson.UnmarshalCaseSensitivePreserveInts(value, &want)
 		got, err := decodeStored(value)
 		if (err != nil) != (wantErr != nil) {
-			t.Fatalf("decodeStored(%s) error = %v, encoding/json's = %v", value, err, wantErr)
+			t.Fatalf("decodeStored(%s) error = %v, the decoder's = %v", value, err, wantErr)
 		}
 		if err == nil && !reflect.DeepEqual(*got, want) {
-			t.Fatalf("decodeStored(%s) =\n %+v\nencoding/json:\n %+v", value, *got, want)
+			t.Fatalf("decodeStored(%s) =\n %+v\ndecoder:\n %+v", value, *got, want)
 		}
 	})
+}
+
+// A custom resource may keep a top-level "Metadata" of its own; the
+// collector reads only metadata, as upstream's metadata informers do.
+func TestDecodeStoredReadsOnlyMetadata(t *testing.T) {
+	s, err := decodeStored([]byte(`{"Metadata":{"ownerReferences":[{"uid":"x"}],"finalizers":["orphan"],"deletionTimestamp":"2026-01-01T00:00:00Z"},"metadata":{"name":"a","uid":"u"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Metadata; m.Name != "a" || m.UID != "u" || m.OwnerReferences != nil || m.Finalizers != nil || m.DeletionTimestamp != nil {
+		t.Errorf("decodeStored took fields from \"Metadata\": %+v", m)
+	}
 }

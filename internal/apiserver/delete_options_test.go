@@ -1,0 +1,22 @@
+package apiserver
+
+import (
+	"testing"
+)
+
+// A DeleteOptions body decodes as upstream's serializer decodes it: keys
+// match fields case-sensitively, so {"DryRun":["All"]} is not a dry run.
+func TestDeleteOptionsKeysAreCaseSensitive(t *testing.T) {
+	ts := newTestServer(t)
+	const path = "/api/v1/namespaces/default/configmaps"
+	ts.must(201, "POST", path, "", `{"metadata":{"name":"a"}}`)
+	ts.must(201, "POST", path, "", `{"metadata":{"name":"b"}}`)
+	ts.must(200, "DELETE", path+"/a", "", `{"DryRun":["All"]}`)
+	if w := ts.do("GET", path+"/a", "", ""); w.Code != 404 {
+		t.Errorf("GET after a delete with {\"DryRun\":[\"All\"]} = %d, want 404 (the key is not dryRun)", w.Code)
+	}
+	ts.must(200, "DELETE", path+"/b", "", `{"dryRun":["All"]}`)
+	if w := ts.do("GET", path+"/b", "", ""); w.Code != 200 {
+		t.Errorf("GET after a dry-run delete = %d, want 200", w.Code)
+	}
+}
