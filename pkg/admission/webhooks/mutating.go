@@ -207,7 +207,7 @@ func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation,
 		return false, apierrors.NewInternalError(err)
 	}
 	changed := !equality.Semantic.DeepEqual(inv.Object, patched)
-	m.annotatePatch(h, a, resp.Patch, patch, round)
+	m.annotatePatch(h, a, patch, round)
 	m.schema.Default(patched)
 	inv.Object, inv.objectJSON = patched, nil
 	out, err := m.schema.ConvertTo(patched, a.Kind)
@@ -263,8 +263,8 @@ func (m *Mutating) decodeAs(gvk schema.GroupVersionKind, data []byte) (runtime.O
 }
 
 // annotatePatch records the applied patch at audit level Request.
-func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, raw []byte, patch jsonpatch.Patch, round int) {
-	v, ok := patchAnnotation(h, raw, patch)
+func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, patch jsonpatch.Patch, round int) {
+	v, ok := patchAnnotation(h, patch)
 	if !ok {
 		return
 	}

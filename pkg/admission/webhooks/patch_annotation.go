@@ -9,39 +9,37 @@ import (
 )
 
 // patchAnnotation is the value of a hook's patch audit annotation: the
-// patch as encoding/json writes it once decoded into generic values (keys
-// sorted, values normalized). raw is the patch as received, patch the same
-// bytes decoded by the JSON patch library.
-func patchAnnotation(h *Hook, raw []byte, patch jsonpatch.Patch) (string, bool) {
+// patch, as the JSON patch library decoded it, encoded by encoding/json as
+// upstream does (operation keys sorted, values as received, compacted).
+func patchAnnotation(h *Hook, patch jsonpatch.Patch) (string, bool) {
 	if b, ok := appendPlainPatchAnnotation(nil, h, patch); ok {
 		return string(b), true
 	}
-	return genericPatchAnnotation(h, raw)
+	return genericPatchAnnotation(h, patch)
 }
 
-// genericPatchAnnotation decodes the patch into generic values and
-// encodes the annotation from them; it handles every patch.
-func genericPatchAnnotation(h *Hook, raw []byte) (string, bool) {
-	var ops []map[string]any
-	if err := json.Unmarshal(raw, &ops); err != nil {
-		return "", false
-	}
-	v, err := json.Marshal(struct {
-		Configuration string           `json:"configuration"`
-		Webhook       string           `json:"webhook"`
-		Patch         []map[string]any `json:"patch"`
-		PatchType     string           `json:"patchType"`
-	}{h.Config, h.Name, ops, string(admissionv1.PatchTypeJSONPatch)})
+// genericPatchAnnotation encodes the annotation as upstream's
+// jsonPatchAnnotationValue does; it handles every patch.
+func genericPatchAnnotation(h *Hook, patch jsonpatch.Patch) (string, bool) {
+	v, err := json.Marshal(patchAuditAnnotation{h.Config, h.Name, patch, string(admissionv1.PatchTypeJSONPatch)})
 	if err != nil {
 		return "", false
 	}
 	return string(v), true
 }
 
+// patchAuditAnnotation is upstream's PatchAuditAnnotation.
+type patchAuditAnnotation struct {
+	Configuration string `json:"configuration"`
+	Webhook       string `json:"webhook"`
+	Patch         any    `json:"patch,omitempty"`
+	PatchType     string `json:"patchType,omitempty"`
+}
+
 // appendPlainPatchAnnotation writes the annotation straight from the
-// decoded operations when every value is one that a decode into generic
-// values and re-encode leaves byte for byte as it is: null, true, false or
-// a string without escapes. ok is false for any other patch.
+// decoded operations when every value is one that encoding/json writes
+// byte for byte as it is: null, true, false or a string without escapes.
+// ok is false for any other patch.
 func appendPlainPatchAnnotation(b []byte, h *Hook, patch jsonpatch.Patch) ([]byte, bool) {
 	if len(patch) == 0 {
 		return nil, false
@@ -93,8 +91,8 @@ func sortedOperationKeys(op jsonpatch.Operation, keys []string) []string {
 	return keys
 }
 
-// plainJSONValue reports whether a raw JSON value re-encodes to the same
-// bytes after decoding into an interface value.
+// plainJSONValue reports whether encoding/json writes a raw JSON value as
+// it is.
 func plainJSONValue(v []byte) bool {
 	switch string(v) {
 	case "null", "true", "false":

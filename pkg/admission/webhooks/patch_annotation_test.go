@@ -4,12 +4,16 @@ import (
 	"testing"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/mutating"
 )
 
-// TestPatchAnnotationMatchesGenericEncoding checks the direct annotation
-// encoding against the generic decode and re-encode, for patches it takes
-// and patches it leaves to the generic path.
-func TestPatchAnnotationMatchesGenericEncoding(t *testing.T) {
+// TestPatchAnnotationIsUpstreams checks the annotation against upstream's
+// encoding (its PatchAuditAnnotation of the decoded patch, as its
+// jsonPatchAnnotationValue writes it), for patches written directly and
+// patches left to the general path.
+func TestPatchAnnotationIsUpstreams(t *testing.T) {
 	patches := []string{
 		`[{"op":"add","path":"/metadata/labels/x","value":"true"}]`,
 		`[ {"value" : "v", "path":"/a", "op":"replace"} , {"op":"remove","path":"/b"} ]`,
@@ -42,10 +46,13 @@ func TestPatchAnnotationMatchesGenericEncoding(t *testing.T) {
 			if _, plain := appendPlainPatchAnnotation(nil, h, patch); plain != directlyEncoded[i] {
 				t.Errorf("%s: direct encoding used: %v", raw, plain)
 			}
-			want, wok := genericPatchAnnotation(h, []byte(raw))
-			got, gok := patchAnnotation(h, []byte(raw), patch)
-			if got != want || gok != wok {
-				t.Errorf("%s:\n got %s (%v)\nwant %s (%v)", raw, got, gok, want, wok)
+			want, err := utiljson.Marshal(mutating.PatchAuditAnnotation{Configuration: h.Config, Webhook: h.Name, Patch: patch, PatchType: string(admissionv1.PatchTypeJSONPatch)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := patchAnnotation(h, patch)
+			if got != string(want) || !ok {
+				t.Errorf("%s:\n got %s (%v)\nwant %s", raw, got, ok, want)
 			}
 		}
 	}
