@@ -186,6 +186,17 @@ func isV1Review(r *admissionv1.AdmissionReview) bool {
 	return r.APIVersion == admissionv1.SchemeGroupVersion.String() && r.Kind == "AdmissionReview"
 }
 
+// namesV1Review reports whether the codec, which finds apiVersion and kind
+// regardless of case (the last of each wins), reads body as a v1
+// AdmissionReview: a "Kind" beside "kind" is the codec's kind.
+func namesV1Review(body []byte) bool {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	return json.Unmarshal(body, &tm) == nil && tm.APIVersion == admissionv1.SchemeGroupVersion.String() && tm.Kind == "AdmissionReview"
+}
+
 // decodeV1Review decodes a v1 answer. The common case (a well-formed v1
 // AdmissionReview) is one JSON decode; anything else goes through the
 // versioning codec, whose errors upstream's clients report.
@@ -194,7 +205,7 @@ func decodeV1Review(body []byte) (*admissionv1.AdmissionReview, error) {
 		return review, nil
 	}
 	review := &admissionv1.AdmissionReview{}
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, review); err == nil && isV1Review(review) {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(body, review); err == nil && isV1Review(review) && namesV1Review(body) {
 		return review, nil
 	}
 	review = &admissionv1.AdmissionReview{}

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -68,4 +69,20 @@ func checkPlainReview(t *testing.T, body []byte) bool {
 		t.Fatalf("%q:\n got %#v\nwant %#v", body, got, want)
 	}
 	return true
+}
+
+// An answer the codec reads as another kind (a "Kind" beside "kind": the
+// codec finds it regardless of case, the last wins) fails as upstream's
+// does, though its exact keys name a v1 AdmissionReview.
+func TestDecodeV1ReviewReadsKindAsTheCodec(t *testing.T) {
+	const resp = `"response":{"uid":"u","allowed":true,"warnings":["w"]}`
+	for _, tc := range []struct{ body, err string }{
+		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",` + resp + `}`, ""},
+		{`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","Kind":"Foo",` + resp + `}`, `no kind "Foo" is registered`},
+	} {
+		_, err := decodeV1Review([]byte(tc.body))
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("decodeV1Review(%s) = %v, want %q", tc.body, err, tc.err)
+		}
+	}
 }
