@@ -24,6 +24,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/pkg/apis/clientauthentication"
+	sigsjson "sigs.k8s.io/json"
 )
 
 // ServiceResolver finds the address (host:port) to dial for a webhook
@@ -308,7 +309,8 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 // checkResponse turns a non-2xx or empty answer into a call failure.
 func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
 	if (resp.StatusCode < 200 || resp.StatusCode > 206) && resp.StatusCode != http.StatusSwitchingProtocols {
-		return nil, int32(resp.StatusCode), fmt.Errorf("failed to call webhook: %w", httpError(resp, data))
+		se := httpError(resp, data)
+		return nil, se.ErrStatus.Code, fmt.Errorf("failed to call webhook: %w", se)
 	}
 	if len(data) == 0 {
 		return nil, http.StatusServiceUnavailable, fmt.Errorf("failed to call webhook: 0-length response with status code: %d and content type: %s",
@@ -318,13 +320,11 @@ func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
 }
 
 // httpError is the error of a non-2xx answer, as the Kubernetes REST client
-// reports it: the Status the body holds, or a generic server response.
-func httpError(resp *http.Response, body []byte) error {
+// reports it: the Status the body holds (decoded case-sensitively, its code
+// as it says, even 0), or a generic server response with the HTTP code.
+func httpError(resp *http.Response, body []byte) *apierrors.StatusError {
 	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
-		if st.Code == 0 {
-			st.Code = int32(resp.StatusCode)
-		}
+	if sigsjson.UnmarshalCaseSensitivePreserveInts(body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
 		return &apierrors.StatusError{ErrStatus: st}
 	}
 	msg := "unknown"
