@@ -55,8 +55,11 @@ func TestCustomResourceFieldValidation(t *testing.T) {
 	if !strings.Contains(got, `"spec":{"size":3}`) {
 		t.Errorf("stored doohickey = %s, want the unknown field pruned and size defaulted", got)
 	}
+	// As upstream's patch handler: a 422 on "patch", whose value is the
+	// patched object.
 	w := ts.do("PATCH", doohickeysPath+"/w?fieldValidation=Strict", mediaMergePatch, `{"spec":{"bar":true}}`)
-	if w.Code != 400 || !strings.Contains(w.Body.String(), `strict decoding error: unknown field \"spec.bar\"`) {
-		t.Errorf("strict merge patch with an unknown field = %d %s, want 400", w.Code, w.Body)
+	if _, msg := statusMessage(t, w.Body.Bytes()); w.Code != 422 || !strings.HasPrefix(msg, ` "" is invalid: patch: Invalid value: "{\"apiVersion\"`) ||
+		!strings.HasSuffix(msg, `\"spec\":{\"bar\":true,\"size\":3}}": strict decoding error: unknown field "spec.bar"`) {
+		t.Errorf("strict merge patch with an unknown field = %d %s, want 422", w.Code, msg)
 	}
 }

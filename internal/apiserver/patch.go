@@ -1,18 +1,14 @@
 package apiserver
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -66,7 +62,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 	uopts := &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	if rq.info.Subresource == "scale" {
-		s.finishScaleWrite(w, r, rq, res, scalePatcher(rq, res, mt, patch), uopts)
+		s.finishScaleWrite(w, r, rq, res, scalePatcher(rq, res, mt, patch, opts.FieldValidation), uopts)
 		return
 	}
 	next := func(current runtime.Object) (runtime.Object, error) {
@@ -92,44 +88,4 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 		code = http.StatusCreated
 	}
 	s.writeResult(w, r, code, res, out)
-}
-
-// applyPatch applies a patch document to the current object and decodes
-// the result as the resource's kind.
-func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, current runtime.Object, fieldValidation string) (runtime.Object, error) {
-	cur, err := json.Marshal(current)
-	if err != nil {
-		return nil, err
-	}
-	var patched []byte
-	switch mt {
-	case mediaJSONPatch:
-		p, err := jsonpatch.DecodePatch(patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-		patched, err = p.Apply(cur)
-		if err != nil {
-			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", res.GroupResource(), rq.info.Name, fmt.Sprintf("the server rejected our request due to an error in our request: %v", err), 0, false)
-		}
-	case mediaMergePatch:
-		patched, err = jsonpatch.MergePatch(cur, patch)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-	case mediaStrategicPatch:
-		schemaObj, _ := newObject(res)
-		patched, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
-		}
-	}
-	obj, strictErrs, err := decodeJSON(res, patched)
-	if err != nil {
-		return nil, err
-	}
-	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
-		return nil, err
-	}
-	return obj, nil
 }

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,8 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -196,8 +193,8 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, rq *re
 		writeError(w, r, err)
 		return
 	}
-	var body autoscalingv1.Scale
-	if err := decodeScale(mediaTypeOf(r), data, &body); err != nil {
+	body, err := decodeScale(rq, mediaTypeOf(r), data, opts.FieldValidation)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -205,7 +202,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, rq *re
 		if current == nil {
 			return nil, errNotFound(res, rq.info.Name)
 		}
-		return withReplicas(res, current, &body)
+		return withReplicas(res, current, body)
 	}
 	s.finishScaleWrite(w, r, rq, res, next, opts)
 }
@@ -222,30 +219,25 @@ func (s *Server) finishScaleWrite(w http.ResponseWriter, r *http.Request, rq *re
 	writeError(w, r, err)
 }
 
-func decodeScale(mt string, data []byte, into *autoscalingv1.Scale) error {
-	if mt == mediaProtobuf {
-		gvk := scaleKind
-		if _, _, err := protobufSerializer.Decode(data, &gvk, into); err != nil {
-			return apierrors.NewBadRequest(err.Error())
-		}
-		return nil
+// scaleResource is the Scale kind as a resource, for decoding and patching.
+var scaleResource = &registry.Resource{GroupVersionResource: autoscalingv1.SchemeGroupVersion.WithResource("scales"), Kind: "Scale"}
+
+// decodeScale decodes a PUT body as upstream's update handler does: JSON
+// and YAML strictly, by fieldValidation.
+func decodeScale(rq *request, mt string, data []byte, fieldValidation string) (*autoscalingv1.Scale, error) {
+	obj, strictErrs, err := decodeObject(scaleResource, mt, data)
+	if err != nil {
+		return nil, err
 	}
-	if mt == mediaYAML {
-		j, err := yaml.YAMLToJSON(data)
-		if err != nil {
-			return apierrors.NewBadRequest(err.Error())
-		}
-		data = j
+	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
+		return nil, cannotBeHandled(scaleResource, err)
 	}
-	if err := json.Unmarshal(data, into); err != nil {
-		return apierrors.NewBadRequest(err.Error())
-	}
-	return nil
+	return obj.(*autoscalingv1.Scale), nil
 }
 
 // scalePatcher applies a patch to the Scale of the current object and
 // returns the object with the patched replicas.
-func scalePatcher(rq *request, res *registry.Resource, mt string, patch []byte) transform {
+func scalePatcher(rq *request, res *registry.Resource, mt string, patch []byte, fieldValidation string) transform {
 	return func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {
 			return nil, errNotFound(res, rq.info.Name)
@@ -254,8 +246,7 @@ func scalePatcher(rq *request, res *registry.Resource, mt string, patch []byte) 
 		if err != nil {
 			return nil, err
 		}
-		scaleRes := &registry.Resource{GroupVersionResource: autoscalingv1.SchemeGroupVersion.WithResource("scales"), Kind: "Scale"}
-		patched, err := applyPatch(rq, scaleRes, mt, patch, sc, metav1.FieldValidationIgnore)
+		patched, err := applyPatch(rq, scaleResource, mt, patch, sc, fieldValidation)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,131 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// maxJSONPatchOperations is upstream's limit on the operations of a JSON
+// patch.
+const maxJSONPatchOperations = 10000
+
+// jsonPatchOp is what upstream decodes a JSON patch's operations into to
+// find their unknown and duplicate fields.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	From  string `json:"from"`
+	Value any    `json:"value"`
+}
+
+// applyPatch applies a patch document to the current object and decodes
+// the result as the resource's kind, as upstream's patch handler does:
+// under fieldValidation Warn or Strict the patch itself is decoded strictly
+// first (repeated keys; for a JSON patch, unknown operation fields), and
+// its strict errors come before those of the patched object. Under Strict
+// they, and any error decoding the patched object, are a 422 on "patch".
+func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, current runtime.Object, fieldValidation string) (runtime.Object, error) {
+	cur, err := json.Marshal(current)
+	if err != nil {
+		return nil, err
+	}
+	if fieldValidation == "" {
+		fieldValidation = metav1.FieldValidationWarn // upstream's default
+	}
+	strictMode := fieldValidation == metav1.FieldValidationStrict || fieldValidation == metav1.FieldValidationWarn
+	var patched []byte
+	var patchErrs []error
+	invalidValue := func() string { return string(patched) }
+	switch mt {
+	case mediaJSONPatch:
+		if patched, patchErrs, err = applyJSONPatch(cur, patch, strictMode); err != nil {
+			return nil, err
+		}
+	case mediaMergePatch:
+		if strictMode {
+			if patchErrs, err = sigsjson.UnmarshalStrict(patch, &map[string]any{}); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			}
+		}
+		if patched, err = jsonpatch.MergePatch(cur, patch); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	case mediaStrategicPatch:
+		patchMap := map[string]any{}
+		if strictMode {
+			patchErrs, err = sigsjson.UnmarshalStrict(patch, &patchMap)
+		} else {
+			err = sigsjson.UnmarshalCaseSensitivePreserveInts(patch, &patchMap)
+		}
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		schemaObj, _ := newObject(res)
+		if patched, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		invalidValue = func() string { return fmt.Sprintf("%+v", patchMap) }
+	}
+	obj, objErrs, err := decodeJSON(res, patched)
+	if err != nil {
+		return nil, invalidPatch(invalidValue(), err.Error())
+	}
+	if !strictMode {
+		return obj, nil
+	}
+	if errs := append(patchErrs, objErrs...); len(errs) > 0 {
+		if fieldValidation == metav1.FieldValidationStrict {
+			return nil, invalidPatch(invalidValue(), runtime.NewStrictDecodingError(errs).Error())
+		}
+		for _, e := range errs {
+			rq.record.AddWarning(e.Error())
+		}
+	}
+	return obj, nil
+}
+
+// applyJSONPatch applies a JSON patch to cur; with strict, it also returns
+// the patch's own strict errors.
+func applyJSONPatch(cur, patch []byte, strict bool) ([]byte, []error, error) {
+	var strictErrs []error
+	if strict {
+		var ops []jsonPatchOp
+		errs, err := sigsjson.UnmarshalStrict(patch, &ops)
+		if err != nil {
+			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+		}
+		for _, e := range errs {
+			strictErrs = append(strictErrs, fmt.Errorf("json patch %v", e))
+		}
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, nil, apierrors.NewBadRequest(err.Error())
+	}
+	if len(p) > maxJSONPatchOperations {
+		return nil, nil, apierrors.NewRequestEntityTooLargeError(
+			fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
+	}
+	patched, err := p.Apply(cur)
+	if err != nil {
+		return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return patched, strictErrs, nil
+}
+
+// invalidPatch is upstream's 422 for a patched object that does not decode.
+func invalidPatch(value, detail string) error {
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), value, detail)})
+}
