@@ -193,9 +193,13 @@ func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
 	return nil
 }
 
-// writeObject encodes obj as JSON, or YAML when the client asks only for it.
+// writeObject encodes obj as JSON, YAML when the client asks only for it,
+// or protobuf when the client prefers it and obj has it.
 func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 	setWarnings(w, requestFrom(r.Context()))
+	if wantsProtobuf(r) && writeProtobuf(w, code, obj) {
+		return
+	}
 	if wantsYAML(r) {
 		data, err := yaml.Marshal(obj)
 		if err == nil {

@@ -48,7 +48,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.ResponseObject = out
-	if rq.created != nil && !wantsYAML(r) {
+	if rq.created != nil && !wantsYAML(r) && !wantsProtobuf(r) {
 		setWarnings(w, rq)
 		w.Header().Set("Content-Type", mediaJSON)
 		w.WriteHeader(http.StatusCreated)
