@@ -142,6 +142,12 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		return nil, err
 	}
 	if dryRun {
+		// As upstream's dry-run storage: a name that is taken is still a conflict.
+		if _, err := s.store.Get(ctx, storageKey(res, m.GetNamespace(), m.GetName())); err == nil {
+			return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
+		} else if !isNotFound(err) {
+			return nil, err
+		}
 		return obj, nil
 	}
 	stored, err := registry.ToStorageVersion(obj)

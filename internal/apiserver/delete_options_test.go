@@ -20,3 +20,15 @@ func TestDeleteOptionsKeysAreCaseSensitive(t *testing.T) {
 		t.Errorf("GET after a dry-run delete = %d, want 200", w.Code)
 	}
 }
+
+// A dry-run create of a name that is taken is a conflict, as upstream's
+// dry-run storage answers.
+func TestDryRunCreateOfATakenNameConflicts(t *testing.T) {
+	ts := newTestServer(t)
+	const path = "/api/v1/namespaces/default/configmaps"
+	ts.must(201, "POST", path+"?dryRun=All", "", `{"metadata":{"name":"a"}}`)
+	ts.must(201, "POST", path, "", `{"metadata":{"name":"a"}}`)
+	if w := ts.do("POST", path+"?dryRun=All", "", `{"metadata":{"name":"a"}}`); w.Code != 409 {
+		t.Errorf("dry-run create of a taken name = %d %s, want 409", w.Code, w.Body)
+	}
+}
