@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -12,29 +13,32 @@ import (
 	"github.com/admitd/admitd/internal/jsonscan"
 )
 
-// spliceJSONPatch applies patch to doc, a JSON object the server encoded,
-// by splicing the patch's values into the text, where json-patch v4 (which
-// upstream applies) decodes every level it touches and encodes the
-// document again. It handles add, replace and remove through object
-// members and array indices, the patches webhooks send; for anything else
-// (another op, an escaped key, a path v4 reads its own way, any step that
-// would fail) ok is false and the caller applies the patch with v4, for
-// its result or its error.
+// spliceJSONPatch applies patch to doc, a JSON object, and writes what
+// json-patch v4 (which upstream applies) writes, without v4's decoding of
+// every level it touches into maps of lazily decoded nodes. Like v4 it
+// writes each level the patch walks again, its keys sorted and its values
+// as encoding/json writes a json.RawMessage (compacted, HTML-escaped); the
+// text is v4's byte for byte, which matters for fields that keep their raw
+// JSON (FieldsV1, RawExtension, apiextensions JSON).
 //
-// The result is not v4's text (v4 sorts the keys of the levels it touches)
-// but decodes to the same object: it holds the same members with the same
-// values, and where a level of doc holds a key twice, decoding keeps the
-// last in both.
+// It handles add, replace and remove through object members and array
+// indices, the patches webhooks send. For anything else (another op, an
+// escaped, non-UTF-8 or repeated key on the way, a path or index v4 reads
+// its own way, any step that would fail) ok is false and the caller
+// applies the patch with v4, for its result or its error.
 func spliceJSONPatch(doc []byte, patch jsonpatch.Patch) (out []byte, ok bool) {
+	if len(patch) == 0 {
+		return nil, false // v4 still writes the document again
+	}
 	for _, op := range patch {
-		if doc, ok = spliceOp(doc, op); !ok {
+		if doc, ok = applyOp(doc, op); !ok {
 			return nil, false
 		}
 	}
 	return doc, true
 }
 
-func spliceOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
+func applyOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
 	kind := op.Kind()
 	if kind != "add" && kind != "replace" && kind != "remove" {
 		return nil, false
@@ -47,129 +51,191 @@ func spliceOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
 	if raw := op["value"]; raw != nil {
 		value = *raw
 	}
+	if value, err = json.Marshal(json.RawMessage(value)); err != nil {
+		return nil, false
+	}
 	segments := strings.Split(path[1:], "/")
 	for i, s := range segments {
 		segments[i] = pointerUnescaper.Replace(s)
 	}
 	start := jsonscan.Space(doc, 0)
-	if start >= len(doc) || doc[start] != '{' {
-		return nil, false
+	end, ok := jsonscan.Value(doc, start)
+	if !ok || doc[start] != '{' || jsonscan.Space(doc, end) != len(doc) || !json.Valid(doc) {
+		return nil, false // v4 fails on a document that is not a valid object
 	}
-	for _, seg := range segments[:len(segments)-1] {
-		next, ok := child(doc, start, seg)
-		if !ok || next >= len(doc) || doc[next] != '{' && doc[next] != '[' {
-			return nil, false
-		}
-		start = next
-	}
-	last := segments[len(segments)-1]
-	if doc[start] == '{' {
-		return spliceMember(doc, start, last, kind, value)
-	}
-	return spliceElement(doc, start, last, kind, value)
+	return rewrite(doc[start:end], segments, kind, value)
 }
 
 // pointerUnescaper decodes a JSON pointer segment as v4 does (RFC 6901).
 var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
-// child is the offset of the value under seg in the object or array at
-// doc[start].
-func child(doc []byte, start int, seg string) (int, bool) {
-	if doc[start] == '{' {
-		m, found, ok := member(doc, start, seg)
-		return m.ValueStart, ok && found
+// rewrite applies the operation at segs below v, an object or array, and
+// writes v as v4 writes a level it walked.
+func rewrite(v []byte, segs []string, kind string, value []byte) ([]byte, bool) {
+	if v[0] == '{' {
+		return rewriteObject(v, segs, kind, value)
 	}
-	idx, ok := arrayIndex(seg)
-	if !ok {
-		return 0, false
-	}
-	spans, ok := elements(doc, start)
-	if !ok || idx >= len(spans) {
-		return 0, false
-	}
-	return spans[idx][0], true
+	return rewriteArray(v, segs, kind, value)
 }
 
-// member finds key in the object at doc[start]. ok is false if a key of
-// the object is escaped, is not UTF-8, or appears twice: v4 decodes the level into a map,
-// keeping the last of each key, where a decoder of the spliced text would
-// merge a repeated object into the first.
-func member(doc []byte, start int, key string) (m jsonscan.Member, found, ok bool) {
-	var keys [][]byte
-	_, ok = jsonscan.Object(doc, start, func(cur jsonscan.Member) bool {
-		if bytes.IndexByte(cur.Key, '\\') >= 0 || !utf8.Valid(cur.Key) { // v4 would decode these
+type member struct{ key, value []byte }
+
+func rewriteObject(v []byte, segs []string, kind string, value []byte) ([]byte, bool) {
+	members, ok := objectMembers(v)
+	if !ok {
+		return nil, false
+	}
+	i := slices.IndexFunc(members, func(m member) bool { return string(m.key) == segs[0] })
+	switch {
+	case len(segs) > 1:
+		if i < 0 || !container(members[i].value) {
+			return nil, false
+		}
+		if members[i].value, ok = rewrite(members[i].value, segs[1:], kind, value); !ok {
+			return nil, false
+		}
+	case kind == "remove":
+		if i < 0 {
+			return nil, false
+		}
+		members = slices.Delete(members, i, i+1)
+	case i >= 0: // add and replace set an existing member
+		members[i].value = value
+	case !plainKey(segs[0]): // v4's replace of a missing key adds it too
+		return nil, false
+	default:
+		members = append(members, member{[]byte(segs[0]), value})
+	}
+	return writeMembers(members)
+}
+
+func rewriteArray(v []byte, segs []string, kind string, value []byte) ([]byte, bool) {
+	var elems [][]byte
+	if _, ok := jsonscan.Array(v, 0, func(s, e int) bool { elems = append(elems, v[s:e]); return true }); !ok {
+		return nil, false
+	}
+	idx, isIndex := arrayIndex(segs[0])
+	switch {
+	case len(segs) > 1:
+		if !isIndex || idx >= len(elems) || !container(elems[idx]) {
+			return nil, false
+		}
+		var ok bool
+		if elems[idx], ok = rewrite(elems[idx], segs[1:], kind, value); !ok {
+			return nil, false
+		}
+	case kind == "add" && (segs[0] == "-" || isIndex && idx == len(elems)):
+		elems = append(elems, value)
+	case !isIndex || idx >= len(elems):
+		return nil, false
+	case kind == "add":
+		elems = slices.Insert(elems, idx, value)
+	case kind == "replace":
+		elems[idx] = value
+	default: // remove
+		elems = slices.Delete(elems, idx, idx+1)
+	}
+	out := []byte{'['}
+	for i, e := range elems {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		var ok bool
+		if out, ok = appendCompact(out, e); !ok {
+			return nil, false
+		}
+	}
+	return append(out, ']'), true
+}
+
+// objectMembers lists the members of the object v. ok is false if a key is
+// not plain or appears twice: v4 decodes the level into a map of the
+// decoded keys and encodes them again, which this does not reproduce.
+func objectMembers(v []byte) ([]member, bool) {
+	var members []member
+	_, ok := jsonscan.Object(v, 0, func(m jsonscan.Member) bool {
+		if !plainMemberKey(m.Key) {
 			return false
 		}
-		for _, k := range keys {
-			if bytes.Equal(k, cur.Key) {
+		for _, prev := range members {
+			if bytes.Equal(prev.key, m.Key) {
 				return false
 			}
 		}
-		keys = append(keys, cur.Key)
-		if string(cur.Key) == key {
-			m, found = cur, true
-		}
+		members = append(members, member{m.Key, v[m.ValueStart:m.ValueEnd]})
 		return true
 	})
-	return m, found, ok
+	return members, ok
 }
 
-func spliceMember(doc []byte, start int, key, kind string, value []byte) ([]byte, bool) {
-	m, found, ok := member(doc, start, key)
-	switch {
-	case !ok:
-		return nil, false
-	case kind == "remove":
-		if !found {
+// plainMemberKey: a key as written that decodes to itself and that
+// encoding/json writes back as it is (no escapes, UTF-8, none of the
+// characters it escapes).
+func plainMemberKey(key []byte) bool {
+	return bytes.IndexAny(key, "\\<>&") < 0 && utf8.Valid(key) &&
+		!bytes.Contains(key, []byte("\u2028")) && !bytes.Contains(key, []byte("\u2029")) && !hasControl(key)
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// writeMembers writes an object as encoding/json writes a map of raw
+// values: keys sorted, values compacted.
+func writeMembers(members []member) ([]byte, bool) {
+	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
+	out := []byte{'{'}
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, '"'), m.key...), '"', ':')
+		var ok bool
+		if out, ok = appendCompact(out, m.value); !ok {
 			return nil, false
 		}
-		return removeSpan(doc, m.Start, m.ValueEnd), true
-	case found: // add and replace set an existing member
-		return splice(doc, m.ValueStart, m.ValueEnd, value), true
 	}
-	if !plainKey(key) { // v4's replace of a missing key adds it too
-		return nil, false
-	}
-	end, _ := jsonscan.Object(doc, start, func(jsonscan.Member) bool { return true })
-	entry := append(append(append([]byte(nil), strconv.Quote(key)...), ':'), value...)
-	if len(bytes.TrimSpace(doc[start+1:end-1])) == 0 {
-		return splice(doc, start+1, end-1, entry), true
-	}
-	return splice(doc, end-1, end-1, append([]byte{','}, entry...)), true
+	return append(out, '}'), true
 }
 
-func spliceElement(doc []byte, start int, seg, kind string, value []byte) ([]byte, bool) {
-	spans, ok := elements(doc, start)
-	if !ok {
-		return nil, false
+// appendCompact appends v, valid JSON, as encoding/json writes a
+// json.RawMessage: as it is when it is already compact and has nothing
+// encoding/json escapes, which is what encoding/json itself wrote.
+func appendCompact(out, v []byte) ([]byte, bool) {
+	if compactAsIs(v) {
+		return append(out, v...), true
 	}
-	end, _ := jsonscan.Array(doc, start, func(int, int) bool { return true })
-	idx, isIndex := arrayIndex(seg)
-	switch {
-	case kind == "add" && (seg == "-" || isIndex && idx == len(spans)):
-		if len(spans) == 0 {
-			return splice(doc, start+1, end-1, value), true
+	c, err := json.Marshal(json.RawMessage(v))
+	return append(out, c...), err == nil
+}
+
+// compactAsIs reports whether v has no whitespace outside strings and none
+// of the characters encoding/json escapes (<, >, &, U+2028, U+2029).
+func compactAsIs(v []byte) bool {
+	inString := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
+			return false
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
 		}
-		return splice(doc, end-1, end-1, append([]byte{','}, value...)), true
-	case !isIndex || idx >= len(spans):
-		return nil, false
-	case kind == "add":
-		return splice(doc, spans[idx][0], spans[idx][0], append(append([]byte(nil), value...), ',')), true
-	case kind == "replace":
-		return splice(doc, spans[idx][0], spans[idx][1], value), true
-	default: // remove
-		return removeSpan(doc, spans[idx][0], spans[idx][1]), true
 	}
+	return true
 }
 
-func elements(doc []byte, start int) ([][2]int, bool) {
-	var spans [][2]int
-	_, ok := jsonscan.Array(doc, start, func(s, e int) bool {
-		spans = append(spans, [2]int{s, e})
-		return true
-	})
-	return spans, ok
-}
+func container(v []byte) bool { return len(v) > 0 && (v[0] == '{' || v[0] == '[') }
 
 // arrayIndex reads a canonical non-negative index (v4 also takes "01",
 // "+1" and negative indices; those are left to it).
@@ -186,8 +252,7 @@ func arrayIndex(seg string) (int, bool) {
 	return n, err == nil
 }
 
-// plainKey: printable ASCII that encoding/json writes as is, so that
-// strconv.Quote writes it as encoding/json would.
+// plainKey: printable ASCII that encoding/json writes as is.
 func plainKey(key string) bool {
 	for i := 0; i < len(key); i++ {
 		c := key[i]
@@ -196,30 +261,6 @@ func plainKey(key string) bool {
 		}
 	}
 	return true
-}
-
-// splice returns doc with doc[from:to] replaced by text.
-func splice(doc []byte, from, to int, text []byte) []byte {
-	out := make([]byte, 0, len(doc)-(to-from)+len(text))
-	out = append(out, doc[:from]...)
-	out = append(out, text...)
-	return append(out, doc[to:]...)
-}
-
-// removeSpan removes the member or element at doc[from:to] with one comma
-// next to it.
-func removeSpan(doc []byte, from, to int) []byte {
-	if after := jsonscan.Space(doc, to); after < len(doc) && doc[after] == ',' {
-		return splice(doc, from, jsonscan.Space(doc, after+1), nil)
-	}
-	before := from - 1
-	for before >= 0 && (doc[before] == ' ' || doc[before] == '\t' || doc[before] == '\n' || doc[before] == '\r') {
-		before--
-	}
-	if before >= 0 && doc[before] == ',' {
-		return splice(doc, before, to, nil)
-	}
-	return splice(doc, from, to, nil)
 }
 
 // scanPatch decodes a JSON patch as jsonpatch.DecodePatch (encoding/json)
