@@ -89,9 +89,7 @@ func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, cu
 		if fieldValidation == metav1.FieldValidationStrict {
 			return nil, invalidPatch(invalidValue(), runtime.NewStrictDecodingError(errs).Error())
 		}
-		for _, e := range errs {
-			rq.record.AddWarning(e.Error())
-		}
+		addStrictDecodingWarnings(rq, errs)
 	}
 	return obj, nil
 }

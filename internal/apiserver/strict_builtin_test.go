@@ -30,8 +30,8 @@ func TestBuiltinBodiesReportDuplicateFields(t *testing.T) {
 		{"json strict", "?fieldValidation=Strict", "", jsonBody("j2"), 400,
 			`ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data", unknown field "bogus"`, ""},
 		{"json ignore", "?fieldValidation=Ignore", "", jsonBody("j3"), 201, "", ""},
-		// A warning with a line break is dropped, as upstream's recorder does.
-		{"yaml warn", "", mediaYAML, yamlBody("y1"), 201, "", ""},
+		// One warning per line of the YAML error, as upstream.
+		{"yaml warn", "", mediaYAML, yamlBody("y1"), 201, "", `line 8: key "data" already set in map`},
 		{"yaml strict", "?fieldValidation=Strict", mediaYAML, yamlBody("y2"), 400, "strict decoding error: " + yamlDup, ""},
 	} {
 		w := ts.do("POST", path+tc.query, tc.contentType, tc.body)

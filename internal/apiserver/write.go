@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -151,11 +152,35 @@ func strictDecoding(rq *request, directive string, strictErrs []error) error {
 	case metav1.FieldValidationIgnore:
 		return nil
 	default:
-		for _, e := range strictErrs {
-			rq.record.AddWarning(e.Error())
-		}
+		addStrictDecodingWarnings(rq, strictErrs)
 		return nil
 	}
+}
+
+// addStrictDecodingWarnings adds a warning per strict decoding error, and
+// per line of a YAML one, as upstream does.
+func addStrictDecodingWarnings(rq *request, errs []error) {
+	for _, e := range errs {
+		for _, w := range yamlWarnings(e.Error()) {
+			rq.record.AddWarning(w)
+		}
+	}
+}
+
+// yamlWarnings splits a YAML strict decoding error into its lines (a
+// warning cannot hold a line break); any other error is one warning.
+func yamlWarnings(msg string) []string {
+	rest, ok := strings.CutPrefix(msg, "yaml: unmarshal errors:\n")
+	if !ok {
+		if rest, ok = strings.CutPrefix(msg, "error converting YAML to JSON: yaml: unmarshal errors:\n"); !ok {
+			return []string{msg}
+		}
+	}
+	lines := strings.Split(rest, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimSpace(l)
+	}
+	return lines
 }
 
 // admit runs the mutating phase for a write; managedFields a plugin left
