@@ -49,9 +49,10 @@ func loadAdmissionConfig(path string) (pluginConfigs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unable to read admission control configuration from %q [%v]", path, err)
 	}
-	j, err := yaml.YAMLToJSON(data)
+	// Strictly, as upstream's strict codec reads it: a repeated key is an error.
+	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
-		return nil, fmt.Errorf("unable to read admission control configuration from %q [%v]", path, err)
+		return nil, fmt.Errorf("unable to read admission control configuration from %q [strict decoding error: %v]", path, err)
 	}
 	var cfg admissionConfiguration
 	strict, err := sigsjson.UnmarshalStrict(j, &cfg, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
