@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/mergepatch"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
@@ -74,7 +75,7 @@ func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, cu
 		}
 		schemaObj, _ := newObject(res)
 		if patched, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj); err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, strategicMergePatchError(err)
 		}
 		invalidValue = func() string { return fmt.Sprintf("%+v", patchMap) }
 	}
@@ -121,6 +122,20 @@ func applyJSONPatch(cur, patch []byte, strict bool) ([]byte, []error, error) {
 		return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
 	return patched, strictErrs, nil
+}
+
+// strategicMergePatchError is upstream's answer to a failed strategic
+// merge: a 400 or 422 for the merge's own errors, anything else as is (a
+// 500).
+func strategicMergePatchError(err error) error {
+	switch err {
+	case mergepatch.ErrBadJSONDoc, mergepatch.ErrBadPatchFormatForPrimitiveList, mergepatch.ErrBadPatchFormatForRetainKeys,
+		mergepatch.ErrBadPatchFormatForSetElementOrderList, mergepatch.ErrUnsupportedStrategicMergePatchFormat:
+		return apierrors.NewBadRequest(err.Error())
+	case mergepatch.ErrNoListOfLists, mergepatch.ErrPatchContentNotMatchRetainKeys:
+		return apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+	}
+	return err
 }
 
 // invalidPatch is upstream's 422 for a patched object that does not decode.

@@ -76,3 +76,23 @@ func TestScaleBodiesAreDecodedStrictly(t *testing.T) {
 		t.Errorf("strict merge patch of scale with spec.bogus = %d %s, want 422", w.Code, w.Body)
 	}
 }
+
+// A strategic merge that fails answers as upstream's: its own format
+// errors 400 or 422, anything else 500.
+func TestStrategicMergePatchErrors(t *testing.T) {
+	ts := newTestServer(t)
+	ts.must(201, "POST", "/apis/apps/v1/namespaces/default/deployments", "", `{"metadata":{"name":"web"},"spec":{
+	  "selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}}`)
+	const path = "/apis/apps/v1/namespaces/default/deployments/web"
+	for _, tc := range []struct {
+		patch string
+		code  int
+	}{
+		{`{"spec":{"strategy":{"$retainKeys":["type"],"rollingUpdate":{"maxSurge":1}}}}`, 400}, // invalid patch format of retainKeys
+		{`{"spec":{"template":{"$patch":"bogus"}}}`, 500},
+	} {
+		if w := ts.do("PATCH", path, mediaStrategicPatch, tc.patch); w.Code != tc.code {
+			t.Errorf("PATCH %s = %d %s, want %d", tc.patch, w.Code, w.Body, tc.code)
+		}
+	}
+}
