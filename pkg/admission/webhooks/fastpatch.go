@@ -39,14 +39,15 @@ func spliceJSONPatch(doc []byte, patch jsonpatch.Patch) (out []byte, ok bool) {
 }
 
 func applyOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
-	kind := op.Kind()
-	if kind != "add" && kind != "replace" && kind != "remove" {
+	kind, ok := plainString(op["op"])
+	if !ok || kind != "add" && kind != "replace" && kind != "remove" {
 		return nil, false
 	}
-	path, err := op.Path()
-	if err != nil || !strings.HasPrefix(path, "/") {
+	path, ok := plainString(op["path"])
+	if !ok || !strings.HasPrefix(path, "/") {
 		return nil, false
 	}
+	var err error
 	value := []byte("null") // v4 writes a missing or null value as null
 	if raw := op["value"]; raw != nil {
 		value = *raw
@@ -66,6 +67,19 @@ func applyOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
 	return rewrite(doc[start:end], segments, kind, value)
 }
 
+// plainString is a JSON string without escapes, as op.Kind and op.Path
+// would decode it; ok is false for anything else (left to v4).
+func plainString(raw *json.RawMessage) (string, bool) {
+	if raw == nil {
+		return "", false
+	}
+	v := *raw
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
+}
+
 // pointerUnescaper decodes a JSON pointer segment as v4 does (RFC 6901).
 var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
@@ -78,7 +92,12 @@ func rewrite(v []byte, segs []string, kind string, value []byte) ([]byte, bool) 
 	return rewriteArray(v, segs, kind, value)
 }
 
-type member struct{ key, value []byte }
+// member is one member of an object; compact marks a value this wrote
+// (already as encoding/json writes it).
+type member struct {
+	key, value []byte
+	compact    bool
+}
 
 func rewriteObject(v []byte, segs []string, kind string, value []byte) ([]byte, bool) {
 	members, ok := objectMembers(v)
@@ -94,19 +113,20 @@ func rewriteObject(v []byte, segs []string, kind string, value []byte) ([]byte, 
 		if members[i].value, ok = rewrite(members[i].value, segs[1:], kind, value); !ok {
 			return nil, false
 		}
+		members[i].compact = true
 	case kind == "remove":
 		if i < 0 {
 			return nil, false
 		}
 		members = slices.Delete(members, i, i+1)
 	case i >= 0: // add and replace set an existing member
-		members[i].value = value
+		members[i] = member{members[i].key, value, true}
 	case !plainKey(segs[0]): // v4's replace of a missing key adds it too
 		return nil, false
 	default:
-		members = append(members, member{[]byte(segs[0]), value})
+		members = append(members, member{[]byte(segs[0]), value, true})
 	}
-	return writeMembers(members)
+	return writeMembers(members, len(v)+len(value))
 }
 
 func rewriteArray(v []byte, segs []string, kind string, value []byte) ([]byte, bool) {
@@ -135,7 +155,8 @@ func rewriteArray(v []byte, segs []string, kind string, value []byte) ([]byte, b
 	default: // remove
 		elems = slices.Delete(elems, idx, idx+1)
 	}
-	out := []byte{'['}
+	out := make([]byte, 1, len(v)+len(value)+16)
+	out[0] = '['
 	for i, e := range elems {
 		if i > 0 {
 			out = append(out, ',')
@@ -162,7 +183,7 @@ func objectMembers(v []byte) ([]member, bool) {
 				return false
 			}
 		}
-		members = append(members, member{m.Key, v[m.ValueStart:m.ValueEnd]})
+		members = append(members, member{key: m.Key, value: v[m.ValueStart:m.ValueEnd]})
 		return true
 	})
 	return members, ok
@@ -187,14 +208,19 @@ func hasControl(b []byte) bool {
 
 // writeMembers writes an object as encoding/json writes a map of raw
 // values: keys sorted, values compacted.
-func writeMembers(members []member) ([]byte, bool) {
+func writeMembers(members []member, size int) ([]byte, bool) {
 	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.key, b.key) })
-	out := []byte{'{'}
+	out := make([]byte, 1, size+16)
+	out[0] = '{'
 	for i, m := range members {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(append(append(out, '"'), m.key...), '"', ':')
+		if m.compact {
+			out = append(out, m.value...)
+			continue
+		}
 		var ok bool
 		if out, ok = appendCompact(out, m.value); !ok {
 			return nil, false
