@@ -306,6 +306,17 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 	return time.Duration(secs) * time.Second, true
 }
 
+// namesStatus reports whether client-go's decoder reads body as a v1
+// Status: it finds apiVersion and kind regardless of case (the last of
+// each wins), defaulting the version to v1.
+func namesStatus(body []byte) bool {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	return json.Unmarshal(body, &tm) == nil && tm.Kind == "Status" && (tm.APIVersion == "" || tm.APIVersion == "v1")
+}
+
 // checkResponse turns a non-2xx or empty answer into a call failure.
 func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
 	if (resp.StatusCode < 200 || resp.StatusCode > 206) && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -324,7 +335,8 @@ func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
 // as it says, even 0), or a generic server response with the HTTP code.
 func httpError(resp *http.Response, body []byte) *apierrors.StatusError {
 	var st metav1.Status
-	if sigsjson.UnmarshalCaseSensitivePreserveInts(body, &st) == nil && st.Kind == "Status" && st.Status == metav1.StatusFailure {
+	if namesStatus(body) && sigsjson.UnmarshalCaseSensitivePreserveInts(body, &st) == nil && st.Status == metav1.StatusFailure {
+		st.Kind, st.APIVersion = "Status", "v1"
 		return &apierrors.StatusError{ErrStatus: st}
 	}
 	msg := "unknown"

@@ -16,6 +16,8 @@ func TestHTTPErrorReadsTheStatusAsClientGo(t *testing.T) {
 		{`{"kind":"Status","status":"Failure","message":"boom"}`, "boom", 0},
 		{`{"kind":"Status","status":"Failure","message":"boom","code":418}`, "boom", 418},
 		{`{"kind":"Status","Status":"Failure","Message":"boom"}`, "an error on the server (\"unknown\") has prevented the request from succeeding", 500},
+		{`{"KIND":"Status","status":"Failure","message":"boom","code":403}`, "boom", 403},
+		{`{"kind":"Status","Kind":"Pod","status":"Failure","message":"boom"}`, "an error on the server (\"unknown\") has prevented the request from succeeding", 500},
 	} {
 		se := httpError(resp, []byte(tc.body))
 		if se.ErrStatus.Message != tc.msg || se.ErrStatus.Code != tc.code {
