@@ -56,9 +56,6 @@ type request struct {
 	// created is the JSON response of a create, when taken from the
 	// stored bytes (createdResponse).
 	created []byte
-	// jsonOnly: the resource is served in JSON (and YAML) only, as
-	// upstream serves custom resources, their subresources included.
-	jsonOnly bool
 }
 
 func requestFrom(ctx context.Context) *request {

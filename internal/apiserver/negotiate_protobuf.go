@@ -12,21 +12,16 @@ import (
 
 // Responses in Kubernetes protobuf. Typed clients (client-go's clientsets,
 // kubectl's generators) ask for protobuf first and JSON second; upstream
-// answers protobuf for built-in kinds (objects and Status errors), which
-// is also what those clients decode fastest. Every other answer stays
-// JSON, which every client accepts: custom resources and their
-// subresources, tables and partial metadata (asked for with parameters),
-// lists and watches.
+// answers protobuf for built-in kinds, which is also what those clients
+// decode fastest. Every other answer stays JSON, which every client
+// accepts: custom resources, tables and partial metadata (asked for with
+// parameters), lists, watches and errors.
 
 // wantsProtobuf reports whether the client's preferred media type (highest
-// q, earliest on a tie) is Kubernetes protobuf without parameters, for a
-// resource served in protobuf.
+// q, earliest on a tie) is Kubernetes protobuf without parameters.
 func wantsProtobuf(r *http.Request) bool {
 	accept := r.Header.Get("Accept")
 	if !strings.Contains(accept, mediaProtobuf) {
-		return false
-	}
-	if rq := requestFrom(r.Context()); rq != nil && rq.jsonOnly {
 		return false
 	}
 	bestQ, wants := -1.0, false

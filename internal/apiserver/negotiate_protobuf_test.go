@@ -59,7 +59,4 @@ func TestProtobufResponses(t *testing.T) {
 	if ct, _ := do("GET", doohickeysPath+"/d", "", typed); ct != mediaJSON {
 		t.Errorf("custom resource answered %s, want JSON", ct)
 	}
-	if ct, body := do("DELETE", doohickeysPath+"/d", "", typed); ct != mediaJSON {
-		t.Errorf("custom resource delete answered %s %s, want JSON", ct, body)
-	}
 }

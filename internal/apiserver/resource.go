@@ -30,7 +30,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, err)
 		return
 	}
-	rq.jsonOnly = res.Unstructured
 	switch info.Verb {
 	case "get":
 		s.serveGet(w, r, rq, res)
