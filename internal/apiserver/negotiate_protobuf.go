@@ -12,10 +12,12 @@ import (
 
 // Responses in Kubernetes protobuf. Typed clients (client-go's clientsets,
 // kubectl's generators) ask for protobuf first and JSON second; upstream
-// answers protobuf for built-in kinds, which is also what those clients
-// decode fastest. Every other answer stays JSON, which every client
-// accepts: custom resources, tables and partial metadata (asked for with
-// parameters), lists, watches and errors.
+// answers protobuf for every typed object, Status errors and a custom
+// resource's Scale included, which is also what those clients decode
+// fastest. The rest stays JSON, which every such client accepts: custom
+// resource objects (they have no protobuf form; upstream answers 406
+// there), tables and partial metadata (asked for with parameters), lists
+// and watches.
 
 // wantsProtobuf reports whether the client's preferred media type (highest
 // q, earliest on a tie) is Kubernetes protobuf without parameters.

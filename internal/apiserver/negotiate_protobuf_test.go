@@ -59,4 +59,7 @@ func TestProtobufResponses(t *testing.T) {
 	if ct, _ := do("GET", doohickeysPath+"/d", "", typed); ct != mediaJSON {
 		t.Errorf("custom resource answered %s, want JSON", ct)
 	}
+	if ct, _ := do("GET", doohickeysPath+"/missing", "", typed); ct != mediaProtobuf {
+		t.Errorf("custom resource 404 answered %s, want a protobuf Status as upstream", ct)
+	}
 }
