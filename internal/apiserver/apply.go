@@ -79,7 +79,7 @@ func strictApply(rq *request, patch []byte, directive string) error {
 	case directive == metav1.FieldValidationStrict:
 		return errBadRequest("error strict decoding patch: %v", err)
 	default:
-		rq.record.AddWarning(err.Error())
+		addStrictDecodingWarnings(rq, []error{err}) // a YAML error: one warning per line
 		return nil
 	}
 }

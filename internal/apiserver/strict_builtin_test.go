@@ -56,3 +56,15 @@ func TestBuiltinBodiesReportDuplicateFields(t *testing.T) {
 		t.Errorf("stored j1 = %s, want both data decoded", got)
 	}
 }
+
+// A server-side apply with a repeated YAML key warns once per line of the
+// error, as upstream.
+func TestApplyWarnsAboutRepeatedYAMLKeys(t *testing.T) {
+	ts := newTestServer(t)
+	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: \"1\"\ndata:\n  b: \"2\"\n"
+	w := ts.do("PATCH", "/api/v1/namespaces/default/configmaps/a?fieldManager=m", mediaApplyPatch, body)
+	warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
+	if w.Code != 201 || len(warnings) != 1 || warnings[0].Text != `line 8: key "data" already set in map` {
+		t.Errorf("apply with a repeated key = %d, warnings %+v", w.Code, warnings)
+	}
+}
