@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/pkg/apis/clientauthentication"
 	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
 )
 
 // ServiceResolver finds the address (host:port) to dial for a webhook
@@ -306,15 +308,42 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 	return time.Duration(secs) * time.Second, true
 }
 
-// namesStatus reports whether client-go's decoder reads body as a v1
-// Status: it finds apiVersion and kind regardless of case (the last of
-// each wins), defaulting the version to v1.
-func namesStatus(body []byte) bool {
+// statusJSON returns body as JSON if client-go's decoder reads it as a
+// Status: JSON or YAML whose kind, found regardless of case (the last
+// wins), is Status, with any well-formed apiVersion (Status is registered
+// unversioned).
+func statusJSON(body []byte) ([]byte, bool) {
+	j := body
+	if !json.Valid(body) {
+		y, err := yaml.YAMLToJSON(body)
+		if err != nil {
+			return nil, false
+		}
+		j = y
+	}
 	var tm struct {
 		APIVersion string `json:"apiVersion"`
 		Kind       string `json:"kind"`
 	}
-	return json.Unmarshal(body, &tm) == nil && tm.Kind == "Status" && (tm.APIVersion == "" || tm.APIVersion == "v1")
+	if json.Unmarshal(j, &tm) != nil || tm.Kind != "Status" {
+		return nil, false
+	}
+	if tm.APIVersion != "" {
+		if _, err := schema.ParseGroupVersion(tm.APIVersion); err != nil {
+			return nil, false
+		}
+	}
+	return j, true
+}
+
+// isTextResponse is client-go's: no Content-Type, or a text/ one.
+func isTextResponse(resp *http.Response) bool {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	media, _, err := mime.ParseMediaType(ct)
+	return err == nil && strings.HasPrefix(media, "text/")
 }
 
 // checkResponse turns a non-2xx or empty answer into a call failure.
@@ -335,12 +364,12 @@ func checkResponse(resp *http.Response, data []byte) ([]byte, int32, error) {
 // as it says, even 0), or a generic server response with the HTTP code.
 func httpError(resp *http.Response, body []byte) *apierrors.StatusError {
 	var st metav1.Status
-	if namesStatus(body) && sigsjson.UnmarshalCaseSensitivePreserveInts(body, &st) == nil && st.Status == metav1.StatusFailure {
+	if j, ok := statusJSON(body); ok && sigsjson.UnmarshalCaseSensitivePreserveInts(j, &st) == nil && st.Status == metav1.StatusFailure {
 		st.Kind, st.APIVersion = "Status", "v1"
 		return &apierrors.StatusError{ErrStatus: st}
 	}
 	msg := "unknown"
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/") {
+	if isTextResponse(resp) {
 		if len(body) > 2048 {
 			body = body[:2048]
 		}
