@@ -141,12 +141,12 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := s.validate(ctx, &vattrs); err != nil {
 		return nil, err
 	}
+	key := storageKey(res, m.GetNamespace(), m.GetName())
 	if dryRun {
-		// As upstream's dry-run storage: a name that is taken is still a conflict.
-		if _, err := s.store.Get(ctx, storageKey(res, m.GetNamespace(), m.GetName())); err == nil {
-			return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
-		} else if !isNotFound(err) {
-			return nil, err
+		// As upstream's dry-run storage: a name that is taken (as far as a
+		// read can tell) is still a conflict.
+		if _, err := s.store.Get(ctx, key); err == nil {
+			return nil, s.alreadyExists(ctx, res, key, m.GetName())
 		}
 		return obj, nil
 	}
@@ -158,9 +158,9 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err != nil {
 		return nil, err
 	}
-	kv, err := s.store.Create(ctx, storageKey(res, m.GetNamespace(), m.GetName()), data)
+	kv, err := s.store.Create(ctx, key, data)
 	if errors.Is(err, storage.ErrKeyExists) {
-		return nil, apierrors.NewAlreadyExists(res.GroupResource(), m.GetName())
+		return nil, s.alreadyExists(ctx, res, key, m.GetName())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
@@ -171,6 +171,17 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	}
 	s.afterWrite(ctx, res, obj)
 	return obj, nil
+}
+
+// alreadyExists is the conflict of a create with the object at key, said
+// as upstream's store says it: "object is being deleted: " first when that
+// object is waiting for its finalizers.
+func (s *Server) alreadyExists(ctx context.Context, res *registry.Resource, key, name string) error {
+	err := apierrors.NewAlreadyExists(res.GroupResource(), name)
+	if _, existing, getErr := s.readStored(ctx, res, key, name); getErr == nil && accessor(existing).GetDeletionTimestamp() != nil {
+		err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
+	}
+	return err
 }
 
 // prepareForCreate applies the generic and per-kind create preparation.

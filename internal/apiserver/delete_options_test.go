@@ -32,3 +32,20 @@ func TestDryRunCreateOfATakenNameConflicts(t *testing.T) {
 		t.Errorf("dry-run create of a taken name = %d %s, want 409", w.Code, w.Body)
 	}
 }
+
+// A create that conflicts with an object waiting for its finalizers says
+// so, as upstream's store does, for a dry run too.
+func TestCreateOverATerminatingObject(t *testing.T) {
+	ts := newTestServer(t)
+	const path = "/api/v1/namespaces/default/configmaps"
+	ts.must(201, "POST", path, "", `{"metadata":{"name":"x","finalizers":["example.com/hold"]}}`)
+	if w := ts.do("DELETE", path+"/x", "", ""); w.Code != 200 && w.Code != 202 {
+		t.Fatalf("delete = %d %s", w.Code, w.Body)
+	}
+	for _, query := range []string{"", "?dryRun=All"} {
+		w := ts.do("POST", path+query, "", `{"metadata":{"name":"x"}}`)
+		if _, msg := statusMessage(t, w.Body.Bytes()); w.Code != 409 || msg != `object is being deleted: configmaps "x" already exists` {
+			t.Errorf("POST%s over a terminating object = %d %q", query, w.Code, msg)
+		}
+	}
+}
