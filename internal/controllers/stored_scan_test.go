@@ -13,7 +13,7 @@ import (
 
 // decodeStored reads what the case-sensitive decoder reads, for any valid
 // JSON.
-func FuzzDecodeStoredIsEncodingJSON(f *testing.F) {
+func FuzzDecodeStoredIsTheDecoder(f *testing.F) {
 	now := metav1.NewTime(time.Unix(1700000000, 0))
 	yes := true
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{
