@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -34,22 +35,7 @@ func TestCustomResourceFieldValidation(t *testing.T) {
 		{"ignore", "?fieldValidation=Ignore", body("i", `{"foo":1}`), 201, "", ""},
 		{"invalid", "", body("x", `{"mode":"c"}`), 422, `spec.mode: Unsupported value: "c": supported values: "a", "b"`, ""},
 	} {
-		w := ts.do("POST", doohickeysPath+tc.query, "", tc.body)
-		msg := ""
-		if w.Code != 201 {
-			_, msg = statusMessage(t, w.Body.Bytes())
-		}
-		if w.Code != tc.code || !strings.Contains(msg, tc.msg) {
-			t.Errorf("%s: POST = %d %q, want %d %q", tc.name, w.Code, msg, tc.code, tc.msg)
-		}
-		warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
-		var texts []string
-		for _, wh := range warnings {
-			texts = append(texts, wh.Text)
-		}
-		if got := strings.Join(texts, "\n"); got != tc.warning {
-			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warning)
-		}
+		checkAnswer(t, tc.name, ts.do("POST", doohickeysPath+tc.query, "", tc.body), 201, tc.code, tc.msg, tc.warning)
 	}
 	got := ts.do("GET", doohickeysPath+"/w", "", "").Body.String()
 	if !strings.Contains(got, `"spec":{"size":3}`) {
@@ -62,4 +48,31 @@ func TestCustomResourceFieldValidation(t *testing.T) {
 		!strings.HasSuffix(msg, `\"spec\":{\"bar\":true,\"size\":3}}": strict decoding error: unknown field "spec.bar"`) {
 		t.Errorf("strict merge patch with an unknown field = %d %s, want 422", w.Code, msg)
 	}
+}
+
+// checkAnswer fails the test unless w answered code, with a Status whose
+// message holds msg when the code is not success, and exactly warnings
+// (one per line).
+func checkAnswer(t *testing.T, name string, w *httptest.ResponseRecorder, success, code int, msg, warnings string) {
+	t.Helper()
+	got := ""
+	if w.Code != success {
+		_, got = statusMessage(t, w.Body.Bytes())
+	}
+	if w.Code != code || !strings.Contains(got, msg) {
+		t.Errorf("%s: answer %d %q, want %d %q", name, w.Code, got, code, msg)
+	}
+	if texts := warningTexts(w); texts != warnings {
+		t.Errorf("%s: warnings %q, want %q", name, texts, warnings)
+	}
+}
+
+// warningTexts is the text of each Warning header, one per line.
+func warningTexts(w *httptest.ResponseRecorder) string {
+	warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
+	texts := make([]string, 0, len(warnings))
+	for _, wh := range warnings {
+		texts = append(texts, wh.Text)
+	}
+	return strings.Join(texts, "\n")
 }

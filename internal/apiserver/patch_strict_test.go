@@ -3,8 +3,6 @@ package apiserver
 import (
 	"strings"
 	"testing"
-
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // Patches are decoded strictly as upstream's patch handler decodes them:
@@ -34,22 +32,7 @@ func TestPatchFieldValidation(t *testing.T) {
 		{"json patch fails", "", mediaJSONPatch, `[{"op":"remove","path":"/nope"}]`, 422,
 			"the server rejected our request due to an error in our request", ""},
 	} {
-		w := ts.do("PATCH", path+tc.query, tc.contentType, tc.body)
-		msg := ""
-		if w.Code != 200 {
-			_, msg = statusMessage(t, w.Body.Bytes())
-		}
-		if w.Code != tc.code || tc.code == 200 && msg != "" || !strings.Contains(msg, tc.msg) {
-			t.Errorf("%s: PATCH = %d %q, want %d %q", tc.name, w.Code, msg, tc.code, tc.msg)
-		}
-		warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
-		var texts []string
-		for _, wh := range warnings {
-			texts = append(texts, wh.Text)
-		}
-		if got := strings.Join(texts, "\n"); got != tc.warnings {
-			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warnings)
-		}
+		checkAnswer(t, tc.name, ts.do("PATCH", path+tc.query, tc.contentType, tc.body), 200, tc.code, tc.msg, tc.warnings)
 	}
 }
 

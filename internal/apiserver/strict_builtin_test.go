@@ -3,8 +3,6 @@ package apiserver
 import (
 	"strings"
 	"testing"
-
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
 // A repeated key in a built-in object's body is a strict decoding error,
@@ -34,22 +32,7 @@ func TestBuiltinBodiesReportDuplicateFields(t *testing.T) {
 		{"yaml warn", "", mediaYAML, yamlBody("y1"), 201, "", `line 8: key "data" already set in map`},
 		{"yaml strict", "?fieldValidation=Strict", mediaYAML, yamlBody("y2"), 400, "strict decoding error: " + yamlDup, ""},
 	} {
-		w := ts.do("POST", path+tc.query, tc.contentType, tc.body)
-		msg := ""
-		if w.Code != 201 {
-			_, msg = statusMessage(t, w.Body.Bytes())
-		}
-		if w.Code != tc.code || !strings.Contains(msg, tc.msg) {
-			t.Errorf("%s: POST = %d %q, want %d %q", tc.name, w.Code, msg, tc.code, tc.msg)
-		}
-		warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
-		var texts []string
-		for _, wh := range warnings {
-			texts = append(texts, wh.Text)
-		}
-		if got := strings.Join(texts, "\n"); got != tc.warnings {
-			t.Errorf("%s: warnings %q, want %q", tc.name, got, tc.warnings)
-		}
+		checkAnswer(t, tc.name, ts.do("POST", path+tc.query, tc.contentType, tc.body), 201, tc.code, tc.msg, tc.warnings)
 	}
 	// The decoder (upstream's too) decodes a repeated object into the first.
 	if got := ts.do("GET", path+"/j1", "", "").Body.String(); !strings.Contains(got, `"data":{"a":"1","b":"2"}`) {
@@ -63,8 +46,7 @@ func TestApplyWarnsAboutRepeatedYAMLKeys(t *testing.T) {
 	ts := newTestServer(t)
 	body := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: \"1\"\ndata:\n  b: \"2\"\n"
 	w := ts.do("PATCH", "/api/v1/namespaces/default/configmaps/a?fieldManager=m", mediaApplyPatch, body)
-	warnings, _ := utilnet.ParseWarningHeaders(w.Result().Header.Values("Warning"))
-	if w.Code != 201 || len(warnings) != 1 || warnings[0].Text != `line 8: key "data" already set in map` {
-		t.Errorf("apply with a repeated key = %d, warnings %+v", w.Code, warnings)
+	if got := warningTexts(w); w.Code != 201 || got != `line 8: key "data" already set in map` {
+		t.Errorf("apply with a repeated key = %d, warnings %q", w.Code, got)
 	}
 }
