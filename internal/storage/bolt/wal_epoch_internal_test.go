@@ -11,8 +11,10 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// crashCopyOf copies the data file and its log as a crash would leave them.
-func crashCopyOf(t *testing.T, path string) string {
+// CrashCopy copies the data file at path and its log as a crash would
+// leave them while the store is still open: its pending changes are only
+// in the log. (Exported for the package's external tests.)
+func CrashCopy(t *testing.T, path string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, suffix := range []string{"", ".wal"} {
@@ -82,7 +84,7 @@ func TestANewDataFileIgnoresTheOldLog(t *testing.T) {
 				}
 			}
 		}
-		copied := crashCopyOf(t, path)
+		copied := CrashCopy(t, path)
 		if err := os.Remove(copied); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +130,7 @@ func TestStaleBytesInsideARecordAreNotReplayed(t *testing.T) {
 	if _, err := s.Create(ctx, "/b", filler); err != nil { // revision 2, written at offset 0
 		t.Fatal(err)
 	}
-	copied := mustOpen(t, crashCopyOf(t, path), Options{})
+	copied := mustOpen(t, CrashCopy(t, path), Options{})
 	if kv, err := copied.Get(ctx, "/forged"); err == nil {
 		t.Errorf("after a crash, /forged = %q@%d; it was never written", kv.Value, kv.ModRevision)
 	}

@@ -33,22 +33,8 @@ func TestConformanceFrequentCheckpoints(t *testing.T) {
 	})
 }
 
-// crashCopy copies the data file and its log as a crash would leave them
-// while s is still open: s's pending changes are only in the log.
-func crashCopy(t *testing.T, path string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, suffix := range []string{"", ".wal"} {
-		data, err := os.ReadFile(path + suffix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "admitd.db"+suffix), data, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(dir, "admitd.db")
-}
+// crashCopy copies the data file and its log as a crash would leave them.
+var crashCopy = bolt.CrashCopy
 
 func TestOpenReplaysTheLog(t *testing.T) {
 	ctx := t.Context()
