@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/client-go/pkg/apis/clientauthentication"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
@@ -321,19 +322,8 @@ func statusJSON(body []byte) ([]byte, bool) {
 		}
 		j = y
 	}
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if json.Unmarshal(j, &tm) != nil || tm.Kind != "Status" {
-		return nil, false
-	}
-	if tm.APIVersion != "" {
-		if _, err := schema.ParseGroupVersion(tm.APIVersion); err != nil {
-			return nil, false
-		}
-	}
-	return j, true
+	gvk, err := serializerjson.DefaultMetaFactory.Interpret(j)
+	return j, err == nil && gvk.Kind == "Status"
 }
 
 // isTextResponse is client-go's: no Content-Type, or a text/ one.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	sigsjson "sigs.k8s.io/json"
@@ -190,11 +191,8 @@ func isV1Review(r *admissionv1.AdmissionReview) bool {
 // regardless of case (the last of each wins), reads body as a v1
 // AdmissionReview: a "Kind" beside "kind" is the codec's kind.
 func namesV1Review(body []byte) bool {
-	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	return json.Unmarshal(body, &tm) == nil && tm.APIVersion == admissionv1.SchemeGroupVersion.String() && tm.Kind == "AdmissionReview"
+	gvk, err := serializerjson.DefaultMetaFactory.Interpret(body)
+	return err == nil && *gvk == admissionv1.SchemeGroupVersion.WithKind("AdmissionReview")
 }
 
 // decodeV1Review decodes a v1 answer. The common case (a well-formed v1
