@@ -196,6 +196,12 @@ func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
 // writeObject encodes obj as JSON, YAML when the client asks only for it,
 // or protobuf when the client prefers it and obj has it.
 func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
+	writeObjectWithJSON(w, r, code, obj, nil)
+}
+
+// writeObjectWithJSON is writeObject with obj's JSON (as writeJSON would
+// write it) already at hand, or nil.
+func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj any, encoded []byte) {
 	setWarnings(w, requestFrom(r.Context()))
 	if wantsProtobuf(r) && writeProtobuf(w, code, obj) {
 		return
@@ -208,6 +214,12 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 			_, _ = w.Write(data)
 			return
 		}
+	}
+	if encoded != nil {
+		w.Header().Set("Content-Type", mediaJSON)
+		w.WriteHeader(code)
+		_, _ = w.Write(encoded)
+		return
 	}
 	writeJSON(w, code, obj)
 }

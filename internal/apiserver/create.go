@@ -48,14 +48,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.ResponseObject = out
-	if rq.created != nil && !wantsYAML(r) && !wantsProtobuf(r) {
-		setWarnings(w, rq)
-		w.Header().Set("Content-Type", mediaJSON)
-		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write(rq.created)
-		return
-	}
-	writeObject(w, r, http.StatusCreated, out)
+	writeObjectWithJSON(w, r, http.StatusCreated, out, rq.created)
 }
 
 // decodeWriteBody reads and decodes a create or update body, applying the
