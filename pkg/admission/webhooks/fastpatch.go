@@ -27,8 +27,8 @@ import (
 // its own way, any step that would fail) ok is false and the caller
 // applies the patch with v4, for its result or its error.
 func spliceJSONPatch(doc []byte, patch jsonpatch.Patch) (out []byte, ok bool) {
-	if len(patch) == 0 {
-		return nil, false // v4 still writes the document again
+	if len(patch) == 0 || !json.Valid(doc) {
+		return nil, false // v4 still writes the document again, or fails on it
 	}
 	for _, op := range patch {
 		if doc, ok = applyOp(doc, op); !ok {
@@ -61,8 +61,8 @@ func applyOp(doc []byte, op jsonpatch.Operation) ([]byte, bool) {
 	}
 	start := jsonscan.Space(doc, 0)
 	end, ok := jsonscan.Value(doc, start)
-	if !ok || doc[start] != '{' || jsonscan.Space(doc, end) != len(doc) || !json.Valid(doc) {
-		return nil, false // v4 fails on a document that is not a valid object
+	if !ok || doc[start] != '{' || jsonscan.Space(doc, end) != len(doc) {
+		return nil, false // v4 fails on a document that is not an object
 	}
 	return rewrite(doc[start:end], segments, kind, value)
 }
