@@ -19,8 +19,12 @@ type Options struct {
 	// (--tls-cert-file, --tls-private-key-file). Unlike upstream's, they are
 	// reloaded when the files change.
 	CertFile, KeyFile string
-	// Port is the TCP port on every address (--port, upstream's default 443);
-	// 0 picks a free one (an admitd addition, for tests).
+	// BindAddress is the IP address to listen on (--bind-address). Default
+	// (nil): 127.0.0.1, this machine only; 0.0.0.0 or :: listen on every
+	// interface, as upstream's webhook in a Pod does.
+	BindAddress net.IP
+	// Port is the TCP port (--port, upstream's default 443); 0 picks a free
+	// one (an admitd addition, for tests).
 	Port int
 	// SidecarImage is the image /mutating-pods-sidecar injects.
 	SidecarImage string
@@ -36,7 +40,7 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 	if _, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile); err != nil {
 		return fmt.Errorf("loading the serving certificate: %w", err)
 	}
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(o.Port))
+	ln, err := net.Listen("tcp", o.listenAddr())
 	if err != nil {
 		return err
 	}
@@ -52,4 +56,12 @@ func Run(ctx context.Context, o Options, out io.Writer) error {
 		Logger:          o.Logger,
 	}
 	return srv.Serve(ctx, ln)
+}
+
+func (o Options) listenAddr() string {
+	ip := o.BindAddress
+	if ip == nil {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(o.Port))
 }

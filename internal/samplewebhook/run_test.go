@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,8 +18,9 @@ import (
 )
 
 // startRun runs the webhook with generated certificates on a free port and
-// returns its base URL and a client that trusts it.
-func startRun(t *testing.T, o Options) (string, *http.Client, func() error) {
+// returns the address it reports serving on, the base URL to reach it on
+// 127.0.0.1, and a client that trusts it.
+func startRun(t *testing.T, o Options) (served, base string, client *http.Client, stop func() error) {
 	t.Helper()
 	ca, err := pki.NewCA("samplewebhook-test-ca")
 	if err != nil {
@@ -42,12 +44,13 @@ func startRun(t *testing.T, o Options) (string, *http.Client, func() error) {
 	go func() { done <- Run(ctx, o, lines); lines.Close() }()
 	line, err := bufio.NewReader(out).ReadString('\n')
 	go func() { _, _ = io.Copy(io.Discard, out) }()
-	_, port, found := strings.Cut(strings.TrimSpace(line), "]:")
-	if err != nil || !found {
+	served, found := strings.CutPrefix(strings.TrimSpace(line), "admitd webhook serving on https://")
+	_, port, splitErr := net.SplitHostPort(served)
+	if err != nil || !found || splitErr != nil {
 		cancel()
 		t.Fatalf("serving line %q: %v (Run: %v)", line, err, <-done)
 	}
-	stop := func() error {
+	stop = func() error {
 		cancel()
 		select {
 		case err := <-done:
@@ -58,8 +61,8 @@ func startRun(t *testing.T, o Options) (string, *http.Client, func() error) {
 		}
 	}
 	t.Cleanup(func() { cancel() })
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
-	return "https://127.0.0.1:" + port, client, stop
+	client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
+	return served, "https://127.0.0.1:" + port, client, stop
 }
 
 func postReview(ctx context.Context, c *http.Client, url, body string) (string, error) {
@@ -75,7 +78,7 @@ func postReview(ctx context.Context, c *http.Client, url, body string) (string, 
 }
 
 func TestRunServesOverTLS(t *testing.T) {
-	base, client, stop := startRun(t, Options{Port: 0})
+	_, base, client, stop := startRun(t, Options{Port: 0})
 	resp, err := client.Get(base + "/readyz")
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +130,33 @@ func TestRunNeedsCertificate(t *testing.T) {
 	err := Run(context.Background(), Options{Port: 0}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "open : no such file or directory") {
 		t.Errorf("Run without certificate files = %v, want upstream's open error", err)
+	}
+}
+
+// TestRunBindAddress: without BindAddress the webhook listens on 127.0.0.1
+// only; 0.0.0.0 is every interface (Go reports it as [::]), 127.0.0.1
+// included.
+func TestRunBindAddress(t *testing.T) {
+	for _, tc := range []struct {
+		bind net.IP
+		want string
+		is   func(net.IP) bool
+	}{
+		{nil, "loopback", net.IP.IsLoopback},
+		{net.IPv4zero, "every interface", net.IP.IsUnspecified},
+	} {
+		served, base, client, stop := startRun(t, Options{BindAddress: tc.bind})
+		if host, _, _ := net.SplitHostPort(served); !tc.is(net.ParseIP(host)) {
+			t.Errorf("Run with BindAddress %v serves on %s, want %s", tc.bind, served, tc.want)
+		}
+		resp, err := client.Get(base + "/readyz")
+		if err != nil {
+			t.Fatalf("GET /readyz with BindAddress %v: %v", tc.bind, err)
+		}
+		resp.Body.Close()
+		client.CloseIdleConnections()
+		if err := stop(); err != nil {
+			t.Errorf("Run with BindAddress %v after cancel = %v, want nil", tc.bind, err)
+		}
 	}
 }

@@ -71,7 +71,9 @@ func send(h http.Handler, path, pod string) string {
 
 // Serving webhooks over HTTPS: the certificate is reloaded when the files
 // change (cert-manager renewals, rotated secret volumes), /readyz is served,
-// and SIGINT drains the reviews in flight before the server stops.
+// and SIGINT drains the reviews in flight before the server stops. Addr
+// ":8443" listens on every interface, as a webhook in a Pod must; without it
+// the server listens on 127.0.0.1 only (DefaultAddr).
 func ExampleServer() {
 	mux := http.NewServeMux()
 	mux.Handle("/always-allow", webhook.Serve(webhook.HandlerFunc(func(context.Context, webhook.Request) webhook.Response {

@@ -16,7 +16,9 @@ import (
 // `ok` while serving, 503 once shutting down) and every other path with
 // Handler, over HTTP/1.1 and HTTP/2.
 type Server struct {
-	// Addr is the TCP address ListenAndServe listens on. Default: ":8443".
+	// Addr is the TCP address ListenAndServe listens on. Default:
+	// DefaultAddr, the loopback interface only; ":8443" listens on every
+	// interface, as a webhook in a Pod behind a Service must.
 	Addr string
 	// CertFile and KeyFile are the serving certificate chain (PEM, leaf
 	// first) and its key. They are loaded before the server listens and
@@ -40,6 +42,11 @@ type Server struct {
 	Logger *slog.Logger
 }
 
+// DefaultAddr is the address ListenAndServe listens on when Addr is empty:
+// port 8443 of the loopback interface, so that a webhook started on a
+// workstation cannot be reached from the network.
+const DefaultAddr = "127.0.0.1:8443"
+
 // ListenAndServe loads the certificate, listens on Addr and serves until ctx
 // is done, then shuts down gracefully. It returns nil after a shutdown
 // caused by ctx, and the error otherwise.
@@ -48,15 +55,18 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	addr := s.Addr
-	if addr == "" {
-		addr = ":8443"
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", s.listenAddr())
 	if err != nil {
 		return err
 	}
 	return s.serve(ctx, ln, cfg)
+}
+
+func (s *Server) listenAddr() string {
+	if s.Addr == "" {
+		return DefaultAddr
+	}
+	return s.Addr
 }
 
 // Serve is ListenAndServe on a listener the caller made (for example on

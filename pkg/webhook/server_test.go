@@ -236,3 +236,16 @@ func TestServerNeedsCertificate(t *testing.T) {
 		}
 	}
 }
+
+// TestServerDefaultAddrIsLoopback: a Server without Addr is reachable from
+// this machine only, never from every interface.
+func TestServerDefaultAddrIsLoopback(t *testing.T) {
+	addr := (&Server{}).listenAddr()
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() || port != "8443" {
+		t.Errorf("listen address without Addr = %q, want a loopback IP and port 8443", addr)
+	}
+	if got := (&Server{Addr: ":9443"}).listenAddr(); got != ":9443" {
+		t.Errorf("listen address with Addr :9443 = %q, want :9443", got)
+	}
+}
