@@ -1,10 +1,12 @@
-// Package e2e drives the built admitd binary with real clients: kubectl on
-// PATH and client-go.
+// Package e2e drives the built admitd binary with real clients: kubectl
+// (the one on PATH, else one built from k8s.io/kubectl), client-go and, when
+// installed, the Python client.
 package e2e
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -130,14 +132,19 @@ func (a *admitd) restConfig(t *testing.T) *rest.Config {
 	return cfg
 }
 
+// kubectlCmd is a kubectl command against the server (kubectlBinary), with
+// a HOME of its own so that no cache or configuration of the user's applies.
+func (a *admitd) kubectlCmd(ctx context.Context, t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, kubectlBinary(t), append([]string{"--kubeconfig", a.Kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	return cmd
+}
+
 // kubectl runs kubectl against the server and returns stdout and stderr.
 func (a *admitd) kubectl(t *testing.T, stdin string, args ...string) (string, string, error) {
 	t.Helper()
-	if _, err := exec.LookPath("kubectl"); err != nil {
-		t.Fatalf("kubectl not on PATH (run .ci/install-tools): %v", err)
-	}
-	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", a.Kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd := a.kubectlCmd(t.Context(), t, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if stdin != "" {
@@ -157,8 +164,9 @@ func (a *admitd) mustKubectl(t *testing.T, stdin string, args ...string) string 
 	return out
 }
 
-// stripSkewWarning drops kubectl's version-skew warning (admitd reports
-// 1.37; the kubectl here is 1.32).
+// stripSkewWarning drops the warning a kubectl more than one minor version
+// away from the server's (admitd reports 1.37) prints, for example
+// Debian's kubectl 1.32.
 func stripSkewWarning(s string) string {
 	var keep []string
 	for _, l := range strings.Split(s, "\n") {

@@ -24,12 +24,17 @@ for ev in w.stream(v1.list_namespaced_config_map, "default", timeout_seconds=5):
         w.stop()
 `
 
-// TestPythonClient drives admitd with the Python kubernetes client (Debian
-// package python3-kubernetes, installed by .ci/install-tools).
+// TestPythonClient drives admitd with the Python kubernetes client. Without
+// it the test skips, except in CI (CI=true), where it fails.
 func TestPythonClient(t *testing.T) {
-	python := "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import kubernetes").Run(); err != nil {
-		t.Fatalf("%s cannot import kubernetes (run .ci/install-tools): %v", python, err)
+	python := pythonWithClient()
+	if python == "" {
+		msg := "no python3 on PATH can import kubernetes: install the Python client " +
+			"(Debian: apt-get install python3-kubernetes, as .ci/install-tools does; or pip install kubernetes)"
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
 	}
 	a := startAdmitd(t, t.TempDir())
 	script := filepath.Join(t.TempDir(), "client.py")
@@ -45,4 +50,19 @@ func TestPythonClient(t *testing.T) {
 			t.Errorf("python client output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// pythonWithClient is the first python3 on PATH that can import kubernetes
+// (the first python3 may be a pyenv shim without it), or "".
+func pythonWithClient() string {
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		python := filepath.Join(dir, "python3")
+		if !filepath.IsAbs(python) {
+			continue
+		}
+		if exec.Command(python, "-c", "import kubernetes").Run() == nil {
+			return python
+		}
+	}
+	return ""
 }

@@ -29,7 +29,9 @@ type sampleWebhook struct {
 	stderr   *bytes.Buffer
 }
 
-var sampleServingLine = regexp.MustCompile(`serving on https://\S*:(\d+)$`)
+// sampleServingLine is `admitd webhook`'s first line; without --bind-address
+// it serves 127.0.0.1 only.
+var sampleServingLine = regexp.MustCompile(`serving on https://127\.0\.0\.1:(\d+)$`)
 
 const sampleSidecarImage = "registry.k8s.io/pause:3.10"
 
@@ -288,8 +290,7 @@ func sampleWebhookAttach(t *testing.T, a *admitd) {
 	a.mustKubectl(t, samplePod("to-be-attached-pod", nil, "container1"), "create", "-f", "-")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", a.Kubeconfig, "attach", "--namespace=sample-e2e", "to-be-attached-pod", "-i", "-c=container1")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd := a.kubectlCmd(ctx, t, "attach", "--namespace=sample-e2e", "to-be-attached-pod", "-i", "-c=container1")
 	out, err := cmd.CombinedOutput()
 	if want := "attaching to pod 'to-be-attached-pod' is not allowed"; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("kubectl attach: %v\n%s\nwant a failure containing %q", err, out, want)

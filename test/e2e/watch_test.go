@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +12,7 @@ import (
 func TestKubectlGetWatch(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	a.mustKubectl(t, "", "create", "configmap", "before")
-	cmd := exec.Command("kubectl", "--kubeconfig", a.Kubeconfig, "get", "configmaps", "-w", "--output-watch-events")
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd := a.kubectlCmd(t.Context(), t, "get", "configmaps", "-w", "--output-watch-events")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
