@@ -51,7 +51,7 @@ type Attributes struct {
 	UserInfo  authenticationv1.UserInfo
 
 	// Record collects what admission did to this request. Never nil when
-	// built by NewAttributes.
+	// built by the server.
 	Record *Record
 }
 

@@ -17,7 +17,7 @@ import (
 
 // Options are the dependencies of both policy plugins.
 type Options struct {
-	// Source gives the current policies and bindings. Required.
+	// Source gives the current policies and bindings; nil: none.
 	Source Source
 	// Params reads param objects; without it every paramKind is unknown.
 	Params ParamSource

@@ -25,7 +25,7 @@ import (
 
 // Options are the dependencies of both webhook plugins.
 type Options struct {
-	// Source gives the current webhook configurations.
+	// Source gives the current webhook configurations; nil: none.
 	Source Source
 	// Resolver finds the address of webhooks behind a Service reference.
 	Resolver ServiceResolver
@@ -88,6 +88,9 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatc
 
 // Register adds both webhook plugins to r.
 func Register(r *admission.Registry, o Options) {
+	if o.Source == nil {
+		o.Source = StaticSource{Snapshot: NewSnapshot(nil, nil)}
+	}
 	if o.CEL == nil {
 		o.CEL = admcel.NewCompiler(admcel.Options{})
 	}
