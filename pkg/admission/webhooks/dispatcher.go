@@ -146,7 +146,7 @@ func (d *dispatcher) skip(a *admission.Attributes) bool {
 
 // observe records one webhook call in the request's admission trace and in
 // the webhook metrics.
-func (d *dispatcher) observe(a *admission.Attributes, h *Hook, typ string, round int, start time.Time, err error, changed bool) {
+func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round int, start time.Time, err error, changed bool) {
 	elapsed := time.Since(start)
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Round: round, Matched: true,
 		Mutated: changed, Duration: elapsed}

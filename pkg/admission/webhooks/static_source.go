@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/admitd/admitd/pkg/admission/manifest"
+	"github.com/admitd/admitd/pkg/admission/internal/manifest"
 )
 
 // staticManifests keeps the plugin's static manifests, reloaded when the
