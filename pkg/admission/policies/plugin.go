@@ -118,7 +118,7 @@ func newPlugin(name string, o Options, pc admission.PluginContext, build func(*S
 // reloadObserver reports the loads of the static manifests in the reload
 // metrics under the plugin's name.
 func (p *plugin) reloadObserver() func(error) {
-	return func(err error) { p.o.AdmissionMetrics.ManifestReload(p.name, err) }
+	return func(err error) { p.o.AdmissionMetrics.ObserveManifestReload(p.name, err) }
 }
 
 // noManifests stands for a plugin without static manifests.

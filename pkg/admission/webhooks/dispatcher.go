@@ -170,7 +170,7 @@ func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round
 	rejected := err != nil && !ignored
 	d.metrics.ObserveWebhook(elapsed, rejected, a.Operation, typ, h.Name, code)
 	if rejected && !errors.Is(err, context.Canceled) {
-		d.metrics.WebhookRejection(h.Name, typ, a.Operation, errorType, code)
+		d.metrics.ObserveWebhookRejection(h.Name, typ, a.Operation, errorType, code)
 	}
 }
 

@@ -118,7 +118,7 @@ func (d *dispatcher) matchConditions(ctx context.Context, h *hook, a *admission.
 			reason = fmt.Sprintf("matchCondition %q is false", res.FailedCondition)
 		}
 		d.skipped(a, h, reason, nil)
-		d.metrics.MatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
+		d.metrics.ObserveMatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
 		return nil, nil
 	}
 	return inv, nil

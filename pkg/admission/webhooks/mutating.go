@@ -139,7 +139,7 @@ func (m *Mutating) handleFailure(ctx context.Context, h *hook, a *admission.Attr
 	}
 	if !errors.Is(err, context.Canceled) {
 		_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), h.Name)
-		m.metrics.WebhookFailOpen(h.Name, "admit")
+		m.metrics.ObserveWebhookFailOpen(h.Name, "admit")
 	}
 	m.log.Warn("failing open a mutating webhook", "webhook", h.Name, "err", err)
 	if ctx.Err() != nil {

@@ -122,7 +122,7 @@ func (v *Validating) applyPolicy(h *hook, a *admission.Attributes, err error, in
 	if (isCallError(err) || panicked) && h.failOpen() {
 		if !errors.Is(err, context.Canceled) {
 			_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.validating.webhook.admission.k8s.io/round_0_index_%d", index), h.Name)
-			v.metrics.WebhookFailOpen(h.Name, "validating")
+			v.metrics.ObserveWebhookFailOpen(h.Name, "validating")
 		}
 		v.log.Warn("failing open a validating webhook", "webhook", h.Name, "err", err)
 		return nil
