@@ -39,6 +39,7 @@ import (
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/server"
 	"github.com/admitd/admitd/internal/serviceaccount"
+	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
 // Env is a running admitd.
@@ -58,7 +59,7 @@ type Env struct {
 	client     kubernetes.Interface
 
 	caOnce sync.Once
-	ca     *pki.CA // issues the certificates of ServeWebhook
+	ca     *webhooktest.CA // issues the certificates of ServeWebhook
 	caErr  error
 }
 
@@ -172,9 +173,9 @@ func (e *Env) Client() kubernetes.Interface {
 // webhookCA returns the CA that issues webhook certificates, created on
 // first use. It is not the API server's CA: a webhook's caBundle trusts
 // only webhooks.
-func (e *Env) webhookCA() (*pki.CA, error) {
+func (e *Env) webhookCA() (*webhooktest.CA, error) {
 	e.caOnce.Do(func() {
-		e.ca, e.caErr = pki.NewCA("admitd-testenv-webhooks")
+		e.ca, e.caErr = webhooktest.NewCA("admitd-testenv-webhooks")
 		if e.caErr != nil {
 			e.caErr = fmt.Errorf("creating the webhook CA: %w", e.caErr)
 		}

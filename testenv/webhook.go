@@ -2,9 +2,6 @@ package testenv
 
 import (
 	"context"
-	"crypto/tls"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +10,8 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
 // Webhook is an HTTPS server for a webhook handler, on 127.0.0.1, with a
@@ -45,19 +44,12 @@ func (e *Env) StartWebhook(h http.Handler) (*Webhook, error) {
 	if err != nil {
 		return nil, err
 	}
-	certPEM, keyPEM, err := ca.IssueServing([]string{"127.0.0.1", "localhost"})
+	srv, err := webhooktest.NewUnstartedServer(ca, h)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the API server abandons
 	srv.StartTLS()
-	return &Webhook{URL: srv.URL, CABundle: ca.CertPEM, srv: srv}, nil
+	return &Webhook{URL: srv.URL, CABundle: srv.CABundle(), srv: srv.Server}, nil
 }
 
 // Close stops the server, waiting for the requests in flight.

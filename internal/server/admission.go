@@ -43,24 +43,25 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	parts.policies = apiserver.NewPolicyConfigs(store, cat, parts.status)
 	metrics := admission.NewMetrics(reg)
 	schema := apiserver.NewSchema(cat)
-	plugins := standard.NewRegistry()
-	webhooks.Register(plugins, webhooks.Options{
-		Metrics:               metrics,
-		DefaultConfiguration:  schema.Default,
-		ValidateConfiguration: validateManifest(cat),
-		Source:                parts.webhooks,
-		Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
-		Logger:                o.Logger,
-	})
-	policies.Register(plugins, policies.Options{
-		Source:                parts.policies,
-		Params:                apiserver.NewParamLookup(store, cat),
-		TypeConverters:        apiserver.NewCRDTypeConverters(store, cat),
-		Metrics:               policies.NewMetrics(reg),
-		AdmissionMetrics:      metrics,
-		Logger:                o.Logger,
-		DefaultConfiguration:  schema.Default,
-		ValidateConfiguration: validateManifest(cat),
+	plugins := standard.NewRegistry(standard.Options{
+		Webhooks: webhooks.Options{
+			Metrics:               metrics,
+			DefaultConfiguration:  schema.Default,
+			ValidateConfiguration: validateManifest(cat),
+			Source:                parts.webhooks,
+			Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
+			Logger:                o.Logger,
+		},
+		Policies: policies.Options{
+			Source:                parts.policies,
+			Params:                apiserver.NewParamLookup(store, cat),
+			TypeConverters:        apiserver.NewCRDTypeConverters(store, cat),
+			Metrics:               policies.NewMetrics(reg),
+			AdmissionMetrics:      metrics,
+			Logger:                o.Logger,
+			DefaultConfiguration:  schema.Default,
+			ValidateConfiguration: validateManifest(cat),
+		},
 	})
 	names, err := plugins.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
 	if err != nil {

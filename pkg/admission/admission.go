@@ -5,7 +5,11 @@
 //
 // It is a library: the API server builds Attributes and calls a Chain; it does
 // not know which plugins run. Plugins live in sub-packages and never import
-// the server.
+// the server. A Registry builds the Chain: it knows kube-apiserver's plugins
+// in upstream order (plugins/standard registers those admitd has) and takes
+// plugins of the caller's own, under any name, where the caller places them.
+//
+// It is not an API server: it reads no storage and serves no HTTP.
 package admission
 
 import (
@@ -51,7 +55,7 @@ type Attributes struct {
 	UserInfo  authenticationv1.UserInfo
 
 	// Record collects what admission did to this request. Never nil when
-	// built by NewAttributes.
+	// built by the server.
 	Record *Record
 }
 

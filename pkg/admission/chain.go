@@ -48,7 +48,7 @@ func (c *Chain) Handles(op Operation) bool {
 // Admit runs the mutating phase, with at most one reinvocation pass.
 func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
-	defer func() { c.metrics.ObserveStep(time.Since(start), err != nil, a.Operation, "admit") }()
+	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "admit") }()
 	if err := c.admitOnce(ctx, a); err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		}
 		start := time.Now()
 		err := m.Admit(ctx, a)
-		c.metrics.ObservePlugin(time.Since(start), err != nil, a.Operation, "admit", p.Name)
+		c.metrics.ObserveAdmissionController(time.Since(start), err != nil, a.Operation, "admit", p.Name)
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 // Validate runs the validating phase.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
-	defer func() { c.metrics.ObserveStep(time.Since(start), err != nil, a.Operation, "validate") }()
+	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "validate") }()
 	for _, p := range c.plugins {
 		v, ok := p.Plugin.(Validator)
 		if !ok || !v.Handles(a.Operation) {
@@ -85,7 +85,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		}
 		start := time.Now()
 		err := v.Validate(ctx, a)
-		c.metrics.ObservePlugin(time.Since(start), err != nil, a.Operation, "validate", p.Name)
+		c.metrics.ObserveAdmissionController(time.Since(start), err != nil, a.Operation, "validate", p.Name)
 		if err != nil {
 			return err
 		}

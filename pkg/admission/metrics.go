@@ -66,8 +66,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// ObserveStep records one admission phase (type "admit" or "validate").
-func (m *Metrics) ObserveStep(d time.Duration, rejected bool, op Operation, typ string) {
+// ObserveAdmissionStep records one admission phase (type "admit" or
+// "validate").
+func (m *Metrics) ObserveAdmissionStep(d time.Duration, rejected bool, op Operation, typ string) {
 	if m == nil {
 		return
 	}
@@ -76,8 +77,8 @@ func (m *Metrics) ObserveStep(d time.Duration, rejected bool, op Operation, typ 
 	m.stepSummary.WithLabelValues(typ, string(op), r).Observe(d.Seconds())
 }
 
-// ObservePlugin records one plugin call.
-func (m *Metrics) ObservePlugin(d time.Duration, rejected bool, op Operation, typ, name string) {
+// ObserveAdmissionController records one plugin call.
+func (m *Metrics) ObserveAdmissionController(d time.Duration, rejected bool, op Operation, typ, name string) {
 	if m == nil {
 		return
 	}
@@ -95,17 +96,17 @@ func (m *Metrics) ObserveWebhook(d time.Duration, rejected bool, op Operation, t
 	m.webhookTotal.WithLabelValues(name, typ, string(op), strconv.Itoa(capCode(code)), r).Inc()
 }
 
-// WebhookRejection counts a rejection caused by a webhook; errorType is
+// ObserveWebhookRejection counts a rejection caused by a webhook; errorType is
 // calling_webhook_error, apiserver_internal_error or no_error.
-func (m *Metrics) WebhookRejection(name, typ string, op Operation, errorType string, code int) {
+func (m *Metrics) ObserveWebhookRejection(name, typ string, op Operation, errorType string, code int) {
 	if m == nil {
 		return
 	}
 	m.webhookReject.WithLabelValues(name, typ, string(op), errorType, strconv.Itoa(capCode(code))).Inc()
 }
 
-// WebhookFailOpen counts an ignored webhook failure.
-func (m *Metrics) WebhookFailOpen(name, typ string) {
+// ObserveWebhookFailOpen counts an ignored webhook failure.
+func (m *Metrics) ObserveWebhookFailOpen(name, typ string) {
 	if m == nil {
 		return
 	}
@@ -138,27 +139,27 @@ func (m *Metrics) addMatchConditionMetrics() {
 		matchConditionLabels)
 }
 
-// MatchConditionEvalErrors adds n expressions of name's matchConditions
+// ObserveMatchConditionEvalErrors adds n expressions of name's matchConditions
 // that evaluated with an error; kind is "webhook" or "policy".
-func (m *Metrics) MatchConditionEvalErrors(name, kind, typ string, op Operation, n int) {
+func (m *Metrics) ObserveMatchConditionEvalErrors(name, kind, typ string, op Operation, n int) {
 	if m == nil || n == 0 {
 		return
 	}
 	m.matchErrors.WithLabelValues(name, kind, typ, string(op)).Add(float64(n))
 }
 
-// MatchConditionExclusion counts a webhook or policy skipped by its
+// ObserveMatchConditionExclusion counts a webhook or policy skipped by its
 // matchConditions. As upstream, webhooks pass typ "admit" or "validate".
-func (m *Metrics) MatchConditionExclusion(name, kind, typ string, op Operation) {
+func (m *Metrics) ObserveMatchConditionExclusion(name, kind, typ string, op Operation) {
 	if m == nil {
 		return
 	}
 	m.matchExcluded.WithLabelValues(name, kind, typ, string(op)).Inc()
 }
 
-// ObserveMatchConditions records the time matchConditions took; upstream
-// observes it only when evaluation ends in a skip or an error.
-func (m *Metrics) ObserveMatchConditions(d time.Duration, name, kind, typ string, op Operation) {
+// ObserveMatchConditionEvaluationTime records the time matchConditions took;
+// upstream observes it only when evaluation ends in a skip or an error.
+func (m *Metrics) ObserveMatchConditionEvaluationTime(d time.Duration, name, kind, typ string, op Operation) {
 	if m == nil {
 		return
 	}
@@ -177,12 +178,12 @@ func (m *Metrics) addManifestMetrics() {
 		labels)
 }
 
-// ManifestReload records a load of plugin's static manifests (the initial
-// load included): status "success" when err is nil, "failure" otherwise.
-// admitd has no apiserver identity, so apiserver_id_hash is empty and
-// upstream's last_config_info series, emitted only with an identity, is
+// ObserveManifestReload records a load of plugin's static manifests (the
+// initial load included): status "success" when err is nil, "failure"
+// otherwise. admitd has no apiserver identity, so apiserver_id_hash is empty
+// and upstream's last_config_info series, emitted only with an identity, is
 // absent.
-func (m *Metrics) ManifestReload(plugin string, err error) {
+func (m *Metrics) ObserveManifestReload(plugin string, err error) {
 	if m == nil {
 		return
 	}

@@ -12,9 +12,9 @@ import (
 func TestManifestReloadMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
-	m.ManifestReload("ValidatingAdmissionWebhook", nil)
-	m.ManifestReload("ValidatingAdmissionWebhook", errors.New("broken"))
-	m.ManifestReload("MutatingAdmissionPolicy", nil)
+	m.ObserveManifestReload("ValidatingAdmissionWebhook", nil)
+	m.ObserveManifestReload("ValidatingAdmissionWebhook", errors.New("broken"))
+	m.ObserveManifestReload("MutatingAdmissionPolicy", nil)
 	want := `# HELP apiserver_manifest_admission_config_controller_automatic_reloads_total Total number of automatic reloads of admission manifest configuration split by status, plugin, and apiserver identity.
 # TYPE apiserver_manifest_admission_config_controller_automatic_reloads_total counter
 apiserver_manifest_admission_config_controller_automatic_reloads_total{apiserver_id_hash="",plugin="MutatingAdmissionPolicy",status="success"} 1
@@ -37,8 +37,8 @@ apiserver_manifest_admission_config_controller_automatic_reloads_total{apiserver
 
 func TestNilMetricsRecordNothing(t *testing.T) {
 	var m *Metrics
-	m.ManifestReload("p", nil)
-	m.MatchConditionEvalErrors("n", "webhook", "admit", Create, 1)
-	m.MatchConditionExclusion("n", "webhook", "admit", Create)
-	m.ObserveMatchConditions(0, "n", "webhook", "admit", Create)
+	m.ObserveManifestReload("p", nil)
+	m.ObserveMatchConditionEvalErrors("n", "webhook", "admit", Create, 1)
+	m.ObserveMatchConditionExclusion("n", "webhook", "admit", Create)
+	m.ObserveMatchConditionEvaluationTime(0, "n", "webhook", "admit", Create)
 }

@@ -1,9 +1,9 @@
 package admission
 
-// PluginOrder is kube-apiserver 1.37's execution order of every admission
-// plugin (AllOrderedPlugins). A chain always runs in this order, whatever the
-// order of the flags.
-var PluginOrder = []string{
+// pluginOrder is kube-apiserver 1.37's execution order of every admission
+// plugin (AllOrderedPlugins). Every Registry starts from it: upstream plugins
+// always run in this order, whatever the order of the flags.
+var pluginOrder = []string{
 	"AlwaysAdmit",
 	"NamespaceAutoProvision",
 	"NamespaceLifecycle",
@@ -47,8 +47,8 @@ var PluginOrder = []string{
 	"AlwaysDeny",
 }
 
-// DefaultOffPlugins are off unless enabled explicitly.
-var DefaultOffPlugins = []string{
+// defaultOffPlugins are off unless enabled explicitly.
+var defaultOffPlugins = []string{
 	"AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
 	"NodeRestriction", "AlwaysPullImages", "ImagePolicyWebhook", "PodNodeSelector", "PodTolerationRestriction",
 	"EventRateLimit", "ExtendedResourceToleration", "OwnerReferencesPermissionEnforcement",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,26 +38,63 @@ type PluginContext struct {
 // Factory builds a plugin.
 type Factory func(pc PluginContext) (Handler, error)
 
-// Registry knows the plugins admitd can run, by upstream name.
+// Registry knows the plugins that can run and their order. It starts with
+// kube-apiserver's order of its plugins (AllOrderedPlugins); a plugin
+// registered under one of those names takes its upstream place, and a plugin
+// of the caller's own, under any other name, is placed by the caller with
+// Register (after every upstream plugin) or RegisterBefore.
 type Registry struct {
 	factories map[string]Factory
+	order     []string // upstream names, with the caller's own inserted
+	upstream  map[string]bool
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns a registry without plugins.
 func NewRegistry() *Registry {
-	return &Registry{factories: map[string]Factory{}}
+	up := make(map[string]bool, len(pluginOrder))
+	for _, n := range pluginOrder {
+		up[n] = true
+	}
+	return &Registry{factories: map[string]Factory{}, order: slices.Clone(pluginOrder), upstream: up}
 }
 
-// Register adds a plugin. Registering a name twice is a programming error
-// and panics.
+// Register adds a plugin. An upstream name runs in its upstream place; any
+// other name runs after every plugin registered before it, upstream ones
+// included, as plugins appended to kube-apiserver's RecommendedPluginOrder
+// do. Registering a name twice is a programming error and panics.
 func (r *Registry) Register(name string, f Factory) {
+	r.checkNew(name)
+	if !r.upstream[name] {
+		r.order = append(r.order, name)
+	}
+	r.factories[name] = f
+}
+
+// RegisterBefore adds a plugin of the caller's own that runs just before the
+// plugin called before: an upstream name (registered or not) or a name the
+// caller registered earlier. Plugins placed before the same name run in the
+// order they were registered. It panics when name is an upstream name or
+// already registered, or when before is unknown.
+func (r *Registry) RegisterBefore(name, before string, f Factory) {
+	r.checkNew(name)
+	if r.upstream[name] {
+		panic(fmt.Sprintf("admission plugin %q is an upstream plugin: it keeps its upstream place; use Register", name))
+	}
+	i := slices.Index(r.order, before)
+	if i < 0 {
+		panic(fmt.Sprintf("admission plugin %q: cannot run before unknown plugin %q", name, before))
+	}
+	r.order = slices.Insert(r.order, i, name)
+	r.factories[name] = f
+}
+
+func (r *Registry) checkNew(name string) {
+	if name == "" {
+		panic("admission plugin registered without a name")
+	}
 	if _, dup := r.factories[name]; dup {
 		panic(fmt.Sprintf("admission plugin %q registered twice", name))
 	}
-	if !knownPlugin(name) {
-		panic(fmt.Sprintf("admission plugin %q is not in the upstream plugin order", name))
-	}
-	r.factories[name] = f
 }
 
 // Registered reports whether a plugin is implemented.
@@ -65,13 +103,20 @@ func (r *Registry) Registered(name string) bool {
 	return ok
 }
 
-// Enabled computes the plugins to run, in upstream order, from the
+// known reports whether name is an upstream name or a registered one.
+func (r *Registry) known(name string) bool {
+	return r.upstream[name] || r.Registered(name)
+}
+
+// Enabled computes the plugins to run, in the registry's order, from the
 // --enable-admission-plugins and --disable-admission-plugins flags, as
-// kube-apiserver does. Plugins admitd does not implement are skipped when
-// they are on by default and refused when named explicitly.
+// kube-apiserver does. Upstream plugins that are off by default upstream are
+// off here; the caller's own plugins are on unless disabled. Upstream plugins
+// that are not registered are skipped when on by default and refused when
+// named in enable; a name that is neither upstream nor registered is refused.
 func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 	for _, n := range enable {
-		if !knownPlugin(n) {
+		if !r.known(n) {
 			return nil, fmt.Errorf("enable-admission-plugins plugin %q is unknown", n)
 		}
 		if !r.Registered(n) {
@@ -79,7 +124,7 @@ func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 		}
 	}
 	for _, n := range disable {
-		if !knownPlugin(n) {
+		if !r.known(n) {
 			return nil, fmt.Errorf("disable-admission-plugins plugin %q is unknown", n)
 		}
 	}
@@ -87,7 +132,7 @@ func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 		return nil, fmt.Errorf("%v in enable-admission-plugins and disable-admission-plugins overlapped", both)
 	}
 	off := map[string]bool{}
-	for _, n := range DefaultOffPlugins {
+	for _, n := range defaultOffPlugins {
 		off[n] = true
 	}
 	for _, n := range disable {
@@ -97,7 +142,7 @@ func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 		delete(off, n)
 	}
 	var out []string
-	for _, n := range PluginOrder {
+	for _, n := range r.order {
 		if !off[n] && r.Registered(n) {
 			out = append(out, n)
 		}
@@ -105,8 +150,9 @@ func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 	return out, nil
 }
 
-// NewChain builds the chain of the named plugins (in the given order).
-// configFor returns each plugin's configuration, or nil.
+// NewChain builds the chain of the named plugins, in the order of names (as
+// Enabled returns them, or any order the caller chooses). configFor returns
+// each plugin's configuration, or nil; a nil configFor gives none.
 func (r *Registry) NewChain(names []string, pc PluginContext, configFor func(name string) io.Reader) (*Chain, error) {
 	var plugins []NamedPlugin
 	for _, n := range names {
@@ -125,15 +171,6 @@ func (r *Registry) NewChain(names []string, pc PluginContext, configFor func(nam
 		plugins = append(plugins, NamedPlugin{Name: n, Plugin: p})
 	}
 	return NewChain(plugins...), nil
-}
-
-func knownPlugin(name string) bool {
-	for _, n := range PluginOrder {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func intersect(a, b []string) []string {

@@ -2,15 +2,10 @@ package webhook
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -18,51 +13,35 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
-// testCA issues serving certificates for 127.0.0.1 in tests (the SDK does
-// not import admitd's internal PKI).
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
+// issueFiles writes a new serving certificate for 127.0.0.1 from ca to
+// certFile and keyFile, and returns its serial number.
+func issueFiles(t *testing.T, ca *webhooktest.CA, certFile, keyFile string) int64 {
 	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	certPEM, keyPEM, err := ca.IssuePEM("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue writes a serving certificate with serial to certFile and keyFile.
-func (ca *testCA) issue(t *testing.T, serial int64, certFile, keyFile string) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	writeFile(t, certFile, certPEM)
+	writeFile(t, keyFile, keyPEM)
+	block, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	writeFile(t, certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-	writeFile(t, keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
+	return cert.SerialNumber.Int64()
+}
+
+func newCA(t *testing.T) *webhooktest.CA {
+	t.Helper()
+	ca, err := webhooktest.NewCA("test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }
 
 func writeFile(t *testing.T, path string, data []byte) {
@@ -115,13 +94,13 @@ func startServer(t *testing.T, s *Server) (addr string, stop func() error) {
 func TestServerReloadsCertificate(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca := newTestCA(t)
-	ca.issue(t, 100, certFile, keyFile)
+	ca := newCA(t)
+	first := issueFiles(t, ca, certFile, keyFile)
 	mux := http.NewServeMux()
 	mux.Handle("/allow", Serve(HandlerFunc(func(context.Context, Request) Response { return Allowed("") })))
 	addr, _ := startServer(t, &Server{CertFile: certFile, KeyFile: keyFile, Handler: mux})
 
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}, ForceAttemptHTTP2: true}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, ForceAttemptHTTP2: true}}
 	resp, err := client.Post("https://"+addr+"/allow", "application/json", strings.NewReader(reviewBody(versionV1, podRequest)))
 	if err != nil {
 		t.Fatal(err)
@@ -135,27 +114,27 @@ func TestServerReloadsCertificate(t *testing.T) {
 		t.Errorf("GET /readyz = %q, want 200 ok", got)
 	}
 
-	if got := servedSerial(t, addr, ca.pool); got != 100 {
-		t.Fatalf("serial = %d, want 100", got)
+	if got := servedSerial(t, addr, ca.Pool()); got != first {
+		t.Fatalf("serial = %d, want %d", got, first)
 	}
-	ca.issue(t, 101, certFile, keyFile) // rewritten in place
-	if got := servedSerial(t, addr, ca.pool); got != 101 {
-		t.Fatalf("after rewriting the files: serial = %d, want 101", got)
+	second := issueFiles(t, ca, certFile, keyFile) // rewritten in place
+	if got := servedSerial(t, addr, ca.Pool()); got != second {
+		t.Fatalf("after rewriting the files: serial = %d, want %d", got, second)
 	}
 	writeFile(t, certFile, []byte("not a certificate"))
-	if got := servedSerial(t, addr, ca.pool); got != 101 {
-		t.Fatalf("after a broken write: serial = %d, want the previous 101", got)
+	if got := servedSerial(t, addr, ca.Pool()); got != second {
+		t.Fatalf("after a broken write: serial = %d, want the previous %d", got, second)
 	}
 	// Swapped in by rename, as a Kubernetes secret volume does.
-	ca.issue(t, 102, certFile+".new", keyFile+".new")
+	third := issueFiles(t, ca, certFile+".new", keyFile+".new")
 	if err := os.Rename(keyFile+".new", keyFile); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(certFile+".new", certFile); err != nil {
 		t.Fatal(err)
 	}
-	if got := servedSerial(t, addr, ca.pool); got != 102 {
-		t.Fatalf("after renaming new files in place: serial = %d, want 102", got)
+	if got := servedSerial(t, addr, ca.Pool()); got != third {
+		t.Fatalf("after renaming new files in place: serial = %d, want %d", got, third)
 	}
 	client.CloseIdleConnections()
 }
@@ -174,8 +153,8 @@ func getBody(t *testing.T, c *http.Client, url string) string {
 func TestServerGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	ca := newTestCA(t)
-	ca.issue(t, 1, certFile, keyFile)
+	ca := newCA(t)
+	issueFiles(t, ca, certFile, keyFile)
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +167,7 @@ func TestServerGracefulShutdown(t *testing.T) {
 	}))
 	// A TLSConfig instead of files.
 	addr, stop := startServer(t, &Server{TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}, Handler: slow})
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.pool}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}}}
 	answered := make(chan string, 1)
 	go func() {
 		resp, err := client.Post("https://"+addr+"/slow", "application/json", strings.NewReader(reviewBody(versionV1, podRequest)))
@@ -209,7 +188,7 @@ func TestServerGracefulShutdown(t *testing.T) {
 		t.Fatalf("Serve returned (%v) while a review was in flight", err)
 	default:
 	}
-	if _, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.pool}); err == nil {
+	if _, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: ca.Pool()}); err == nil {
 		t.Error("a new connection was accepted during shutdown")
 	}
 	close(release)

@@ -2,16 +2,19 @@
 // the servers that kube-apiserver (or admitd) calls with an AdmissionReview
 // and that answer allowed, denied, or allowed with a JSON patch.
 //
-// A webhook is a Handler: one method from a decoded Request to a Response.
-// The Response constructors (Allowed, Denied, DeniedWithCode, Errored,
-// Patched) build the answers, and Patched computes the RFC 6902 patch from
-// the difference between the original and the modified object, so nobody
-// writes patches by hand. NewHTTPHandler turns a Handler into an
-// http.Handler that speaks admission.k8s.io/v1 and v1beta1 (answering in the
-// version it was asked in), limits request sizes, recovers from panics and
-// records Prometheus metrics. Server is an HTTPS server for such handlers
-// that reloads its certificate when the files change, serves /readyz and
-// shuts down gracefully.
+// A webhook is a Handler: one method from a decoded Request to a Response. The
+// Response constructors (Allowed, Denied, DeniedWithCode, Errored, Patched)
+// build the answers, and Patched computes the RFC 6902 patch from the
+// difference between the original and the modified object, so nobody writes
+// patches by hand. WithValidator and WithDefaulter turn a typed Validator or
+// Defaulter (controller-runtime's CustomValidator and CustomDefaulter, for one
+// Go type) into a Handler. NewHTTPHandler turns a Handler into an http.Handler
+// that speaks admission.k8s.io/v1 and v1beta1 (answering in the version it was
+// asked in), limits request sizes, recovers from panics and records Prometheus
+// metrics. Server is an HTTPS server for such handlers that reloads its
+// certificate when the files change, serves /readyz and shuts down gracefully.
+// Package webhooktest serves a webhook over HTTPS in a test and gives the
+// caBundle that trusts it.
 //
 // It is not a client of the API server, not a framework for controllers, and
 // it does not register webhook configurations: it only answers reviews.

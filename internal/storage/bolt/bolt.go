@@ -33,8 +33,8 @@ import (
 	"go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/admitd/admitd/internal/storage/fanout"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/fanout"
 )
 
 // ErrInUse is returned by Open when another process holds the data file.

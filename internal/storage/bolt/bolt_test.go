@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/admitd/admitd/internal/storage/bolt"
-	"github.com/admitd/admitd/internal/storage/fanout"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/fanout"
 	"github.com/admitd/admitd/pkg/storage/storagetest"
 )
 

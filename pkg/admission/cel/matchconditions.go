@@ -105,9 +105,9 @@ func (m *MatchConditions) Match(ctx context.Context, in Input) MatchResult {
 // error and, as upstream, the evaluation time only when evaluation ended
 // in a skip or an error (not when every condition held).
 func (r MatchResult) Observe(m *admission.Metrics, name, kind, typ string, op admission.Operation) {
-	m.MatchConditionEvalErrors(name, kind, typ, op, r.EvalErrors)
+	m.ObserveMatchConditionEvalErrors(name, kind, typ, op, r.EvalErrors)
 	if !r.Matches || r.Err != nil || r.EvalErrors > 0 {
-		m.ObserveMatchConditions(r.Elapsed, name, kind, typ, op)
+		m.ObserveMatchConditionEvaluationTime(r.Elapsed, name, kind, typ, op)
 	}
 }
 

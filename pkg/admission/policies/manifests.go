@@ -9,7 +9,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/admitd/admitd/pkg/admission/manifest"
+	"github.com/admitd/admitd/pkg/admission/internal/manifest"
 )
 
 // staticSuffix ends the name of every policy and binding of a static

@@ -17,7 +17,7 @@ import (
 
 // Options are the dependencies of both policy plugins.
 type Options struct {
-	// Source gives the current policies and bindings. Required.
+	// Source gives the current policies and bindings; nil: none.
 	Source Source
 	// Params reads param objects; without it every paramKind is unknown.
 	Params ParamSource
@@ -118,7 +118,7 @@ func newPlugin(name string, o Options, pc admission.PluginContext, build func(*S
 // reloadObserver reports the loads of the static manifests in the reload
 // metrics under the plugin's name.
 func (p *plugin) reloadObserver() func(error) {
-	return func(err error) { p.o.AdmissionMetrics.ManifestReload(p.name, err) }
+	return func(err error) { p.o.AdmissionMetrics.ObserveManifestReload(p.name, err) }
 }
 
 // noManifests stands for a plugin without static manifests.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/admitd/admitd/pkg/admission/manifest"
+	"github.com/admitd/admitd/pkg/admission/internal/manifest"
 )
 
 // loadPluginConfig decodes the plugin's configuration

@@ -16,7 +16,7 @@ const defaultTimeout = 10 * time.Second
 
 // call sends one AdmissionReview to a hook and returns its verified
 // response. Every failure is a *callError.
-func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, mutating bool) (*admissionv1.AdmissionResponse, error) {
+func (d *dispatcher) call(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation, mutating bool) (*admissionv1.AdmissionResponse, error) {
 	version, ok := reviewVersion(h.AdmissionReviewVersions)
 	if !ok {
 		return nil, &callError{Webhook: h.Name, Reason: errNoKnownVersion, Code: 400}
@@ -53,7 +53,7 @@ func (d *dispatcher) call(ctx context.Context, h *Hook, a *admission.Attributes,
 
 // recordResponse adds a verified response's audit annotations (prefixed
 // with the hook name; invalid keys are dropped) and warnings.
-func recordResponse(h *Hook, a *admission.Attributes, resp *admissionv1.AdmissionResponse) {
+func recordResponse(h *hook, a *admission.Attributes, resp *admissionv1.AdmissionResponse) {
 	for k, v := range resp.AuditAnnotations {
 		_ = a.Record.AddAnnotation(h.Name+"/"+k, v)
 	}

@@ -79,7 +79,7 @@ func cacheKey(cc admissionregistrationv1.WebhookClientConfig) string {
 
 // get returns the client for a configuration, building it on first use.
 // Build errors are not cached.
-func (c *clientCache) get(h *Hook) (*client, error) {
+func (c *clientCache) get(h *hook) (*client, error) {
 	webhook, cc, key := h.Name, h.ClientConfig, h.clientCacheKey()
 	c.mu.Lock()
 	cl, ok := c.clients[key]

@@ -11,8 +11,8 @@ import (
 	admcel "github.com/admitd/admitd/pkg/admission/cel"
 )
 
-// Hook is one webhook of a configuration, in the form both dispatchers use.
-type Hook struct {
+// hook is one webhook of a configuration, in the form both dispatchers use.
+type hook struct {
 	// UID identifies the hook across reinvocation: <config>/<name>/<position>.
 	UID    string
 	Config string
@@ -48,27 +48,27 @@ type Hook struct {
 
 // clientCacheKey is the key of the hook's client configuration in the
 // client cache, computed on first use (a hook never changes).
-func (h *Hook) clientCacheKey() string {
+func (h *hook) clientCacheKey() string {
 	h.clientKeyOnce.Do(func() { h.clientKey = cacheKey(h.ClientConfig) })
 	return h.clientKey
 }
 
 // failOpen reports whether call failures are ignored.
-func (h *Hook) failOpen() bool {
+func (h *hook) failOpen() bool {
 	return h.FailurePolicy != nil && *h.FailurePolicy == admissionregistrationv1.Ignore
 }
 
 // reinvokeIfNeeded reports whether the hook asks to be called again when a
 // later mutation changes the object.
-func (h *Hook) reinvokeIfNeeded() bool {
+func (h *hook) reinvokeIfNeeded() bool {
 	return h.ReinvocationPolicy != nil && *h.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy
 }
 
 // Snapshot is an immutable, ordered set of hooks: what a request reads
 // without locks. Hooks are ordered by configuration name, then position.
 type Snapshot struct {
-	Mutating   []*Hook
-	Validating []*Hook
+	mutatingHooks   []*hook
+	validatingHooks []*hook
 
 	mutating, validating hookList
 	// the API configurations, sorted, for combining with static ones
@@ -96,8 +96,8 @@ func combineSnapshots(staticMutating, mutating []*admissionregistrationv1.Mutati
 			names := mutatingNames(c.Webhooks)
 			for i := range c.Webhooks {
 				w := &c.Webhooks[i]
-				s.Mutating = append(s.Mutating, &Hook{
-					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.Mutating), Static: static,
+				s.mutatingHooks = append(s.mutatingHooks, &hook{
+					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.mutatingHooks), Static: static,
 					ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
 					NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
 					TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
@@ -109,8 +109,8 @@ func combineSnapshots(staticMutating, mutating []*admissionregistrationv1.Mutati
 			names := validatingNames(c.Webhooks)
 			for i := range c.Webhooks {
 				w := &c.Webhooks[i]
-				s.Validating = append(s.Validating, &Hook{
-					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.Validating), Static: static,
+				s.validatingHooks = append(s.validatingHooks, &hook{
+					UID: hookUID(static, c.Name, names[:i], w.Name), Config: c.Name, Name: w.Name, Index: len(s.validatingHooks), Static: static,
 					ClientConfig: w.ClientConfig, Rules: w.Rules, FailurePolicy: w.FailurePolicy, MatchPolicy: w.MatchPolicy,
 					NamespaceSelector: w.NamespaceSelector, ObjectSelector: w.ObjectSelector, SideEffects: w.SideEffects,
 					TimeoutSeconds: w.TimeoutSeconds, AdmissionReviewVersions: w.AdmissionReviewVersions,
@@ -119,8 +119,8 @@ func combineSnapshots(staticMutating, mutating []*admissionregistrationv1.Mutati
 			}
 		}
 	}
-	s.mutating = newHookList(s.Mutating)
-	s.validating = newHookList(s.Validating)
+	s.mutating = newHookList(s.mutatingHooks)
+	s.validating = newHookList(s.validatingHooks)
 	return s
 }
 

@@ -25,7 +25,7 @@ import (
 
 // Options are the dependencies of both webhook plugins.
 type Options struct {
-	// Source gives the current webhook configurations.
+	// Source gives the current webhook configurations; nil: none.
 	Source Source
 	// Resolver finds the address of webhooks behind a Service reference.
 	Resolver ServiceResolver
@@ -88,6 +88,9 @@ func newDispatcher(name string, o Options, pc admission.PluginContext) (*dispatc
 
 // Register adds both webhook plugins to r.
 func Register(r *admission.Registry, o Options) {
+	if o.Source == nil {
+		o.Source = StaticSource{Snapshot: NewSnapshot(nil, nil)}
+	}
 	if o.CEL == nil {
 		o.CEL = admcel.NewCompiler(admcel.Options{})
 	}
@@ -143,7 +146,7 @@ func (d *dispatcher) skip(a *admission.Attributes) bool {
 
 // observe records one webhook call in the request's admission trace and in
 // the webhook metrics.
-func (d *dispatcher) observe(a *admission.Attributes, h *Hook, typ string, round int, start time.Time, err error, changed bool) {
+func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round int, start time.Time, err error, changed bool) {
 	elapsed := time.Since(start)
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Round: round, Matched: true,
 		Mutated: changed, Duration: elapsed}
@@ -167,7 +170,7 @@ func (d *dispatcher) observe(a *admission.Attributes, h *Hook, typ string, round
 	rejected := err != nil && !ignored
 	d.metrics.ObserveWebhook(elapsed, rejected, a.Operation, typ, h.Name, code)
 	if rejected && !errors.Is(err, context.Canceled) {
-		d.metrics.WebhookRejection(h.Name, typ, a.Operation, errorType, code)
+		d.metrics.ObserveWebhookRejection(h.Name, typ, a.Operation, errorType, code)
 	}
 }
 

@@ -33,8 +33,8 @@ func createAttrs(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind, n
 		Object: configMap(name, map[string]string{"app": "web"}), Record: admission.NewRecord()}
 }
 
-func hookWith(policy *admissionregistrationv1.FailurePolicyType, exprs ...string) *Hook {
-	h := &Hook{Config: "vwc", Name: "v.example.com", FailurePolicy: policy,
+func hookWith(policy *admissionregistrationv1.FailurePolicyType, exprs ...string) *hook {
+	h := &hook{Config: "vwc", Name: "v.example.com", FailurePolicy: policy,
 		NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
 		Rules: []admissionregistrationv1.RuleWithOperations{{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
@@ -64,7 +64,7 @@ func TestShouldCallMatchConditions(t *testing.T) {
 	widgets := schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}
 	cases := []struct {
 		name    string
-		hook    *Hook
+		hook    *hook
 		attrs   *admission.Attributes
 		authz   admission.Authorizer
 		call    bool

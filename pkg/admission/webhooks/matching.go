@@ -17,7 +17,7 @@ type compiledHook struct {
 	criteria *match.Criteria
 }
 
-func (h *Hook) compile() *compiledHook {
+func (h *hook) compile() *compiledHook {
 	h.compileOnce.Do(func() {
 		h.compiled = &compiledHook{criteria: match.Webhook(h.Rules, h.MatchPolicy, h.NamespaceSelector, h.ObjectSelector)}
 	})
@@ -26,11 +26,11 @@ func (h *Hook) compile() *compiledHook {
 
 // hookList is an ordered list of hooks with its match index.
 type hookList struct {
-	hooks []*Hook
+	hooks []*hook
 	index *match.Index
 }
 
-func newHookList(hooks []*Hook) hookList {
+func newHookList(hooks []*hook) hookList {
 	criteria := make([]*match.Criteria, len(hooks))
 	for i, h := range hooks {
 		criteria[i] = h.compile().criteria
@@ -39,13 +39,13 @@ func newHookList(hooks []*Hook) hookList {
 }
 
 // candidates returns the hooks whose rules could match the request, in order.
-func (l hookList) candidates(mr *match.Request) []*Hook {
+func (l hookList) candidates(mr *match.Request) []*hook {
 	if len(l.hooks) == 0 {
 		return nil
 	}
 	var buf [16]int32
 	idx := l.index.Candidates(mr, buf[:0])
-	out := make([]*Hook, len(idx))
+	out := make([]*hook, len(idx))
 	for i, n := range idx {
 		out[i] = l.hooks[n]
 	}
@@ -61,7 +61,7 @@ func (d *dispatcher) matchEnv() match.Env {
 // Errors (a missing namespace, a bad selector, a failed condition under
 // failurePolicy Fail) end the request. matchConditions run last, against
 // the objects in the invocation's kind.
-func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *Hook, a *admission.Attributes) (*invocation, error) {
+func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *hook, a *admission.Attributes) (*invocation, error) {
 	dec := h.compile().criteria.Match(mr)
 	switch dec.Reason {
 	case match.Matched:
@@ -88,7 +88,7 @@ func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *Hook,
 
 // compiledConditions returns the hook's compiled matchConditions, compiling
 // them on first use.
-func (h *Hook) compiledConditions(c *admcel.Compiler) *admcel.MatchConditions {
+func (h *hook) compiledConditions(c *admcel.Compiler) *admcel.MatchConditions {
 	h.conditionsOnce.Do(func() {
 		h.conditions = c.CompileMatchConditions(h.MatchConditions, admcel.CompileOptions{HasAuthorizer: true}, h.FailurePolicy)
 	})
@@ -101,7 +101,7 @@ func (h *Hook) compiledConditions(c *admcel.Compiler) *admcel.MatchConditions {
 // it, after the request resource and the bare request name. As upstream,
 // request.resource is the request's own resource, request.kind the
 // invocation's.
-func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation) (*invocation, error) {
+func (d *dispatcher) matchConditions(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation) (*invocation, error) {
 	res := h.compiledConditions(d.cel).Match(ctx, admcel.Input{
 		Attributes: a, Kind: inv.Kind, Resource: a.Resource,
 		Object: inv.Object, OldObject: inv.OldObject, Authorizer: d.authorizer,
@@ -118,7 +118,7 @@ func (d *dispatcher) matchConditions(ctx context.Context, h *Hook, a *admission.
 			reason = fmt.Sprintf("matchCondition %q is false", res.FailedCondition)
 		}
 		d.skipped(a, h, reason, nil)
-		d.metrics.MatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
+		d.metrics.ObserveMatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
 		return nil, nil
 	}
 	return inv, nil
@@ -144,7 +144,7 @@ func (d *dispatcher) exclusionType() string {
 
 // skipped records in the trace a hook that matched by rules but was not
 // called.
-func (d *dispatcher) skipped(a *admission.Attributes, h *Hook, reason string, err error) {
+func (d *dispatcher) skipped(a *admission.Attributes, h *hook, reason string, err error) {
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Reason: reason}
 	if a.Record.IsReinvoke() {
 		step.Round = 1

@@ -24,7 +24,7 @@ const (
 
 // runConditions runs shouldCall for h in a dispatcher named plugin with
 // metrics on a private registry.
-func runConditions(t *testing.T, plugin string, h *Hook) *prometheus.Registry {
+func runConditions(t *testing.T, plugin string, h *hook) *prometheus.Registry {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	d := testDispatcher(nil)
@@ -39,7 +39,7 @@ func runConditions(t *testing.T, plugin string, h *Hook) *prometheus.Registry {
 func TestMatchConditionMetrics(t *testing.T) {
 	cases := []struct {
 		name, plugin string
-		hook         *Hook
+		hook         *hook
 		errors       string
 		exclusions   string
 		observations int

@@ -75,7 +75,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err erro
 		return nil
 	}
 	snap := m.snapshot()
-	if len(snap.Mutating) == 0 {
+	if len(snap.mutatingHooks) == 0 {
 		return nil
 	}
 	mr := match.NewRequest(ctx, m.matchEnv(), a)
@@ -126,7 +126,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err erro
 
 // handleFailure applies the failure policy to a call's error: an ignored
 // call failure is recorded and dropped.
-func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attributes, err error, round int) error {
+func (m *Mutating) handleFailure(ctx context.Context, h *hook, a *admission.Attributes, err error, round int) error {
 	if err == nil {
 		return nil
 	}
@@ -139,7 +139,7 @@ func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attr
 	}
 	if !errors.Is(err, context.Canceled) {
 		_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.mutation.webhook.admission.k8s.io/round_%d_index_%d", round, h.Index), h.Name)
-		m.metrics.WebhookFailOpen(h.Name, "admit")
+		m.metrics.ObserveWebhookFailOpen(h.Name, "admit")
 	}
 	m.log.Warn("failing open a mutating webhook", "webhook", h.Name, "err", err)
 	if ctx.Err() != nil {
@@ -150,7 +150,7 @@ func (m *Mutating) handleFailure(ctx context.Context, h *Hook, a *admission.Attr
 
 // callMutating calls one webhook and applies its patch. changed reports
 // whether the object changed.
-func (m *Mutating) callMutating(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, round int) (changed bool, err error) {
+func (m *Mutating) callMutating(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation, round int) (changed bool, err error) {
 	start := time.Now()
 	defer func() { m.observe(a, h, "admit", round, start, err, changed) }()
 	annotate := func(mutated bool) {
@@ -181,7 +181,7 @@ func (m *Mutating) callMutating(ctx context.Context, h *Hook, a *admission.Attri
 }
 
 // applyPatch applies a webhook's JSON patch to the request object.
-func (m *Mutating) applyPatch(h *Hook, a *admission.Attributes, inv *invocation, resp *admissionv1.AdmissionResponse, round int) (bool, error) {
+func (m *Mutating) applyPatch(h *hook, a *admission.Attributes, inv *invocation, resp *admissionv1.AdmissionResponse, round int) (bool, error) {
 	if len(resp.Patch) == 0 {
 		return false, nil
 	}
@@ -263,7 +263,7 @@ func (m *Mutating) decodeAs(gvk schema.GroupVersionKind, data []byte) (runtime.O
 }
 
 // annotatePatch records the applied patch at audit level Request.
-func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, patch jsonpatch.Patch, round int) {
+func (m *Mutating) annotatePatch(h *hook, a *admission.Attributes, patch jsonpatch.Patch, round int) {
 	v, ok := patchAnnotation(h, patch)
 	if !ok {
 		return
@@ -273,7 +273,7 @@ func (m *Mutating) annotatePatch(h *Hook, a *admission.Attributes, patch jsonpat
 }
 
 // checkDryRun refuses to call a webhook with side effects for a dry run.
-func checkDryRun(h *Hook, a *admission.Attributes) error {
+func checkDryRun(h *hook, a *admission.Attributes) error {
 	if !a.DryRun {
 		return nil
 	}

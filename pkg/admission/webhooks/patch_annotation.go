@@ -11,7 +11,7 @@ import (
 // patchAnnotation is the value of a hook's patch audit annotation: the
 // patch, as the JSON patch library decoded it, encoded by encoding/json as
 // upstream does (operation keys sorted, values as received, compacted).
-func patchAnnotation(h *Hook, patch jsonpatch.Patch) (string, bool) {
+func patchAnnotation(h *hook, patch jsonpatch.Patch) (string, bool) {
 	if b, ok := appendPlainPatchAnnotation(nil, h, patch); ok {
 		return string(b), true
 	}
@@ -20,7 +20,7 @@ func patchAnnotation(h *Hook, patch jsonpatch.Patch) (string, bool) {
 
 // genericPatchAnnotation encodes the annotation as upstream's
 // jsonPatchAnnotationValue does; it handles every patch.
-func genericPatchAnnotation(h *Hook, patch jsonpatch.Patch) (string, bool) {
+func genericPatchAnnotation(h *hook, patch jsonpatch.Patch) (string, bool) {
 	v, err := json.Marshal(patchAuditAnnotation{h.Config, h.Name, patch, string(admissionv1.PatchTypeJSONPatch)})
 	if err != nil {
 		return "", false
@@ -40,7 +40,7 @@ type patchAuditAnnotation struct {
 // decoded operations when every value is one that encoding/json writes
 // byte for byte as it is: null, true, false or a string without escapes.
 // ok is false for any other patch.
-func appendPlainPatchAnnotation(b []byte, h *Hook, patch jsonpatch.Patch) ([]byte, bool) {
+func appendPlainPatchAnnotation(b []byte, h *hook, patch jsonpatch.Patch) ([]byte, bool) {
 	if len(patch) == 0 {
 		return nil, false
 	}

@@ -36,7 +36,7 @@ func TestPatchAnnotationIsUpstreams(t *testing.T) {
 	}
 	// the patches whose values are all null, booleans or escape-free strings
 	directlyEncoded := map[int]bool{0: true, 1: true, 2: true, 12: true, 13: true, 14: true, 16: true, 17: true}
-	hooks := []*Hook{{Config: "cfg", Name: "m.example.com"}, {Config: "c<&>", Name: "n\u2028"}}
+	hooks := []*hook{{Config: "cfg", Name: "m.example.com"}, {Config: "c<&>", Name: "n\u2028"}}
 	for _, h := range hooks {
 		for i, raw := range patches {
 			patch, err := jsonpatch.DecodePatch([]byte(raw))

@@ -7,7 +7,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/admitd/admitd/pkg/admission/manifest"
+	"github.com/admitd/admitd/pkg/admission/internal/manifest"
 )
 
 // manifestSet is the result of reading a static manifest directory.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/admitd/admitd/pkg/admission/manifest"
+	"github.com/admitd/admitd/pkg/admission/internal/manifest"
 )
 
 // staticManifests keeps the plugin's static manifests, reloaded when the
@@ -29,7 +29,7 @@ func newStaticManifests(dir string, mutating bool, checks manifestChecks, log *s
 // reloadObserver reports the loads of the static manifests in the reload
 // metrics under the plugin's name.
 func (d *dispatcher) reloadObserver() func(error) {
-	return func(err error) { d.metrics.ManifestReload(d.name, err) }
+	return func(err error) { d.metrics.ObserveManifestReload(d.name, err) }
 }
 
 // combined caches the effective snapshot for one pair of API snapshot and

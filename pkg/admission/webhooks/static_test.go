@@ -83,10 +83,10 @@ func TestCombinedSnapshotOrdersStaticFirst(t *testing.T) {
 	}
 	api := NewSnapshot(nil, set.validating) // reuse the same shape as an API configuration
 	snap := combineSnapshots(nil, nil, set.validating, api.validatingConfigs)
-	if len(snap.Validating) != 2 {
-		t.Fatalf("combined %d hooks, want 2", len(snap.Validating))
+	if len(snap.validatingHooks) != 2 {
+		t.Fatalf("combined %d hooks, want 2", len(snap.validatingHooks))
 	}
-	first, second := snap.Validating[0], snap.Validating[1]
+	first, second := snap.validatingHooks[0], snap.validatingHooks[1]
 	if !first.Static || first.UID != "manifest/s.static.k8s.io/v.example.com/0" || first.Index != 0 {
 		t.Errorf("first hook = static %v uid %q index %d, want the static one at index 0", first.Static, first.UID, first.Index)
 	}

@@ -24,7 +24,7 @@ var _ admission.Validator = (*Validating)(nil)
 func (v *Validating) Handles(admission.Operation) bool { return true }
 
 type matchedHook struct {
-	hook *Hook
+	hook *hook
 	inv  *invocation
 }
 
@@ -34,7 +34,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 		return nil
 	}
 	snap := v.snapshot()
-	if len(snap.Validating) == 0 {
+	if len(snap.validatingHooks) == 0 {
 		return nil
 	}
 	mr := match.NewRequest(ctx, v.matchEnv(), a)
@@ -84,7 +84,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 
 // callValidating calls one webhook and turns its outcome into nil (allowed
 // or failed open) or the error the client receives.
-func (v *Validating) callValidating(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation, index int) (err error) {
+func (v *Validating) callValidating(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation, index int) (err error) {
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
@@ -98,7 +98,7 @@ func (v *Validating) callValidating(ctx context.Context, h *Hook, a *admission.A
 
 // invoke calls the webhook; the error is a *callError, a *rejection or an
 // error of the server's own.
-func (v *Validating) invoke(ctx context.Context, h *Hook, a *admission.Attributes, inv *invocation) error {
+func (v *Validating) invoke(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation) error {
 	if err := checkDryRun(h, a); err != nil {
 		return err
 	}
@@ -115,14 +115,14 @@ func (v *Validating) invoke(ctx context.Context, h *Hook, a *admission.Attribute
 
 // applyPolicy applies the failure policy: ignored call failures (and
 // panics) are recorded and dropped.
-func (v *Validating) applyPolicy(h *Hook, a *admission.Attributes, err error, index int, panicked bool) error {
+func (v *Validating) applyPolicy(h *hook, a *admission.Attributes, err error, index int, panicked bool) error {
 	if err == nil {
 		return nil
 	}
 	if (isCallError(err) || panicked) && h.failOpen() {
 		if !errors.Is(err, context.Canceled) {
 			_ = a.Record.AddAnnotation(fmt.Sprintf("failed-open.validating.webhook.admission.k8s.io/round_0_index_%d", index), h.Name)
-			v.metrics.WebhookFailOpen(h.Name, "validating")
+			v.metrics.ObserveWebhookFailOpen(h.Name, "validating")
 		}
 		v.log.Warn("failing open a validating webhook", "webhook", h.Name, "err", err)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/admissiontest"
 )
 
 type namespaces map[string]corev1.NamespacePhase
@@ -22,50 +23,36 @@ func (n namespaces) GetNamespace(_ context.Context, name string) (*corev1.Namesp
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NamespaceStatus{Phase: phase}}, nil
 }
 
-var (
-	configmaps = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	cmKind     = schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
-	nsResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	nsKind     = schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}
-)
+func configMap(ns string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: ns}}
+}
+
+func namespace(name string) *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// terminatingCause checks the NamespaceTerminating cause clients look for.
+func terminatingCause(t *testing.T, _ *admission.Attributes, err error) {
+	se, ok := err.(*apierrors.StatusError)
+	if !ok || se.ErrStatus.Details == nil || len(se.ErrStatus.Details.Causes) != 1 || se.ErrStatus.Details.Causes[0].Type != corev1.NamespaceTerminatingCause {
+		t.Errorf("error = %#v, want one NamespaceTerminating cause", err)
+	}
+}
 
 func TestAdmit(t *testing.T) {
 	p := &Plugin{namespaces: namespaces{"live": corev1.NamespaceActive, "dying": corev1.NamespaceTerminating}}
-	cases := []struct {
-		name   string
-		attrs  admission.Attributes
-		code   int32
-		msg    string
-		causes int
-	}{
-		{"create in active namespace", admission.Attributes{Operation: admission.Create, Namespace: "live", Name: "c", Resource: configmaps, Kind: cmKind}, 0, "", 0},
-		{"create in missing namespace", admission.Attributes{Operation: admission.Create, Namespace: "gone", Name: "c", Resource: configmaps, Kind: cmKind}, 404, `namespaces "gone" not found`, 0},
-		{"create in terminating namespace", admission.Attributes{Operation: admission.Create, Namespace: "dying", Name: "c", Resource: configmaps, Kind: cmKind}, 403,
-			`configmaps "c" is forbidden: unable to create new content in namespace dying because it is being terminated`, 1},
-		{"update in terminating namespace", admission.Attributes{Operation: admission.Update, Namespace: "dying", Name: "c", Resource: configmaps, Kind: cmKind}, 0, "", 0},
-		{"delete in missing namespace", admission.Attributes{Operation: admission.Delete, Namespace: "gone", Name: "c", Resource: configmaps, Kind: cmKind}, 0, "", 0},
-		{"delete kube-system", admission.Attributes{Operation: admission.Delete, Namespace: "kube-system", Name: "kube-system", Resource: nsResource, Kind: nsKind}, 403,
-			`namespaces "kube-system" is forbidden: this namespace may not be deleted`, 0},
-		{"delete other namespace", admission.Attributes{Operation: admission.Delete, Namespace: "live", Name: "live", Resource: nsResource, Kind: nsKind}, 0, "", 0},
-		{"create namespace", admission.Attributes{Operation: admission.Create, Namespace: "new", Name: "new", Resource: nsResource, Kind: nsKind}, 0, "", 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			tc.attrs.Record = admission.NewRecord()
-			err := p.Admit(context.Background(), &tc.attrs)
-			if tc.code == 0 {
-				if err != nil {
-					t.Fatalf("Admit = %v, want admitted", err)
-				}
-				return
-			}
-			se, ok := err.(*apierrors.StatusError)
-			if !ok || se.ErrStatus.Code != tc.code || se.ErrStatus.Message != tc.msg {
-				t.Fatalf("Admit = %v, want %d %q", err, tc.code, tc.msg)
-			}
-			if tc.causes > 0 && (se.ErrStatus.Details == nil || len(se.ErrStatus.Details.Causes) != tc.causes || se.ErrStatus.Details.Causes[0].Type != corev1.NamespaceTerminatingCause) {
-				t.Fatalf("details = %+v, want the NamespaceTerminating cause", se.ErrStatus.Details)
-			}
-		})
-	}
+	admissiontest.Run(t, p, []admissiontest.Case{
+		{Name: "create in active namespace", Attributes: admissiontest.Create(configMap("live")).Attributes()},
+		{Name: "create in missing namespace", Attributes: admissiontest.Create(configMap("gone")).Attributes(),
+			WantErr: `namespaces "gone" not found`, WantCode: 404},
+		{Name: "create in terminating namespace", Attributes: admissiontest.Create(configMap("dying")).Attributes(),
+			WantErr: `configmaps "c" is forbidden: unable to create new content in namespace dying because it is being terminated`, WantCode: 403,
+			Check: terminatingCause},
+		{Name: "update in terminating namespace", Attributes: admissiontest.Update(configMap("dying"), configMap("dying")).Attributes()},
+		{Name: "delete in missing namespace", Attributes: admissiontest.Delete(configMap("gone")).Attributes()},
+		{Name: "delete kube-system", Attributes: admissiontest.Delete(namespace("kube-system")).Attributes(),
+			WantErr: `namespaces "kube-system" is forbidden: this namespace may not be deleted`, WantCode: 403},
+		{Name: "delete other namespace", Attributes: admissiontest.Delete(namespace("live")).Attributes()},
+		{Name: "create namespace", Attributes: admissiontest.Create(namespace("new")).Attributes()},
+	})
 }

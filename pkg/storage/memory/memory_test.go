@@ -3,8 +3,8 @@ package memory_test
 import (
 	"testing"
 
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 	"github.com/admitd/admitd/pkg/storage/storagetest"
 )
 

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/admitd/admitd/internal/storage/fanout"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/fanout"
 )
 
 func put(key string, rev int64) storage.Event {

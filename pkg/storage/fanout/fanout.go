@@ -1,4 +1,5 @@
-// Package fanout is the watch machinery shared by admitd's storage backends.
+// Package fanout is the watch machinery shared by admitd's storage backends,
+// for any implementation of storage.Store.
 //
 // A backend publishes every committed change to a Hub, in revision order. The
 // Hub hands each watcher the events under its prefix: first the retained
