@@ -18,6 +18,7 @@ import (
 
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -107,13 +108,13 @@ func (s *Server) caBundleFrom(ctx context.Context, src caSource) ([]byte, error)
 	if !ok {
 		return nil, errors.New("secrets are not served")
 	}
-	kv, err := s.store.Get(ctx, storageKey(res, src.namespace, src.name))
+	kv, err := s.store.Get(ctx, layout.Key(res, src.namespace, src.name))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("secret %s not found", src)
 	}
 	var obj runtime.Object
 	if err == nil {
-		obj, err = decodeFromStorage(res, kv)
+		obj, err = layout.Decode(res, kv)
 	}
 	if err != nil { // the cause is logged, not shown to the client
 		s.log.Error("reading a Secret for CA injection", "secret", src.String(), "err", err)
@@ -166,7 +167,7 @@ func (s *Server) secretWritten(ctx context.Context, secret metav1.Object) {
 		if !ok {
 			continue
 		}
-		page, err := s.store.List(ctx, resourcePrefix(res), storage.ListOptions{})
+		page, err := s.store.List(ctx, layout.ResourcePrefix(res), storage.ListOptions{})
 		if err != nil {
 			s.log.Error("listing webhook configurations for CA injection", "err", err)
 			return
@@ -175,7 +176,7 @@ func (s *Server) secretWritten(ctx context.Context, secret metav1.Object) {
 			if !bytes.Contains(kv.Value, []byte(InjectCAAnnotation)) {
 				continue
 			}
-			obj, err := decodeFromStorage(res, kv)
+			obj, err := layout.Decode(res, kv)
 			if err != nil {
 				continue
 			}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -66,7 +67,7 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		_, stored, err := listStored(ctx, c.store, res, rev)
+		_, stored, err := layout.List(ctx, c.store, res, rev)
 		if err != nil {
 			return err
 		}
@@ -117,7 +118,7 @@ func (c *ConfigCache[T]) keyPrefixes() []string {
 	var out []string
 	for _, gvr := range c.resources {
 		if res, ok := c.cat.Lookup(gvr); ok {
-			out = append(out, resourcePrefix(res))
+			out = append(out, layout.ResourcePrefix(res))
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) afterWrite(ctx context.Context, res *registry.Resource, obj run
 // definitions.
 func (s *Server) SyncCustomResources(ctx context.Context) error {
 	res, _ := s.cat.Lookup(registry.CRDResource)
-	_, objs, err := listStored(ctx, s.store, res, 0)
+	_, objs, err := layout.List(ctx, s.store, res, 0)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (s *Server) deleteCustomObjects(ctx context.Context, crd *apiextensionsv1.C
 	if len(resources) == 0 {
 		return nil
 	}
-	page, err := s.store.List(ctx, resourcePrefix(resources[0]), storage.ListOptions{})
+	page, err := s.store.List(ctx, layout.ResourcePrefix(resources[0]), storage.ListOptions{})
 	if err != nil {
 		return err
 	}

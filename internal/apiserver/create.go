@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -134,7 +135,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := s.validate(ctx, &vattrs); err != nil {
 		return nil, err
 	}
-	key := storageKey(res, m.GetNamespace(), m.GetName())
+	key := layout.Key(res, m.GetNamespace(), m.GetName())
 	if dryRun {
 		// As upstream's dry-run storage: a name that is taken (as far as a
 		// read can tell) is still a conflict.
@@ -147,7 +148,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err != nil {
 		return nil, err
 	}
-	data, err := encodeForStorage(stored)
+	data, err := layout.Encode(stored)
 	if err != nil {
 		return nil, err
 	}

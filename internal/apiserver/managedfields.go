@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -119,7 +120,7 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 	if res.Group == "apiextensions.k8s.io" {
 		tc = extensionTypes()
 	}
-	if obj, err := newObject(res); err == nil {
+	if obj, err := layout.NewObject(res); err == nil {
 		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
 			return tc
 		}
@@ -165,7 +166,7 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 	fields, err := s.fields.entry(res, rq.info.Subresource)
 	created := live == nil
 	if err == nil && created {
-		live, err = newObject(res)
+		live, err = layout.NewObject(res)
 	}
 	if err != nil {
 		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
@@ -222,8 +223,8 @@ func keepManagedFieldsTimes(obj, old runtime.Object) {
 		return
 	}
 	m.SetManagedFields(kept)
-	a, errA := encodeForStorage(obj)
-	b, errB := encodeForStorage(old)
+	a, errA := layout.Encode(obj)
+	b, errB := layout.Encode(old)
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
 		m.SetManagedFields(cur)
 	}

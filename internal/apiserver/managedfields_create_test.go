@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/internal/storage/memory"
 )
 
@@ -84,9 +85,9 @@ func TestCreatedFieldsRecordWhatTheFieldManagerRecords(t *testing.T) {
 			}
 			for _, manager := range []string{"m1", "m2"} {
 				name := fmt.Sprintf("obj-%d-%d", round, i)
-				empty, _ := newObject(res)
+				empty, _ := layout.NewObject(res)
 				want := e.fm.UpdateNoErrors(empty, defaulted(res, c.body, name), manager)
-				empty, _ = newObject(res)
+				empty, _ = layout.NewObject(res)
 				got := e.created.record(e.fm, empty, defaulted(res, c.body, name), manager)
 				if g, w := withoutTimes(accessor(got).GetManagedFields()), withoutTimes(accessor(want).GetManagedFields()); !reflect.DeepEqual(g, w) {
 					t.Errorf("round %d, %s as %s:\n got %s\nwant %s", round, c.body, manager, g, w)
@@ -121,7 +122,7 @@ func TestCreatedFieldsHandOutCopies(t *testing.T) {
 	e, _ := f.entry(res, "")
 	create := func() []metav1.ManagedFieldsEntry {
 		obj, _, _ := decodeObject(res, mediaJSON, []byte(`{"metadata":{"name":"a"},"data":{"k":"v"}}`))
-		empty, _ := newObject(res)
+		empty, _ := layout.NewObject(res)
 		return accessor(e.created.record(e.fm, empty, obj, "m")).GetManagedFields()
 	}
 	first := create()
@@ -146,9 +147,9 @@ func TestCreatedFieldsTellInvalidUTF8Apart(t *testing.T) {
 			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 				ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{key: "v"}}
 		}
-		empty, _ := newObject(res)
+		empty, _ := layout.NewObject(res)
 		want := e.fm.UpdateNoErrors(empty, obj(), "m")
-		empty, _ = newObject(res)
+		empty, _ = layout.NewObject(res)
 		got := e.created.record(e.fm, empty, obj(), "m")
 		if g, w := withoutTimes(accessor(got).GetManagedFields()), withoutTimes(accessor(want).GetManagedFields()); !reflect.DeepEqual(g, w) {
 			t.Errorf("key %q:\n got %q\nwant %q", key, g, w)

@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -43,7 +44,7 @@ func NewNamespaceLookup(store storage.Store, cat *registry.Catalogue) *Namespace
 
 // GetNamespace returns the namespace, or a NotFound StatusError.
 func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
-	kv, err := l.store.Get(ctx, storageKey(l.res, "", name))
+	kv, err := l.store.Get(ctx, layout.Key(l.res, "", name))
 	if err != nil {
 		if isNotFound(err) {
 			return nil, errNotFound(l.res, name)
@@ -56,7 +57,7 @@ func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev
 	if ok && d.rev == kv.ModRevision {
 		return d.ns, nil
 	}
-	obj, err := decodeFromStorage(l.res, kv)
+	obj, err := layout.Decode(l.res, kv)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +86,11 @@ func NewServiceLookup(store storage.Store, cat *registry.Catalogue) *ServiceLook
 
 // GetService returns the service, or an error when it does not exist.
 func (l *ServiceLookup) GetService(ctx context.Context, namespace, name string) (*corev1.Service, error) {
-	kv, err := l.store.Get(ctx, storageKey(l.res, namespace, name))
+	kv, err := l.store.Get(ctx, layout.Key(l.res, namespace, name))
 	if err != nil {
 		return nil, err
 	}
-	obj, err := decodeFromStorage(l.res, kv)
+	obj, err := layout.Decode(l.res, kv)
 	if err != nil {
 		return nil, err
 	}
@@ -103,13 +104,13 @@ func (l *ServiceLookup) EndpointSlices(ctx context.Context, namespace, service s
 	if !ok {
 		return nil, nil
 	}
-	page, err := l.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	page, err := l.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var out []*discoveryv1.EndpointSlice
 	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
+		obj, err := layout.Decode(res, kv)
 		if err != nil {
 			return nil, err
 		}

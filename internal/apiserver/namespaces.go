@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -69,13 +70,13 @@ func (f *namespaceFinalizer) finalize(ctx context.Context, name string) error {
 // emptyResource deletes the objects of res in namespace; objects with
 // finalizers are marked and counted as remaining.
 func (f *namespaceFinalizer) emptyResource(ctx context.Context, res *registry.Resource, namespace string) (int, error) {
-	page, err := f.s.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	page, err := f.s.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
 	remaining := 0
 	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
+		obj, err := layout.Decode(res, kv)
 		if err != nil {
 			return 0, err
 		}
@@ -88,7 +89,7 @@ func (f *namespaceFinalizer) emptyResource(ctx context.Context, res *registry.Re
 		remaining++
 		if accessor(obj).GetDeletionTimestamp() == nil {
 			markDeleting(res, obj, f.s.cfg.Now())
-			if data, err := encodeForStorage(obj); err == nil {
+			if data, err := layout.Encode(obj); err == nil {
 				_, _ = f.s.store.Update(ctx, kv.Key, data, kv.ModRevision)
 			}
 		}
@@ -100,7 +101,7 @@ func (f *namespaceFinalizer) emptyResource(ctx context.Context, res *registry.Re
 // when nothing else holds it.
 func (f *namespaceFinalizer) removeNamespace(ctx context.Context, name string) error {
 	res, _ := f.s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	key := storageKey(res, "", name)
+	key := layout.Key(res, "", name)
 	kv, err := f.s.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
@@ -108,7 +109,7 @@ func (f *namespaceFinalizer) removeNamespace(ctx context.Context, name string) e
 	if err != nil {
 		return err
 	}
-	obj, err := decodeFromStorage(res, kv)
+	obj, err := layout.Decode(res, kv)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (f *namespaceFinalizer) removeNamespace(ctx context.Context, name string) e
 		_, _, err = f.s.store.Delete(ctx, key, kv.ModRevision)
 		return err
 	}
-	data, err := encodeForStorage(ns)
+	data, err := layout.Encode(ns)
 	if err != nil {
 		return err
 	}

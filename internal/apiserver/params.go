@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -44,14 +45,14 @@ func (l *ParamLookup) GetParam(ctx context.Context, gvr schema.GroupVersionResou
 	if !ok {
 		return nil, errNotFound(&registry.Resource{GroupVersionResource: gvr}, name)
 	}
-	kv, err := l.store.Get(ctx, storageKey(res, namespace, name))
+	kv, err := l.store.Get(ctx, layout.Key(res, namespace, name))
 	if err != nil {
 		if isNotFound(err) {
 			return nil, errNotFound(res, name)
 		}
 		return nil, err
 	}
-	return decodeFromStorage(res, kv)
+	return layout.Decode(res, kv)
 }
 
 // ListParams reads the objects sel selects in namespace (all namespaces
@@ -61,13 +62,13 @@ func (l *ParamLookup) ListParams(ctx context.Context, gvr schema.GroupVersionRes
 	if !ok {
 		return nil, nil
 	}
-	page, err := l.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	page, err := l.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var out []runtime.Object
 	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
+		obj, err := layout.Decode(res, kv)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -65,7 +66,7 @@ func (p *PolicyStatus) Sync(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	kvs, objs, err := listStored(ctx, p.store, res, 0)
+	kvs, objs, err := layout.List(ctx, p.store, res, 0)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func (p *PolicyStatus) Sync(ctx context.Context) error {
 		}
 		vap.Status.ObservedGeneration = vap.Generation
 		vap.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: p.checker.Check(vap)}
-		data, err := encodeForStorage(vap)
+		data, err := layout.Encode(vap)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -108,7 +109,7 @@ func withReplicas(res *registry.Resource, obj runtime.Object, sc *autoscalingv1.
 	if err := unstructured.SetNestedField(content, int64(sc.Spec.Replicas), pathsFor(res).spec...); err != nil {
 		return nil, err
 	}
-	out, err := newObject(res)
+	out, err := layout.NewObject(res)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -69,11 +70,11 @@ func crdFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersio
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	kv, err := store.Get(ctx, storageKey(crdRes, "", res.Resource+"."+res.Group))
+	kv, err := store.Get(ctx, layout.Key(crdRes, "", res.Resource+"."+res.Group))
 	if err != nil {
 		return nil
 	}
-	obj, err := decodeFromStorage(crdRes, kv)
+	obj, err := layout.Decode(crdRes, kv)
 	if err != nil {
 		return nil
 	}

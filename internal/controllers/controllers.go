@@ -17,7 +17,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -74,19 +73,6 @@ func decodeStored(value []byte) (*stored, error) {
 		return nil, err
 	}
 	return &s, nil
-}
-
-// keyResource splits a storage key /registry/<group>/<resource>/... into
-// its group ("" for core) and resource.
-func keyResource(key string) (group, resource string, ok bool) {
-	parts := strings.SplitN(strings.TrimPrefix(key, "/registry/"), "/", 3)
-	if len(parts) < 3 {
-		return "", "", false
-	}
-	if parts[0] == "core" {
-		parts[0] = ""
-	}
-	return parts[0], parts[1], true
 }
 
 // follower receives the state of a key prefix: every item once (reset),
