@@ -106,7 +106,11 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 	if err := ensureNamespace(ns, m); err != nil {
 		return nil, err
 	}
-	s.injectCA(ctx, rq, res, obj)
+	obj, err := s.runWriteSteps(ctx, attrs, obj)
+	if err != nil {
+		return nil, err
+	}
+	m = accessor(obj)
 	if m.GetResourceVersion() != "" {
 		return nil, errors.New("resourceVersion should not be set on objects to be created")
 	}
@@ -163,7 +167,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if stored == obj {
 		rq.created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
 	}
-	s.afterWrite(ctx, res, obj)
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
 	return obj, nil
 }
 

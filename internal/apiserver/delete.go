@@ -147,7 +147,6 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			return nil, false, false, err
 		}
 		accessor(obj).SetResourceVersion(fmt.Sprint(kv.ModRevision))
-		s.afterMarkedDeleting(res, obj)
 		return obj, false, false, nil
 	}
 	if dryRun {
@@ -168,7 +167,7 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			s.log.Error("deleting custom objects", "crd", crd.Name, "err", err)
 		}
 	}
-	s.afterWrite(ctx, res, old)
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Deleted: true, Object: old})
 	return old, true, false, nil
 }
 

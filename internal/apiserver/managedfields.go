@@ -39,7 +39,6 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage"
 )
 
 // invalidManagedFieldsWarning is upstream's warning when mutating admission
@@ -49,7 +48,7 @@ const invalidManagedFieldsWarning = ".metadata.managedFields was in an invalid s
 // fieldManagers builds one field manager per served resource and
 // subresource, on first use.
 type fieldManagers struct {
-	custom *CRDTypeConverters
+	custom TypeConverterSource
 
 	mu      sync.Mutex
 	managed map[fieldManagerKey]fieldManagerEntry
@@ -69,8 +68,8 @@ type fieldManagerEntry struct {
 	created *createdFields
 }
 
-func newFieldManagers(store storage.Store, cat *registry.Catalogue) *fieldManagers {
-	return &fieldManagers{custom: NewCRDTypeConverters(store, cat), managed: map[fieldManagerKey]fieldManagerEntry{}}
+func newFieldManagers(custom TypeConverterSource) *fieldManagers {
+	return &fieldManagers{custom: custom, managed: map[fieldManagerKey]fieldManagerEntry{}}
 }
 
 // get returns the field manager of res (and subresource).
@@ -111,7 +110,7 @@ func (f *fieldManagers) entry(res *registry.Resource, subresource string) (field
 // (maps granular, lists atomic) for anything they do not know.
 func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.TypeConverter {
 	if res.Unstructured {
-		if tc := f.custom.TypeConverter(res.GroupVersionKind()); tc != nil {
+		if tc := f.customTypeConverter(res); tc != nil {
 			return tc
 		}
 		return managedfields.NewDeducedTypeConverter()
@@ -352,4 +351,13 @@ func fieldsRaw(f *metav1.FieldsV1) []byte {
 		return nil
 	}
 	return f.Raw
+}
+
+// customTypeConverter is the configured converter of a custom resource, or
+// nil.
+func (f *fieldManagers) customTypeConverter(res *registry.Resource) managedfields.TypeConverter {
+	if f.custom == nil {
+		return nil
+	}
+	return f.custom.TypeConverter(res.GroupVersionKind())
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/internal/storage/memory"
 )
 
 // createBodies are creates whose recorded fields differ in ways a cache
@@ -57,7 +56,7 @@ func gvr(group, version, resource string) schema.GroupVersionResource {
 // its resource has been cached under other names.
 func TestCreatedFieldsRecordWhatTheFieldManagerRecords(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	defaulted := func(res *registry.Resource, body string, name string) runtime.Object {
 		obj, _, err := decodeObject(res, mediaJSON, []byte(body))
 		if err != nil {
@@ -117,7 +116,7 @@ func withoutTimes(entries []metav1.ManagedFieldsEntry) []string {
 // does not change what the next create gets.
 func TestCreatedFieldsHandOutCopies(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	res, _ := cat.Lookup(gvr("", "v1", "configmaps"))
 	e, _ := f.entry(res, "")
 	create := func() []metav1.ManagedFieldsEntry {
@@ -139,7 +138,7 @@ func TestCreatedFieldsHandOutCopies(t *testing.T) {
 // are never taken for one another.
 func TestCreatedFieldsTellInvalidUTF8Apart(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	res, _ := cat.Lookup(gvr("", "v1", "configmaps"))
 	e, _ := f.entry(res, "")
 	for _, key := range []string{"a\xff", "a\xfe", "a\xff"} {

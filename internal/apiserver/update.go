@@ -130,7 +130,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		// an unconditional update takes the stored resourceVersion
 		accessor(obj).SetResourceVersion(om.GetResourceVersion())
 	}
-	s.injectCA(ctx, rq, res, obj)
+	if obj, err = s.runWriteSteps(ctx, attrs, obj); err != nil {
+		return nil, false, err
+	}
 	obj = s.prepareForUpdate(rq, res, obj, old)
 	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
@@ -169,7 +171,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		}
 		m.SetResourceVersion(fmt.Sprint(drev))
 		if err == nil {
-			s.afterWrite(ctx, res, obj)
+			s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Deleted: true, Object: obj})
 		}
 		return obj, false, err
 	}
@@ -181,7 +183,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		return nil, false, err
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
-	s.afterWrite(ctx, res, obj)
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
 	return obj, false, nil
 }
 

@@ -1,7 +1,10 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -43,12 +46,12 @@ func (l *ParamLookup) ResolveParamKind(gvk schema.GroupVersionKind) (schema.Grou
 func (l *ParamLookup) GetParam(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
 	res, ok := l.cat.Lookup(gvr)
 	if !ok {
-		return nil, errNotFound(&registry.Resource{GroupVersionResource: gvr}, name)
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
 	kv, err := l.store.Get(ctx, layout.Key(res, namespace, name))
 	if err != nil {
-		if isNotFound(err) {
-			return nil, errNotFound(res, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, apierrors.NewNotFound(res.GroupResource(), name)
 		}
 		return nil, err
 	}

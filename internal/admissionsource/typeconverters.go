@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func NewCRDTypeConverters(store storage.Store, cat *registry.Catalogue) *CRDType
 // TypeConverter returns the converter of a served custom resource kind, or
 // nil.
 func (c *CRDTypeConverters) TypeConverter(gvk schema.GroupVersionKind) managedfields.TypeConverter {
-	crd := crdFor(c.store, c.cat, gvk)
+	crd := CRDFor(c.store, c.cat, gvk)
 	if crd == nil {
 		return nil
 	}
@@ -59,7 +59,7 @@ func (c *CRDTypeConverters) TypeConverter(gvk schema.GroupVersionKind) managedfi
 }
 
 // crdFor reads the definition that serves gvk, or nil.
-func crdFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
+func CRDFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
 	res, ok := cat.LookupKind(gvk)
 	if !ok || !res.Unstructured {
 		return nil

@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
@@ -25,8 +25,6 @@ type ConfigCache[T any] struct {
 	cat       *registry.Catalogue
 	resources []schema.GroupVersionResource
 	build     func(objs []runtime.Object) *T
-	// onReload, when set, sees every new snapshot.
-	onReload func(*T)
 
 	mu       sync.Mutex // serialises reloads
 	current  atomic.Pointer[T]
@@ -76,9 +74,6 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 	snap := c.build(objs)
 	c.current.Store(snap)
 	c.revision = rev
-	if c.onReload != nil {
-		c.onReload(snap)
-	}
 	return nil
 }
 
