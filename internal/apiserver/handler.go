@@ -124,6 +124,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ev := rq.event
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
 	}
+	if !s.authorize(rec, r, rq) {
+		return
+	}
 	s.route(rec, r, rq)
 }
 

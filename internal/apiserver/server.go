@@ -40,6 +40,9 @@ type Config struct {
 	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
 	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
+	// Authorize decides, after authentication, whether a request may run;
+	// nil allows every request (see Authorizer).
+	Authorize Authorizer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
