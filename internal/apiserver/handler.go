@@ -53,9 +53,6 @@ type request struct {
 	// apply marks a server-side apply: its merge records managedFields
 	// and it may create the object.
 	apply bool
-	// created is the JSON response of a create, when taken from the
-	// stored bytes (createdResponse).
-	created []byte
 }
 
 func requestFrom(ctx context.Context) *request {

@@ -94,7 +94,7 @@ func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.
 	copts := &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	accessor(obj).SetResourceVersion("")
-	out, err := s.create(ctx, rq, res, obj, copts)
+	out, _, err := s.create(ctx, rq, res, obj, copts)
 	return out, err == nil, err
 }
 

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/admitd/admitd/internal/admissionsource"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+
+	"github.com/admitd/admitd/internal/admissionsource"
 )
 
 // serviceResolver finds where to dial a webhook behind a Service: the
