@@ -6,18 +6,26 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -311,4 +319,35 @@ func (c *caSeer) take() []string {
 	out := c.calls
 	c.calls = nil
 	return out
+}
+
+// CA injection leaves a step in the request's trace and is metered as an
+// admission controller.
+func TestCAInjectionTracedAndMetered(t *testing.T) {
+	store, cat := memory.New(), registry.NewCatalogue()
+	reg := prometheus.NewRegistry()
+	var steps []admission.Step
+	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, AdmissionMetrics: admission.NewMetrics(reg),
+		WriteSteps: []admission.NamedPlugin{{Name: CAInjectionName, Plugin: NewCAInjection(admissionsource.NewSecretLookup(store, cat), slog.Default())}},
+		OnRequestDone: func(_ context.Context, ev *apiserver.RequestEvent) {
+			if ev.Record != nil {
+				steps = append(steps, ev.Record.Steps()...)
+			}
+		}})
+	for _, req := range []struct{ path, body string }{
+		{secretPath, secretJSON("hook-ca", map[string][]byte{"ca.crt": newCAPEM(t)})},
+		{vwcPath, webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil)},
+	} {
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, httptest.NewRequest("POST", req.path, strings.NewReader(req.body)))
+		if w.Code != http.StatusCreated {
+			t.Fatalf("POST %s = %d %s, want 201", req.path, w.Code, w.Body.String())
+		}
+	}
+	if n := testutil.CollectAndCount(reg, "apiserver_admission_controller_admission_duration_seconds"); n != 1 {
+		t.Errorf("controller admission duration series = %d, want 1 (CAInjection, admit, CREATE)", n)
+	}
+	if len(steps) != 1 || steps[0].Plugin != CAInjectionName || !steps[0].Matched || !steps[0].Mutated || steps[0].Reason != "caBundle from secret default/hook-ca" {
+		t.Errorf("trace = %+v, want one mutating CAInjection step", steps)
+	}
 }
