@@ -129,10 +129,10 @@ func hasAnyPrefix(key string, prefixes []string) bool {
 }
 
 // commonPrefix is the longest prefix of every key prefix, cut back to a
-// whole path segment; "/registry/" when there are none.
+// whole path segment; the layout root when there are none.
 func commonPrefix(prefixes []string) string {
 	if len(prefixes) == 0 {
-		return "/registry/"
+		return layout.Root
 	}
 	common := prefixes[0]
 	for _, p := range prefixes[1:] {

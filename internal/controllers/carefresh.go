@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -121,8 +122,9 @@ func (r *CARefresh) refresh(ctx context.Context, gvr schema.GroupVersionResource
 }
 
 func accessorName(obj runtime.Object) string {
-	if s, ok := obj.(interface{ GetName() string }); ok {
-		return s.GetName()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return ""
 	}
-	return ""
+	return m.GetName()
 }

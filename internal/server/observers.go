@@ -25,7 +25,7 @@ type configCache interface {
 // writeObservers are what a write changes beyond storage, before it
 // returns, in this order: the custom resources served, the admission
 // configuration caches, and the configurations CA injection keeps up to
-// date. The CA refresh writes through caClient's transport.
+// date. The CA refresh writes through caTransport (the loopback).
 func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admissionParts, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
 	client, err := controllers.NewClient(caTransport)
 	if err != nil {
