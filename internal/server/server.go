@@ -192,9 +192,10 @@ type apiParts struct {
 	closeAudit func() error
 }
 
-// newAPI builds the API server: catalogue, admission chain and its caches,
-// audit, service-account tokens, /metrics; then bootstraps storage and loads
-// the admission configuration.
+// newAPI builds the API server: catalogue, admission chain and its sources,
+// the CA injection write step, the write observers, audit,
+// service-account tokens, /metrics; then bootstraps storage and loads the
+// admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
 	authn, err := newAuthenticator(o, bundle)
 	if err != nil {
