@@ -10,6 +10,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // Server-side apply: a PATCH whose body (YAML or JSON) is an apply
@@ -49,7 +50,7 @@ func (s *Server) applyTransform(rq *request, res *registry.Resource, patch []byt
 	return func(current runtime.Object) (runtime.Object, error) {
 		live := current
 		if live == nil {
-			empty, err := newObject(res)
+			empty, err := layout.NewObject(res)
 			if err != nil {
 				return nil, err
 			}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -66,7 +67,7 @@ func validatePodBinding(b *corev1.Binding) field.ErrorList {
 // pods/binding.
 func (s *Server) assignPod(ctx context.Context, b *corev1.Binding, dryRun bool) error {
 	res := s.podResource()
-	key := storageKey(res, b.Namespace, b.Name)
+	key := layout.Key(res, b.Namespace, b.Name)
 	for {
 		kv, obj, err := s.readStored(ctx, res, key, b.Name)
 		if err != nil {
@@ -82,7 +83,7 @@ func (s *Server) assignPod(ctx context.Context, b *corev1.Binding, dryRun bool) 
 		if dryRun {
 			return nil
 		}
-		data, err := encodeForStorage(pod)
+		data, err := layout.Encode(pod)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -44,11 +45,11 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 	m := accessor(obj)
 	s.fillSystemFields(m)
 	prepareForCreate(res, obj)
-	data, err := encodeForStorage(obj)
+	data, err := layout.Encode(obj)
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.Create(ctx, storageKey(res, m.GetNamespace(), m.GetName()), data); err != nil && !errors.Is(err, storage.ErrKeyExists) {
+	if _, err := s.store.Create(ctx, layout.Key(res, m.GetNamespace(), m.GetName()), data); err != nil && !errors.Is(err, storage.ErrKeyExists) {
 		return err
 	}
 	return nil

@@ -3,47 +3,35 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
-
-// afterWrite runs after a successful, non-dry-run write of obj, an object of
-// res (for a delete, the object deleted): definitions that change what the
-// server serves take effect before the write returns, and so do the
-// caBundles injected from a Secret.
-func (s *Server) afterWrite(ctx context.Context, res *registry.Resource, obj runtime.Object) {
-	switch res.GroupVersionResource {
-	case registry.CRDResource:
-		if err := s.SyncCustomResources(ctx); err != nil {
-			s.log.Error("serving custom resources", "err", err)
-		}
-	case mutatingWebhooksGVR, validatingWebhooksGVR:
-		if s.cfg.WebhookConfigs != nil {
-			if err := s.cfg.WebhookConfigs.Reload(ctx); err != nil {
-				s.log.Error("reloading webhook configurations", "err", err)
-			}
-		}
-		s.webhookConfigWritten(ctx, res, obj)
-	case secretsGVR:
-		s.secretWritten(ctx, accessor(obj))
-	case validatingPoliciesGVR, validatingBindingsGVR, mutatingPoliciesGVR, mutatingBindingsGVR:
-		if s.cfg.PolicyConfigs != nil {
-			if err := s.cfg.PolicyConfigs.Reload(ctx); err != nil {
-				s.log.Error("reloading admission policies", "err", err)
-			}
-		}
-	}
-}
 
 // SyncCustomResources serves exactly the custom resources of the stored
 // definitions.
 func (s *Server) SyncCustomResources(ctx context.Context) error {
-	res, _ := s.cat.Lookup(registry.CRDResource)
-	_, objs, err := listStored(ctx, s.store, res, 0)
+	return syncCustomResources(ctx, s.store, s.cat)
+}
+
+// CustomResourceSync is the observer that makes a write of a
+// CustomResourceDefinition change what the server serves before the write
+// returns.
+func CustomResourceSync(store storage.Store, cat *registry.Catalogue, log *slog.Logger) WriteObserver {
+	return ObserveResources(func(ctx context.Context, _ WriteEvent) {
+		if err := syncCustomResources(ctx, store, cat); err != nil {
+			log.Error("serving custom resources", "err", err)
+		}
+	}, registry.CRDResource.GroupResource())
+}
+
+func syncCustomResources(ctx context.Context, store storage.Store, cat *registry.Catalogue) error {
+	res, _ := cat.Lookup(registry.CRDResource)
+	_, objs, err := layout.List(ctx, store, res, 0)
 	if err != nil {
 		return err
 	}
@@ -55,7 +43,7 @@ func (s *Server) SyncCustomResources(ctx context.Context) error {
 		}
 		custom[crd.Name] = registry.CustomResources(crd)
 	}
-	s.cat.ReplaceCustom(custom)
+	cat.ReplaceCustom(custom)
 	return nil
 }
 
@@ -65,7 +53,7 @@ func (s *Server) deleteCustomObjects(ctx context.Context, crd *apiextensionsv1.C
 	if len(resources) == 0 {
 		return nil
 	}
-	page, err := s.store.List(ctx, resourcePrefix(resources[0]), storage.ListOptions{})
+	page, err := s.store.List(ctx, layout.ResourcePrefix(resources[0]), storage.ListOptions{})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -42,13 +43,13 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.RequestObject = obj.DeepCopyObject()
-	out, err := s.create(r.Context(), rq, res, obj, opts)
+	out, created, err := s.create(r.Context(), rq, res, obj, opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	rq.event.ResponseObject = out
-	writeObjectWithJSON(w, r, http.StatusCreated, out, rq.created)
+	writeObjectWithJSON(w, r, http.StatusCreated, out, created)
 }
 
 // decodeWriteBody reads and decodes a create or update body, applying the
@@ -81,11 +82,14 @@ func cannotBeHandled(res *registry.Resource, err error) error {
 // create runs a create through defaulting, both admission phases,
 // validation and storage. The returned object is what was stored (or would
 // have been, on dry run).
-func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, opts *metav1.CreateOptions) (runtime.Object, error) {
+//
+// created is the JSON of the response when it can be taken from the stored
+// bytes (see createdResponse), or nil.
+func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, opts *metav1.CreateOptions) (out runtime.Object, created []byte, err error) {
 	m := accessor(obj)
 	ns := objectNamespace(res, rq.info.Namespace)
 	if err := ensureNamespace(ns, m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	wipeSystemFields(m)
 	if res.Strategy.Default != nil {
@@ -98,22 +102,26 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 		attrs.Namespace = m.GetName()
 	}
 	if err := s.admit(ctx, attrs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	obj = attrs.Object
 	m = accessor(obj)
 	if err := ensureNamespace(ns, m); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.injectCA(ctx, rq, res, obj)
+	obj, err = s.runWriteSteps(ctx, attrs, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	m = accessor(obj)
 	if m.GetResourceVersion() != "" {
-		return nil, errors.New("resourceVersion should not be set on objects to be created")
+		return nil, nil, errors.New("resourceVersion should not be set on objects to be created")
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
-		out, err := s.createOnce(ctx, rq, res, obj, attrs, dryRun)
+		out, created, err := s.createOnce(ctx, rq, res, obj, attrs, dryRun)
 		if err == nil || !generated || !apierrors.IsAlreadyExists(err) || attempt+1 >= generateNameAttempts {
-			return out, err
+			return out, created, err
 		}
 		m.SetName("")
 	}
@@ -121,49 +129,49 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 
 // createOnce is upstream's store create: system fields, preparation,
 // validation, validating admission, then the write.
-func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (runtime.Object, error) {
+func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (_ runtime.Object, created []byte, err error) {
 	m := accessor(obj)
 	s.fillSystemFields(m)
 	prepareForCreate(res, obj)
 	if errs := res.ValidateNew(obj); len(errs) > 0 {
-		return nil, invalid(res, obj, errs)
+		return nil, nil, invalid(res, obj, errs)
 	}
 	vattrs := *attrs
 	vattrs.Object = obj
 	vattrs.Name = m.GetName()
 	if err := s.validate(ctx, &vattrs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	key := storageKey(res, m.GetNamespace(), m.GetName())
+	key := layout.Key(res, m.GetNamespace(), m.GetName())
 	if dryRun {
 		// As upstream's dry-run storage: a name that is taken (as far as a
 		// read can tell) is still a conflict.
 		if _, err := s.store.Get(ctx, key); err == nil {
-			return nil, s.alreadyExists(ctx, res, key, m.GetName())
+			return nil, nil, s.alreadyExists(ctx, res, key, m.GetName())
 		}
-		return obj, nil
+		return obj, nil, nil
 	}
 	stored, err := registry.ToStorageVersion(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	data, err := encodeForStorage(stored)
+	data, err := layout.Encode(stored)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	kv, err := s.store.Create(ctx, key, data)
 	if errors.Is(err, storage.ErrKeyExists) {
-		return nil, s.alreadyExists(ctx, res, key, m.GetName())
+		return nil, nil, s.alreadyExists(ctx, res, key, m.GetName())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
+		return nil, nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
 	}
 	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
 	if stored == obj {
-		rq.created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
+		created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
 	}
-	s.afterWrite(ctx, res, obj)
-	return obj, nil
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
+	return obj, created, nil
 }
 
 // alreadyExists is the conflict of a create with the object at key, said

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -96,7 +97,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 // when the object stays, marked for deletion, until its finalizers are gone.
 // attrName is the name admission sees (empty for a collection delete).
 func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource, name, attrName string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	key := storageKey(res, objectNamespace(res, rq.info.Namespace), name)
+	key := layout.Key(res, objectNamespace(res, rq.info.Namespace), name)
 	for {
 		kv, old, err := s.readStored(ctx, res, key, name)
 		if err != nil {
@@ -134,7 +135,7 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 		if dryRun {
 			return obj, false, false, nil
 		}
-		data, err := encodeForStorage(obj)
+		data, err := layout.Encode(obj)
 		if err != nil {
 			return nil, false, false, err
 		}
@@ -146,7 +147,6 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			return nil, false, false, err
 		}
 		accessor(obj).SetResourceVersion(fmt.Sprint(kv.ModRevision))
-		s.afterMarkedDeleting(res, obj)
 		return obj, false, false, nil
 	}
 	if dryRun {
@@ -167,7 +167,7 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			s.log.Error("deleting custom objects", "crd", crd.Name, "err", err)
 		}
 	}
-	s.afterWrite(ctx, res, old)
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Deleted: true, Object: old})
 	return old, true, false, nil
 }
 

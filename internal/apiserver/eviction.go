@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -201,13 +202,13 @@ func tooManyRequests(pdbName string) error {
 // selector matches it.
 func (s *Server) podDisruptionBudgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
 	res, _ := s.cat.Lookup(policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"))
-	page, err := s.store.List(ctx, listPrefix(res, pod.Namespace), storage.ListOptions{})
+	page, err := s.store.List(ctx, layout.ListPrefix(res, pod.Namespace), storage.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var out []*policyv1.PodDisruptionBudget
 	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
+		obj, err := layout.Decode(res, kv)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +225,7 @@ func (s *Server) podDisruptionBudgets(ctx context.Context, pod *corev1.Pod) ([]*
 // takeDisruption is upstream's checkAndDecrement, retried on conflicts.
 func (s *Server) takeDisruption(ctx context.Context, pdb *policyv1.PodDisruptionBudget, podName string, dryRun bool) error {
 	res, _ := s.cat.Lookup(policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"))
-	key := storageKey(res, pdb.Namespace, pdb.Name)
+	key := layout.Key(res, pdb.Namespace, pdb.Name)
 	for attempt := 0; ; attempt++ {
 		if err := checkDisruptionAllowed(pdb); err != nil {
 			return err
@@ -245,7 +246,7 @@ func (s *Server) takeDisruption(ctx context.Context, pdb *policyv1.PodDisruption
 		if err != nil {
 			return err
 		}
-		data, err := encodeForStorage(pdb)
+		data, err := layout.Encode(pdb)
 		if err != nil {
 			return err
 		}
@@ -302,7 +303,7 @@ func (s *Server) deleteEvicted(ctx context.Context, pod *corev1.Pod, opts *metav
 
 func (s *Server) markDisruptionTarget(ctx context.Context, current *corev1.Pod, opts *metav1.DeleteOptions) (string, error) {
 	res := s.podResource()
-	key := storageKey(res, current.Namespace, current.Name)
+	key := layout.Key(res, current.Namespace, current.Name)
 	for {
 		kv, obj, err := s.readStored(ctx, res, key, current.Name)
 		if err != nil {
@@ -314,7 +315,7 @@ func (s *Server) markDisruptionTarget(ctx context.Context, current *corev1.Pod, 
 		}
 		updatePodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
 			Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"}, s.cfg.Now())
-		data, err := encodeForStorage(pod)
+		data, err := layout.Encode(pod)
 		if err != nil {
 			return "", err
 		}

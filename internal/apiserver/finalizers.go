@@ -41,11 +41,3 @@ func markDeleting(res *registry.Resource, obj runtime.Object, now time.Time) {
 		ns.Status.Phase = corev1.NamespaceTerminating
 	}
 }
-
-// afterMarkedDeleting starts the work that removes finalizers the server
-// owns (a namespace's "kubernetes" finalizer).
-func (s *Server) afterMarkedDeleting(res *registry.Resource, obj runtime.Object) {
-	if ns, ok := obj.(*corev1.Namespace); ok && s.namespaces != nil {
-		s.namespaces.enqueue(ns.Name)
-	}
-}

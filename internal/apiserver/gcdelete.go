@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // The delete side of garbage collection, as upstream's generic store
@@ -129,7 +130,7 @@ func sameSet(a, b []string) bool {
 // delete upstream's subresources call (the eviction's pod delete). The
 // garbage-collection finalizers and preconditions apply.
 func (s *Server) deleteStored(ctx context.Context, res *registry.Resource, ns, name string, opts *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	key := storageKey(res, objectNamespace(res, ns), name)
+	key := layout.Key(res, objectNamespace(res, ns), name)
 	for {
 		kv, old, err := s.readStored(ctx, res, key, name)
 		if err != nil {

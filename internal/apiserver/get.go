@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -26,7 +27,7 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 
 // getObject reads one object, with a NotFound Status when it is missing.
 func (s *Server) getObject(ctx context.Context, res *registry.Resource, namespace, name string) (runtime.Object, error) {
-	_, obj, err := s.readStored(ctx, res, storageKey(res, namespace, name), name)
+	_, obj, err := s.readStored(ctx, res, layout.Key(res, namespace, name), name)
 	return obj, err
 }
 
@@ -40,7 +41,7 @@ func (s *Server) readStored(ctx context.Context, res *registry.Resource, key, na
 	if err != nil {
 		return kv, nil, err
 	}
-	obj, err := decodeFromStorage(res, kv)
+	obj, err := layout.Decode(res, kv)
 	return kv, obj, err
 }
 

@@ -53,9 +53,6 @@ type request struct {
 	// apply marks a server-side apply: its merge records managedFields
 	// and it may create the object.
 	apply bool
-	// created is the JSON response of a create, when taken from the
-	// stored bytes (createdResponse).
-	created []byte
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -123,6 +120,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if info.IsResource {
 		ev := rq.event
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
+	}
+	if !s.authorize(rec, r, rq) {
+		return
 	}
 	s.route(rec, r, rq)
 }

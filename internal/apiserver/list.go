@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 // listObjects reads one page of matching objects, scanning storage pages at
 // one revision until the limit is met.
 func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery) ([]runtime.Object, metav1.ListMeta, error) {
-	prefix := listPrefix(res, namespace)
+	prefix := layout.ListPrefix(res, namespace)
 	opts := storage.ListOptions{StartKey: lq.continueKey, Revision: lq.continueRev}
 	if opts.Revision == 0 && lq.rvMatch == string(metav1.ResourceVersionMatchExact) && lq.resourceVersion != "" {
 		rev, err := strconv.ParseInt(lq.resourceVersion, 10, 64)
@@ -114,7 +115,7 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		}
 		opts.Revision = page.Revision
 		for _, kv := range page.Items {
-			obj, err := decodeFromStorage(res, kv)
+			obj, err := layout.Decode(res, kv)
 			if err != nil {
 				return nil, lm, err
 			}

@@ -37,8 +37,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage"
 )
 
 // invalidManagedFieldsWarning is upstream's warning when mutating admission
@@ -48,7 +48,7 @@ const invalidManagedFieldsWarning = ".metadata.managedFields was in an invalid s
 // fieldManagers builds one field manager per served resource and
 // subresource, on first use.
 type fieldManagers struct {
-	custom *CRDTypeConverters
+	custom TypeConverterSource
 
 	mu      sync.Mutex
 	managed map[fieldManagerKey]fieldManagerEntry
@@ -68,8 +68,8 @@ type fieldManagerEntry struct {
 	created *createdFields
 }
 
-func newFieldManagers(store storage.Store, cat *registry.Catalogue) *fieldManagers {
-	return &fieldManagers{custom: NewCRDTypeConverters(store, cat), managed: map[fieldManagerKey]fieldManagerEntry{}}
+func newFieldManagers(custom TypeConverterSource) *fieldManagers {
+	return &fieldManagers{custom: custom, managed: map[fieldManagerKey]fieldManagerEntry{}}
 }
 
 // get returns the field manager of res (and subresource).
@@ -110,7 +110,7 @@ func (f *fieldManagers) entry(res *registry.Resource, subresource string) (field
 // (maps granular, lists atomic) for anything they do not know.
 func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.TypeConverter {
 	if res.Unstructured {
-		if tc := f.custom.TypeConverter(res.GroupVersionKind()); tc != nil {
+		if tc := f.customTypeConverter(res); tc != nil {
 			return tc
 		}
 		return managedfields.NewDeducedTypeConverter()
@@ -119,7 +119,7 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 	if res.Group == "apiextensions.k8s.io" {
 		tc = extensionTypes()
 	}
-	if obj, err := newObject(res); err == nil {
+	if obj, err := layout.NewObject(res); err == nil {
 		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
 			return tc
 		}
@@ -165,7 +165,7 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 	fields, err := s.fields.entry(res, rq.info.Subresource)
 	created := live == nil
 	if err == nil && created {
-		live, err = newObject(res)
+		live, err = layout.NewObject(res)
 	}
 	if err != nil {
 		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
@@ -222,8 +222,8 @@ func keepManagedFieldsTimes(obj, old runtime.Object) {
 		return
 	}
 	m.SetManagedFields(kept)
-	a, errA := encodeForStorage(obj)
-	b, errB := encodeForStorage(old)
+	a, errA := layout.Encode(obj)
+	b, errB := layout.Encode(old)
 	if errA != nil || errB != nil || !bytes.Equal(a, b) {
 		m.SetManagedFields(cur)
 	}
@@ -351,4 +351,13 @@ func fieldsRaw(f *metav1.FieldsV1) []byte {
 		return nil
 	}
 	return f.Raw
+}
+
+// customTypeConverter is the configured converter of a custom resource, or
+// nil.
+func (f *fieldManagers) customTypeConverter(res *registry.Resource) managedfields.TypeConverter {
+	if f.custom == nil {
+		return nil
+	}
+	return f.custom.TypeConverter(res.GroupVersionKind())
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // createBodies are creates whose recorded fields differ in ways a cache
@@ -56,7 +56,7 @@ func gvr(group, version, resource string) schema.GroupVersionResource {
 // its resource has been cached under other names.
 func TestCreatedFieldsRecordWhatTheFieldManagerRecords(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	defaulted := func(res *registry.Resource, body string, name string) runtime.Object {
 		obj, _, err := decodeObject(res, mediaJSON, []byte(body))
 		if err != nil {
@@ -84,9 +84,9 @@ func TestCreatedFieldsRecordWhatTheFieldManagerRecords(t *testing.T) {
 			}
 			for _, manager := range []string{"m1", "m2"} {
 				name := fmt.Sprintf("obj-%d-%d", round, i)
-				empty, _ := newObject(res)
+				empty, _ := layout.NewObject(res)
 				want := e.fm.UpdateNoErrors(empty, defaulted(res, c.body, name), manager)
-				empty, _ = newObject(res)
+				empty, _ = layout.NewObject(res)
 				got := e.created.record(e.fm, empty, defaulted(res, c.body, name), manager)
 				if g, w := withoutTimes(accessor(got).GetManagedFields()), withoutTimes(accessor(want).GetManagedFields()); !reflect.DeepEqual(g, w) {
 					t.Errorf("round %d, %s as %s:\n got %s\nwant %s", round, c.body, manager, g, w)
@@ -116,12 +116,12 @@ func withoutTimes(entries []metav1.ManagedFieldsEntry) []string {
 // does not change what the next create gets.
 func TestCreatedFieldsHandOutCopies(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	res, _ := cat.Lookup(gvr("", "v1", "configmaps"))
 	e, _ := f.entry(res, "")
 	create := func() []metav1.ManagedFieldsEntry {
 		obj, _, _ := decodeObject(res, mediaJSON, []byte(`{"metadata":{"name":"a"},"data":{"k":"v"}}`))
-		empty, _ := newObject(res)
+		empty, _ := layout.NewObject(res)
 		return accessor(e.created.record(e.fm, empty, obj, "m")).GetManagedFields()
 	}
 	first := create()
@@ -138,7 +138,7 @@ func TestCreatedFieldsHandOutCopies(t *testing.T) {
 // are never taken for one another.
 func TestCreatedFieldsTellInvalidUTF8Apart(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	res, _ := cat.Lookup(gvr("", "v1", "configmaps"))
 	e, _ := f.entry(res, "")
 	for _, key := range []string{"a\xff", "a\xfe", "a\xff"} {
@@ -146,9 +146,9 @@ func TestCreatedFieldsTellInvalidUTF8Apart(t *testing.T) {
 			return &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 				ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{key: "v"}}
 		}
-		empty, _ := newObject(res)
+		empty, _ := layout.NewObject(res)
 		want := e.fm.UpdateNoErrors(empty, obj(), "m")
-		empty, _ = newObject(res)
+		empty, _ = layout.NewObject(res)
 		got := e.created.record(e.fm, empty, obj(), "m")
 		if g, w := withoutTimes(accessor(got).GetManagedFields()), withoutTimes(accessor(want).GetManagedFields()); !reflect.DeepEqual(g, w) {
 			t.Errorf("key %q:\n got %q\nwant %q", key, g, w)

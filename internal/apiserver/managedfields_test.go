@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"reflect"
 	"sort"
@@ -15,9 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
 )
 
 // testServer is a whole API server over an in-memory store, driven through
@@ -29,11 +32,20 @@ type testServer struct {
 
 func newTestServer(t testing.TB, plugins ...admission.NamedPlugin) *testServer {
 	t.Helper()
-	s := New(Config{Store: memory.New(), Catalogue: registry.NewCatalogue(), Admission: admission.NewChain(plugins...)})
+	s := New(testConfig(memory.New(), registry.NewCatalogue(), plugins...))
 	if err := s.Bootstrap(context.Background()); err != nil {
 		t.Fatalf("Bootstrap: %v", err)
 	}
 	return &testServer{t: t, s: s}
+}
+
+// testConfig is the configuration internal/server would give a server over
+// store, without the admission sources: custom resources served and typed
+// from their definitions.
+func testConfig(store storage.Store, cat *registry.Catalogue, plugins ...admission.NamedPlugin) Config {
+	return Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...),
+		Observers:            []WriteObserver{CustomResourceSync(store, cat, slog.Default())},
+		CustomTypeConverters: admissionsource.NewCRDTypeConverters(store, cat)}
 }
 
 // do sends one request and returns the recorded response.
@@ -209,7 +221,7 @@ func TestManagerName(t *testing.T) {
 // schema, never the deduced fallback (which makes every list atomic).
 func TestBuiltinResourcesHaveTypedSchemas(t *testing.T) {
 	cat := registry.NewCatalogue()
-	f := newFieldManagers(memory.New(), cat)
+	f := newFieldManagers(nil)
 	deduced := managedfields.NewDeducedTypeConverter()
 	for _, res := range cat.Resources() {
 		if res.Unstructured || !res.HasVerb("update") {

@@ -18,7 +18,9 @@ import (
 // that this adapter stays one file.
 var openAPIServices sync.Map // *registry.Catalogue -> *openapi.Service
 
-func (s *Server) openAPI() *openapi.Service {
+// OpenAPI is the service of the server's OpenAPI documents; it also resolves the
+// schemas of built-in kinds (policy type checking).
+func (s *Server) OpenAPI() *openapi.Service {
 	return openAPIService(s.cat)
 }
 
@@ -39,10 +41,10 @@ func openAPIService(cat *registry.Catalogue) *openapi.Service {
 
 // serveOpenAPIV3 answers /openapi/v3 (the index) and /openapi/v3/<gv>.
 func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
-	s.openAPI().ServeHTTP(w, r)
+	s.OpenAPI().ServeHTTP(w, r)
 }
 
 // serveOpenAPIV2 answers /openapi/v2 (gnostic protobuf or JSON).
 func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
-	s.openAPI().ServeHTTP(w, r)
+	s.OpenAPI().ServeHTTP(w, r)
 }

@@ -16,6 +16,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // maxJSONPatchOperations is upstream's limit on the operations of a JSON
@@ -73,7 +74,7 @@ func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, cu
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		schemaObj, _ := newObject(res)
+		schemaObj, _ := layout.NewObject(res)
 		if patched, err = strategicpatch.StrategicMergePatch(cur, patch, schemaObj); err != nil {
 			return nil, strategicMergePatchError(err)
 		}

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -15,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // The scale subresource reads and writes an object's replica count as an
@@ -108,7 +107,7 @@ func withReplicas(res *registry.Resource, obj runtime.Object, sc *autoscalingv1.
 	if err := unstructured.SetNestedField(content, int64(sc.Spec.Replicas), pathsFor(res).spec...); err != nil {
 		return nil, err
 	}
-	out, err := newObject(res)
+	out, err := layout.NewObject(res)
 	if err != nil {
 		return nil, err
 	}
@@ -138,52 +137,6 @@ func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, rq *reque
 		}
 	}
 	writeError(w, r, err)
-}
-
-// admitUpdate runs the mutating phase of an update and returns the object
-// to continue with. A scale write is admitted as Scale objects and its
-// replicas applied to the object afterwards.
-func (s *Server) admitUpdate(ctx context.Context, rq *request, res *registry.Resource, attrs *admission.Attributes) (runtime.Object, error) {
-	if rq.info.Subresource != "scale" {
-		err := s.admit(ctx, attrs)
-		return attrs.Object, err
-	}
-	obj := attrs.Object
-	newScale, err := toScale(res, obj)
-	if err != nil {
-		return nil, err
-	}
-	oldScale, err := toScale(res, attrs.OldObject)
-	if err != nil {
-		return nil, err
-	}
-	attrs.Object, attrs.OldObject = newScale, oldScale
-	if err := s.admit(ctx, attrs); err != nil {
-		return nil, err
-	}
-	sc, ok := attrs.Object.(*autoscalingv1.Scale)
-	if !ok {
-		return nil, apierrors.NewInternalError(fmt.Errorf("admission returned a %T for a Scale", attrs.Object))
-	}
-	if err := validateScale(sc); err != nil {
-		return nil, err
-	}
-	sc.ResourceVersion = accessor(obj).GetResourceVersion()
-	return withReplicas(res, obj, sc)
-}
-
-// validateUpdate runs the validating phase of an update on obj.
-func (s *Server) validateUpdate(ctx context.Context, rq *request, res *registry.Resource, attrs *admission.Attributes, obj, old runtime.Object) error {
-	vattrs := *attrs
-	vattrs.Object = obj
-	if rq.info.Subresource == "scale" {
-		newScale, err := toScale(res, obj)
-		if err != nil {
-			return err
-		}
-		vattrs.Object = newScale
-	}
-	return s.validate(ctx, &vattrs)
 }
 
 // serveUpdateScale answers PUT .../scale.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
@@ -38,6 +40,9 @@ type Config struct {
 	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
 	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
+	// Authorize decides, after authentication, whether a request may run;
+	// nil allows every request (see Authorizer).
+	Authorize Authorizer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
@@ -52,12 +57,20 @@ type Config struct {
 	Ready func() bool
 	// OnRequestDone, when set, is called after every API request (audit).
 	OnRequestDone func(ctx context.Context, ev *RequestEvent)
-	// WebhookConfigs, when set, is reloaded by writes of webhook
-	// configurations before they return.
-	WebhookConfigs *WebhookConfigs
-	// PolicyConfigs, when set, is reloaded by writes of admission policies
-	// and bindings before they return.
-	PolicyConfigs *PolicyConfigs
+	// Observers see every successful write that is not a dry run, before
+	// it returns, in order. None by default: even custom resources are
+	// served only with CustomResourceSync among them.
+	Observers []WriteObserver
+	// WriteSteps are mutating steps of the server's own (CA injection) that
+	// every create and update runs after mutating admission; see
+	// runWriteSteps. None by default.
+	WriteSteps []admission.NamedPlugin
+	// AdmissionMetrics meters WriteSteps; nil meters nothing.
+	AdmissionMetrics *admission.Metrics
+	// CustomTypeConverters gives the structured-merge types of custom
+	// resources for managedFields and apply; nil (or a nil answer) deduces
+	// them from the object.
+	CustomTypeConverters TypeConverterSource
 	// Extra handlers mounted on exact paths (e.g. /metrics).
 	Extra map[string]http.Handler
 	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
@@ -65,16 +78,21 @@ type Config struct {
 	TokenIssuer *serviceaccount.Issuer
 }
 
+// TypeConverterSource gives the structured-merge type converter of a
+// custom resource kind, or nil.
+type TypeConverterSource interface {
+	TypeConverter(gvk schema.GroupVersionKind) managedfields.TypeConverter
+}
+
 // Server is the HTTP handler of the API.
 type Server struct {
-	cfg        Config
-	store      storage.Store
-	cat        *registry.Catalogue
-	chain      admission.Interface
-	log        *slog.Logger
-	namespaces *namespaceFinalizer
-	fields     *fieldManagers
-	tokens     *serviceaccount.Issuer
+	cfg    Config
+	store  storage.Store
+	cat    *registry.Catalogue
+	chain  admission.Interface
+	log    *slog.Logger
+	fields *fieldManagers
+	tokens *serviceaccount.Issuer
 }
 
 // New returns a Server for cfg.
@@ -98,13 +116,6 @@ func New(cfg Config) *Server {
 		cfg.TokenIssuer = serviceaccount.NewEphemeralIssuer()
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger, tokens: cfg.TokenIssuer}
-	s.namespaces = newNamespaceFinalizer(s)
-	s.fields = newFieldManagers(cfg.Store, cfg.Catalogue)
+	s.fields = newFieldManagers(cfg.CustomTypeConverters)
 	return s
-}
-
-// Run starts the server's background work (namespace finalization) and
-// returns when ctx ends.
-func (s *Server) Run(ctx context.Context) {
-	s.namespaces.run(ctx)
 }

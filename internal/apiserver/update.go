@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -61,7 +62,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 // and compare-and-swap, retried on conflicts the client did not ask for.
 func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	name := rq.info.Name
-	key := storageKey(res, objectNamespace(res, rq.info.Namespace), name)
+	key := layout.Key(res, objectNamespace(res, rq.info.Namespace), name)
 	for {
 		kv, err := s.store.Get(ctx, key)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -70,7 +71,7 @@ func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource
 		if err != nil {
 			return nil, false, err
 		}
-		old, err := decodeFromStorage(res, kv)
+		old, err := layout.Decode(res, kv)
 		if err != nil {
 			return nil, false, err
 		}
@@ -93,7 +94,7 @@ func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.
 	copts := &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	accessor(obj).SetResourceVersion("")
-	out, err := s.create(ctx, rq, res, obj, copts)
+	out, _, err := s.create(ctx, rq, res, obj, copts)
 	return out, err == nil, err
 }
 
@@ -129,7 +130,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		// an unconditional update takes the stored resourceVersion
 		accessor(obj).SetResourceVersion(om.GetResourceVersion())
 	}
-	s.injectCA(ctx, rq, res, obj)
+	if obj, err = s.runWriteSteps(ctx, attrs, obj); err != nil {
+		return nil, false, err
+	}
 	obj = s.prepareForUpdate(rq, res, obj, old)
 	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
@@ -150,11 +153,11 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, rev int64, obj, old runtime.Object, dryRun bool) (out runtime.Object, retry bool, err error) {
 	m := accessor(obj)
 	m.SetResourceVersion(accessor(old).GetResourceVersion())
-	data, err := encodeForStorage(obj)
+	data, err := layout.Encode(obj)
 	if err != nil {
 		return nil, false, err
 	}
-	oldData, err := encodeForStorage(old)
+	oldData, err := layout.Encode(old)
 	if err != nil {
 		return nil, false, err
 	}
@@ -168,7 +171,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		}
 		m.SetResourceVersion(fmt.Sprint(drev))
 		if err == nil {
-			s.afterWrite(ctx, res, obj)
+			s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Deleted: true, Object: obj})
 		}
 		return obj, false, err
 	}
@@ -180,7 +183,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		return nil, false, err
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
-	s.afterWrite(ctx, res, obj)
+	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
 	return obj, false, nil
 }
 

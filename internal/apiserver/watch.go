@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -129,7 +130,7 @@ func first(v []string) string {
 
 // follow streams storage events after revision from.
 func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery, from int64) error {
-	watcher, err := s.store.Watch(ctx, listPrefix(res, rq.info.Namespace), from)
+	watcher, err := s.store.Watch(ctx, layout.ListPrefix(res, rq.info.Namespace), from)
 	if errors.Is(err, storage.ErrCompacted) {
 		compacted, _ := s.store.CompactedRevision(ctx)
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, compacted+1))
@@ -191,12 +192,12 @@ func (s *Server) eventObject(res *registry.Resource, ev storage.Event, f *object
 	var cur, prev runtime.Object
 	var err error
 	if ev.Type == storage.EventPut {
-		if cur, err = decodeFromStorage(res, ev.KV); err != nil {
+		if cur, err = layout.Decode(res, ev.KV); err != nil {
 			return "", nil, err
 		}
 	}
 	if ev.PrevKV != nil {
-		if prev, err = decodeFromStorage(res, *ev.PrevKV); err != nil {
+		if prev, err = layout.Decode(res, *ev.PrevKV); err != nil {
 			return "", nil, err
 		}
 	}
@@ -218,7 +219,7 @@ func (s *Server) eventObject(res *registry.Resource, ev storage.Event, f *object
 
 // bookmark is a BOOKMARK event object at revision rev.
 func bookmark(res *registry.Resource, rev int64, initialEnd bool) runtime.Object {
-	obj, _ := newObject(res)
+	obj, _ := layout.NewObject(res)
 	m := accessor(obj)
 	m.SetResourceVersion(strconv.FormatInt(rev, 10))
 	if initialEnd {

@@ -1,7 +1,6 @@
 package apiserver
 
 import (
-	"context"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
 )
 
 var emptyGVK = schema.GroupVersionKind{}
@@ -45,22 +43,6 @@ func objectNamespace(res *registry.Resource, ns string) string {
 		return ""
 	}
 	return ns
-}
-
-// attributes builds the admission attributes of a write.
-func (s *Server) attributes(rq *request, res *registry.Resource, op admission.Operation, name string, obj, old runtime.Object, opts runtime.Object, dryRun bool) *admission.Attributes {
-	kind := res.GroupVersionKind()
-	if sub := rq.info.Subresource; sub != "" {
-		if sr, ok := res.Subresource(sub); ok {
-			kind = sr.Kind
-		}
-	}
-	return &admission.Attributes{
-		Name: name, Namespace: rq.info.Namespace,
-		Resource: res.GroupVersionResource, Subresource: rq.info.Subresource,
-		Kind: kind, Operation: op, Options: opts, DryRun: dryRun,
-		Object: obj, OldObject: old, UserInfo: rq.user, Record: rq.record,
-	}
 }
 
 // wipeSystemFields clears what a client may not set on create.
@@ -181,27 +163,4 @@ func yamlWarnings(msg string) []string {
 		lines[i] = strings.TrimSpace(l)
 	}
 	return lines
-}
-
-// admit runs the mutating phase for a write; managedFields a plugin left
-// invalid are reset, as upstream.
-func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
-	if !s.chain.Handles(a.Operation) || withoutAdmission(ctx) {
-		return nil
-	}
-	before, _ := managedFieldsOf(a.Object)
-	before = copyManagedFields(before) // a plugin may decode into the same slice
-	if err := s.chain.Admit(ctx, a); err != nil {
-		return err
-	}
-	resetInvalidManagedFields(a, before)
-	return nil
-}
-
-// validate runs the validating phase for a write.
-func (s *Server) validate(ctx context.Context, a *admission.Attributes) error {
-	if !s.chain.Handles(a.Operation) || withoutAdmission(ctx) {
-		return nil
-	}
-	return s.chain.Validate(ctx, a)
 }

@@ -1,11 +1,15 @@
 // Package controllers holds the reconcilers that a cluster runs beside its
 // API server and that clients count on: the garbage collector
-// (ownerReferences and the orphan/foregroundDeletion finalizers) and the
+// (ownerReferences and the orphan/foregroundDeletion finalizers), the
 // service-account controller (a "default" ServiceAccount in every
-// namespace).
+// namespace), the namespace controller (empties and finalizes a deleted
+// namespace), the ValidatingAdmissionPolicy status controller, and CA
+// injection (a write step of the API server and the refresh that follows a
+// Secret; see cainjection.go).
 //
 // Each controller follows storage through a watch, so it sees every change
-// whatever made it, and writes through the API server's loopback client as
+// whatever made it (the CA refresh is called by the server's write
+// observers instead), and writes through the API server's loopback client as
 // its own user, so admission, validation and audit see its requests as
 // upstream's kube-controller-manager's. It is not a general controller
 // framework: there are no informers or listers, only what these
@@ -17,7 +21,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -74,19 +77,6 @@ func decodeStored(value []byte) (*stored, error) {
 		return nil, err
 	}
 	return &s, nil
-}
-
-// keyResource splits a storage key /registry/<group>/<resource>/... into
-// its group ("" for core) and resource.
-func keyResource(key string) (group, resource string, ok bool) {
-	parts := strings.SplitN(strings.TrimPrefix(key, "/registry/"), "/", 3)
-	if len(parts) < 3 {
-		return "", "", false
-	}
-	if parts[0] == "core" {
-		parts[0] = ""
-	}
-	return parts[0], parts[1], true
 }
 
 // follower receives the state of a key prefix: every item once (reset),

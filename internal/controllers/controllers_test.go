@@ -13,9 +13,15 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
+	corev1 "k8s.io/api/core/v1"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/memory"
@@ -25,35 +31,67 @@ import (
 // cluster is an in-process API server over memory storage with the
 // controllers running, driven through ServeHTTP.
 type cluster struct {
-	t   *testing.T
-	api *apiserver.Server
+	t      *testing.T
+	api    *apiserver.Server
+	status *PolicyStatus // not running: tests call Sync
 }
 
 func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
 	t.Helper()
 	store, cat := memory.New(), registry.NewCatalogue()
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...)})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	gcClient, err := NewClient(api.Loopback(GarbageCollectorUser))
-	if err != nil {
+	c := &cluster{t: t}
+	inject := NewCAInjection(admissionsource.NewSecretLookup(store, cat), log)
+	refresh := NewCARefresh(store, cat, c.client(CAInjectorUser), inject, log)
+	c.api = apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...),
+		WriteSteps: []admission.NamedPlugin{{Name: CAInjectionName, Plugin: inject}},
+		Observers:  []apiserver.WriteObserver{apiserver.CustomResourceSync(store, cat, log), caObserver{refresh}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	if err := c.api.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	saClient, err := NewClient(api.Loopback(ServiceAccountsUser))
+	go NewGarbageCollector(store, cat, c.client(GarbageCollectorUser), log).Run(ctx)
+	go NewServiceAccounts(store, c.client(ServiceAccountsUser), log).Run(ctx)
+	go NewNamespaces(store, cat, c.client(NamespacesUser), log).Run(ctx)
+	c.status = NewPolicyStatus(store, cat, c.client(PolicyStatusUser), c.api.OpenAPI(), log)
+	return c
+}
+
+// client is a loopback client of the cluster's API server as user, usable
+// before the server exists.
+func (c *cluster) client(user authenticationv1.UserInfo) dynamic.Interface {
+	c.t.Helper()
+	client, err := NewClient(roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		return c.api.Loopback(user).RoundTrip(r)
+	}))
 	if err != nil {
-		t.Fatal(err)
+		c.t.Fatal(err)
 	}
-	go api.Run(ctx)
-	go NewGarbageCollector(store, cat, gcClient, log).Run(ctx)
-	go NewServiceAccounts(store, saClient, log).Run(ctx)
-	return &cluster{t: t, api: api}
+	return client
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// caObserver calls the CA refresh as internal/server's observers do.
+type caObserver struct{ r *CARefresh }
+
+func (o caObserver) Handles(gvr schema.GroupVersionResource) bool {
+	return gvr.GroupResource() == corev1.Resource("secrets") || IsWebhookConfiguration(gvr.GroupResource())
+}
+
+func (o caObserver) Written(ctx context.Context, ev apiserver.WriteEvent) {
+	switch {
+	case ev.Resource.Resource == "secrets":
+		o.r.SecretWritten(ctx, ev.Object.(metav1.Object))
+	case !ev.Deleted:
+		o.r.ConfigurationWritten(ctx, ev.Resource, ev.Object)
+	}
 }
 
 func (c *cluster) do(method, path, body string) (int, string) {

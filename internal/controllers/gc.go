@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -54,7 +55,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) {
 		<-ctx.Done()
 		gc.queue.ShutDown()
 	}()
-	go follow(ctx, gc.store, "/registry/", gc, gc.log)
+	go follow(ctx, gc.store, layout.Root, gc, gc.log)
 	for gc.processNext(ctx) {
 	}
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -56,7 +57,7 @@ func newGraph() *graph {
 }
 
 func nodeFrom(kv storage.KeyValue) *node {
-	group, resource, ok := keyResource(kv.Key)
+	group, resource, ok := layout.KeyResource(kv.Key)
 	if !ok {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -30,10 +31,11 @@ type ServiceAccounts struct {
 // ServiceAccountsUser is the user the controller's requests run as.
 var ServiceAccountsUser = ControllerUser("service-account-controller")
 
-const (
-	namespacesPrefix      = "/registry/core/namespaces/"
-	serviceAccountsPrefix = "/registry/core/serviceaccounts/"
-	defaultServiceAccount = "default"
+const defaultServiceAccount = "default"
+
+var (
+	namespacesPrefix      = layout.GroupPrefix("") + "namespaces/"
+	serviceAccountsPrefix = layout.GroupPrefix("") + "serviceaccounts/"
 )
 
 var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts")
@@ -51,7 +53,7 @@ func (c *ServiceAccounts) Run(ctx context.Context) {
 		<-ctx.Done()
 		c.queue.ShutDown()
 	}()
-	go follow(ctx, c.store, "/registry/core/", c, c.log)
+	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
 	for c.processNext(ctx) {
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
@@ -20,12 +20,16 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// admissionParts are the admission chain and the caches that feed it.
+// admissionParts are the admission chain, the caches that feed it and its
+// metrics.
 type admissionParts struct {
 	chain    *admission.Chain
-	webhooks *apiserver.WebhookConfigs
-	policies *apiserver.PolicyConfigs
-	status   *apiserver.PolicyStatus
+	webhooks *admissionsource.WebhookConfigs
+	policies *admissionsource.PolicyConfigs
+	metrics  *admission.Metrics
+	// types are the structured-merge types of custom resources, shared by
+	// MutatingAdmissionPolicy and the API server's managedFields.
+	types *admissionsource.CRDTypeConverters
 }
 
 // newMetricsRegistry returns the registry served on /metrics, with the Go
@@ -39,23 +43,23 @@ func newMetricsRegistry() *prometheus.Registry {
 // newAdmission builds the chain of enabled plugins in upstream order, with
 // the webhook plugins reading configurations from storage.
 func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
-	parts := &admissionParts{webhooks: apiserver.NewWebhookConfigs(store, cat), status: apiserver.NewPolicyStatus(store, cat)}
-	parts.policies = apiserver.NewPolicyConfigs(store, cat, parts.status)
 	metrics := admission.NewMetrics(reg)
-	schema := apiserver.NewSchema(cat)
+	parts := &admissionParts{webhooks: admissionsource.NewWebhookConfigs(store, cat), policies: admissionsource.NewPolicyConfigs(store, cat), metrics: metrics,
+		types: admissionsource.NewCRDTypeConverters(store, cat)}
+	schema := admissionsource.NewSchema(cat)
 	plugins := standard.NewRegistry(standard.Options{
 		Webhooks: webhooks.Options{
 			Metrics:               metrics,
 			DefaultConfiguration:  schema.Default,
 			ValidateConfiguration: validateManifest(cat),
 			Source:                parts.webhooks,
-			Resolver:              newServiceResolver(o.ServiceMap, apiserver.NewServiceLookup(store, cat)),
+			Resolver:              newServiceResolver(o.ServiceMap, admissionsource.NewServiceLookup(store, cat)),
 			Logger:                o.Logger,
 		},
 		Policies: policies.Options{
 			Source:                parts.policies,
-			Params:                apiserver.NewParamLookup(store, cat),
-			TypeConverters:        apiserver.NewCRDTypeConverters(store, cat),
+			Params:                admissionsource.NewParamLookup(store, cat),
+			TypeConverters:        parts.types,
 			Metrics:               policies.NewMetrics(reg),
 			AdmissionMetrics:      metrics,
 			Logger:                o.Logger,
@@ -67,7 +71,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Context: ctx, Namespaces: apiserver.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
+	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err

@@ -19,12 +19,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -189,9 +192,10 @@ type apiParts struct {
 	closeAudit func() error
 }
 
-// newAPI builds the API server: catalogue, admission chain and its caches,
-// audit, service-account tokens, /metrics; then bootstraps storage and loads
-// the admission configuration.
+// newAPI builds the API server: catalogue, admission chain and its sources,
+// the CA injection write step, the write observers, audit,
+// service-account tokens, /metrics; then bootstraps storage and loads the
+// admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
 	authn, err := newAuthenticator(o, bundle)
 	if err != nil {
@@ -213,13 +217,20 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	}
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain, TokenIssuer: tokens,
-		WebhookConfigs: adm.webhooks, PolicyConfigs: adm.policies,
+		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	parts := &apiParts{api: apiserver.New(cfg), cat: cat, adm: adm, closeAudit: closeAudit}
+	parts := &apiParts{cat: cat, adm: adm, closeAudit: closeAudit}
+	inject := controllers.NewCAInjection(admissionsource.NewSecretLookup(store, cat), o.Logger)
+	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
+	if cfg.Observers, err = writeObservers(store, cat, adm, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
+		_ = closeAudit()
+		return nil, err
+	}
+	parts.api = apiserver.New(cfg)
 	if err := parts.load(ctx); err != nil {
 		_ = closeAudit()
 		return nil, err
@@ -244,7 +255,6 @@ func (p *apiParts) load(ctx context.Context) error {
 // run starts serving and the background work, until runCtx ends (Close
 // cancels it); on error the caller cancels it.
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
-	go p.api.Run(runCtx)
 	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
@@ -253,7 +263,6 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, lo
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.adm.policies.Run(runCtx)
-	go p.adm.status.Run(runCtx)
 	go func() {
 		defer close(s.done)
 		err := s.http.Serve(tls.NewListener(s.listener, tlsCfg))

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 
-	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/admissionsource"
 )
 
 // serviceResolver finds where to dial a webhook behind a Service: the
@@ -106,7 +106,7 @@ func (r *serviceResolver) lookupMap(host string) (string, bool) {
 }
 
 // newServiceResolver reads Services through lookup when the map has no entry.
-func newServiceResolver(mapPath string, api *apiserver.ServiceLookup) *serviceResolver {
+func newServiceResolver(mapPath string, api *admissionsource.ServiceLookup) *serviceResolver {
 	r := &serviceResolver{mapPath: mapPath}
 	if api != nil {
 		r.services, r.slices = api.GetService, api.EndpointSlices

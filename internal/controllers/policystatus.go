@@ -1,37 +1,60 @@
-package apiserver
+package controllers
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+	"k8s.io/utils/ptr"
 
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
 // PolicyStatus writes status.observedGeneration and status.typeChecking of
-// ValidatingAdmissionPolicies whose generation is ahead of their status, as
-// kube-controller-manager's status controller does, in the background.
-// Type checking needs schemas: custom resources take their CRD's, built-in
-// kinds the OpenAPI schema of their Go type (internal/openapi); a kind
-// with neither is skipped, as upstream skips a kind whose schema cannot be
-// found.
+// ValidatingAdmissionPolicies whose generation is ahead of their status,
+// as kube-controller-manager's validatingadmissionpolicy-status controller
+// does: a server-side apply of the status, forced, through the API as its
+// own user. Type checking needs schemas: custom resources take their CRD's,
+// built-in kinds those of the builtin resolver (the OpenAPI schema of their
+// Go type); a kind with neither is skipped, as upstream skips a kind whose
+// schema cannot be found.
 type PolicyStatus struct {
 	store   storage.Store
 	cat     *registry.Catalogue
+	client  dynamic.Interface
 	checker *policies.TypeChecker
 	kick    chan struct{}
+	log     *slog.Logger
 }
 
-// NewPolicyStatus returns a status writer over store; call Run.
-func NewPolicyStatus(store storage.Store, cat *registry.Catalogue) *PolicyStatus {
-	p := &PolicyStatus{store: store, cat: cat, kick: make(chan struct{}, 1)}
-	schemas := firstSchema{crdSchemas{store: store, cat: cat}, openAPIService(cat)}
+// policyStatusManager is upstream's controller name, its field manager.
+const policyStatusManager = "validatingadmissionpolicy-status"
+
+// PolicyStatusUser is the user the controller's requests run as.
+var PolicyStatusUser = ControllerUser(policyStatusManager + "-controller")
+
+var validatingPoliciesGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")
+
+// NewPolicyStatus returns the controller; it reads policies from store and
+// writes through client (as PolicyStatusUser).
+func NewPolicyStatus(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, builtin policies.SchemaResolver, log *slog.Logger) *PolicyStatus {
+	p := &PolicyStatus{store: store, cat: cat, client: client, kick: make(chan struct{}, 1), log: log}
+	schemas := firstSchema{crdSchemas{store: store, cat: cat}}
+	if builtin != nil {
+		schemas = append(schemas, builtin)
+	}
 	p.checker = &policies.TypeChecker{Schemas: schemas, KindsFor: p.kindsFor}
 	return p
 }
@@ -44,8 +67,12 @@ func (p *PolicyStatus) Kick() {
 	}
 }
 
-// Run syncs when kicked, and every minute, until ctx ends.
+// Run syncs on every change of a policy in storage, and every minute, until
+// ctx ends.
 func (p *PolicyStatus) Run(ctx context.Context) {
+	if res, ok := p.cat.Lookup(validatingPoliciesGVR); ok {
+		go follow(ctx, p.store, layout.ResourcePrefix(res), kicker{p}, p.log)
+	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
@@ -55,9 +82,17 @@ func (p *PolicyStatus) Run(ctx context.Context) {
 		case <-p.kick:
 		case <-t.C:
 		}
-		_ = p.Sync(ctx)
+		if err := p.Sync(ctx); err != nil {
+			p.log.Warn("writing policy status", "err", err)
+		}
 	}
 }
+
+// kicker kicks a sync on every change it follows.
+type kicker struct{ p *PolicyStatus }
+
+func (k kicker) reset([]storage.KeyValue) { k.p.Kick() }
+func (k kicker) event(storage.Event)      { k.p.Kick() }
 
 // Sync writes the status of every policy whose generation is ahead.
 func (p *PolicyStatus) Sync(ctx context.Context) error {
@@ -65,37 +100,38 @@ func (p *PolicyStatus) Sync(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	kvs, objs, err := listStored(ctx, p.store, res, 0)
+	_, objs, err := layout.List(ctx, p.store, res, 0)
 	if err != nil {
 		return err
 	}
-	for i, obj := range objs {
-		kv := kvs[i]
+	for _, obj := range objs {
 		vap := obj.(*admissionregistrationv1.ValidatingAdmissionPolicy)
 		if vap.Generation <= vap.Status.ObservedGeneration {
 			continue
 		}
-		vap.Status.ObservedGeneration = vap.Generation
-		vap.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: p.checker.Check(vap)}
-		data, err := encodeForStorage(vap)
-		if err != nil {
+		// A policy deleted meanwhile is no error; other failures are
+		// retried by the next sync.
+		if err := p.applyStatus(ctx, vap); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
-		// A conflict means someone wrote meanwhile: the next sync retries.
-		_, _ = p.store.Update(ctx, kv.Key, data, kv.ModRevision)
 	}
 	return nil
 }
 
-// NeedsSync reports whether a snapshot holds a policy whose status is
-// behind its generation.
-func NeedsSync(snap *policies.Snapshot) bool {
-	for _, p := range snap.ValidatingPolicies {
-		if p.Generation > p.Status.ObservedGeneration {
-			return true
-		}
+// applyStatus applies the status of vap's generation.
+func (p *PolicyStatus) applyStatus(ctx context.Context, vap *admissionregistrationv1.ValidatingAdmissionPolicy) error {
+	status := map[string]any{"observedGeneration": vap.Generation, "typeChecking": map[string]any{}}
+	if warnings := p.checker.Check(vap); len(warnings) > 0 {
+		status["typeChecking"] = map[string]any{"expressionWarnings": warnings}
 	}
-	return false
+	body, err := json.Marshal(map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": vap.Name}, "status": status})
+	if err != nil {
+		return err
+	}
+	_, err = p.client.Resource(validatingPoliciesGVR).Patch(ctx, vap.Name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: policyStatusManager, Force: ptr.To(true)}, "status")
+	return err
 }
 
 func (p *PolicyStatus) kindsFor(gvr schema.GroupVersionResource) []schema.GroupVersionKind {
@@ -126,7 +162,7 @@ type crdSchemas struct {
 }
 
 func (c crdSchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
-	crd := crdFor(c.store, c.cat, gvk)
+	crd := admissionsource.CRDFor(c.store, c.cat, gvk)
 	if crd == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -24,8 +25,6 @@ type ConfigCache[T any] struct {
 	cat       *registry.Catalogue
 	resources []schema.GroupVersionResource
 	build     func(objs []runtime.Object) *T
-	// onReload, when set, sees every new snapshot.
-	onReload func(*T)
 
 	mu       sync.Mutex // serialises reloads
 	current  atomic.Pointer[T]
@@ -66,7 +65,7 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		_, stored, err := listStored(ctx, c.store, res, rev)
+		_, stored, err := layout.List(ctx, c.store, res, rev)
 		if err != nil {
 			return err
 		}
@@ -75,9 +74,6 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 	snap := c.build(objs)
 	c.current.Store(snap)
 	c.revision = rev
-	if c.onReload != nil {
-		c.onReload(snap)
-	}
 	return nil
 }
 
@@ -117,7 +113,7 @@ func (c *ConfigCache[T]) keyPrefixes() []string {
 	var out []string
 	for _, gvr := range c.resources {
 		if res, ok := c.cat.Lookup(gvr); ok {
-			out = append(out, resourcePrefix(res))
+			out = append(out, layout.ResourcePrefix(res))
 		}
 	}
 	return out
@@ -133,10 +129,10 @@ func hasAnyPrefix(key string, prefixes []string) bool {
 }
 
 // commonPrefix is the longest prefix of every key prefix, cut back to a
-// whole path segment; "/registry/" when there are none.
+// whole path segment; the layout root when there are none.
 func commonPrefix(prefixes []string) string {
 	if len(prefixes) == 0 {
-		return "/registry/"
+		return layout.Root
 	}
 	common := prefixes[0]
 	for _, p := range prefixes[1:] {

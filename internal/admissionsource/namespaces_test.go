@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"testing"

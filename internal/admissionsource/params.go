@@ -1,7 +1,10 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -9,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -42,16 +46,16 @@ func (l *ParamLookup) ResolveParamKind(gvk schema.GroupVersionKind) (schema.Grou
 func (l *ParamLookup) GetParam(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error) {
 	res, ok := l.cat.Lookup(gvr)
 	if !ok {
-		return nil, errNotFound(&registry.Resource{GroupVersionResource: gvr}, name)
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
 	}
-	kv, err := l.store.Get(ctx, storageKey(res, namespace, name))
+	kv, err := l.store.Get(ctx, layout.Key(res, namespace, name))
 	if err != nil {
-		if isNotFound(err) {
-			return nil, errNotFound(res, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, apierrors.NewNotFound(res.GroupResource(), name)
 		}
 		return nil, err
 	}
-	return decodeFromStorage(res, kv)
+	return layout.Decode(res, kv)
 }
 
 // ListParams reads the objects sel selects in namespace (all namespaces
@@ -61,13 +65,13 @@ func (l *ParamLookup) ListParams(ctx context.Context, gvr schema.GroupVersionRes
 	if !ok {
 		return nil, nil
 	}
-	page, err := l.store.List(ctx, listPrefix(res, namespace), storage.ListOptions{})
+	page, err := l.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
 	var out []runtime.Object
 	for _, kv := range page.Items {
-		obj, err := decodeFromStorage(res, kv)
+		obj, err := layout.Decode(res, kv)
 		if err != nil {
 			return nil, err
 		}

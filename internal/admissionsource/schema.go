@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -31,7 +32,7 @@ func (s *Schema) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 		}
 		return nil, fmt.Errorf("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", gvk.Kind, gvk.GroupVersion().String())
 	}
-	return newObject(res)
+	return layout.NewObject(res)
 }
 
 // ConvertTo converts obj to gvk: custom resources by changing apiVersion

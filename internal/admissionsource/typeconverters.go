@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -40,7 +41,7 @@ func NewCRDTypeConverters(store storage.Store, cat *registry.Catalogue) *CRDType
 // TypeConverter returns the converter of a served custom resource kind, or
 // nil.
 func (c *CRDTypeConverters) TypeConverter(gvk schema.GroupVersionKind) managedfields.TypeConverter {
-	crd := crdFor(c.store, c.cat, gvk)
+	crd := CRDFor(c.store, c.cat, gvk)
 	if crd == nil {
 		return nil
 	}
@@ -58,7 +59,7 @@ func (c *CRDTypeConverters) TypeConverter(gvk schema.GroupVersionKind) managedfi
 }
 
 // crdFor reads the definition that serves gvk, or nil.
-func crdFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
+func CRDFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersionKind) *apiextensionsv1.CustomResourceDefinition {
 	res, ok := cat.LookupKind(gvk)
 	if !ok || !res.Unstructured {
 		return nil
@@ -69,11 +70,11 @@ func crdFor(store storage.Store, cat *registry.Catalogue, gvk schema.GroupVersio
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	kv, err := store.Get(ctx, storageKey(crdRes, "", res.Resource+"."+res.Group))
+	kv, err := store.Get(ctx, layout.Key(crdRes, "", res.Resource+"."+res.Group))
 	if err != nil {
 		return nil
 	}
-	obj, err := decodeFromStorage(crdRes, kv)
+	obj, err := layout.Decode(crdRes, kv)
 	if err != nil {
 		return nil
 	}

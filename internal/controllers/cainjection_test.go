@@ -1,4 +1,4 @@
-package apiserver
+package controllers
 
 import (
 	"bytes"
@@ -6,15 +6,26 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -84,11 +95,16 @@ func wantBundles(t *testing.T, what string, got [][]byte, want []byte) {
 	}
 }
 
-func (ts *testServer) send(code int, method, path, contentType, body string) *http.Response {
-	ts.t.Helper()
-	w := ts.do(method, path, contentType, body)
+func (c *cluster) send(code int, method, path, contentType, body string) *http.Response {
+	c.t.Helper()
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	w := httptest.NewRecorder()
+	c.api.ServeHTTP(w, r)
 	if w.Code != code {
-		ts.t.Fatalf("%s %s = %d %s, want %d", method, path, w.Code, w.Body.String(), code)
+		c.t.Fatalf("%s %s = %d %s, want %d", method, path, w.Code, w.Body.String(), code)
 	}
 	return w.Result()
 }
@@ -106,7 +122,7 @@ func TestCAInjectionOnWrite(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			seen := &caSeer{}
-			ts := newTestServer(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
+			ts := newCluster(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
 			ca := newCAPEM(t)
 			ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", map[string][]byte{"ca.crt": ca}))
 
@@ -163,7 +179,7 @@ func TestCAInjectionProblemsAreWarnings(t *testing.T) {
 		{name: "ca.crt preferred", secret: map[string][]byte{"ca.crt": ca, "tls.crt": newCAPEM(t)}, injectFrom: " default/hook-ca ", want: ca},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts := newTestServer(t)
+			ts := newCluster(t)
 			if tc.secret != nil {
 				ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", tc.secret))
 			}
@@ -198,12 +214,13 @@ func warningHeader(text string) string {
 	if text == "" {
 		return ""
 	}
-	return warningHeaders([]string{text})[0]
+	h, _ := utilnet.NewWarningHeader(299, "-", text)
+	return h
 }
 
 func TestCAInjectionFollowsTheSecret(t *testing.T) {
 	seen := &caSeer{}
-	ts := newTestServer(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
+	ts := newCluster(t, admission.NamedPlugin{Name: "seer", Plugin: seen})
 	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil))
 	ts.send(201, "POST", mwcPath, "application/json", webhookConfigJSON("MutatingWebhookConfiguration", "hook", "default/hook-ca", nil))
 	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "other", "default/other-ca", nil))
@@ -224,7 +241,7 @@ func TestCAInjectionFollowsTheSecret(t *testing.T) {
 
 	// Rotation.
 	second := newCAPEM(t)
-	ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(second)))
+	ts.send(200, "PATCH", secretPath+"/hook-ca", "application/merge-patch+json", fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(second)))
 	wantBundles(t, "after rotation", get(vwcPath+"/hook"), second)
 	rv := accessorOf(t, bodyOf(ts.send(200, "GET", secretPath+"/hook-ca", "", ""))).GetResourceVersion()
 	put := withResourceVersion(secretJSON("hook-ca", map[string][]byte{"ca.crt": first}), "hook-ca", rv)
@@ -233,7 +250,7 @@ func TestCAInjectionFollowsTheSecret(t *testing.T) {
 	seen.take()
 
 	// An unrelated change of the Secret writes nothing.
-	ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, `{"metadata":{"labels":{"a":"b"}}}`)
+	ts.send(200, "PATCH", secretPath+"/hook-ca", "application/merge-patch+json", `{"metadata":{"labels":{"a":"b"}}}`)
 	if got := seen.take(); len(got) != 0 {
 		t.Errorf("a Secret change that keeps ca.crt caused %q, want no configuration update", got)
 	}
@@ -246,7 +263,7 @@ func TestCAInjectionFollowsTheSecret(t *testing.T) {
 // Secret writes and configuration writes racing end with the caBundle of
 // the last Secret written.
 func TestCAInjectionConverges(t *testing.T) {
-	ts := newTestServer(t)
+	ts := newCluster(t)
 	cas := [][]byte{newCAPEM(t), newCAPEM(t), newCAPEM(t)}
 	ts.send(201, "POST", secretPath, "application/json", secretJSON("hook-ca", map[string][]byte{"ca.crt": cas[0]}))
 	ts.send(201, "POST", vwcPath, "application/json", webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil))
@@ -254,13 +271,13 @@ func TestCAInjectionConverges(t *testing.T) {
 	wg.Go(func() {
 		for i := range 30 {
 			patch := fmt.Sprintf(`{"data":{"ca.crt":%q}}`, base64.StdEncoding.EncodeToString(cas[i%len(cas)]))
-			ts.send(200, "PATCH", secretPath+"/hook-ca", mediaMergePatch, patch)
+			ts.send(200, "PATCH", secretPath+"/hook-ca", "application/merge-patch+json", patch)
 		}
 	})
 	wg.Go(func() {
 		for i := range 30 {
 			patch := fmt.Sprintf(`{"metadata":{"labels":{"n":"%d"}},"webhooks":[{"name":"a.example.com","clientConfig":{"caBundle":null}}]}`, i)
-			ts.send(200, "PATCH", vwcPath+"/hook", mediaStrategicPatch, patch)
+			ts.send(200, "PATCH", vwcPath+"/hook", "application/strategic-merge-patch+json", patch)
 		}
 	})
 	wg.Wait()
@@ -302,4 +319,35 @@ func (c *caSeer) take() []string {
 	out := c.calls
 	c.calls = nil
 	return out
+}
+
+// CA injection leaves a step in the request's trace and is metered as an
+// admission controller.
+func TestCAInjectionTracedAndMetered(t *testing.T) {
+	store, cat := memory.New(), registry.NewCatalogue()
+	reg := prometheus.NewRegistry()
+	var steps []admission.Step
+	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, AdmissionMetrics: admission.NewMetrics(reg),
+		WriteSteps: []admission.NamedPlugin{{Name: CAInjectionName, Plugin: NewCAInjection(admissionsource.NewSecretLookup(store, cat), slog.Default())}},
+		OnRequestDone: func(_ context.Context, ev *apiserver.RequestEvent) {
+			if ev.Record != nil {
+				steps = append(steps, ev.Record.Steps()...)
+			}
+		}})
+	for _, req := range []struct{ path, body string }{
+		{secretPath, secretJSON("hook-ca", map[string][]byte{"ca.crt": newCAPEM(t)})},
+		{vwcPath, webhookConfigJSON("ValidatingWebhookConfiguration", "hook", "default/hook-ca", nil)},
+	} {
+		w := httptest.NewRecorder()
+		api.ServeHTTP(w, httptest.NewRequest("POST", req.path, strings.NewReader(req.body)))
+		if w.Code != http.StatusCreated {
+			t.Fatalf("POST %s = %d %s, want 201", req.path, w.Code, w.Body.String())
+		}
+	}
+	if n := testutil.CollectAndCount(reg, "apiserver_admission_controller_admission_duration_seconds"); n != 1 {
+		t.Errorf("controller admission duration series = %d, want 1 (CAInjection, admit, CREATE)", n)
+	}
+	if len(steps) != 1 || steps[0].Plugin != CAInjectionName || !steps[0].Matched || !steps[0].Mutated || steps[0].Reason != "caBundle from secret default/hook-ca" {
+		t.Errorf("trace = %+v, want one mutating CAInjection step", steps)
+	}
 }

@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"

@@ -1,4 +1,4 @@
-package apiserver
+package admissionsource
 
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -10,6 +10,7 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
+// The resources of admission policies and their bindings.
 var (
 	validatingPoliciesGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies")
 	validatingBindingsGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings")
@@ -27,19 +28,9 @@ type PolicyConfigs = ConfigCache[policies.Snapshot]
 
 var _ policies.Source = (*PolicyConfigs)(nil)
 
-// NewPolicyConfigs returns an empty cache; call Reload before serving. A
-// reload that finds a policy whose status is behind its generation kicks
-// status, when given.
-func NewPolicyConfigs(store storage.Store, cat *registry.Catalogue, status *PolicyStatus) *PolicyConfigs {
-	c := newConfigCache(store, cat, policyResources, policySnapshot)
-	if status != nil {
-		c.onReload = func(snap *policies.Snapshot) {
-			if NeedsSync(snap) {
-				status.Kick()
-			}
-		}
-	}
-	return c
+// NewPolicyConfigs returns an empty cache; call Reload before serving.
+func NewPolicyConfigs(store storage.Store, cat *registry.Catalogue) *PolicyConfigs {
+	return newConfigCache(store, cat, policyResources, policySnapshot)
 }
 
 func policySnapshot(objs []runtime.Object) *policies.Snapshot {

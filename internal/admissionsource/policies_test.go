@@ -1,12 +1,15 @@
-package apiserver
+package admissionsource_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
@@ -14,18 +17,20 @@ import (
 )
 
 // policyServer is an API server whose chain runs both policy plugins over
-// PolicyConfigs and a ParamLookup, as internal/server wires them.
+// PolicyConfigs and a ParamLookup, with the cache reloaded by a write
+// observer, as internal/server wires them.
 type policyServer struct {
 	t *testing.T
-	s *Server
+	s *apiserver.Server
 }
 
 func newPolicyServer(t *testing.T) *policyServer {
 	t.Helper()
 	store, cat := memory.New(), registry.NewCatalogue()
-	cfgs := NewPolicyConfigs(store, cat, nil)
-	o := policies.Options{Source: cfgs, Params: NewParamLookup(store, cat), TypeConverters: NewCRDTypeConverters(store, cat)}
-	pc := admission.PluginContext{Namespaces: NewNamespaceLookup(store, cat), Schema: NewSchema(cat)}
+	cfgs := admissionsource.NewPolicyConfigs(store, cat)
+	types := admissionsource.NewCRDTypeConverters(store, cat)
+	o := policies.Options{Source: cfgs, Params: admissionsource.NewParamLookup(store, cat), TypeConverters: types}
+	pc := admission.PluginContext{Namespaces: admissionsource.NewNamespaceLookup(store, cat), Schema: admissionsource.NewSchema(cat)}
 	m, err := policies.NewMutating(o, pc)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +43,13 @@ func newPolicyServer(t *testing.T) *policyServer {
 		admission.NamedPlugin{Name: policies.MutatingName, Plugin: m},
 		admission.NamedPlugin{Name: policies.ValidatingName, Plugin: v},
 	)
-	s := New(Config{Store: store, Catalogue: cat, Admission: chain, PolicyConfigs: cfgs})
+	reload := apiserver.Observer{HandlesFunc: cfgs.Handles, WrittenFunc: func(ctx context.Context, _ apiserver.WriteEvent) {
+		if err := cfgs.Reload(ctx); err != nil {
+			t.Error(err)
+		}
+	}}
+	s := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: chain, CustomTypeConverters: types,
+		Observers: []apiserver.WriteObserver{apiserver.CustomResourceSync(store, cat, slog.Default()), reload}})
 	ctx := context.Background()
 	if err := s.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
@@ -148,65 +159,5 @@ func TestMutatingPolicyThroughServer(t *testing.T) {
 	w := p.want(http.StatusOK, "GET", paramsPath+"/cm", "")
 	if !strings.Contains(w.Body.String(), `"team":"a"`) {
 		t.Errorf("stored object = %s, want label team=a", w.Body.String())
-	}
-}
-
-const gadgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gadgets.example.com"},
- "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
-  "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","properties":{
-   "spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
-
-// TestPolicyStatusTypeChecking checks status.typeChecking is written for a
-// policy on a custom resource, and observedGeneration for every policy.
-func TestPolicyStatusTypeChecking(t *testing.T) {
-	p := newPolicyServer(t)
-	p.want(http.StatusCreated, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", gadgetCRD)
-	p.want(http.StatusCreated, "POST", policiesPath, `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
- "metadata":{"name":"gadgets"},
- "spec":{"matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["example.com"],"apiVersions":["v1"],"resources":["gadgets"]}]},
-  "validations":[{"expression":"object.spec.size == 'big'"},{"expression":"object.spec.size < 10"}]}}`)
-	p.want(http.StatusCreated, "POST", policiesPath, maxKeysPolicy)
-	status := NewPolicyStatus(p.s.store, p.s.cat)
-	if err := status.Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	w := p.want(http.StatusOK, "GET", policiesPath+"/gadgets", "")
-	body := w.Body.String()
-	for _, want := range []string{`"observedGeneration":1`, `"fieldRef":"spec.validations[0].expression"`,
-		`example.com/v1, Kind=Gadget: ERROR: \u003cinput\u003e:1:18: found no matching overload for '_==_' applied to '(int, string)'`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("status of gadgets = %s, want it to contain %s", body, want)
-		}
-	}
-	if strings.Contains(body, "validations[1]") {
-		t.Errorf("status of gadgets = %s, want no warning for validation 1", body)
-	}
-	w = p.want(http.StatusOK, "GET", policiesPath+"/max-keys", "")
-	if body := w.Body.String(); !strings.Contains(body, `"status":{"observedGeneration":1,"typeChecking":{}}`) {
-		t.Errorf("status of max-keys = %s, want observedGeneration 1 and no warnings", body)
-	}
-}
-
-// TestPolicyStatusTypeCheckingBuiltin checks built-in kinds are type
-// checked against their OpenAPI schemas.
-func TestPolicyStatusTypeCheckingBuiltin(t *testing.T) {
-	p := newPolicyServer(t)
-	for name, expr := range map[string]string{"bad": "object.spec.replicas > 'x'", "good": "object.spec.replicas > 1"} {
-		p.want(http.StatusCreated, "POST", policiesPath, `{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingAdmissionPolicy",
- "metadata":{"name":"`+name+`"},
- "spec":{"matchConstraints":{"resourceRules":[{"operations":["CREATE"],"apiGroups":["apps"],"apiVersions":["v1"],"resources":["deployments"]}]},
-  "validations":[{"expression":"`+expr+`"}]}}`)
-	}
-	if err := NewPolicyStatus(p.s.store, p.s.cat).Sync(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	body := p.want(http.StatusOK, "GET", policiesPath+"/bad", "").Body.String()
-	want := `{"fieldRef":"spec.validations[0].expression","warning":"apps/v1, Kind=Deployment: ERROR: \u003cinput\u003e:1:22: found no matching overload for '_\u003e_' applied to '(int, string)'\n | object.spec.replicas \u003e 'x'\n | .....................^\n"}`
-	if !strings.Contains(body, want) {
-		t.Errorf("status of bad = %s, want it to contain %s", body, want)
-	}
-	body = p.want(http.StatusOK, "GET", policiesPath+"/good", "").Body.String()
-	if !strings.Contains(body, `"status":{"observedGeneration":1,"typeChecking":{}}`) {
-		t.Errorf("status of good = %s, want observedGeneration 1 and no warnings", body)
 	}
 }

@@ -1,0 +1,70 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/memory"
+)
+
+// A request the authorizer does not allow gets upstream's 403 Status; the
+// authorizer sees the request's attributes after authentication.
+func TestAuthorizeForbidden(t *testing.T) {
+	var seen []AuthorizationAttributes
+	cfg := testConfig(memory.New(), registry.NewCatalogue())
+	cfg.Authorize = func(_ context.Context, a AuthorizationAttributes) (Decision, string, error) {
+		seen = append(seen, a)
+		switch a.Resource {
+		case "configmaps":
+			return DecisionAllow, "", nil
+		case "secrets":
+			return DecisionDeny, "secrets are private", nil
+		case "pods":
+			return DecisionNoOpinion, "", errors.New("authorizer down")
+		}
+		return DecisionNoOpinion, "", nil
+	}
+	s := New(cfg)
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		message      string
+	}{
+		{"GET", "/api/v1/namespaces/default/configmaps", http.StatusOK, ""},
+		{"GET", "/api/v1/namespaces/default/secrets/s", http.StatusForbidden,
+			`secrets "s" is forbidden: User "system:anonymous" cannot get resource "secrets" in API group "" in the namespace "default": secrets are private`},
+		{"GET", "/apis/apps/v1/deployments", http.StatusForbidden,
+			`deployments.apps is forbidden: User "system:anonymous" cannot list resource "deployments" in API group "apps" at the cluster scope`},
+		{"GET", "/apis", http.StatusForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`},
+		{"GET", "/api/v1/namespaces/default/pods", http.StatusInternalServerError, ""},
+		{"GET", "/healthz", http.StatusOK, ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+			if w.Code != tc.code {
+				t.Fatalf("%s %s = %d %s, want %d", tc.method, tc.path, w.Code, w.Body.String(), tc.code)
+			}
+			if tc.code != http.StatusForbidden {
+				return
+			}
+			var st metav1.Status
+			if err := json.Unmarshal(w.Body.Bytes(), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Kind != "Status" || st.Status != metav1.StatusFailure || st.Reason != metav1.StatusReasonForbidden || st.Code != http.StatusForbidden || st.Message != tc.message {
+				t.Errorf("Status = %+v, want Failure, Forbidden, 403 and message %q", st, tc.message)
+			}
+		})
+	}
+	if len(seen) == 0 || seen[0].User.Username != "system:anonymous" || seen[0].Verb != "list" || seen[0].Namespace != "default" {
+		t.Errorf("first attributes = %+v, want a list of configmaps in default by system:anonymous", seen)
+	}
+}
