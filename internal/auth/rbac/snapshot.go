@@ -164,13 +164,30 @@ func serviceAccountUsername(namespace, name string) string {
 }
 
 // candidates returns, ascending and without duplicates, the positions of the
-// bindings that name user, one of groups, or user as a service account.
+// bindings that name user, one of groups, or user as a service account. When
+// only one posting list matches it is returned as is: callers must not
+// modify the result.
 func (x *bindingIndex) candidates(user string, groups []string) []int32 {
-	var out []int32
-	out = append(out, x.users[user]...)
-	out = append(out, x.serviceAccounts[user]...)
+	lists := make([][]int32, 0, 8)
+	add := func(l []int32) {
+		if len(l) > 0 {
+			lists = append(lists, l)
+		}
+	}
+	add(x.users[user])
+	add(x.serviceAccounts[user])
 	for _, g := range groups {
-		out = append(out, x.groups[g]...)
+		add(x.groups[g])
+	}
+	switch len(lists) {
+	case 0:
+		return nil
+	case 1:
+		return lists[0]
+	}
+	var out []int32
+	for _, l := range lists {
+		out = append(out, l...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

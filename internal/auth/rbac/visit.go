@@ -1,7 +1,7 @@
 package rbac
 
 import (
-	"fmt"
+	"strconv"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -89,22 +89,24 @@ func appliesTo(user *authenticationv1.UserInfo, s *rbacv1.Subject, namespace str
 
 // describe names the grant in kube-apiserver's words, for example
 // `ClusterRoleBinding "x" of ClusterRole "y" to User "alice"` or
-// `RoleBinding "b/ns" of Role "r" to ServiceAccount "sa/ns"`.
+// `RoleBinding "b/ns" of Role "r" to ServiceAccount "sa/ns"`. (strconv.Quote
+// is fmt's %q, without fmt's cost on every allowed request.)
 func (b *binding) describe(s *rbacv1.Subject) string {
 	name := b.name
 	if b.kind == "RoleBinding" {
 		name += "/" + b.namespace
 	}
-	return fmt.Sprintf("%s %q of %s %q to %s", b.kind, name, b.roleRef.Kind, b.roleRef.Name, describeSubject(s, b.namespace))
+	return b.kind + " " + strconv.Quote(name) + " of " + b.roleRef.Kind + " " + strconv.Quote(b.roleRef.Name) +
+		" to " + describeSubject(s, b.namespace)
 }
 
 func describeSubject(s *rbacv1.Subject, bindingNamespace string) string {
 	if s.Kind != rbacv1.ServiceAccountKind {
-		return fmt.Sprintf("%s %q", s.Kind, s.Name)
+		return s.Kind + " " + strconv.Quote(s.Name)
 	}
 	ns := s.Namespace
 	if ns == "" {
 		ns = bindingNamespace
 	}
-	return fmt.Sprintf("%s %q", s.Kind, s.Name+"/"+ns)
+	return s.Kind + " " + strconv.Quote(s.Name+"/"+ns)
 }
