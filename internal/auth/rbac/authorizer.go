@@ -81,17 +81,24 @@ func (s *Snapshot) Authorize(_ context.Context, attrs auth.Attributes) (auth.Dec
 // ClusterRoleBindings, then, when namespace is not empty, those of the
 // RoleBindings there. The error aggregates the role references that could not
 // be resolved; the rules returned are valid regardless, since rules only ever
-// grant. It is what SelfSubjectRulesReview and the escalation check read.
+// grant. It is what SelfSubjectRulesReview reads.
 func (s *Snapshot) RulesFor(user authenticationv1.UserInfo, namespace string) ([]rbacv1.PolicyRule, error) {
+	return s.rulesFor(user, namespace, listerErrors)
+}
+
+func (s *Snapshot) rulesFor(user authenticationv1.UserInfo, namespace string, style errStyle) ([]rbacv1.PolicyRule, error) {
 	var (
 		rules []rbacv1.PolicyRule
 		errs  []error
 	)
-	s.visit(&user, namespace, func(_ *binding, _ *rbacv1.Subject, rule *rbacv1.PolicyRule, err error) bool {
+	s.visit(&user, namespace, func(b *binding, _ *rbacv1.Subject, rule *rbacv1.PolicyRule, err error) bool {
 		if rule != nil {
 			rules = append(rules, *rule)
 		}
 		if err != nil {
+			if style != listerErrors {
+				_, err = s.roles.resolve(b.roleRef, b.namespace, style)
+			}
 			errs = append(errs, err)
 		}
 		return true

@@ -12,7 +12,9 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 )
 
-func meta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
 
 func user(name string) rbacv1.Subject  { return rbacv1.Subject{Kind: rbacv1.UserKind, Name: name} }
 func group(name string) rbacv1.Subject { return rbacv1.Subject{Kind: rbacv1.GroupKind, Name: name} }
@@ -21,12 +23,12 @@ func sa(ns, name string) rbacv1.Subject {
 }
 
 func crb(name, role string, subjects ...rbacv1.Subject) *rbacv1.ClusterRoleBinding {
-	return &rbacv1.ClusterRoleBinding{ObjectMeta: meta("", name), Subjects: subjects,
+	return &rbacv1.ClusterRoleBinding{ObjectMeta: objectMeta("", name), Subjects: subjects,
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
 }
 
 func rb(ns, name, kind, role string, subjects ...rbacv1.Subject) *rbacv1.RoleBinding {
-	return &rbacv1.RoleBinding{ObjectMeta: meta(ns, name), Subjects: subjects,
+	return &rbacv1.RoleBinding{ObjectMeta: objectMeta(ns, name), Subjects: subjects,
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}}
 }
 
@@ -34,11 +36,11 @@ func rb(ns, name, kind, role string, subjects ...rbacv1.Subject) *rbacv1.RoleBin
 // bindings the cases below use.
 func testPolicy() *Snapshot {
 	roles := []*rbacv1.Role{
-		{ObjectMeta: meta("ns1", "pod-writer"), Rules: []rbacv1.PolicyRule{rule(l("create", "delete"), l(""), l("pods"))}},
+		{ObjectMeta: objectMeta("ns1", "pod-writer"), Rules: []rbacv1.PolicyRule{rule(l("create", "delete"), l(""), l("pods"))}},
 	}
 	clusterRoles := []*rbacv1.ClusterRole{
-		{ObjectMeta: meta("", "reader"), Rules: []rbacv1.PolicyRule{rule(l("get", "list"), l("", "apps"), l("*"))}},
-		{ObjectMeta: meta("", "healthz"), Rules: []rbacv1.PolicyRule{{Verbs: l("get"), NonResourceURLs: l("/healthz")}}},
+		{ObjectMeta: objectMeta("", "reader"), Rules: []rbacv1.PolicyRule{rule(l("get", "list"), l("", "apps"), l("*"))}},
+		{ObjectMeta: objectMeta("", "healthz"), Rules: []rbacv1.PolicyRule{{Verbs: l("get"), NonResourceURLs: l("/healthz")}}},
 	}
 	roleBindings := []*rbacv1.RoleBinding{
 		rb("ns1", "writers", "Role", "pod-writer", user("bob"), sa("", "builder")),

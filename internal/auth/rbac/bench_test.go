@@ -15,11 +15,11 @@ import (
 // and the bootstrap-like group bindings every user meets.
 func benchPolicy(n int) *Snapshot {
 	clusterRoles := []*rbacv1.ClusterRole{
-		{ObjectMeta: meta("", "edit"), Rules: []rbacv1.PolicyRule{
+		{ObjectMeta: objectMeta("", "edit"), Rules: []rbacv1.PolicyRule{
 			rule(l("get", "list", "watch"), l(""), l("configmaps", "secrets", "services")),
 			rule(l("get", "list", "watch", "create", "delete"), l(""), l("pods", "pods/log")),
 		}},
-		{ObjectMeta: meta("", "discovery"), Rules: []rbacv1.PolicyRule{{Verbs: l("get"), NonResourceURLs: l("/api", "/api/*", "/apis", "/apis/*")}}},
+		{ObjectMeta: objectMeta("", "discovery"), Rules: []rbacv1.PolicyRule{{Verbs: l("get"), NonResourceURLs: l("/api", "/api/*", "/apis", "/apis/*")}}},
 	}
 	var rbs []*rbacv1.RoleBinding
 	var crbs []*rbacv1.ClusterRoleBinding

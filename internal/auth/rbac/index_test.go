@@ -83,9 +83,9 @@ func genRef(r *rand.Rand) rbacv1.RoleRef {
 func genPolicy(r *rand.Rand, n int) policy {
 	var p policy
 	for _, name := range l("r1", "r2") {
-		p.clusterRoles = append(p.clusterRoles, &rbacv1.ClusterRole{ObjectMeta: meta("", name), Rules: genRules(r)})
+		p.clusterRoles = append(p.clusterRoles, &rbacv1.ClusterRole{ObjectMeta: objectMeta("", name), Rules: genRules(r)})
 		for _, ns := range genNS[1:] {
-			p.roles = append(p.roles, &rbacv1.Role{ObjectMeta: meta(ns, name), Rules: genRules(r)})
+			p.roles = append(p.roles, &rbacv1.Role{ObjectMeta: objectMeta(ns, name), Rules: genRules(r)})
 		}
 	}
 	for i := range n {
@@ -132,7 +132,7 @@ func (p policy) scanAuthorize(a auth.Attributes) (auth.Decision, string) {
 		if s == nil {
 			return ""
 		}
-		rules, err := rs.resolve(b.roleRef, b.namespace)
+		rules, err := rs.resolve(b.roleRef, b.namespace, listerErrors)
 		if err != nil {
 			errs = append(errs, err)
 		}

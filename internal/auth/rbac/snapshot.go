@@ -11,6 +11,7 @@ import (
 // Snapshot is an immutable, indexed view of the RBAC objects of a cluster.
 // It is safe for concurrent use. Build one with NewSnapshot.
 type Snapshot struct {
+	roles roleSet
 	// cluster holds the ClusterRoleBindings.
 	cluster *bindingIndex
 	// namespaces holds the RoleBindings of each namespace.
@@ -48,12 +49,12 @@ type bindingIndex struct {
 func NewSnapshot(roles []*rbacv1.Role, clusterRoles []*rbacv1.ClusterRole,
 	roleBindings []*rbacv1.RoleBinding, clusterRoleBindings []*rbacv1.ClusterRoleBinding) *Snapshot {
 	rs := newRoleSet(roles, clusterRoles)
-	s := &Snapshot{cluster: newBindingIndex(), namespaces: map[string]*bindingIndex{}}
+	s := &Snapshot{roles: rs, cluster: newBindingIndex(), namespaces: map[string]*bindingIndex{}}
 	for _, crb := range clusterRoleBindings {
 		if crb == nil {
 			continue
 		}
-		rules, err := rs.resolve(crb.RoleRef, "")
+		rules, err := rs.resolve(crb.RoleRef, "", listerErrors)
 		s.cluster.add(binding{kind: "ClusterRoleBinding", name: crb.Name, roleRef: crb.RoleRef,
 			subjects: crb.Subjects, rules: rules, err: err})
 	}
@@ -66,7 +67,7 @@ func NewSnapshot(roles []*rbacv1.Role, clusterRoles []*rbacv1.ClusterRole,
 			idx = newBindingIndex()
 			s.namespaces[rb.Namespace] = idx
 		}
-		rules, err := rs.resolve(rb.RoleRef, rb.Namespace)
+		rules, err := rs.resolve(rb.RoleRef, rb.Namespace, listerErrors)
 		idx.add(binding{kind: "RoleBinding", name: rb.Name, namespace: rb.Namespace, roleRef: rb.RoleRef,
 			subjects: rb.Subjects, rules: rules, err: err})
 	}
@@ -98,22 +99,35 @@ func newRoleSet(roles []*rbacv1.Role, clusterRoles []*rbacv1.ClusterRole) roleSe
 	return rs
 }
 
+// errStyle names the resources of NotFound errors as kube-apiserver does:
+// its authorizer reads informer listers (`role.rbac.authorization.k8s.io "x"
+// not found`), its checks of RBAC writes read storage (`roles.…`).
+type errStyle struct{ role, clusterRole string }
+
+var (
+	listerErrors  = errStyle{role: "role", clusterRole: "clusterrole"}
+	storageErrors = errStyle{role: "roles", clusterRole: "clusterroles"}
+)
+
 // resolve returns the rules roleRef names for a binding in namespace ("" for
-// a ClusterRoleBinding), with the errors kube-apiserver's listers give.
-func (rs roleSet) resolve(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule, error) {
+// a ClusterRoleBinding).
+func (rs roleSet) resolve(ref rbacv1.RoleRef, namespace string, style errStyle) ([]rbacv1.PolicyRule, error) {
 	switch ref.Kind {
 	case "Role":
 		// A ClusterRoleBinding cannot name a Role: a lookup without a
-		// namespace finds none.
+		// namespace finds none (and storage refuses to look).
+		if namespace == "" && style == storageErrors {
+			return nil, apierrors.NewBadRequest("Namespace parameter required.")
+		}
 		if r := rs.roles[roleKey{namespace, ref.Name}]; r != nil && namespace != "" {
 			return r.Rules, nil
 		}
-		return nil, apierrors.NewNotFound(rbacv1.Resource("role"), ref.Name)
+		return nil, apierrors.NewNotFound(rbacv1.Resource(style.role), ref.Name)
 	case "ClusterRole":
 		if cr := rs.clusterRoles[ref.Name]; cr != nil {
 			return cr.Rules, nil
 		}
-		return nil, apierrors.NewNotFound(rbacv1.Resource("clusterrole"), ref.Name)
+		return nil, apierrors.NewNotFound(rbacv1.Resource(style.clusterRole), ref.Name)
 	default:
 		return nil, fmt.Errorf("unsupported role reference kind: %q", ref.Kind)
 	}

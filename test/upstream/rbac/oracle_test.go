@@ -1,7 +1,10 @@
 package rbac
 
 import (
+	"errors"
+
 	"context"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"slices"
 	"strings"
 	"testing"
@@ -120,3 +123,5 @@ func sameErrors(a, b string) bool {
 	}
 	return slices.Equal(split(a), split(b))
 }
+
+func errorsAs(err error, target *apierrors.APIStatus) bool { return errors.As(err, target) }
