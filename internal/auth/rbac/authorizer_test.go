@@ -141,3 +141,31 @@ func TestRulesFor(t *testing.T) {
 		t.Errorf("RulesFor(alice, ns1) = %v; want reader, healthz, reader", rules)
 	}
 }
+
+// TestConcurrentStore: decisions read whole snapshots while others are
+// stored (run with -race).
+func TestConcurrentStore(t *testing.T) {
+	authz := New(testPolicy())
+	a := auth.Attributes{User: as("alice"), ResourceRequest: true, Verb: "get", Resource: "pods", Namespace: "x"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			if i%2 == 0 {
+				authz.Store(testPolicy())
+			} else {
+				authz.Store(NewSnapshot(nil, nil, nil, nil))
+			}
+		}
+	}()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if d, reason, _ := authz.Authorize(context.Background(), a); d == auth.DecisionAllow && reason == "" {
+			t.Fatal("Authorize allowed without a reason")
+		}
+	}
+}
