@@ -11,9 +11,11 @@
 // it. RulesFor lists a user's rules (SelfSubjectRulesReview); Covers,
 // ConfirmNoEscalation and WriteCheck are the escalation checks.
 //
+// AggregatedRules computes the rules of an aggregated ClusterRole.
+//
 // The package reads no storage and knows nothing of HTTP: it neither watches
-// the RBAC objects, nor aggregates ClusterRoles, nor reconciles the bootstrap
-// policy (the data of which is in package bootstrap). The 403 message shown
+// the RBAC objects, nor writes aggregated ClusterRoles, nor reconciles the
+// bootstrap policy (the data of which is in package bootstrap). The 403 message shown
 // to users is internal/auth.Forbidden. test/upstream compares all of it with
 // upstream's own code.
 package rbac
