@@ -173,8 +173,10 @@ func appendOnce(list []int32, pos int32) []int32 {
 	return append(list, pos)
 }
 
+const serviceAccountPrefix = "system:serviceaccount:"
+
 func serviceAccountUsername(namespace, name string) string {
-	return "system:serviceaccount:" + namespace + ":" + name
+	return serviceAccountPrefix + namespace + ":" + name
 }
 
 // candidates returns, ascending and without duplicates, the positions of the

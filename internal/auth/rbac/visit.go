@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"strconv"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -81,10 +82,25 @@ func appliesTo(user *authenticationv1.UserInfo, s *rbacv1.Subject, namespace str
 		if ns == "" {
 			ns = namespace
 		}
-		return ns != "" && user.Username == serviceAccountUsername(ns, s.Name)
+		return ns != "" && isServiceAccount(user.Username, ns, s.Name)
 	default:
 		return false
 	}
+}
+
+// isServiceAccount reports whether username is serviceAccountUsername(ns,
+// name), without building it.
+func isServiceAccount(username, ns, name string) bool {
+	rest, ok := strings.CutPrefix(username, serviceAccountPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, ns)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, ":")
+	return ok && rest == name
 }
 
 // describe names the grant in kube-apiserver's words, for example
