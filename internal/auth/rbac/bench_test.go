@@ -10,10 +10,10 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 )
 
-// benchPolicy: n bindings of other users and groups, each in a namespace of
-// its own or cluster-wide, plus the one RoleBinding that allows the request
-// and the bootstrap-like group bindings every user meets.
-func benchPolicy(n int) *Snapshot {
+// benchObjects: n bindings of other users and groups, half cluster-wide and
+// half in the request's namespace, plus the one RoleBinding that allows the
+// request and a discovery binding every authenticated user meets.
+func benchObjects(n int) ([]*rbacv1.ClusterRole, []*rbacv1.RoleBinding, []*rbacv1.ClusterRoleBinding) {
 	clusterRoles := []*rbacv1.ClusterRole{
 		{ObjectMeta: objectMeta("", "edit"), Rules: []rbacv1.PolicyRule{
 			rule(l("get", "list", "watch"), l(""), l("configmaps", "secrets", "services")),
@@ -22,8 +22,7 @@ func benchPolicy(n int) *Snapshot {
 		{ObjectMeta: objectMeta("", "discovery"), Rules: []rbacv1.PolicyRule{{Verbs: l("get"), NonResourceURLs: l("/api", "/api/*", "/apis", "/apis/*")}}},
 	}
 	var rbs []*rbacv1.RoleBinding
-	var crbs []*rbacv1.ClusterRoleBinding
-	crbs = append(crbs, crb("discovery", "discovery", group("system:authenticated")))
+	crbs := []*rbacv1.ClusterRoleBinding{crb("discovery", "discovery", group("system:authenticated"))}
 	for i := range n {
 		if i%2 == 0 {
 			crbs = append(crbs, crb(fmt.Sprint("other-", i), "edit", user(fmt.Sprint("user-", i)), group(fmt.Sprint("group-", i))))
@@ -32,7 +31,12 @@ func benchPolicy(n int) *Snapshot {
 		}
 	}
 	rbs = append(rbs, rb("team", "alice-edit", "ClusterRole", "edit", user("alice")))
-	return NewSnapshot(nil, clusterRoles, rbs, crbs)
+	return clusterRoles, rbs, crbs
+}
+
+func benchPolicy(n int) *Snapshot {
+	crs, rbs, crbs := benchObjects(n)
+	return NewSnapshot(nil, crs, rbs, crbs)
 }
 
 func benchmarkAuthorize(b *testing.B, n int) {
@@ -54,3 +58,15 @@ func BenchmarkAuthorize_1000Bindings(b *testing.B) { benchmarkAuthorize(b, 1000)
 func BenchmarkAuthorize_100000Bindings(b *testing.B) {
 	benchmarkAuthorize(b, 100000)
 }
+
+// benchmarkNewSnapshot: what a watch-fed cache pays to rebuild on a change.
+func benchmarkNewSnapshot(b *testing.B, n int) {
+	crs, rbs, crbs := benchObjects(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		NewSnapshot(nil, crs, rbs, crbs)
+	}
+}
+
+func BenchmarkNewSnapshot_1000Bindings(b *testing.B)  { benchmarkNewSnapshot(b, 1000) }
+func BenchmarkNewSnapshot_10000Bindings(b *testing.B) { benchmarkNewSnapshot(b, 10000) }
