@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
@@ -46,6 +47,12 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs auth.Attributes) (auth
 // RulesFor returns RulesFor of the current snapshot.
 func (a *Authorizer) RulesFor(user authenticationv1.UserInfo, namespace string) ([]rbacv1.PolicyRule, error) {
 	return a.current.Load().RulesFor(user, namespace)
+}
+
+// RulesReview returns RulesReview of the current snapshot.
+func (a *Authorizer) RulesReview(user authenticationv1.UserInfo, namespace string) (
+	[]authorizationv1.ResourceRule, []authorizationv1.NonResourceRule, bool, error) {
+	return a.current.Load().RulesReview(user, namespace)
 }
 
 // Authorize allows attrs when a rule bound to its user permits it, with the

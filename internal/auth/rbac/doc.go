@@ -8,7 +8,7 @@
 // grows with the bindings that name the requester, not with all bindings.
 // An Authorizer answers from the Snapshot it currently holds; whoever keeps
 // the lists up to date (a watch-fed cache) builds a new Snapshot and Stores
-// it. RulesFor lists a user's rules (SelfSubjectRulesReview); Covers,
+// it. RulesFor and RulesReview list a user's rules (SelfSubjectRulesReview); Covers,
 // ConfirmNoEscalation and WriteCheck are the escalation checks.
 //
 // AggregatedRules computes the rules of an aggregated ClusterRole.

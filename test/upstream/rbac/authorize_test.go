@@ -42,3 +42,41 @@ func TestAuthorizeGenerated(t *testing.T) {
 		t.Errorf("the generator explores too little: %v of %d, %d with errors", count, total, withErrors)
 	}
 }
+
+// TestRulesReviewGenerated: the rules a SelfSubjectRulesReview shows are
+// upstream's RBAC authorizer's, in the order of its static lists.
+func TestRulesReviewGenerated(t *testing.T) {
+	g := newGen(23)
+	shown := 0
+	for i := range 500 {
+		p := g.policy(1 + g.r.IntN(15))
+		ours, static := p.ours(), p.static()
+		for range 10 {
+			u, ns := g.user(), g.pick(append([]string{""}, vNamespaces...))
+			res, nonRes, incomplete, err := ours.RulesReview(u, ns)
+			ures, unonRes, uincomplete, uerr := static.RulesFor(context.Background(), upstreamUser(u), ns)
+			var wantRes, wantNonRes []string
+			for _, r := range ures {
+				wantRes = append(wantRes, fmt.Sprint(r.GetVerbs(), r.GetAPIGroups(), r.GetResources(), r.GetResourceNames()))
+			}
+			for _, r := range unonRes {
+				wantNonRes = append(wantNonRes, fmt.Sprint(r.GetVerbs(), r.GetNonResourceURLs()))
+			}
+			var gotRes, gotNonRes []string
+			for _, r := range res {
+				gotRes = append(gotRes, fmt.Sprint(r.Verbs, r.APIGroups, r.Resources, r.ResourceNames))
+			}
+			for _, r := range nonRes {
+				gotNonRes = append(gotNonRes, fmt.Sprint(r.Verbs, r.NonResourceURLs))
+			}
+			if fmt.Sprint(gotRes, gotNonRes) != fmt.Sprint(wantRes, wantNonRes) || incomplete != uincomplete || (err == nil) != (uerr == nil) {
+				t.Fatalf("policy %d: RulesReview(%v, %q) = %v, %v, %v, %v\nupstream: %v, %v, %v, %v",
+					i, u, ns, gotRes, gotNonRes, incomplete, err, wantRes, wantNonRes, uincomplete, uerr)
+			}
+			shown += len(res) + len(nonRes)
+		}
+	}
+	if shown < 1000 {
+		t.Errorf("only %d rules shown: the generator explores too little", shown)
+	}
+}
