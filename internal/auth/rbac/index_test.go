@@ -185,3 +185,22 @@ func TestIndexAgreesWithScan(t *testing.T) {
 		t.Errorf("%d of 15000 decisions allowed: the generator explores too little", allows)
 	}
 }
+
+// FuzzIndexAgreesWithScan explores more policies than the test above: the
+// fuzzer picks the generator's seeds.
+func FuzzIndexAgreesWithScan(f *testing.F) {
+	f.Add(uint64(1), uint64(2))
+	f.Add(uint64(42), uint64(7))
+	f.Fuzz(func(t *testing.T, seed1, seed2 uint64) {
+		r := rand.New(rand.NewPCG(seed1, seed2))
+		p := genPolicy(r, 1+r.IntN(30))
+		s := NewSnapshot(p.roles, p.clusterRoles, p.roleBindings, p.clusterRoleBindings)
+		for range 20 {
+			a := genAttributes(r)
+			d, reason, _ := s.Authorize(context.Background(), a)
+			if wantD, wantReason := p.scanAuthorize(a); d != wantD || reason != wantReason {
+				t.Fatalf("Authorize(%+v) = %v, %q; scan says %v, %q", a, d, reason, wantD, wantReason)
+			}
+		}
+	})
+}
