@@ -1,0 +1,61 @@
+// Package bootstrap is kube-apiserver's bootstrap RBAC policy as data: the
+// ClusterRoles, ClusterRoleBindings, and the Roles and RoleBindings of
+// kube-system and kube-public that kube-apiserver reconciles at start-up
+// (cluster-admin, admin/edit/view and their aggregation, system:discovery,
+// system:basic-user, system:public-info-viewer, system:node, the controller
+// roles, ...).
+//
+// policy.yaml is generated from upstream's own bootstrap policy
+// (k8s.io/kubernetes v1.37.2, default feature gates) by the test-only module
+// test/upstream, whose test also checks that it still equals upstream's:
+//
+//	cd test/upstream && go test ./rbac -run TestBootstrapData -update
+//
+// This package only holds the data; reconciling it into storage, and filling
+// in the aggregated ClusterRoles, is the caller's job.
+package bootstrap
+
+import (
+	_ "embed"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// KubernetesVersion is the upstream release the policy was generated from.
+const KubernetesVersion = "v1.37.2"
+
+//go:embed policy.yaml
+var data []byte
+
+// Policy is the bootstrap policy. Every object carries its apiVersion and
+// kind, and upstream's bootstrap label and autoupdate annotation.
+type Policy struct {
+	ClusterRoles        []rbacv1.ClusterRole        `json:"clusterRoles"`
+	ClusterRoleBindings []rbacv1.ClusterRoleBinding `json:"clusterRoleBindings"`
+	// Roles and RoleBindings are namespaced (kube-system, kube-public).
+	Roles        []rbacv1.Role        `json:"roles"`
+	RoleBindings []rbacv1.RoleBinding `json:"roleBindings"`
+	// ClusterRolesToAggregate maps a ClusterRole that older releases defined
+	// by rules (admin, edit, view) to the ClusterRole that now carries those
+	// rules and is aggregated into it; reconciliation migrates one to the other.
+	ClusterRolesToAggregate map[string]string `json:"clusterRolesToAggregate"`
+	// ClusterRoleBindingsToSplit maps the name of an existing
+	// ClusterRoleBinding to a new binding that, when it does not exist yet,
+	// is created with the existing one's subjects, labels and annotations.
+	ClusterRoleBindingsToSplit map[string]rbacv1.ClusterRoleBinding `json:"clusterRoleBindingsToSplit"`
+}
+
+// Load decodes the embedded policy. Each call returns a new copy, which the
+// caller may modify.
+func Load() (*Policy, error) {
+	var p Policy
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("bootstrap RBAC policy: %w", err)
+	}
+	return &p, nil
+}
+
+// Data returns the embedded policy.yaml.
+func Data() []byte { return append([]byte(nil), data...) }
