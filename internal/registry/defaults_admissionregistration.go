@@ -12,21 +12,6 @@ import (
 // validate_webhooks.go, validate_policies.go and
 // validate_mutating_policies.go.
 
-func init() {
-	builtinStrategies["MutatingWebhookConfiguration.admissionregistration.k8s.io"] = Strategy{Default: defaultMutatingWebhookConfiguration,
-		Validate: validateMutatingWebhookConfiguration, ValidateUpdate: validateMutatingWebhookConfigurationUpdate}
-	builtinStrategies["ValidatingWebhookConfiguration.admissionregistration.k8s.io"] = Strategy{Default: defaultValidatingWebhookConfiguration,
-		Validate: validateValidatingWebhookConfiguration, ValidateUpdate: validateValidatingWebhookConfigurationUpdate}
-	builtinStrategies["ValidatingAdmissionPolicy.admissionregistration.k8s.io"] = Strategy{Default: defaultValidatingAdmissionPolicy,
-		Validate: validateValidatingAdmissionPolicy, ValidateUpdate: validateValidatingAdmissionPolicyUpdate}
-	builtinStrategies["ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io"] = Strategy{Default: defaultValidatingAdmissionPolicyBinding,
-		Validate: validateValidatingAdmissionPolicyBinding, ValidateUpdate: validateValidatingAdmissionPolicyBindingUpdate}
-	builtinStrategies["MutatingAdmissionPolicy.admissionregistration.k8s.io"] = Strategy{Default: defaultMutatingAdmissionPolicy,
-		Validate: validateMutatingAdmissionPolicy, ValidateUpdate: validateMutatingAdmissionPolicyUpdate}
-	builtinStrategies["MutatingAdmissionPolicyBinding.admissionregistration.k8s.io"] = Strategy{Default: defaultMutatingAdmissionPolicyBinding,
-		Validate: validateMutatingAdmissionPolicyBinding, ValidateUpdate: validateMutatingAdmissionPolicyBindingUpdate}
-}
-
 func defaultMutatingWebhookConfiguration(obj runtime.Object) {
 	c := obj.(*v1.MutatingWebhookConfiguration)
 	for i := range c.Webhooks {

@@ -15,13 +15,18 @@ import (
 // Validation is upstream's spec checks (replica bounds, scale target
 // reference); the per-metric and behavior checks are not implemented.
 
-func init() {
-	builtinStrategies["HorizontalPodAutoscaler.autoscaling"] = Strategy{
-		Default:          defaultHPA,
-		PrepareForCreate: clearHPAStatus,
-		Validate:         validateHPA,
-		ValidateUpdate:   func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
+// autoscalingKinds are the two served versions of HorizontalPodAutoscaler.
+func autoscalingKinds() []descriptor {
+	s := Strategy{
+		Default:        defaultHPA,
+		Validate:       validateHPA,
+		ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
 	}
+	hpa := func(version, storage string) descriptor {
+		return descriptor{gv: "autoscaling/" + version, resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", namespaced: true,
+			short: []string{"hpa"}, categories: all, status: statusReset, storage: storage, strategy: s}
+	}
+	return []descriptor{hpa("v2", ""), hpa("v1", "v2")}
 }
 
 var (
@@ -78,15 +83,6 @@ func withDefaultRules(from *autoscalingv2.HPAScalingRules, to autoscalingv2.HPAS
 		to.Tolerance = from.Tolerance
 	}
 	return &to
-}
-
-func clearHPAStatus(obj runtime.Object) {
-	switch h := obj.(type) {
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		h.Status = autoscalingv1.HorizontalPodAutoscalerStatus{}
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
-	}
 }
 
 // validateHPA checks the spec in its v2 form, with upstream's paths and

@@ -12,32 +12,8 @@ import (
 )
 
 // Create/update preparation of the apps/v1 and batch/v1 workloads (upstream
-// pkg/registry/apps/*/strategy.go and pkg/registry/batch/*/strategy.go):
-// status is cleared on create and carried over on update.
-
-func prepareDeploymentForCreate(obj runtime.Object) {
-	obj.(*appsv1.Deployment).Status = appsv1.DeploymentStatus{}
-}
-
-func prepareDeploymentForUpdate(obj, old runtime.Object) {
-	obj.(*appsv1.Deployment).Status = old.(*appsv1.Deployment).Status
-}
-
-func prepareReplicaSetForCreate(obj runtime.Object) {
-	obj.(*appsv1.ReplicaSet).Status = appsv1.ReplicaSetStatus{}
-}
-
-func prepareReplicaSetForUpdate(obj, old runtime.Object) {
-	obj.(*appsv1.ReplicaSet).Status = old.(*appsv1.ReplicaSet).Status
-}
-
-func prepareStatefulSetForCreate(obj runtime.Object) {
-	obj.(*appsv1.StatefulSet).Status = appsv1.StatefulSetStatus{}
-}
-
-func prepareStatefulSetForUpdate(obj, old runtime.Object) {
-	obj.(*appsv1.StatefulSet).Status = old.(*appsv1.StatefulSet).Status
-}
+// pkg/registry/apps/*/strategy.go and pkg/registry/batch/*/strategy.go)
+// beyond the generic status rule (PrepareForCreate, PrepareForUpdate).
 
 // Upstream's internal DaemonSet has spec.templateGeneration; apps/v1 carries
 // it in this annotation, which every v1 DaemonSet therefore shows.
@@ -45,7 +21,6 @@ const daemonSetTemplateGeneration = appsv1.DeprecatedTemplateGeneration
 
 func prepareDaemonSetForCreate(obj runtime.Object) {
 	ds := obj.(*appsv1.DaemonSet)
-	ds.Status = appsv1.DaemonSetStatus{}
 	gen := templateGeneration(&ds.ObjectMeta)
 	if gen < 1 {
 		gen = 1
@@ -53,11 +28,10 @@ func prepareDaemonSetForCreate(obj runtime.Object) {
 	setTemplateGeneration(&ds.ObjectMeta, gen)
 }
 
-// prepareDaemonSetForUpdate keeps the status and bumps the template
-// generation when (and only when) the pod template changed.
+// prepareDaemonSetForUpdate bumps the template generation when (and only
+// when) the pod template changed.
 func prepareDaemonSetForUpdate(obj, old runtime.Object) {
 	ds, oldDS := obj.(*appsv1.DaemonSet), old.(*appsv1.DaemonSet)
-	ds.Status = oldDS.Status
 	gen := templateGeneration(&oldDS.ObjectMeta)
 	if !apiequality.Semantic.DeepEqual(ds.Spec.Template, oldDS.Spec.Template) {
 		gen++
@@ -78,18 +52,13 @@ func setTemplateGeneration(m *metav1.ObjectMeta, gen int64) {
 }
 
 // prepareJobForCreate generates the selector and pod labels (unless
-// spec.manualSelector is true) and clears the status. It needs metadata.uid,
+// spec.manualSelector is true). It needs metadata.uid,
 // which the server fills in before preparing the object, as upstream does.
 func prepareJobForCreate(obj runtime.Object) {
 	job := obj.(*batchv1.Job)
 	if !ptr.Deref(job.Spec.ManualSelector, false) {
 		generateJobSelector(job)
 	}
-	job.Status = batchv1.JobStatus{}
-}
-
-func prepareJobForUpdate(obj, old runtime.Object) {
-	obj.(*batchv1.Job).Status = old.(*batchv1.Job).Status
 }
 
 // generateJobSelector labels the pod template with the job name and uid
@@ -118,12 +87,4 @@ func generateJobSelector(job *batchv1.Job) {
 	if _, ok := job.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel]; !ok {
 		job.Spec.Selector.MatchLabels[batchv1.ControllerUidLabel] = uid
 	}
-}
-
-func prepareCronJobForCreate(obj runtime.Object) {
-	obj.(*batchv1.CronJob).Status = batchv1.CronJobStatus{}
-}
-
-func prepareCronJobForUpdate(obj, old runtime.Object) {
-	obj.(*batchv1.CronJob).Status = old.(*batchv1.CronJob).Status
 }

@@ -3,6 +3,13 @@
 // the per-kind behaviour the API server applies around admission (defaulting,
 // preparation for create and update, validation).
 //
+// Each built-in kind is one descriptor (descriptor.go), listed in its
+// group's file (core.go, core_pods.go, apps.go, batch.go, hpa.go,
+// admissionregistration.go, apiextensions.go, other_kinds.go); custom
+// resources are built from their definitions (crd.go). pipeline.go holds the
+// steps a write runs through (Default, PrepareCreate, PrepareUpdate) with
+// the generic status rule.
+//
 // It holds no objects; storage and the REST verbs live in internal/apiserver.
 package registry
 
@@ -55,6 +62,9 @@ type Resource struct {
 	// StatusSubresource: the main resource ignores status changes and the
 	// status subresource ignores everything else.
 	StatusSubresource bool
+	// ClearStatusOnCreate: a create starts from an empty status, before the
+	// kind's own PrepareForCreate (which may set an initial one).
+	ClearStatusOnCreate bool
 	// TracksGeneration: metadata.generation starts at 1 and grows on every
 	// change outside metadata and status.
 	TracksGeneration bool
