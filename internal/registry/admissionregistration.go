@@ -2,29 +2,29 @@ package registry
 
 import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+
+	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
 // admissionregistrationKinds are the admissionregistration.k8s.io/v1 kinds:
-// webhook configurations, admission policies and their bindings.
+// webhook configurations, admission policies and their bindings. Their
+// defaulting and validation live in pkg/apis/admissionregistration, which
+// the admission plugins share.
 func admissionregistrationKinds() []descriptor {
-	kind := func(resource, kind string, generation bool, s Strategy) descriptor {
+	s := Strategy{Default: admissionregistration.Default, Validate: admissionregistration.Validate,
+		ValidateUpdate: admissionregistration.ValidateUpdate}
+	kind := func(resource, kind string, generation bool) descriptor {
 		return descriptor{gv: "admissionregistration.k8s.io/v1", resource: resource, kind: kind, categories: []string{"api-extensions"},
 			generation: generation, name: apivalidation.NameIsDNSSubdomain, strategy: s}
 	}
-	vap := kind("validatingadmissionpolicies", "ValidatingAdmissionPolicy", true, Strategy{Default: defaultValidatingAdmissionPolicy,
-		Validate: validateValidatingAdmissionPolicy, ValidateUpdate: validateValidatingAdmissionPolicyUpdate})
+	vap := kind("validatingadmissionpolicies", "ValidatingAdmissionPolicy", true)
 	vap.status = statusSubresource
 	return []descriptor{
-		kind("mutatingadmissionpolicies", "MutatingAdmissionPolicy", true, Strategy{Default: defaultMutatingAdmissionPolicy,
-			Validate: validateMutatingAdmissionPolicy, ValidateUpdate: validateMutatingAdmissionPolicyUpdate}),
-		kind("mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", true, Strategy{Default: defaultMutatingAdmissionPolicyBinding,
-			Validate: validateMutatingAdmissionPolicyBinding, ValidateUpdate: validateMutatingAdmissionPolicyBindingUpdate}),
-		kind("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false, Strategy{Default: defaultMutatingWebhookConfiguration,
-			Validate: validateMutatingWebhookConfiguration, ValidateUpdate: validateMutatingWebhookConfigurationUpdate}),
+		kind("mutatingadmissionpolicies", "MutatingAdmissionPolicy", true),
+		kind("mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", true),
+		kind("mutatingwebhookconfigurations", "MutatingWebhookConfiguration", false),
 		vap,
-		kind("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", true, Strategy{Default: defaultValidatingAdmissionPolicyBinding,
-			Validate: validateValidatingAdmissionPolicyBinding, ValidateUpdate: validateValidatingAdmissionPolicyBindingUpdate}),
-		kind("validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false, Strategy{Default: defaultValidatingWebhookConfiguration,
-			Validate: validateValidatingWebhookConfiguration, ValidateUpdate: validateValidatingWebhookConfigurationUpdate}),
+		kind("validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", true),
+		kind("validatingwebhookconfigurations", "ValidatingWebhookConfiguration", false),
 	}
 }

@@ -1,4 +1,4 @@
-package registry
+package admissionregistration
 
 import (
 	v1 "k8s.io/api/admissionregistration/v1"
@@ -7,13 +7,30 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Defaults of admissionregistration.k8s.io/v1 (upstream
-// pkg/apis/admissionregistration/v1/defaults.go); the API validation is in
-// validate_webhooks.go, validate_policies.go and
-// validate_mutating_policies.go.
+// Defaults of admissionregistration.k8s.io/v1, as upstream's
+// pkg/apis/admissionregistration/v1/defaults.go sets them.
 
-func defaultMutatingWebhookConfiguration(obj runtime.Object) {
-	c := obj.(*v1.MutatingWebhookConfiguration)
+// Default fills the unset fields of a webhook configuration, an admission
+// policy or a binding as the API does on decoding; other objects are left
+// alone.
+func Default(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *v1.MutatingWebhookConfiguration:
+		defaultMutatingWebhookConfiguration(o)
+	case *v1.ValidatingWebhookConfiguration:
+		defaultValidatingWebhookConfiguration(o)
+	case *v1.ValidatingAdmissionPolicy:
+		defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+	case *v1.MutatingAdmissionPolicy:
+		defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+	case *v1.ValidatingAdmissionPolicyBinding:
+		DefaultMatchResources(o.Spec.MatchResources)
+	case *v1.MutatingAdmissionPolicyBinding:
+		DefaultMatchResources(o.Spec.MatchResources)
+	}
+}
+
+func defaultMutatingWebhookConfiguration(c *v1.MutatingWebhookConfiguration) {
 	for i := range c.Webhooks {
 		w := &c.Webhooks[i]
 		defaultHookCommon(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, w.Rules, &w.ClientConfig)
@@ -23,8 +40,7 @@ func defaultMutatingWebhookConfiguration(obj runtime.Object) {
 	}
 }
 
-func defaultValidatingWebhookConfiguration(obj runtime.Object) {
-	c := obj.(*v1.ValidatingWebhookConfiguration)
+func defaultValidatingWebhookConfiguration(c *v1.ValidatingWebhookConfiguration) {
 	for i := range c.Webhooks {
 		w := &c.Webhooks[i]
 		defaultHookCommon(&w.FailurePolicy, &w.MatchPolicy, &w.NamespaceSelector, &w.ObjectSelector, &w.TimeoutSeconds, w.Rules, &w.ClientConfig)
@@ -69,7 +85,9 @@ func defaultNamedRules(rules []v1.NamedRuleWithOperations) {
 	}
 }
 
-func defaultMatchResources(m *v1.MatchResources) {
+// DefaultMatchResources defaults the matchConstraints of a policy or the
+// matchResources of a binding; nil is left nil.
+func DefaultMatchResources(m *v1.MatchResources) {
 	if m == nil {
 		return
 	}
@@ -86,28 +104,11 @@ func defaultMatchResources(m *v1.MatchResources) {
 	defaultNamedRules(m.ExcludeResourceRules)
 }
 
-func defaultValidatingAdmissionPolicy(obj runtime.Object) {
-	p := obj.(*v1.ValidatingAdmissionPolicy)
-	if p.Spec.FailurePolicy == nil {
-		p.Spec.FailurePolicy = ptr.To(v1.Fail)
+// defaultPolicy defaults the spec fields validating and mutating policies
+// share.
+func defaultPolicy(fp **v1.FailurePolicyType, m *v1.MatchResources) {
+	if *fp == nil {
+		*fp = ptr.To(v1.Fail)
 	}
-	defaultMatchResources(p.Spec.MatchConstraints)
-}
-
-func defaultValidatingAdmissionPolicyBinding(obj runtime.Object) {
-	b := obj.(*v1.ValidatingAdmissionPolicyBinding)
-	defaultMatchResources(b.Spec.MatchResources)
-}
-
-func defaultMutatingAdmissionPolicy(obj runtime.Object) {
-	p := obj.(*v1.MutatingAdmissionPolicy)
-	if p.Spec.FailurePolicy == nil {
-		p.Spec.FailurePolicy = ptr.To(v1.Fail)
-	}
-	defaultMatchResources(p.Spec.MatchConstraints)
-}
-
-func defaultMutatingAdmissionPolicyBinding(obj runtime.Object) {
-	b := obj.(*v1.MutatingAdmissionPolicyBinding)
-	defaultMatchResources(b.Spec.MatchResources)
+	DefaultMatchResources(m)
 }
