@@ -18,6 +18,7 @@ func appsKinds() []descriptor {
 			strategy: Strategy{Default: defaultDeployment, Validate: validateDeployment, ValidateUpdate: validateDeploymentUpdate}},
 		{gv: "apps/v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true, short: []string{"rs"}, categories: all,
 			status: statusReset, generation: true, subresources: []Subresource{scaleSub()}, name: apivalidation.NameIsDNSSubdomain,
+			fields:   []string{"status.replicas"},
 			strategy: Strategy{Default: defaultReplicaSet, Validate: validateReplicaSet, ValidateUpdate: validateReplicaSetUpdate}},
 		{gv: "apps/v1", resource: "statefulsets", kind: "StatefulSet", namespaced: true, short: []string{"sts"}, categories: all,
 			status: statusReset, generation: true, subresources: []Subresource{scaleSub()}, name: apivalidation.NameIsDNSLabel,

@@ -14,6 +14,7 @@ func batchKinds() []descriptor {
 		{gv: "batch/v1", resource: "jobs", kind: "Job", namespaced: true, categories: all,
 			status: statusReset, generation: true, name: apivalidation.NameIsDNSSubdomain,
 			gc:       OrphanDependents, // with a warning, see the API server
+			fields:   []string{"status.successful"},
 			strategy: Strategy{Default: defaultJob, PrepareForCreate: prepareJobForCreate, Validate: validateJob, ValidateUpdate: validateJobUpdate}},
 	}
 }

@@ -15,6 +15,8 @@ func pods() descriptor {
 	v1 := func(kind string) schema.GroupVersionKind { return schema.GroupVersionKind{Version: "v1", Kind: kind} }
 	return descriptor{gv: "v1", resource: "pods", kind: "Pod", namespaced: true, short: []string{"po"}, categories: all,
 		status: statusSubresource, generation: true, name: apivalidation.NameIsDNSSubdomain,
+		fields: []string{"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+			"spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
 		subresources: []Subresource{
 			{Name: "attach", Kind: v1("PodAttachOptions"), Verbs: []string{"create", "get"}},
 			{Name: "binding", Kind: v1("Binding"), Verbs: []string{"create"}},

@@ -32,6 +32,9 @@ type descriptor struct {
 	// rule every name must meet.
 	name NameValidator
 	gc   GCPolicy
+	// fields are the field labels besides metadata.name and
+	// metadata.namespace.
+	fields []string
 }
 
 // statusRule says whether a kind has a status subresource and what a create
@@ -97,6 +100,7 @@ func (d descriptor) build() *Resource {
 		Strategy:             d.strategy,
 		NameValidator:        d.name,
 		DefaultGCPolicy:      d.gc,
+		FieldLabels:          d.fields,
 	}
 	if d.storage != "" {
 		out.StorageVersion = d.storage

@@ -12,7 +12,7 @@ func otherKinds() []descriptor {
 	create := []string{"create"}
 	return []descriptor{
 		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
-			status: statusSubresource, subresources: []Subresource{{Name: "approval",
+			status: statusSubresource, fields: []string{"spec.signerName"}, subresources: []Subresource{{Name: "approval",
 				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}}},
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
 		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns},

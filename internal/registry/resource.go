@@ -88,6 +88,10 @@ type Resource struct {
 	// OpenAPIV3Schema is a custom resource version's schema (what its
 	// OpenAPI documents publish); nil for built-in resources.
 	OpenAPIV3Schema *apiextensionsv1.JSONSchemaProps
+	// FieldLabels are the fields a field selector may use beyond
+	// metadata.name and metadata.namespace (upstream's field label
+	// conversion functions); custom resources accept any.
+	FieldLabels []string
 	// DefaultGCPolicy is what a delete that names no propagation policy
 	// does to the object's dependents.
 	DefaultGCPolicy GCPolicy
