@@ -4,8 +4,8 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 )
 
-// appsKinds are the apps/v1 kinds (strategies in defaults_workloads.go,
-// prepare_workloads.go and validate_apps.go).
+// appsKinds are the apps/v1 kinds (strategies in apps_defaults.go,
+// apps_prepare.go and apps_validate.go).
 func appsKinds() []descriptor {
 	return []descriptor{
 		{gv: "apps/v1", resource: "controllerrevisions", kind: "ControllerRevision", namespaced: true, name: apivalidation.NameIsDNSSubdomain},

@@ -4,8 +4,8 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 )
 
-// batchKinds are the batch/v1 kinds (strategies in defaults_workloads.go,
-// prepare_workloads.go and validate_batch.go).
+// batchKinds are the batch/v1 kinds (strategies in batch_defaults.go,
+// batch_prepare.go and batch_validate.go).
 func batchKinds() []descriptor {
 	return []descriptor{
 		{gv: "batch/v1", resource: "cronjobs", kind: "CronJob", namespaced: true, short: []string{"cj"}, categories: all,

@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// coreKinds are the core (v1) kinds. Their strategies live in
-// defaults_*.go, prepare_*.go and validate_*.go.
+// coreKinds are the core (v1) kinds. Their strategies live in the core_*.go
+// files (core_pods*.go for Pods).
 func coreKinds() []descriptor {
 	return []descriptor{
 		{gv: "v1", resource: "bindings", kind: "Binding", namespaced: true, verbs: []string{"create"}},

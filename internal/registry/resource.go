@@ -4,11 +4,13 @@
 // preparation for create and update, validation).
 //
 // Each built-in kind is one descriptor (descriptor.go), listed in its
-// group's file (core.go, core_pods.go, apps.go, batch.go, hpa.go,
-// admissionregistration.go, apiextensions.go, other_kinds.go); custom
-// resources are built from their definitions (crd.go). pipeline.go holds the
-// steps a write runs through (Default, PrepareCreate, PrepareUpdate) with
-// the generic status rule.
+// group's file (core.go, core_pods.go, apps.go, batch.go, autoscaling.go,
+// admissionregistration.go, apiextensions.go, other_kinds.go) next to the
+// <group>[_<kind>]_defaults/_prepare/_validate.go files of its strategy;
+// admissionregistration's strategy is pkg/apis/admissionregistration, which
+// admission plugins share. Custom resources are built from their definitions
+// (crd.go). pipeline.go holds the steps a write runs through (Default,
+// PrepareCreate, PrepareUpdate) with the generic status rule (status.go).
 //
 // It holds no objects; storage and the REST verbs live in internal/apiserver.
 package registry

@@ -34,7 +34,7 @@ func newScheme() *runtime.Scheme {
 }
 
 // addHPAConversions registers the autoscaling/v1 <-> v2 conversions of
-// hpa_conversion.go, so Convert and ConvertToVersion use them.
+// autoscaling_conversion.go, so Convert and ConvertToVersion use them.
 func addHPAConversions(s *runtime.Scheme) {
 	utilruntime.Must(s.AddConversionFunc((*autoscalingv1.HorizontalPodAutoscaler)(nil), (*autoscalingv2.HorizontalPodAutoscaler)(nil),
 		func(a, b any, _ conversion.Scope) error {
