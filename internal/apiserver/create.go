@@ -88,9 +88,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 		return nil, err
 	}
 	wipeSystemFields(m)
-	if res.Strategy.Default != nil {
-		res.Strategy.Default(obj)
-	}
+	res.Default(obj)
 	obj = s.recordUpdate(rq, res, nil, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Create, m.GetName(), obj, nil, opts, dryRun)

@@ -113,9 +113,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if clientRV != "" && clientRV != om.GetResourceVersion() {
 		return nil, false, apierrors.NewConflict(res.GroupResource(), rq.info.Name, errors.New(optimisticLockMsg))
 	}
-	if res.Strategy.Default != nil {
-		res.Strategy.Default(obj)
-	}
+	res.Default(obj)
 	obj = s.recordUpdate(rq, res, old, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)

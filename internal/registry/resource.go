@@ -82,7 +82,8 @@ type Resource struct {
 	// ScaleLabelSelectorPath locate the scale subresource's fields in a
 	// custom resource (from the CRD, split on ".").
 	ScaleSpecReplicasPath, ScaleStatusReplicasPath, ScaleLabelSelectorPath []string
-	// NameValidator overrides the kind's default name rule.
+	// NameValidator checks metadata.name (the descriptor's rule for a
+	// built-in kind); nil means NameRule of the kind.
 	NameValidator NameValidator
 	// PrinterColumns are a custom resource version's additionalPrinterColumns
 	// (the columns of kubectl get); empty for built-in resources.
