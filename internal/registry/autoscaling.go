@@ -15,18 +15,16 @@ import (
 // Validation is upstream's spec checks (replica bounds, scale target
 // reference); the per-metric and behavior checks are not implemented.
 
-// autoscalingKinds are the two served versions of HorizontalPodAutoscaler.
+// autoscalingKinds is HorizontalPodAutoscaler, stored as v2 and served as v2
+// and v1.
 func autoscalingKinds() []descriptor {
 	s := Strategy{
 		Default:        defaultHPA,
 		Validate:       validateHPA,
 		ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
 	}
-	hpa := func(version, storage string) descriptor {
-		return descriptor{gv: "autoscaling/" + version, resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler", namespaced: true,
-			short: []string{"hpa"}, categories: all, status: statusReset, storage: storage, strategy: s}
-	}
-	return []descriptor{hpa("v2", ""), hpa("v1", "v2")}
+	return []descriptor{{gv: "autoscaling/v2", alsoServed: []string{"v1"}, resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler",
+		namespaced: true, short: []string{"hpa"}, categories: all, status: statusReset, strategy: s}}
 }
 
 var (

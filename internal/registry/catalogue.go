@@ -32,7 +32,7 @@ type snapshot struct {
 func NewCatalogue() *Catalogue {
 	c := &Catalogue{}
 	for _, d := range builtinDescriptors() {
-		c.builtin = append(c.builtin, d.build())
+		c.builtin = append(c.builtin, d.build()...)
 	}
 	c.publish(map[string][]*Resource{})
 	return c

@@ -13,8 +13,8 @@ import (
 var storageVersions = sync.OnceValue(func() map[schema.GroupKind]string {
 	out := map[schema.GroupKind]string{}
 	for _, d := range builtinDescriptors() {
-		if d.storage != "" {
-			out[d.groupKind()] = d.storage
+		if len(d.alsoServed) > 0 {
+			out[d.groupKind()] = d.groupVersion().Version
 		}
 	}
 	return out

@@ -6,12 +6,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// descriptor is everything admitd knows about one built-in kind as served at
-// one group/version: the facts discovery publishes, the strategy, the name
-// rule, the status rule, the storage version and the garbage-collection
-// policy. Each group's file (core.go, apps.go, ...) lists its descriptors.
+// descriptor is everything admitd knows about one built-in kind: the facts
+// discovery publishes, the strategy, the name rule, the status rule, the
+// served and storage versions, the garbage-collection policy and the field
+// labels. Each group's file (core.go, apps.go, ...) lists its descriptors.
 type descriptor struct {
-	gv         string // "apps/v1"; "v1" is the core group
+	// gv is the group and the storage version ("apps/v1"; "v1" is the core
+	// group), served first.
+	gv string
+	// alsoServed are further versions of the group serving the kind, in
+	// discovery order after gv's; they convert through Scheme.
+	alsoServed []string
 	resource   string
 	kind       string
 	namespaced bool
@@ -25,9 +30,7 @@ type descriptor struct {
 	generation bool
 	// subresources other than status (which status adds).
 	subresources []Subresource
-	// storage is the version stored, when it is not gv's.
-	storage  string
-	strategy Strategy
+	strategy     Strategy
 	// name is upstream's rule for metadata.name; nil is the path-segment
 	// rule every name must meet.
 	name NameValidator
@@ -78,12 +81,17 @@ var groupOrder = []string{
 	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io",
 }
 
-// build returns the catalogue entry the rest of admitd consumes.
-func (d descriptor) build() *Resource {
-	gv, err := schema.ParseGroupVersion(d.gv)
-	if err != nil {
-		panic(err)
+// build returns the catalogue entries the rest of admitd consumes, one per
+// served version.
+func (d descriptor) build() []*Resource {
+	out := []*Resource{d.buildVersion(d.groupVersion())}
+	for _, v := range d.alsoServed {
+		out = append(out, d.buildVersion(schema.GroupVersion{Group: d.groupVersion().Group, Version: v}))
 	}
+	return out
+}
+
+func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 	out := &Resource{
 		GroupVersionResource: gv.WithResource(d.resource),
 		Kind:                 d.kind,
@@ -96,14 +104,11 @@ func (d descriptor) build() *Resource {
 		StatusSubresource:    d.status != noStatus,
 		ClearStatusOnCreate:  d.status == statusReset,
 		TracksGeneration:     d.generation,
-		StorageVersion:       gv.Version,
+		StorageVersion:       d.groupVersion().Version,
 		Strategy:             d.strategy,
 		NameValidator:        d.name,
 		DefaultGCPolicy:      d.gc,
 		FieldLabels:          d.fields,
-	}
-	if d.storage != "" {
-		out.StorageVersion = d.storage
 	}
 	if out.Verbs == nil {
 		out.Verbs = StandardVerbs
@@ -119,11 +124,15 @@ func (d descriptor) build() *Resource {
 	return out
 }
 
-// groupKind is the descriptor's kind without its version.
-func (d descriptor) groupKind() schema.GroupKind {
+func (d descriptor) groupVersion() schema.GroupVersion {
 	gv, err := schema.ParseGroupVersion(d.gv)
 	if err != nil {
 		panic(err)
 	}
-	return schema.GroupKind{Group: gv.Group, Kind: d.kind}
+	return gv
+}
+
+// groupKind is the descriptor's kind without its version.
+func (d descriptor) groupKind() schema.GroupKind {
+	return d.groupVersion().WithKind(d.kind).GroupKind()
 }
