@@ -15,8 +15,12 @@ import (
 //	PrepareCreate(res, obj)       after mutating admission: PrepareForCreate, then ValidateNew
 //	PrepareUpdate(res, obj, old)  the same for an update of the main resource
 //
-// then validating admission and storage. Tests that need "what the server
-// would refuse" call these rather than the Strategy funcs one by one.
+// then validating admission and storage. An update through the server runs
+// PrepareUpdate's two halves itself (PrepareForUpdate with the subresource
+// written, then ValidateChange), because it settles managedFields
+// timestamps against the prepared object in between. Tests that need "what
+// the server would refuse" call these rather than the Strategy funcs one by
+// one.
 
 // Default applies the kind's defaulting, if any.
 func (r *Resource) Default(obj runtime.Object) {
