@@ -44,7 +44,7 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 	}
 	m := accessor(obj)
 	s.fillSystemFields(m)
-	prepareForCreate(res, obj)
+	registry.PrepareForCreate(res, obj)
 	data, err := layout.Encode(obj)
 	if err != nil {
 		return err

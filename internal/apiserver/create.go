@@ -92,9 +92,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 		return nil, nil, err
 	}
 	wipeSystemFields(m)
-	if res.Strategy.Default != nil {
-		res.Strategy.Default(obj)
-	}
+	res.Default(obj)
 	obj = s.recordUpdate(rq, res, nil, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Create, m.GetName(), obj, nil, opts, dryRun)
@@ -132,8 +130,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (_ runtime.Object, created []byte, err error) {
 	m := accessor(obj)
 	s.fillSystemFields(m)
-	prepareForCreate(res, obj)
-	if errs := res.ValidateNew(obj); len(errs) > 0 {
+	if errs := registry.PrepareCreate(res, obj); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)
 	}
 	vattrs := *attrs
@@ -183,17 +180,4 @@ func (s *Server) alreadyExists(ctx context.Context, res *registry.Resource, key,
 		err.ErrStatus.Message = "object is being deleted: " + err.ErrStatus.Message
 	}
 	return err
-}
-
-// prepareForCreate applies the generic and per-kind create preparation.
-func prepareForCreate(res *registry.Resource, obj runtime.Object) {
-	if res.TracksGeneration {
-		accessor(obj).SetGeneration(1)
-	}
-	if res.Unstructured && res.StatusSubresource {
-		clearStatus(obj)
-	}
-	if res.Strategy.PrepareForCreate != nil {
-		res.Strategy.PrepareForCreate(obj)
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -18,22 +17,6 @@ import (
 type objectFilter struct {
 	labels labels.Selector
 	fields fields.Selector
-}
-
-// fieldLabels lists, per GroupKind, the fields a field selector may use
-// beyond metadata.name and metadata.namespace (upstream's field label
-// conversion functions).
-var fieldLabels = map[schema.GroupKind][]string{
-	{Kind: "Pod"}: {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-		"spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName"},
-	{Kind: "Event"}:                     {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"},
-	{Kind: "Namespace"}:                 {"status.phase"},
-	{Kind: "Secret"}:                    {"type"},
-	{Kind: "Node"}:                      {"spec.unschedulable"},
-	{Kind: "ReplicationController"}:     {"status.replicas"},
-	{Kind: "ReplicaSet", Group: "apps"}: {"status.replicas"},
-	{Kind: "Job", Group: "batch"}:       {"status.successful"},
-	{Kind: "CertificateSigningRequest", Group: "certificates.k8s.io"}: {"spec.signerName"},
 }
 
 func newObjectFilter(res *registry.Resource, labelSel, fieldSel string) (*objectFilter, error) {
@@ -50,7 +33,7 @@ func newObjectFilter(res *registry.Resource, labelSel, fieldSel string) (*object
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
 		}
-		allowed := fieldLabels[res.GroupVersionKind().GroupKind()]
+		allowed := res.FieldLabels
 		for _, req := range sel.Requirements() {
 			if req.Field == "metadata.name" || req.Field == "metadata.namespace" || res.Unstructured || containsString(allowed, req.Field) {
 				continue

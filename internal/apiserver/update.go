@@ -114,9 +114,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if clientRV != "" && clientRV != om.GetResourceVersion() {
 		return nil, false, apierrors.NewConflict(res.GroupResource(), rq.info.Name, errors.New(optimisticLockMsg))
 	}
-	if res.Strategy.Default != nil {
-		res.Strategy.Default(obj)
-	}
+	res.Default(obj)
 	obj = s.recordUpdate(rq, res, old, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)
@@ -187,36 +185,14 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	return obj, false, nil
 }
 
-// prepareForUpdate carries server-owned fields over from the old object; a
-// status write keeps only the new status.
+// prepareForUpdate carries server-owned fields over from the old object,
+// then applies the status rule and the kind's preparation.
 func (s *Server) prepareForUpdate(rq *request, res *registry.Resource, obj, old runtime.Object) runtime.Object {
-	if rq.info.Subresource == "status" {
-		obj = statusUpdate(old, obj)
-	}
 	m, om := accessor(obj), accessor(old)
 	m.SetUID(om.GetUID())
 	m.SetCreationTimestamp(om.GetCreationTimestamp())
 	m.SetDeletionTimestamp(om.GetDeletionTimestamp())
 	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 	m.SetGeneration(om.GetGeneration())
-	if rq.info.Subresource == "" && res.StatusSubresource {
-		copyStatus(obj, old)
-	}
-	if res.Strategy.PrepareForUpdate != nil && rq.info.Subresource == "" {
-		res.Strategy.PrepareForUpdate(obj, old)
-	}
-	if res.TracksGeneration && specChanged(obj, old) {
-		m.SetGeneration(om.GetGeneration() + 1)
-	}
-	return obj
-}
-
-// statusUpdate is the object a status-subresource write produces: the old
-// object with the new status.
-func statusUpdate(old, obj runtime.Object) runtime.Object {
-	out := old.DeepCopyObject()
-	copyStatus(out, obj)
-	accessor(out).SetResourceVersion(accessor(obj).GetResourceVersion())
-	accessor(out).SetManagedFields(accessor(obj).GetManagedFields())
-	return out
+	return registry.PrepareForUpdate(res, rq.info.Subresource, obj, old)
 }

@@ -31,11 +31,8 @@ type snapshot struct {
 // NewCatalogue returns a catalogue of the built-in resources.
 func NewCatalogue() *Catalogue {
 	c := &Catalogue{}
-	for _, r := range builtinResources {
-		res := r.build()
-		applyBuiltinStrategy(res)
-		applyGCPolicy(res)
-		c.builtin = append(c.builtin, res)
+	for _, d := range builtinDescriptors() {
+		c.builtin = append(c.builtin, d.build()...)
 	}
 	c.publish(map[string][]*Resource{})
 	return c

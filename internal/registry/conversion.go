@@ -2,16 +2,23 @@ package registry
 
 import (
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// storageVersions lists the built-in kinds served in several versions, with
-// the version stored (the others convert through Scheme).
-var storageVersions = map[schema.GroupKind]string{
-	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: "v2",
-}
+// storageVersions maps the built-in kinds served in several versions to the
+// version stored (the others convert through Scheme).
+var storageVersions = sync.OnceValue(func() map[schema.GroupKind]string {
+	out := map[schema.GroupKind]string{}
+	for _, d := range builtinDescriptors() {
+		if len(d.alsoServed) > 0 {
+			out[d.groupKind()] = d.groupVersion().Version
+		}
+	}
+	return out
+})
 
 // ToStorageVersion returns obj in the version its kind is stored in: obj
 // itself for kinds served in one version and for custom resources.
@@ -21,7 +28,7 @@ func ToStorageVersion(obj runtime.Object) (runtime.Object, error) {
 		return obj, nil
 	}
 	gvk := kinds[0]
-	v, ok := storageVersions[gvk.GroupKind()]
+	v, ok := storageVersions()[gvk.GroupKind()]
 	if !ok || gvk.Version == v {
 		return obj, nil
 	}

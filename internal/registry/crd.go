@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -45,7 +44,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			r.Singular = lower(names.Kind)
 		}
 		if v.Subresources != nil && v.Subresources.Status != nil {
-			r.StatusSubresource = true
+			r.StatusSubresource, r.ClearStatusOnCreate = true, true
 			r.Subresources = append(r.Subresources, Subresource{Name: "status", Kind: r.GroupVersionKind(), Verbs: subVerbs})
 		}
 		if v.Subresources != nil && v.Subresources.Scale != nil {
@@ -125,47 +124,6 @@ func pruneValue(v any, s *apiextensionsv1.JSONSchemaProps) {
 
 // CRDResource is the catalogue entry of CustomResourceDefinitions.
 var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
-
-func init() {
-	builtinStrategies["CustomResourceDefinition.apiextensions.k8s.io"] = Strategy{
-		PrepareForCreate: acceptCRD,
-		PrepareForUpdate: func(obj, _ runtime.Object) { acceptCRD(obj) },
-	}
-}
-
-// acceptCRD records the definition as accepted and established at once: admitd
-// serves a custom resource as soon as its definition is stored.
-func acceptCRD(obj runtime.Object) {
-	crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition)
-	if !ok {
-		return
-	}
-	crd.Status.AcceptedNames = crd.Spec.Names
-	if crd.Status.AcceptedNames.ListKind == "" {
-		crd.Status.AcceptedNames.ListKind = crd.Spec.Names.Kind + "List"
-	}
-	if crd.Status.AcceptedNames.Singular == "" {
-		crd.Status.AcceptedNames.Singular = lower(crd.Spec.Names.Kind)
-	}
-	setCRDCondition(crd, apiextensionsv1.NamesAccepted, "NoConflicts", "no conflicts found")
-	setCRDCondition(crd, apiextensionsv1.Established, "InitialNamesAccepted", "the initial names have been accepted")
-	for _, v := range crd.Spec.Versions {
-		if v.Storage && !contains(crd.Status.StoredVersions, v.Name) {
-			crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
-		}
-	}
-}
-
-func setCRDCondition(crd *apiextensionsv1.CustomResourceDefinition, t apiextensionsv1.CustomResourceDefinitionConditionType, reason, msg string) {
-	for _, c := range crd.Status.Conditions {
-		if c.Type == t {
-			return
-		}
-	}
-	crd.Status.Conditions = append(crd.Status.Conditions, apiextensionsv1.CustomResourceDefinitionCondition{
-		Type: t, Status: apiextensionsv1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: metav1.Now(),
-	})
-}
 
 // jsonPath splits a simple JSON path such as ".spec.replicas".
 func jsonPath(p string) []string {

@@ -282,10 +282,20 @@ func TestDefaultJobVariants(t *testing.T) {
 	}
 }
 
+// strategyOf returns the strategy of a built-in kind ("Pod", "Job.batch").
+func strategyOf(kind string) (Strategy, bool) {
+	for _, d := range builtinDescriptors() {
+		if d.groupKind().String() == kind {
+			return d.strategy, true
+		}
+	}
+	return Strategy{}, false
+}
+
 // checkDefault runs the registered Default of kind on in and compares.
 func checkDefault(t *testing.T, kind string, in, want runtime.Object) {
 	t.Helper()
-	s, ok := builtinStrategies[kind]
+	s, ok := strategyOf(kind)
 	if !ok || s.Default == nil {
 		t.Fatalf("no Default registered for %s", kind)
 	}

@@ -16,16 +16,3 @@ const (
 	// GCUnsupported: deletes never add garbage-collection finalizers.
 	GCUnsupported GCPolicy = "Unsupported"
 )
-
-// defaultGCPolicies lists the resources ("<group/version>/<resource>") whose
-// strategy does not default to DeleteDependents.
-var defaultGCPolicies = map[string]GCPolicy{
-	"v1/replicationcontrollers": OrphanDependents, // "for backwards compatibility"
-	"batch/v1/jobs":             OrphanDependents, // with a warning, see the API server
-	"v1/events":                 GCUnsupported,
-	"events.k8s.io/v1/events":   GCUnsupported,
-}
-
-func applyGCPolicy(r *Resource) {
-	r.DefaultGCPolicy = defaultGCPolicies[r.GroupVersion().String()+"/"+r.Resource]
-}

@@ -92,7 +92,7 @@ func TestPrepareNamespace(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"},
 		Spec:   corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{"example.com/cleanup"}},
 		Status: corev1.NamespaceStatus{Phase: corev1.NamespaceTerminating}}
-	prepareNamespaceForCreate(ns)
+	PrepareForCreate(resourceFor(t, ns), ns)
 	if got, want := ns.Spec.Finalizers, []corev1.FinalizerName{"example.com/cleanup", "kubernetes"}; !apiequality.Semantic.DeepEqual(got, want) {
 		t.Errorf("created Namespace finalizers = %v, want %v", got, want)
 	}
@@ -102,7 +102,7 @@ func TestPrepareNamespace(t *testing.T) {
 	upd := ns.DeepCopy()
 	upd.Spec.Finalizers = nil
 	upd.Status.Phase = corev1.NamespaceTerminating
-	prepareNamespaceForUpdate(upd, ns)
+	PrepareForUpdate(resourceFor(t, ns), "", upd, ns)
 	if !apiequality.Semantic.DeepEqual(upd.Spec, ns.Spec) || !apiequality.Semantic.DeepEqual(upd.Status, ns.Status) {
 		t.Errorf("updated Namespace spec/status = %+v/%+v, want the old %+v/%+v", upd.Spec, upd.Status, ns.Spec, ns.Status)
 	}
@@ -112,8 +112,9 @@ func TestPrepareJobSelector(t *testing.T) {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "pi", UID: "1234"},
 		Spec:   batchv1.JobSpec{Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "pi"}}}},
 		Status: batchv1.JobStatus{Active: 3}}
-	defaultJob(job)
-	prepareJobForCreate(job)
+	jobs := resourceFor(t, job)
+	jobs.Default(job)
+	PrepareForCreate(jobs, job)
 	wantLabels := map[string]string{"app": "pi", "job-name": "pi", "batch.kubernetes.io/job-name": "pi",
 		"controller-uid": "1234", "batch.kubernetes.io/controller-uid": "1234"}
 	if got := job.Spec.Template.Labels; !apiequality.Semantic.DeepEqual(got, wantLabels) {
@@ -128,7 +129,7 @@ func TestPrepareJobSelector(t *testing.T) {
 	}
 
 	manual := &batchv1.Job{Spec: batchv1.JobSpec{ManualSelector: ptr.To(true)}}
-	prepareJobForCreate(manual)
+	PrepareForCreate(jobs, manual)
 	if manual.Spec.Selector != nil {
 		t.Errorf("manualSelector Job got selector %v, want none generated", manual.Spec.Selector)
 	}
@@ -171,7 +172,7 @@ func TestPrepareServiceIPFamilies(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			svc := &corev1.Service{Spec: tc.spec, Status: corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}}}}
-			prepareServiceForCreate(svc)
+			PrepareForCreate(resourceFor(t, svc), svc)
 			if !apiequality.Semantic.DeepEqual(svc.Spec.IPFamilyPolicy, tc.policy) || !apiequality.Semantic.DeepEqual(svc.Spec.IPFamilies, tc.families) ||
 				!apiequality.Semantic.DeepEqual(svc.Spec.ClusterIPs, tc.ips) {
 				t.Errorf("prepared Service policy/families/clusterIPs = %v/%v/%v, want %v/%v/%v",
@@ -187,13 +188,13 @@ func TestPrepareServiceIPFamilies(t *testing.T) {
 func TestPrepareForUpdateKeepsStatus(t *testing.T) {
 	old := &appsv1.Deployment{Status: appsv1.DeploymentStatus{Replicas: 3, ReadyReplicas: 2}}
 	upd := &appsv1.Deployment{Status: appsv1.DeploymentStatus{Replicas: 9}}
-	prepareDeploymentForUpdate(upd, old)
+	PrepareForUpdate(resourceFor(t, old), "", upd, old)
 	if !apiequality.Semantic.DeepEqual(upd.Status, old.Status) {
 		t.Errorf("updated Deployment status = %+v, want the old %+v", upd.Status, old.Status)
 	}
 	oldSvc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "10.96.0.10", ClusterIPs: []string{"10.96.0.10"}}}
 	newSvc := &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP}}
-	prepareServiceForUpdate(newSvc, oldSvc)
+	PrepareForUpdate(resourceFor(t, oldSvc), "", newSvc, oldSvc)
 	if newSvc.Spec.ClusterIP != "10.96.0.10" || len(newSvc.Spec.ClusterIPs) != 1 {
 		t.Errorf("updated Service clusterIP/clusterIPs = %q/%v, want the allocated 10.96.0.10 kept", newSvc.Spec.ClusterIP, newSvc.Spec.ClusterIPs)
 	}

@@ -3,6 +3,15 @@
 // the per-kind behaviour the API server applies around admission (defaulting,
 // preparation for create and update, validation).
 //
+// Each built-in kind is one descriptor (descriptor.go), listed in its
+// group's file (core.go, core_pods.go, apps.go, batch.go, autoscaling.go,
+// admissionregistration.go, apiextensions.go, other_kinds.go) next to the
+// <group>[_<kind>]_defaults/_prepare/_validate.go files of its strategy;
+// admissionregistration's strategy is pkg/apis/admissionregistration, which
+// admission plugins share. Custom resources are built from their definitions
+// (crd.go). pipeline.go holds the steps a write runs through (Default,
+// PrepareCreate, PrepareUpdate) with the generic status rule (status.go).
+//
 // It holds no objects; storage and the REST verbs live in internal/apiserver.
 package registry
 
@@ -55,6 +64,9 @@ type Resource struct {
 	// StatusSubresource: the main resource ignores status changes and the
 	// status subresource ignores everything else.
 	StatusSubresource bool
+	// ClearStatusOnCreate: a create starts from an empty status, before the
+	// kind's own PrepareForCreate (which may set an initial one).
+	ClearStatusOnCreate bool
 	// TracksGeneration: metadata.generation starts at 1 and grows on every
 	// change outside metadata and status.
 	TracksGeneration bool
@@ -70,7 +82,8 @@ type Resource struct {
 	// ScaleLabelSelectorPath locate the scale subresource's fields in a
 	// custom resource (from the CRD, split on ".").
 	ScaleSpecReplicasPath, ScaleStatusReplicasPath, ScaleLabelSelectorPath []string
-	// NameValidator overrides the kind's default name rule.
+	// NameValidator checks metadata.name (the descriptor's rule for a
+	// built-in kind); nil means NameRule of the kind.
 	NameValidator NameValidator
 	// PrinterColumns are a custom resource version's additionalPrinterColumns
 	// (the columns of kubectl get); empty for built-in resources.
@@ -78,6 +91,10 @@ type Resource struct {
 	// OpenAPIV3Schema is a custom resource version's schema (what its
 	// OpenAPI documents publish); nil for built-in resources.
 	OpenAPIV3Schema *apiextensionsv1.JSONSchemaProps
+	// FieldLabels are the fields a field selector may use beyond
+	// metadata.name and metadata.namespace (upstream's field label
+	// conversion functions); custom resources accept any.
+	FieldLabels []string
 	// DefaultGCPolicy is what a delete that names no propagation policy
 	// does to the object's dependents.
 	DefaultGCPolicy GCPolicy

@@ -1,8 +1,11 @@
 package registry
 
 import (
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -11,18 +14,34 @@ import (
 )
 
 // Scheme knows every built-in Go type admitd serves (k8s.io/api plus the
-// apiextensions types). It has no conversions or defaulters: admitd serves
-// one version per built-in resource and defaults through Strategy.
-var Scheme = runtime.NewScheme()
+// apiextensions types). Its only conversions are those of the kinds served
+// in several versions (HorizontalPodAutoscaler); it has no defaulters:
+// admitd defaults through Strategy.
+var Scheme = newScheme()
 
 // Codecs are the serializers (JSON, YAML, protobuf) over Scheme.
-var Codecs serializer.CodecFactory
+var Codecs = serializer.NewCodecFactory(Scheme)
 
-func init() {
-	utilruntime.Must(clientgoscheme.AddToScheme(Scheme))
-	utilruntime.Must(apiextensionsv1.AddToScheme(Scheme))
-	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
-	Scheme.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.DeleteOptions{}, &metav1.CreateOptions{},
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	s.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.DeleteOptions{}, &metav1.CreateOptions{},
 		&metav1.UpdateOptions{}, &metav1.PatchOptions{}, &metav1.Status{})
-	Codecs = serializer.NewCodecFactory(Scheme)
+	addHPAConversions(s)
+	return s
+}
+
+// addHPAConversions registers the autoscaling/v1 <-> v2 conversions of
+// autoscaling_conversion.go, so Convert and ConvertToVersion use them.
+func addHPAConversions(s *runtime.Scheme) {
+	utilruntime.Must(s.AddConversionFunc((*autoscalingv1.HorizontalPodAutoscaler)(nil), (*autoscalingv2.HorizontalPodAutoscaler)(nil),
+		func(a, b any, _ conversion.Scope) error {
+			return convertHPAv1ToV2(a.(*autoscalingv1.HorizontalPodAutoscaler), b.(*autoscalingv2.HorizontalPodAutoscaler))
+		}))
+	utilruntime.Must(s.AddConversionFunc((*autoscalingv2.HorizontalPodAutoscaler)(nil), (*autoscalingv1.HorizontalPodAutoscaler)(nil),
+		func(a, b any, _ conversion.Scope) error {
+			return convertHPAv2ToV1(a.(*autoscalingv2.HorizontalPodAutoscaler), b.(*autoscalingv1.HorizontalPodAutoscaler))
+		}))
 }

@@ -8,7 +8,6 @@ package registry
 
 import (
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,10 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// testCatalogue is built on first use: a package-level NewCatalogue() would
-// run before the init funcs that register strategies (the
-// admissionregistration kinds' among them).
-var testCatalogue = sync.OnceValue(NewCatalogue)
+var testCatalogue = NewCatalogue()
 
 // resourceFor finds the served resource of obj's kind.
 func resourceFor(t *testing.T, obj runtime.Object) *Resource {
@@ -34,7 +30,7 @@ func resourceFor(t *testing.T, obj runtime.Object) *Resource {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, ok := testCatalogue().LookupKind(kinds[0])
+	r, ok := testCatalogue.LookupKind(kinds[0])
 	if !ok {
 		t.Fatalf("no resource serves %v", kinds[0])
 	}
@@ -42,7 +38,7 @@ func resourceFor(t *testing.T, obj runtime.Object) *Resource {
 }
 
 // createErrors runs obj through what the server does before storing a new
-// object: defaulting, system fields, PrepareForCreate, validation.
+// object: defaulting, system fields (namespace, uid), then PrepareCreate.
 func createErrors(t *testing.T, obj runtime.Object) field.ErrorList {
 	t.Helper()
 	r := resourceFor(t, obj)
@@ -51,34 +47,17 @@ func createErrors(t *testing.T, obj runtime.Object) field.ErrorList {
 		m.SetNamespace("default")
 	}
 	m.SetUID("0b6d5f0e-uid")
-	if r.Strategy.Default != nil {
-		r.Strategy.Default(obj)
-	}
-	if r.Strategy.PrepareForCreate != nil {
-		r.Strategy.PrepareForCreate(obj)
-	}
-	errs := ValidateObjectMeta(obj, r.Namespaced, NameRule(r.GroupVersionKind().GroupKind()))
-	if r.Strategy.Validate != nil {
-		errs = append(errs, r.Strategy.Validate(obj)...)
-	}
-	return errs
+	r.Default(obj)
+	return PrepareCreate(r, obj)
 }
 
-// updateErrors runs an update of old (already created) into obj.
+// updateErrors runs an update of old (already created) into obj:
+// defaulting, then PrepareUpdate.
 func updateErrors(t *testing.T, obj, old runtime.Object) field.ErrorList {
 	t.Helper()
 	r := resourceFor(t, obj)
-	if r.Strategy.Default != nil {
-		r.Strategy.Default(obj)
-	}
-	if r.Strategy.PrepareForUpdate != nil {
-		r.Strategy.PrepareForUpdate(obj, old)
-	}
-	errs := ValidateObjectMetaUpdate(obj, old)
-	if r.Strategy.ValidateUpdate != nil {
-		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
-	}
-	return errs
+	r.Default(obj)
+	return PrepareUpdate(r, obj, old)
 }
 
 func aggregate(errs field.ErrorList) string {
@@ -214,10 +193,7 @@ func TestValidateUpdate(t *testing.T) {
 			want: "spec: Forbidden: " + statefulSetUpdateForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := resourceFor(t, tc.old)
-			if r.Strategy.Default != nil {
-				r.Strategy.Default(tc.old)
-			}
+			resourceFor(t, tc.old).Default(tc.old)
 			got := aggregate(updateErrors(t, tc.obj, tc.old))
 			if (tc.wantPrefix && !strings.HasPrefix(got, tc.want)) || (!tc.wantPrefix && got != tc.want) {
 				t.Errorf("update errors =\n%s\nwant (prefix=%v)\n%s", got, tc.wantPrefix, tc.want)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
 // The benchmarks mirror conformance/bench_test.go's ValidatingAdmissionPolicy
@@ -27,7 +28,7 @@ func benchPolicy(name, resource string, validations ...string) (*admissionregist
 	for _, v := range validations {
 		p.Spec.Validations = append(p.Spec.Validations, admissionregistrationv1.Validation{Expression: v})
 	}
-	defaultPolicy(&p.Spec.FailurePolicy, p.Spec.MatchConstraints)
+	admissionregistration.Default(p)
 	b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-binding"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name,
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny}}}

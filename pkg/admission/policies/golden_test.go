@@ -21,6 +21,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected.yaml of every golden case")
@@ -186,22 +187,22 @@ func addObject(t *testing.T, store *objectStore, snap *policies.Snapshot, raw ma
 	switch o := obj.(type) {
 	case *admissionregistrationv1.ValidatingAdmissionPolicy:
 		if defaults {
-			defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+			admissionregistration.Default(o)
 		}
 		snap.ValidatingPolicies = append(snap.ValidatingPolicies, o)
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		if defaults {
-			defaultMatchResources(o.Spec.MatchResources)
+			admissionregistration.Default(o)
 		}
 		snap.ValidatingBindings = append(snap.ValidatingBindings, o)
 	case *admissionregistrationv1.MutatingAdmissionPolicy:
 		if defaults {
-			defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+			admissionregistration.Default(o)
 		}
 		snap.MutatingPolicies = append(snap.MutatingPolicies, o)
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		if defaults {
-			defaultMatchResources(o.Spec.MatchResources)
+			admissionregistration.Default(o)
 		}
 		snap.MutatingBindings = append(snap.MutatingBindings, o)
 	default:
@@ -251,38 +252,6 @@ func (r goldenRequest) attributes(t *testing.T) *admission.Attributes {
 		a.UserInfo = authenticationv1.UserInfo{Username: "alice", Groups: []string{"devs", "system:authenticated"}}
 	}
 	return a
-}
-
-func defaultPolicy(fp **admissionregistrationv1.FailurePolicyType, mr *admissionregistrationv1.MatchResources) {
-	if *fp == nil {
-		f := admissionregistrationv1.Fail
-		*fp = &f
-	}
-	defaultMatchResources(mr)
-}
-
-func defaultMatchResources(mr *admissionregistrationv1.MatchResources) {
-	if mr == nil {
-		return
-	}
-	if mr.MatchPolicy == nil {
-		p := admissionregistrationv1.Equivalent
-		mr.MatchPolicy = &p
-	}
-	if mr.NamespaceSelector == nil {
-		mr.NamespaceSelector = &metav1.LabelSelector{}
-	}
-	if mr.ObjectSelector == nil {
-		mr.ObjectSelector = &metav1.LabelSelector{}
-	}
-	for _, rules := range [][]admissionregistrationv1.NamedRuleWithOperations{mr.ResourceRules, mr.ExcludeResourceRules} {
-		for i := range rules {
-			if rules[i].Scope == nil {
-				s := admissionregistrationv1.AllScopes
-				rules[i].Scope = &s
-			}
-		}
-	}
 }
 
 // options are the operation's options, as the server passes them.

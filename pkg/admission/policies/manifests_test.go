@@ -9,10 +9,10 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
 const staticPolicy = `apiVersion: admissionregistration.k8s.io/v1
@@ -50,7 +50,7 @@ func newStatic(t *testing.T, files map[string]string, snap *policies.Snapshot) (
 	store := newObjectStore()
 	store.add(namespace("bench", nil))
 	return policies.NewValidating(policies.Options{Source: policies.StaticSource{Snapshot: snap}, Params: store,
-		DefaultConfiguration: defaultObject},
+		DefaultConfiguration: admissionregistration.Default},
 		admission.PluginContext{Namespaces: store, Schema: fakeSchema{}, Config: strings.NewReader(cfg)})
 }
 
@@ -120,15 +120,5 @@ func TestStaticPoliciesGuardThePolicyAPI(t *testing.T) {
 		Kind:     admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingAdmissionPolicy")}
 	if err := v.Validate(ctx, pa); err == nil || !strings.Contains(err.Error(), "static says no") {
 		t.Errorf("Validate(policy) = %v, want the static denial", err)
-	}
-}
-
-// defaultObject applies the API defaults the tests rely on.
-func defaultObject(obj runtime.Object) {
-	switch o := obj.(type) {
-	case *admissionregistrationv1.ValidatingAdmissionPolicy:
-		defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
-	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
-		defaultMatchResources(o.Spec.MatchResources)
 	}
 }

@@ -26,6 +26,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
 // This file is the oracle of the differential test: the genuine upstream
@@ -278,22 +280,22 @@ func (s *policiesSnapshot) add(obj runtime.Object, defaults bool) bool {
 	switch o := obj.(type) {
 	case *admissionregistrationv1.ValidatingAdmissionPolicy:
 		if defaults {
-			defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+			admissionregistration.Default(o)
 		}
 		s.vp = append(s.vp, o)
 	case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
 		if defaults {
-			defaultMatchResources(o.Spec.MatchResources)
+			admissionregistration.Default(o)
 		}
 		s.vb = append(s.vb, o)
 	case *admissionregistrationv1.MutatingAdmissionPolicy:
 		if defaults {
-			defaultPolicy(&o.Spec.FailurePolicy, o.Spec.MatchConstraints)
+			admissionregistration.Default(o)
 		}
 		s.mp = append(s.mp, o)
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		if defaults {
-			defaultMatchResources(o.Spec.MatchResources)
+			admissionregistration.Default(o)
 		}
 		s.mb = append(s.mb, o)
 	default:

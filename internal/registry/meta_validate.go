@@ -2,6 +2,7 @@ package registry
 
 import (
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -14,52 +15,16 @@ import (
 
 var metadataPath = field.NewPath("metadata")
 
-// nameRules maps GroupKind strings to the rule upstream applies to their
-// metadata.name (pkg/apis/*/validation). Kinds not listed get the generic
-// path-segment rule.
-var nameRules = map[string]apivalidation.ValidateNameFunc{
-	"Namespace":             apivalidation.ValidateNamespaceName,
-	"Service":               apivalidation.NameIsDNS1035Label,
-	"ServiceAccount":        apivalidation.ValidateServiceAccountName,
-	"Pod":                   apivalidation.NameIsDNSSubdomain,
-	"PodTemplate":           apivalidation.NameIsDNSSubdomain,
-	"ReplicationController": apivalidation.NameIsDNSSubdomain,
-	"ConfigMap":             apivalidation.NameIsDNSSubdomain,
-	"Secret":                apivalidation.NameIsDNSSubdomain,
-	"Endpoints":             apivalidation.NameIsDNSSubdomain,
-	"Event":                 apivalidation.NameIsDNSSubdomain,
-	"LimitRange":            apivalidation.NameIsDNSSubdomain,
-	"ResourceQuota":         apivalidation.NameIsDNSSubdomain,
-	"Node":                  apivalidation.NameIsDNSSubdomain,
-	"PersistentVolume":      apivalidation.NameIsDNSSubdomain,
-	"PersistentVolumeClaim": apivalidation.NameIsDNSSubdomain,
-
-	"Deployment.apps":         apivalidation.NameIsDNSSubdomain,
-	"ReplicaSet.apps":         apivalidation.NameIsDNSSubdomain,
-	"DaemonSet.apps":          apivalidation.NameIsDNSSubdomain,
-	"ControllerRevision.apps": apivalidation.NameIsDNSSubdomain,
-	"StatefulSet.apps":        apivalidation.NameIsDNSLabel,
-	"Job.batch":               apivalidation.NameIsDNSSubdomain,
-	"CronJob.batch":           apivalidation.NameIsDNSSubdomain,
-
-	"Ingress.networking.k8s.io":                                     apivalidation.NameIsDNSSubdomain,
-	"IngressClass.networking.k8s.io":                                apivalidation.NameIsDNSSubdomain,
-	"NetworkPolicy.networking.k8s.io":                               apivalidation.NameIsDNSSubdomain,
-	"PodDisruptionBudget.policy":                                    apivalidation.NameIsDNSSubdomain,
-	"PriorityClass.scheduling.k8s.io":                               apivalidation.NameIsDNSSubdomain,
-	"StorageClass.storage.k8s.io":                                   apivalidation.NameIsDNSSubdomain,
-	"RuntimeClass.node.k8s.io":                                      apivalidation.NameIsDNSSubdomain,
-	"Lease.coordination.k8s.io":                                     apivalidation.NameIsDNSSubdomain,
-	"EndpointSlice.discovery.k8s.io":                                apivalidation.NameIsDNSSubdomain,
-	"Event.events.k8s.io":                                           apivalidation.NameIsDNSSubdomain,
-	"CustomResourceDefinition.apiextensions.k8s.io":                 apivalidation.NameIsDNSSubdomain,
-	"MutatingWebhookConfiguration.admissionregistration.k8s.io":     apivalidation.NameIsDNSSubdomain,
-	"ValidatingWebhookConfiguration.admissionregistration.k8s.io":   apivalidation.NameIsDNSSubdomain,
-	"ValidatingAdmissionPolicy.admissionregistration.k8s.io":        apivalidation.NameIsDNSSubdomain,
-	"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io": apivalidation.NameIsDNSSubdomain,
-	"MutatingAdmissionPolicy.admissionregistration.k8s.io":          apivalidation.NameIsDNSSubdomain,
-	"MutatingAdmissionPolicyBinding.admissionregistration.k8s.io":   apivalidation.NameIsDNSSubdomain,
-}
+// nameRules maps the built-in kinds to their descriptors' name rules.
+var nameRules = sync.OnceValue(func() map[schema.GroupKind]NameValidator {
+	out := map[schema.GroupKind]NameValidator{}
+	for _, d := range builtinDescriptors() {
+		if d.name != nil {
+			out[d.groupKind()] = d.name
+		}
+	}
+	return out
+})
 
 // NameRule returns the rule metadata.name of a built-in kind must follow (for
 // example a DNS-1035 label for Services, a DNS label for Namespaces and
@@ -67,7 +32,7 @@ var nameRules = map[string]apivalidation.ValidateNameFunc{
 // path-segment rule every resource must satisfy; custom resources use DNS
 // subdomains upstream and are not covered here.
 func NameRule(gk schema.GroupKind) apivalidation.ValidateNameFunc {
-	if fn, ok := nameRules[gk.String()]; ok {
+	if fn, ok := nameRules()[gk]; ok {
 		return fn
 	}
 	return pathSegmentName

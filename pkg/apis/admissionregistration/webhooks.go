@@ -1,4 +1,4 @@
-package registry
+package admissionregistration
 
 import (
 	"fmt"
@@ -226,7 +226,7 @@ func validateReviewVersions(versions []string, requireAccepted bool, fldPath *fi
 	return errs
 }
 
-// Strategy funcs.
+// Per-kind entry points of Validate and ValidateUpdate.
 
 func validateValidatingWebhookConfiguration(obj runtime.Object) field.ErrorList {
 	c := obj.(*v1.ValidatingWebhookConfiguration)

@@ -5,7 +5,7 @@ package registry
 // (TestValidateValidatingAdmissionPolicy, ...Update, ...Binding) where the
 // stored copy has them; the wording of the variable, message and
 // matchResources errors follows the newer upstream (see
-// validate_policies.go). Whole aggregates are compared after defaulting.
+// pkg/apis/admissionregistration/policies.go). Whole aggregates are compared after defaulting.
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package registry
+package admissionregistration
 
 import (
 	"reflect"
@@ -130,7 +130,7 @@ func validateMAPBindingSpec(spec *v1.MutatingAdmissionPolicyBindingSpec) field.E
 	return errs
 }
 
-// Strategy funcs.
+// Per-kind entry points of Validate and ValidateUpdate.
 
 func validateMutatingAdmissionPolicy(obj runtime.Object) field.ErrorList {
 	p := obj.(*v1.MutatingAdmissionPolicy)

@@ -194,3 +194,10 @@ func fillMissing(dst, from corev1.ResourceList) {
 		}
 	}
 }
+
+func defaultResourceQuota(obj runtime.Object) {
+	q := obj.(*corev1.ResourceQuota)
+	roundResourceList(q.Spec.Hard)
+	roundResourceList(q.Status.Hard)
+	roundResourceList(q.Status.Used)
+}

@@ -41,10 +41,6 @@ func preparePodForCreate(obj runtime.Object) {
 	syncAppArmorAnnotations(pod)
 }
 
-func preparePodForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.Pod).Status = old.(*corev1.Pod).Status
-}
-
 // mutatePodAffinity merges matchLabelKeys (In) and mismatchLabelKeys (NotIn)
 // of every pod (anti-)affinity term into its label selector.
 func mutatePodAffinity(pod *corev1.Pod) {

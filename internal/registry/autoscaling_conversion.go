@@ -6,8 +6,6 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/conversion"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // Conversion of HorizontalPodAutoscalers between autoscaling/v1 and
@@ -17,7 +15,7 @@ import (
 // metric; every other metric, the current metrics and the conditions ride
 // in v1 as JSON annotations, so a v2 object survives a round trip through
 // v1 (behavior excepted: v1 has no place for it). The functions are
-// registered in Scheme, so Scheme.Convert and ConvertToVersion work too.
+// registered in Scheme (scheme.go), so Scheme.Convert and ConvertToVersion work too.
 
 // The round-trip annotations of autoscaling/v1.
 const (
@@ -26,17 +24,6 @@ const (
 	hpaConditionsAnnotation     = "autoscaling.alpha.kubernetes.io/conditions"
 	hpaDefaultCPUUtilization    = 80
 )
-
-func init() {
-	utilruntime.Must(Scheme.AddConversionFunc((*autoscalingv1.HorizontalPodAutoscaler)(nil), (*autoscalingv2.HorizontalPodAutoscaler)(nil),
-		func(a, b any, _ conversion.Scope) error {
-			return convertHPAv1ToV2(a.(*autoscalingv1.HorizontalPodAutoscaler), b.(*autoscalingv2.HorizontalPodAutoscaler))
-		}))
-	utilruntime.Must(Scheme.AddConversionFunc((*autoscalingv2.HorizontalPodAutoscaler)(nil), (*autoscalingv1.HorizontalPodAutoscaler)(nil),
-		func(a, b any, _ conversion.Scope) error {
-			return convertHPAv2ToV1(a.(*autoscalingv2.HorizontalPodAutoscaler), b.(*autoscalingv1.HorizontalPodAutoscaler))
-		}))
-}
 
 func isCPUUtilization(m autoscalingv2.MetricSpec) bool {
 	return m.Type == autoscalingv2.ResourceMetricSourceType && m.Resource != nil && m.Resource.Name == corev1.ResourceCPU &&

@@ -319,7 +319,7 @@ func TestValidateWebhookConfigurationUpdate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			old := stored(tc.old)
-			resourceFor(t, old).Strategy.Default(old)
+			resourceFor(t, old).Default(old)
 			if got := aggregate(updateErrors(t, stored(tc.obj), old)); got != tc.want {
 				t.Errorf("update errors:\n got %s\nwant %s", got, tc.want)
 			}

@@ -11,20 +11,17 @@ import (
 // pkg/registry/core/*/strategy.go and, for Services, the parts of the REST
 // storage that run before validation).
 
-// prepareServiceForCreate clears the status, keeps clusterIP and clusterIPs
-// in step and fills ipFamilyPolicy / ipFamilies the way the service IP
+// prepareServiceForCreate keeps clusterIP and clusterIPs in step and fills ipFamilyPolicy / ipFamilies the way the service IP
 // allocator does on a single-stack IPv4 cluster. It does not allocate a
 // cluster IP or node ports: a ClusterIP service keeps an empty clusterIP.
 func prepareServiceForCreate(obj runtime.Object) {
 	svc := obj.(*corev1.Service)
-	svc.Status = corev1.ServiceStatus{}
 	normalizeClusterIPs(svc, nil)
 	initIPFamilyFields(svc)
 }
 
 func prepareServiceForUpdate(obj, old runtime.Object) {
 	svc, oldSvc := obj.(*corev1.Service), old.(*corev1.Service)
-	svc.Status = oldSvc.Status
 	patchAllocatedValues(svc, oldSvc)
 	normalizeClusterIPs(svc, oldSvc)
 	dropTypeDependentFields(svc, oldSvc)
@@ -159,7 +156,7 @@ func sameFamilies(a, b []corev1.IPFamily) bool {
 // "kubernetes" finalizer.
 func prepareNamespaceForCreate(obj runtime.Object) {
 	ns := obj.(*corev1.Namespace)
-	ns.Status = corev1.NamespaceStatus{Phase: corev1.NamespaceActive}
+	ns.Status.Phase = corev1.NamespaceActive
 	hasKube := false
 	for _, f := range ns.Spec.Finalizers {
 		hasKube = hasKube || f == corev1.FinalizerKubernetes
@@ -171,11 +168,10 @@ func prepareNamespaceForCreate(obj runtime.Object) {
 }
 
 // prepareNamespaceForUpdate keeps finalizers (changed through the finalize
-// subresource) and status.
+// subresource).
 func prepareNamespaceForUpdate(obj, old runtime.Object) {
 	ns, oldNS := obj.(*corev1.Namespace), old.(*corev1.Namespace)
 	ns.Spec.Finalizers = oldNS.Spec.Finalizers
-	ns.Status = oldNS.Status
 	namespaceCanonicalize(ns)
 }
 
@@ -196,35 +192,9 @@ func cleanServiceAccountSecrets(obj runtime.Object) {
 	}
 }
 
-func preparePVCForCreate(obj runtime.Object) {
-	obj.(*corev1.PersistentVolumeClaim).Status = corev1.PersistentVolumeClaimStatus{}
-}
-
-func preparePVCForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.PersistentVolumeClaim).Status = old.(*corev1.PersistentVolumeClaim).Status
-}
-
+// preparePVForCreate sets the initial phase, Pending.
 func preparePVForCreate(obj runtime.Object) {
 	now := metav1.Now()
-	obj.(*corev1.PersistentVolume).Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumePending, LastPhaseTransitionTime: &now}
-}
-
-func preparePVForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.PersistentVolume).Status = old.(*corev1.PersistentVolume).Status
-}
-
-func prepareRCForCreate(obj runtime.Object) {
-	obj.(*corev1.ReplicationController).Status = corev1.ReplicationControllerStatus{}
-}
-
-func prepareRCForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.ReplicationController).Status = old.(*corev1.ReplicationController).Status
-}
-
-func prepareQuotaForCreate(obj runtime.Object) {
-	obj.(*corev1.ResourceQuota).Status = corev1.ResourceQuotaStatus{}
-}
-
-func prepareQuotaForUpdate(obj, old runtime.Object) {
-	obj.(*corev1.ResourceQuota).Status = old.(*corev1.ResourceQuota).Status
+	st := &obj.(*corev1.PersistentVolume).Status
+	st.Phase, st.LastPhaseTransitionTime = corev1.VolumePending, &now
 }

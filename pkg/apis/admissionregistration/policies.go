@@ -1,4 +1,4 @@
-package registry
+package admissionregistration
 
 import (
 	"fmt"
@@ -235,7 +235,7 @@ func validateVAPBindingSpec(spec *v1.ValidatingAdmissionPolicyBindingSpec) field
 	return append(errs, validateValidationActions(spec.ValidationActions, fldPath.Child("validationActions"))...)
 }
 
-// Strategy funcs.
+// Per-kind entry points of Validate and ValidateUpdate.
 
 func validateValidatingAdmissionPolicy(obj runtime.Object) field.ErrorList {
 	p := obj.(*v1.ValidatingAdmissionPolicy)

@@ -15,13 +15,16 @@ import (
 // Validation is upstream's spec checks (replica bounds, scale target
 // reference); the per-metric and behavior checks are not implemented.
 
-func init() {
-	builtinStrategies["HorizontalPodAutoscaler.autoscaling"] = Strategy{
-		Default:          defaultHPA,
-		PrepareForCreate: clearHPAStatus,
-		Validate:         validateHPA,
-		ValidateUpdate:   func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
+// autoscalingKinds is HorizontalPodAutoscaler, stored as v2 and served as v2
+// and v1.
+func autoscalingKinds() []descriptor {
+	s := Strategy{
+		Default:        defaultHPA,
+		Validate:       validateHPA,
+		ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
 	}
+	return []descriptor{{gv: "autoscaling/v2", alsoServed: []string{"v1"}, resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler",
+		namespaced: true, short: []string{"hpa"}, categories: all, status: statusReset, strategy: s}}
 }
 
 var (
@@ -78,15 +81,6 @@ func withDefaultRules(from *autoscalingv2.HPAScalingRules, to autoscalingv2.HPAS
 		to.Tolerance = from.Tolerance
 	}
 	return &to
-}
-
-func clearHPAStatus(obj runtime.Object) {
-	switch h := obj.(type) {
-	case *autoscalingv1.HorizontalPodAutoscaler:
-		h.Status = autoscalingv1.HorizontalPodAutoscalerStatus{}
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		h.Status = autoscalingv2.HorizontalPodAutoscalerStatus{}
-	}
 }
 
 // validateHPA checks the spec in its v2 form, with upstream's paths and

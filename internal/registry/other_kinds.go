@@ -1,0 +1,41 @@
+package registry
+
+import (
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// otherKinds are the kinds of the remaining groups: metadata validation
+// only, and no per-kind strategy.
+func otherKinds() []descriptor {
+	dns := apivalidation.NameIsDNSSubdomain
+	create := []string{"create"}
+	return []descriptor{
+		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
+			status: statusSubresource, fields: []string{"spec.signerName"}, subresources: []Subresource{{Name: "approval",
+				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}}},
+		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
+		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns},
+		{gv: "events.k8s.io/v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported},
+		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns},
+		{gv: "networking.k8s.io/v1", resource: "ingresses", kind: "Ingress", namespaced: true, short: []string{"ing"},
+			status: statusSubresource, generation: true, name: dns},
+		{gv: "networking.k8s.io/v1", resource: "networkpolicies", kind: "NetworkPolicy", namespaced: true, short: []string{"netpol"},
+			generation: true, name: dns},
+		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns},
+		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
+			status: statusSubresource, generation: true, name: dns},
+		{gv: "authentication.k8s.io/v1", resource: "selfsubjectreviews", kind: "SelfSubjectReview", verbs: create},
+		{gv: "authentication.k8s.io/v1", resource: "tokenreviews", kind: "TokenReview", verbs: create},
+		{gv: "authorization.k8s.io/v1", resource: "localsubjectaccessreviews", kind: "LocalSubjectAccessReview", namespaced: true, verbs: create},
+		{gv: "authorization.k8s.io/v1", resource: "selfsubjectaccessreviews", kind: "SelfSubjectAccessReview", verbs: create},
+		{gv: "authorization.k8s.io/v1", resource: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview", verbs: create},
+		{gv: "authorization.k8s.io/v1", resource: "subjectaccessreviews", kind: "SubjectAccessReview", verbs: create},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", kind: "ClusterRoleBinding"},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterroles", kind: "ClusterRole"},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "rolebindings", kind: "RoleBinding", namespaced: true},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "roles", kind: "Role", namespaced: true},
+		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns},
+		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns},
+	}
+}

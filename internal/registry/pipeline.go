@@ -1,0 +1,133 @@
+package registry
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// The per-kind steps of a write, in the order the server runs them:
+//
+//	res.Default(obj)              on decoding, before mutating admission
+//	PrepareCreate(res, obj)       after mutating admission: PrepareForCreate, then ValidateNew
+//	PrepareUpdate(res, obj, old)  the same for an update of the main resource
+//
+// then validating admission and storage. An update through the server runs
+// PrepareUpdate's two halves itself (PrepareForUpdate with the subresource
+// written, then ValidateChange), because it settles managedFields
+// timestamps against the prepared object in between. Tests that need "what
+// the server would refuse" call these rather than the Strategy funcs one by
+// one.
+
+// Default applies the kind's defaulting, if any.
+func (r *Resource) Default(obj runtime.Object) {
+	if r.Strategy.Default != nil {
+		r.Strategy.Default(obj)
+	}
+}
+
+// PrepareCreate prepares a new object and validates it.
+func PrepareCreate(r *Resource, obj runtime.Object) field.ErrorList {
+	PrepareForCreate(r, obj)
+	return r.ValidateNew(obj)
+}
+
+// PrepareUpdate prepares an update of the main resource and validates it.
+func PrepareUpdate(r *Resource, obj, old runtime.Object) field.ErrorList {
+	obj = PrepareForUpdate(r, "", obj, old)
+	return r.ValidateChange(obj, old)
+}
+
+// PrepareForCreate sets what a create owns: generation 1 for kinds that track
+// it, an empty status under ClearStatusOnCreate, then the kind's own
+// PrepareForCreate.
+func PrepareForCreate(r *Resource, obj runtime.Object) {
+	if r.TracksGeneration {
+		objectMeta(obj).SetGeneration(1)
+	}
+	if r.ClearStatusOnCreate {
+		clearStatus(obj)
+	}
+	if r.Strategy.PrepareForCreate != nil {
+		r.Strategy.PrepareForCreate(obj)
+	}
+}
+
+// PrepareForUpdate applies the status rule and the kind's preparation to an
+// update of old into obj through subresource ("" for the main resource) and
+// returns the object to validate and store. A status write keeps only the
+// new status (and the request's resourceVersion and managedFields); a write
+// of the main resource of a kind with a status subresource keeps the old
+// status, then runs the kind's PrepareForUpdate. Generation grows when
+// anything outside metadata and status changed. Metadata the server owns
+// (uid, creation and deletion fields, generation) must already be old's.
+func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) runtime.Object {
+	switch {
+	case subresource == "status":
+		obj = statusUpdate(old, obj)
+	case subresource == "":
+		if r.StatusSubresource {
+			copyStatus(obj, old)
+		}
+		if r.Strategy.PrepareForUpdate != nil {
+			r.Strategy.PrepareForUpdate(obj, old)
+		}
+	}
+	if r.TracksGeneration && specChanged(obj, old) {
+		objectMeta(obj).SetGeneration(objectMeta(old).GetGeneration() + 1)
+	}
+	return obj
+}
+
+// statusUpdate is the object a status-subresource write produces: the old
+// object with the new status.
+func statusUpdate(old, obj runtime.Object) runtime.Object {
+	out := old.DeepCopyObject()
+	copyStatus(out, obj)
+	m := objectMeta(obj)
+	objectMeta(out).SetResourceVersion(m.GetResourceVersion())
+	objectMeta(out).SetManagedFields(m.GetManagedFields())
+	return out
+}
+
+// objectMeta is obj's metadata; every object the catalogue serves has some.
+func objectMeta(obj runtime.Object) metav1.Object {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		panic(fmt.Sprintf("object without metadata: %T", obj))
+	}
+	return m
+}
+
+// NameValidator checks an object name (or a generateName prefix).
+type NameValidator = func(name string, prefix bool) []string
+
+// ValidateNew checks an object about to be created: metadata first, then
+// the kind's own rules.
+func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
+	errs := ValidateObjectMeta(obj, r.Namespaced, r.nameValidator())
+	if r.Strategy.Validate != nil {
+		errs = append(errs, r.Strategy.Validate(obj)...)
+	}
+	return errs
+}
+
+// ValidateChange checks an update of old into obj.
+func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
+	errs := ValidateObjectMetaUpdate(obj, old)
+	if r.Strategy.ValidateUpdate != nil {
+		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
+	}
+	return errs
+}
+
+// nameValidator returns the name rule of the resource's kind.
+func (r *Resource) nameValidator() NameValidator {
+	if r.NameValidator != nil {
+		return r.NameValidator
+	}
+	return NameRule(r.GroupVersionKind().GroupKind())
+}
