@@ -147,7 +147,9 @@ func TestLogWriterErrors(t *testing.T) {
 	}
 }
 
-// TestAuditorBeforeResponse is the conformance harness's view: once the
+// TestAuditorBeforeResponse is the view of a client that reads the log
+// after its response (as the conformance harness test/conformance runs
+// does): once the
 // response has arrived, the ResponseComplete event with the request's
 // admission annotations is already in the file.
 func TestAuditorBeforeResponse(t *testing.T) {
@@ -209,7 +211,7 @@ func TestAuditorBeforeResponse(t *testing.T) {
 	wg.Wait()
 }
 
-// findEvent scans the log once, as the harness's readAuditAnnotations does.
+// findEvent scans the log once, as such a client does.
 func findEvent(path, auditID string, stage Stage) (*Event, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -1,9 +1,9 @@
 package registry
 
-// The stored upstream validation_test.go predates MutatingAdmissionPolicy;
-// these cases follow the upstream TestValidateMutatingAdmissionPolicy and
-// ...Binding cases (validation_test.go ~L4229-5600 in 1.35) as cited by an
-// independent port, and policies.md 2.2.
+// These cases follow upstream's TestValidateMutatingAdmissionPolicy,
+// TestValidateMutatingAdmissionPolicyUpdate and
+// TestValidateMutatingAdmissionPolicyBinding
+// (k8s.io/kubernetes/pkg/apis/admissionregistration/validation/validation_test.go).
 
 import (
 	"testing"

@@ -16,7 +16,8 @@ import (
 	"github.com/admitd/admitd/pkg/webhook"
 )
 
-// The patches upstream sends, byte for byte (spec §6).
+// The patches upstream sends, byte for byte (k8s.io/kubernetes/test/images/agnhost/webhook/addlabel.go,
+// configmap.go, customresource.go, pods.go).
 const (
 	patchLabelFirst   = "[\n         { \"op\": \"add\", \"path\": \"/metadata/labels\", \"value\": {\"added-label\": \"yes\"}}\n     ]"
 	patchLabelAdd     = "[\n         { \"op\": \"add\", \"path\": \"/metadata/labels/added-label\", \"value\": \"yes\" }\n     ]"

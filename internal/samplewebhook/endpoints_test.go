@@ -23,7 +23,8 @@ const (
 	attach  = `{"kind":"PodAttachOptions","apiVersion":"v1","stdin":true,"stdout":true,"stderr":true,"container":"container1"}`
 )
 
-// vector is one row of the spec's §9.1 endpoint table.
+// vector is one direct HTTP request to an endpoint and the answer upstream's
+// webhook (k8s.io/kubernetes/test/images/agnhost/webhook/) gives it.
 type vector struct {
 	id, path            string
 	resource, sub, name string

@@ -4,8 +4,8 @@
 // (pkg/webhook). admitd's own end-to-end tests use it as a peer, and
 // manifests written for agnhost run against it unchanged.
 //
-// It reproduces upstream's observable behaviour, quirks included (the
-// project's sample-webhook specification, §10): a Content-Type other than exactly
+// It reproduces upstream's observable behaviour, quirks included
+// (k8s.io/kubernetes/test/images/agnhost/webhook/main.go): a Content-Type other than exactly
 // application/json gets an empty 200; a review without a request, a resource
 // the endpoint does not handle, and a `wait-forever` pod get no answer at
 // all. It is a test fixture, not an example of how to write a webhook:

@@ -87,7 +87,8 @@ func startSampleWebhook(t *testing.T) *sampleWebhook {
 }
 
 // sampleConfigs registers the sample webhook's endpoints as the upstream e2e
-// does (names, paths, rules and failure policies of spec §8.2), with URL
+// does (names, paths, rules and failure policies of
+// k8s.io/kubernetes/test/e2e/apimachinery/webhook.go), with URL
 // client configs. Mutating configurations run in name order, so the sidecar
 // webhook runs before the init-container one, and is reinvoked after it.
 func sampleConfigs(w *sampleWebhook) string {

@@ -1,8 +1,13 @@
 // Package layout owns how objects are laid out in storage: the key of an
 // object (/registry/<group>/<resource>/[<namespace>/]<name>, core as
-// "core", as kube-apiserver lays out etcd) and the JSON codec of stored
-// values (storage version, no resourceVersion: the revision stamps it on
-// read). The API server, the admission sources and the controllers read
+// "core") and the JSON codec of stored values (storage version, no
+// resourceVersion: the revision stamps it on read). kube-apiserver lays out
+// custom resources the same way, but keys built-in resources by resource
+// name alone (/registry/pods/<namespace>/<name>, a few renamed, e.g.
+// services/specs: DefaultStorageFactory.ResourcePrefix in
+// k8s.io/apiserver/pkg/server/storage/storage_factory.go and
+// SpecialDefaultResourcePrefixes in
+// k8s.io/kubernetes/pkg/kubeapiserver/default_storage_factory_builder.go). The API server, the admission sources and the controllers read
 // and write keys only through it.
 //
 // It is not a store or a cache: it only names and encodes.

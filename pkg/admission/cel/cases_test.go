@@ -151,7 +151,8 @@ func nest(n, size int) string {
 }
 
 var conditionCases = []conditionCase{
-	// Spec 12.8 vectors, with real expressions: an error is a missing key.
+	// The cases of upstream's matchConditions matcher_test.go, with real
+	// expressions: an error is a missing key.
 	{name: "single-true", request: "create-pod", conditions: []string{"true"}},
 	{name: "two-true", request: "create-pod", conditions: []string{"true", "1 == 1"}},
 	{name: "single-false", request: "create-pod", conditions: []string{"test1=false"}},

@@ -110,8 +110,9 @@ func golden(t *testing.T, path, got string) {
 	}
 }
 
-// TestMatchVectors checks the matchConditions vectors of the specification
-// (webhooks.md 12.8) by their verdicts.
+// TestMatchVectors checks the cases of upstream's matchConditions matcher
+// test (k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions/matcher_test.go) by
+// their verdicts.
 func TestMatchVectors(t *testing.T) {
 	const budgetErr = "validation failed due to running out of cost budget, no further validation rules will be run"
 	cases := []struct {
@@ -151,8 +152,9 @@ func TestMatchVectors(t *testing.T) {
 	}
 }
 
-// TestMatchMessages checks the verified client-facing messages of the
-// specification (webhooks.md 12.8 #96, #97; 3.7).
+// TestMatchMessages checks the client-facing messages upstream's matcher
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions/matcher.go) produces,
+// as observed by running it.
 func TestMatchMessages(t *testing.T) {
 	cases := []struct{ caseName, want string }{
 		{"spec-96-two-errors", "[expression 'object.spec.nodeName == 'x'' resulted in error: no such key: nodeName, expression 'object.nosuch == 1' resulted in error: no such key: nosuch]"},

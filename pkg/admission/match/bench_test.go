@@ -13,7 +13,8 @@ import (
 	"github.com/admitd/admitd/pkg/admission/match"
 )
 
-// The benchmarks mirror conformance/bench_test.go's matching scenarios: N
+// The benchmarks measure the matching scenarios upstream's chain is
+// benchmarked in, so that the figures compare: N
 // validating webhooks as the API defaults them (matchPolicy Equivalent,
 // selectors {}), CREATE on one core resource, and a ConfigMap CREATE in a
 // namespace without labels.

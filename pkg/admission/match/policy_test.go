@@ -39,8 +39,11 @@ type policyVector struct {
 	err      string
 }
 
-// policyVectors are policies spec §8 C (upstream matching_test.go) and the
-// harness vectors 46–51 that concern matching.
+// policyVectors are upstream's policy matching tests
+// (k8s.io/apiserver/pkg/admission/plugin/policy/matching/matching_test.go) and what its
+// dispatcher (k8s.io/apiserver/pkg/admission/plugin/policy/generic/policy_dispatcher.go) does with
+// binding matchResources, nil selectors, excluded resource names, object
+// selectors and a missing namespace.
 func policyVectors() []policyVector {
 	deploy := attrs(admission.Create, "ns", "name", gvr("apps", "v1", "deployments"), "", gvk("apps", "v1", "Deployment"))
 	extScale := attrs(admission.Create, "ns", "name", gvr("extensions", "v1beta1", "deployments"), "scale", gvk("autoscaling", "v1", "Scale"))

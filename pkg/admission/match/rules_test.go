@@ -40,7 +40,8 @@ func namespaces(ns, sub string) req {
 	return req{ns: ns, version: "v1", resource: "namespaces", sub: sub}
 }
 
-// TestRuleVectors runs upstream's rules_test.go cases (spec 12.6) through
+// TestRuleVectors runs upstream's rules_test.go cases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/rules/rules_test.go) through
 // whole rules whose other fields are wildcards.
 func TestRuleVectors(t *testing.T) {
 	withOps := func(ops ...string) v1.RuleWithOperations { return rule(ops, all(), all(), []string{"*/*"}, "") }

@@ -26,8 +26,9 @@ func deploymentsRules(groupVersions ...string) []v1.RuleWithOperations {
 	return out
 }
 
-// TestWebhookVectors is spec 12.5 (upstream generic TestShouldCallHook);
-// 59–61 are matchConditions, the caller's job.
+// TestWebhookVectors is upstream's TestShouldCallHook
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/generic/webhook_test.go); its
+// matchConditions cases are the caller's job (pkg/admission/cel).
 func TestWebhookVectors(t *testing.T) {
 	deploy := attrs(admission.Create, "ns", "name", gvr("apps", "v1", "deployments"), "", gvk("apps", "v1", "Deployment"))
 	scale := attrs(admission.Create, "ns", "name", gvr("apps", "v1", "deployments"), "scale", gvk("autoscaling", "v1", "Scale"))
@@ -109,8 +110,9 @@ func labelled(lbls map[string]string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: lbls}}
 }
 
-// TestNamespaceSelectorVectors is spec 12.7 72–77 and 85–86 (upstream
-// namespace matcher tests): where the labels come from, and errors.
+// TestNamespaceSelectorVectors is upstream's namespace matcher tests
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/namespace/matcher_test.go):
+// where the labels come from, and errors.
 func TestNamespaceSelectorVectors(t *testing.T) {
 	ns1 := namespaceObj("1", map[string]string{"runlevel": "1"})
 	lookup := newNamespaces(ns1)
@@ -205,7 +207,8 @@ func TestNamespaceSelectorEdges(t *testing.T) {
 	})
 }
 
-// TestObjectSelectorVectors is spec 12.7 78–84.
+// TestObjectSelectorVectors is upstream's object matcher tests
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object/matcher_test.go).
 func TestObjectSelectorVectors(t *testing.T) {
 	notIn1 := sel("runlevel", metav1.LabelSelectorOpNotIn, "1")
 	rules := []v1.RuleWithOperations{rule(all(), all(), all(), []string{"*/*"}, "")}

@@ -14,8 +14,9 @@ import (
 	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 )
 
-// The benchmarks mirror conformance/bench_test.go's ValidatingAdmissionPolicy
-// figures: policies as the API defaults them, a ConfigMap CREATE (with an
+// The benchmarks measure what upstream's ValidatingAdmissionPolicy plugin
+// is benchmarked on, so that the figures compare: policies as the API
+// defaults them, a ConfigMap CREATE (with an
 // app label) in a namespace without labels, measured after compilation.
 
 func benchPolicy(name, resource string, validations ...string) (*admissionregistrationv1.ValidatingAdmissionPolicy, *admissionregistrationv1.ValidatingAdmissionPolicyBinding) {

@@ -172,7 +172,7 @@ func namespace(name string, lbls map[string]string) *corev1.Namespace {
 }
 
 // widgetCRD is the definition of widgets.example.com the conformance
-// corpus installs: spec and status keep unknown fields.
+// scenarios (test/conformance) install: spec and status keep unknown fields.
 const widgetCRD = `
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

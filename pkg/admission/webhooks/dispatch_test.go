@@ -14,7 +14,9 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 )
 
-// Upstream's harness endpoints (spec 12.0), served by every dispatch case.
+// The endpoints of upstream's test webhook server
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/testing/webhook_server.go), served by every
+// dispatch case.
 func scriptUpstreamEndpoints(s *webhookServer) {
 	s.handle("/allow", allow)
 	s.handle("/noop", noop)
@@ -159,7 +161,8 @@ func internalErrABC(p *admissionregistrationv1.FailurePolicyType) []hook {
 	return []hook{wh("internalErr A", "/internalErr", policy(p)), wh("internalErr B", "/internalErr", policy(p)), wh("internalErr C", "/internalErr", policy(p))}
 }
 
-// upstreamCases are spec 12.1 and 12.3 (upstream testcase.go), with a
+// upstreamCases are NewNonMutatingTestCases and NewMutatingTestCases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/testing/testcase.go), with a
 // ConfigMap for the Pod and widgets.example.com for the "CRD".
 var upstreamCases = []dispatchCase{
 	{name: "1 no match", hooks: []hook{wh("nomatch", "/disallow", createOnly)},
@@ -246,7 +249,7 @@ var upstreamCases = []dispatchCase{
 		want: map[kind]outcome{
 			validating: {annotations: ann("allow.example.com/key1", "value1"), called: []string{"/allow"}},
 			mutating:   {annotations: mut(0, "allow.example.com", false, "allow.example.com/key1", "value1"), called: []string{"/allow"}}}},
-	// 12.3 mutating vectors
+	// NewMutatingTestCases
 	{name: "27 remove label", labels: map[string]string{"remove": "me"}, hooks: []hook{wh("removelabel.example.com", "/removeLabel")}, want: map[kind]outcome{
 		mutating: {labels: map[string]string{"cm.name": "my-cm"}, annotations: merge(ann("removelabel.example.com/key1", "value1"),
 			mut(0, "removelabel.example.com", true), patchAnn(0, "removelabel.example.com", `[{"op":"remove","path":"/metadata/labels/remove"}]`))}}},

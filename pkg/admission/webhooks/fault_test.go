@@ -324,7 +324,7 @@ func errMessage(err error) string {
 }
 
 // TestFaultLargeResponse: upstream reads a webhook's answer fully, with no
-// size limit (spec 6.1, 10); so does admitd. A 16 MiB answer (padding in an
+// size limit (io.ReadAll in k8s.io/client-go/rest/request.go); so does admitd. A 16 MiB answer (padding in an
 // unknown field, which decoding ignores) is accepted under both policies.
 func TestFaultLargeResponse(t *testing.T) {
 	s := newWebhookServer(t, false)
@@ -348,9 +348,10 @@ func TestFaultLargeResponse(t *testing.T) {
 	}
 }
 
-// TestFaultRetryAfter: spec 5.6, the REST client retries a call answered
-// with 429 or >= 500 carrying Retry-After (up to 10 times, within the call
-// timeout); other failures are not retried.
+// TestFaultRetryAfter: upstream's REST client (k8s.io/client-go/rest/request.go
+// and with_retry.go) retries a call answered with 429 or >= 500 carrying
+// Retry-After (up to 10 times, within the call timeout); other failures are
+// not retried.
 func TestFaultRetryAfter(t *testing.T) {
 	s := newWebhookServer(t, false)
 	var n atomic.Int64

@@ -28,7 +28,9 @@ func addLabel(key string) behaviour {
 
 // TestMutatingOrder: configurations run in name order whatever their order
 // in the source, webhooks in list order within one, and each webhook sees
-// the patches of those before it (spec 2.1, 6.5).
+// the patches of those before it (the sort by name in
+// k8s.io/apiserver/pkg/admission/configuration/mutating_webhook_manager.go;
+// k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go).
 func TestMutatingOrder(t *testing.T) {
 	s := newWebhookServer(t, true)
 	for _, n := range []string{"a1", "a2", "b1", "b2"} {
@@ -87,8 +89,12 @@ func (f *fakeInTree) Admit(_ context.Context, a *admission.Attributes) error {
 	return nil
 }
 
-// TestReinvocation is spec 1.6's table of traces (chain = [FakeInTree,
-// MutatingAdmissionWebhook]) and 12.3 #39–#41.
+// TestReinvocation checks the traces of upstream's reinvocation for the
+// chain [FakeInTree, MutatingAdmissionWebhook]
+// (k8s.io/apiserver/pkg/admission/reinvocation.go and
+// k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/reinvocationcontext.go),
+// and the reinvocation cases of NewMutatingTestCases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/testing/testcase.go).
 func TestReinvocation(t *testing.T) {
 	ifNeeded, never := admissionregistrationv1.IfNeededReinvocationPolicy, admissionregistrationv1.NeverReinvocationPolicy
 	tests := []struct {
@@ -157,7 +163,8 @@ func round1(index int, webhook string, mutated bool, patch string) map[string]st
 	return ann(k, v, pk, pv)
 }
 
-// TestValidatingParallel: spec 7, matching webhooks are called
+// TestValidatingParallel: as upstream's validating dispatcher
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/validating/dispatcher.go), matching webhooks are called
 // concurrently, the dispatcher waits for all, the first error to arrive is
 // returned, and every webhook's annotations are kept.
 func TestValidatingParallel(t *testing.T) {
@@ -204,7 +211,9 @@ func TestValidatingParallel(t *testing.T) {
 	}
 }
 
-// TestSideEffectsDryRun is spec 4's table for both plugins.
+// TestSideEffectsDryRun checks sideEffects against dryRun for both plugins,
+// as callAttrMutatingHook and callHook do (k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go,
+// validating/dispatcher.go).
 func TestSideEffectsDryRun(t *testing.T) {
 	s := newWebhookServer(t, true)
 	s.handle("/noop", noop)
@@ -260,7 +269,9 @@ func deref[T any](p *T) any {
 	return *p
 }
 
-// TestClientCache is spec 12.4 #43 observed from the server: a client is
+// TestClientCache is upstream's NewCachedClientTestcases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/testing/testcase.go; the cache is ClientManager in
+// k8s.io/apiserver/pkg/util/webhook/client.go) observed from the server: a client is
 // built per distinct client configuration (url, caBundle, service; not the
 // webhook name) and its connections are kept alive and reused.
 func TestClientCache(t *testing.T) {
@@ -301,7 +312,8 @@ func TestClientCache(t *testing.T) {
 	}
 }
 
-// TestPanicInResolver is spec 12.2: a panic while calling a validating
+// TestPanicInResolver is upstream's NewNonMutatingPanicTestCases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/testing/testcase.go): a panic while calling a validating
 // webhook (upstream: in the credential resolver) is recovered and becomes a
 // 500 "ValidatingAdmissionWebhook/<name> has panicked: <value>" (or fails
 // open under Ignore). Here the ServiceResolver panics. It runs in a child

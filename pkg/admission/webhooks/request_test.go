@@ -22,8 +22,10 @@ const widgetReviewTail = `"kind":{"group":"example.com","version":"v1beta1","kin
 	`"oldObject":{"apiVersion":"example.com/v1beta1","kind":"Widget","metadata":{"name":"my-widget","namespace":"webhook-test"},"spec":{"size":3}},` +
 	`"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1","fieldManager":"foo"}}}`
 
-// TestRequestBody checks the exact AdmissionReview bytes (spec 5.1, 5.2,
-// 12.9 #112): the version is the first known one the webhook lists,
+// TestRequestBody checks the exact AdmissionReview bytes (upstream's
+// CreateAdmissionObjects, k8s.io/apiserver/pkg/admission/plugin/webhook/request/admissionreview.go,
+// and its client, k8s.io/apiserver/pkg/util/webhook/client.go): the
+// version is the first known one the webhook lists,
 // kind/resource are the invocation's (here v1beta1 through matchPolicy
 // Equivalent), requestKind/requestResource the request's; plus headers,
 // the timeout parameter and the protocol (HTTP/2 only for loopback URLs).
@@ -123,7 +125,8 @@ func TestRequestBody(t *testing.T) {
 }
 
 // TestFreshUIDPerCall: every call, including a reinvocation, gets its own
-// uid (spec 5.1).
+// uid, as CreateAdmissionObjects gives it
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/request/admissionreview.go).
 func TestFreshUIDPerCall(t *testing.T) {
 	s := newWebhookServer(t, true)
 	s.handle("/allow", allow)

@@ -48,8 +48,10 @@ func cmDelete() *admission.Attributes {
 	return a
 }
 
-// verificationCases are spec 6.2 and 12.9 (plus 12.11 #121 and #125),
-// through real HTTP answers.
+// verificationCases are upstream's TestVerifyAdmissionResponse cases
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/request/admissionreview_test.go) and what
+// VerifyAdmissionResponse (admissionreview.go) does with answers it does
+// not list, through real HTTP answers.
 var verificationCases = []dispatchCase{
 	{name: "98 v1beta1 without uid or kind", hooks: []hook{wh("v.example.com", "/p")},
 		serve: map[string]behaviour{"/p": rawReply(200, "application/json", `{"response":{"allowed":true}}`)},
@@ -120,7 +122,8 @@ var verificationCases = []dispatchCase{
 
 func TestResponseVerification(t *testing.T) { runDispatchCases(t, verificationCases) }
 
-// patchCases are spec 6.5 and 12.11 #129–#135.
+// patchCases are how upstream applies a mutating webhook's patch
+// (callAttrMutatingHook, k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go).
 var patchCases = []dispatchCase{
 	{name: "129 remove of a missing key ignores Ignore", hooks: []hook{v1hook("a.example.com", "/p", policy(ignore))},
 		serve: map[string]behaviour{"/p": jsonPatch(`[{"op":"remove","path":"/metadata/labels/doesnotexist"}]`, nil)},
@@ -161,7 +164,7 @@ var patchCases = []dispatchCase{
 			annotations: merge(mut(0, "a.example.com", true), patchAnn(0, "a.example.com", addLabelPatch), mut(1, "d.example.com", false))}}},
 }
 
-// TestDenialLeavesRequestObjectUnpatched is the rest of 12.11 #135:
+// TestDenialLeavesRequestObjectUnpatched is the rest of case 135:
 // upstream patches a versioned copy and converts it back into the request
 // object only once every webhook has passed, so a later denial leaves the
 // request object as it was. Not visible to an API client (the request
@@ -184,9 +187,10 @@ func TestDenialLeavesRequestObjectUnpatched(t *testing.T) {
 func TestPatches(t *testing.T) { runDispatchCases(t, patchCases) }
 
 // TestPatchReDefaults: after a patch the object is defaulted again in the
-// webhook's version (spec 6.5 step 10), and `mutated` is decided before
-// that (quirk 15): removing a defaulted field and having it come back is
-// still a mutation.
+// webhook's version (the GetObjectDefaulter call in callAttrMutatingHook,
+// k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go), and `mutated` is decided
+// before that: removing a defaulted field and having it come back is still
+// a mutation.
 func TestPatchReDefaults(t *testing.T) {
 	s := newWebhookServer(t, true)
 	s.handle("/p", jsonPatch(`[{"op":"remove","path":"/spec/size"}]`, nil))
@@ -241,8 +245,10 @@ func TestEquivalentConversion(t *testing.T) {
 	}
 }
 
-// TestDenialStatus is spec 6.4 and 12.10: what a denying webhook's status
-// becomes for the client, identical for both plugins.
+// TestDenialStatus is upstream's ToStatusErr and its tests
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/errors/statuserror.go, statuserror_test.go):
+// what a denying webhook's status becomes for the client, identical for
+// both plugins.
 func TestDenialStatus(t *testing.T) {
 	causes := &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: "FieldValueInvalid", Message: "bad", Field: "data"}}}
 	tests := []struct {
@@ -291,7 +297,9 @@ func TestDenialStatus(t *testing.T) {
 	}
 }
 
-// TestWarningsAndAuditAnnotations is spec 6.3 and 12.11 #127: warnings are
+// TestWarningsAndAuditAnnotations is how both dispatchers
+// (k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/dispatcher.go, validating/dispatcher.go)
+// handle an answer's warnings and audit annotations: warnings are
 // passed on as sent (the HTTP layer dedups), invalid annotation keys are
 // dropped, and a denying webhook's warnings and annotations are kept.
 func TestWarningsAndAuditAnnotations(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 )
 
 // API validation of MutatingAdmissionPolicy and
-// MutatingAdmissionPolicyBinding. The stored upstream validation.go predates
-// these kinds; the rules follow the 1.35+ upstream as two independent ports
-// of it agree, and policies.md 2.2.
+// MutatingAdmissionPolicyBinding: upstream's ValidateMutatingAdmissionPolicy
+// and ValidateMutatingAdmissionPolicyBinding, with their Update variants
+// (k8s.io/kubernetes/pkg/apis/admissionregistration/validation/validation.go).
 
 // mapOptions are the rules that differ between create and update.
 type mapOptions struct {
