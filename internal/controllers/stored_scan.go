@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/admitd/admitd/internal/jsonscan"
+	"github.com/admitd/admitd/pkg/jsonscan"
 )
 
 // scanStored reads the fields of stored without decoding the rest of value

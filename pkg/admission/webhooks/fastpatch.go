@@ -10,7 +10,7 @@ import (
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 
-	"github.com/admitd/admitd/internal/jsonscan"
+	"github.com/admitd/admitd/pkg/jsonscan"
 )
 
 // spliceJSONPatch applies patch to doc, a JSON object, and writes what
