@@ -208,8 +208,8 @@ func TestSubjectAccessReviewAttributesAndRepeat(t *testing.T) {
 		t.Errorf("selectors = %q, %q; want spec.x=y and app in (web)", a.FieldSelector, a.LabelSelector)
 	}
 	for _, path := range []string{sarPath, ssarPath, lsarPath} {
-		if w := ts.do("GET", path, "", ""); w.Code != http.StatusMethodNotAllowed && w.Code != http.StatusNotFound {
-			t.Errorf("GET %s = %d %s, want 405 or 404: reviews are never stored", path, w.Code, w.Body.String())
+		if w := ts.do("GET", path, "", ""); w.Code != http.StatusMethodNotAllowed {
+			t.Errorf("GET %s = %d %s, want 405: reviews are only created", path, w.Code, w.Body.String())
 		}
 	}
 }
