@@ -79,17 +79,15 @@ func checkTokenReview(rq *request, obj runtime.Object) error {
 var errTokenAudiences = apierrors.NewInternalError(errors.New("error validating audiences"))
 
 // tokenReview authenticates spec.token for spec.audiences, by default the
-// API server's own audiences.
+// API server's own audiences, with Config.TokenAuthenticator and the
+// server's service-account tokens.
 func (s *Server) tokenReview(ctx context.Context, _ *request, obj runtime.Object) (runtime.Object, error) {
 	tr := obj.(*authenticationv1.TokenReview)
-	if s.cfg.TokenAuthenticator == nil {
-		return tr, nil
-	}
 	auds := tr.Spec.Audiences
 	if len(auds) == 0 {
 		auds = s.tokens.Audiences
 	}
-	user, tokenAuds, ok, err := s.cfg.TokenAuthenticator.AuthenticateToken(ctx, tr.Spec.Token, auds)
+	user, tokenAuds, ok, err := s.tokenReviewer().AuthenticateToken(ctx, tr.Spec.Token, auds)
 	tr.Status.Authenticated = ok
 	if err != nil {
 		tr.Status.Error = err.Error()

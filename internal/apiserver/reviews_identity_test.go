@@ -115,7 +115,7 @@ func TestTokenReview(t *testing.T) {
 			want: `{"user":{},"error":"invalid bearer token"}`},
 		{name: "unknown token", tk: tokens{}, body: tr(`{"token":"bad"}`), code: 201,
 			want: `{"user":{},"error":"invalid bearer token"}`},
-		{name: "no token authenticator", body: tr(`{"token":"good"}`), code: 201, want: `{"user":{}}`},
+		{name: "no token authenticator", body: tr(`{"token":"good"}`), code: 201, want: `{"user":{},"error":"invalid bearer token"}`},
 		{name: "no token", tk: tokens{}, body: tr(`{}`), code: 400, want: "token is required for TokenReview in authentication"},
 		{name: "audiences the authenticator made up", tk: tokens{lie: true}, body: tr(`{"token":"good"}`), code: 500,
 			want: "Internal error occurred: error validating audiences"},
@@ -147,5 +147,38 @@ func TestTokenReview(t *testing.T) {
 				t.Errorf("TokenReview status = %s, want %s with the spec echoed", got.Status, tc.want)
 			}
 		})
+	}
+}
+
+// A token the server issued through serviceaccounts/token reviews as its
+// service account until the service account is deleted.
+func TestTokenReviewServiceAccountToken(t *testing.T) {
+	ts := reviewServer(t, nil)
+	ts.must(http.StatusCreated, "POST", "/api/v1/namespaces/default/serviceaccounts", "application/json",
+		`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"bot"}}`)
+	w := ts.do("POST", "/api/v1/namespaces/default/serviceaccounts/bot/token", "application/json",
+		`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`)
+	var req authenticationv1.TokenRequest
+	if err := json.Unmarshal(w.Body.Bytes(), &req); err != nil || req.Status.Token == "" {
+		t.Fatalf("TokenRequest = %d %s", w.Code, w.Body.String())
+	}
+	review := func() authenticationv1.TokenReviewStatus {
+		t.Helper()
+		w := ts.do("POST", trPath, "application/json", `{"apiVersion":"authentication.k8s.io/v1","kind":"TokenReview","spec":{"token":"`+req.Status.Token+`"}}`)
+		var got authenticationv1.TokenReview
+		if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil || w.Code != http.StatusCreated {
+			t.Fatalf("TokenReview = %d %s", w.Code, w.Body.String())
+		}
+		return got.Status
+	}
+	st := review()
+	wantGroups := []string{"system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"}
+	if !st.Authenticated || st.User.Username != "system:serviceaccount:default:bot" || !reflect.DeepEqual(st.User.Groups, wantGroups) ||
+		!reflect.DeepEqual(st.Audiences, ts.s.tokens.Audiences) || len(st.User.Extra["authentication.kubernetes.io/credential-id"]) != 1 {
+		t.Errorf("TokenReview of the service account's token = %+v, want bot in %v with a credential id, for the API audiences", st, wantGroups)
+	}
+	ts.must(http.StatusOK, "DELETE", "/api/v1/namespaces/default/serviceaccounts/bot", "", "")
+	if st := review(); st.Authenticated || st.Error != `serviceaccounts "bot" not found` {
+		t.Errorf("TokenReview after the service account is gone = %+v, want not authenticated, serviceaccounts \"bot\" not found", st)
 	}
 }

@@ -51,8 +51,8 @@ type Config struct {
 	// nil, the review lists AlwaysAllow's rules if Authorizer is nil too,
 	// and otherwise no rules, marked incomplete.
 	RuleResolver auth.RuleResolver
-	// TokenAuthenticator answers TokenReview; nil reviews every token as
-	// not authenticated, without an error.
+	// TokenAuthenticator answers TokenReview before the service-account
+	// tokens of TokenIssuer are tried; nil leaves only those.
 	TokenAuthenticator auth.AudienceTokenAuthenticator
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger

@@ -2,9 +2,12 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 )
 
 func TestTokenReviewer(t *testing.T) {
@@ -13,7 +16,13 @@ func TestTokenReviewer(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := []string{"https://kubernetes.default.svc", "api"}
-	r := TokenReviewer(tokens, api)
+	failing := AudienceTokenAuthenticatorFunc(func(_ context.Context, token string, _ []string) (authenticationv1.UserInfo, []string, bool, error) {
+		if token == "jwt" {
+			return authenticationv1.UserInfo{}, nil, false, errors.New("token has expired")
+		}
+		return authenticationv1.UserInfo{}, nil, false, nil
+	})
+	r := TokenReviewer(AudienceAgnostic(tokens, api), failing)
 	for _, tc := range []struct {
 		name, token string
 		audiences   []string
@@ -28,6 +37,7 @@ func TestTokenReviewer(t *testing.T) {
 		{name: "no audiences asked", token: "t1", ok: true, user: "alice", groups: []string{"dev", AllAuthenticated}},
 		{name: "foreign audience", token: "t1", audiences: []string{"other"}, err: "invalid bearer token"},
 		{name: "unknown token", token: "nope", audiences: api, err: "invalid bearer token"},
+		{name: "rejected by the second", token: "jwt", audiences: api, err: "token has expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user, auds, ok, err := r.AuthenticateToken(context.Background(), tc.token, tc.audiences)

@@ -7,8 +7,9 @@ import (
 	"github.com/admitd/admitd/internal/serviceaccount"
 )
 
-// tokenReviewer answers TokenReview from the tokens of --token-auth-file,
-// valid for the issuer's API audiences; nil without a token file. The file
+// tokenReviewer answers TokenReview for the tokens of --token-auth-file,
+// valid for the issuer's API audiences; nil without a token file. (The API
+// server adds the service-account tokens it issues.) The file
 // is read again (quietly: newAuthenticator already warned about it).
 func tokenReviewer(o Options, issuer *serviceaccount.Issuer) (auth.AudienceTokenAuthenticator, error) {
 	if o.TokenAuthFile == "" {
@@ -18,5 +19,5 @@ func tokenReviewer(o Options, issuer *serviceaccount.Issuer) (auth.AudienceToken
 	if err != nil {
 		return nil, err
 	}
-	return auth.TokenReviewer(tokens, issuer.Audiences), nil
+	return auth.AudienceAgnostic(tokens, issuer.Audiences), nil
 }

@@ -22,7 +22,8 @@ spec:
 `
 
 // The review resources answer kubectl with the default AlwaysAllow
-// authorizer, are never stored, and TokenReview knows the token file.
+// authorizer, are never stored, and TokenReview knows the token file and
+// the server's service-account tokens.
 func TestKubectlReviews(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "tokens.csv")
@@ -57,6 +58,12 @@ func TestKubectlReviews(t *testing.T) {
 		"jsonpath={.status.authenticated} {.status.user.username} {.status.user.uid} {.status.user.groups} {.status.audiences}")
 	if want := `true carol 1001 ["dev","ops","system:authenticated"] ["https://kubernetes.default.svc.cluster.local"]`; out != want {
 		t.Errorf("kubectl create TokenReview = %q, want %q", out, want)
+	}
+	a.mustKubectl(t, "", "create", "serviceaccount", "bot", "-n", "default")
+	saToken := strings.TrimSpace(a.mustKubectl(t, "", "create", "token", "bot", "-n", "default"))
+	saReview := strings.Replace(tokenReviewYAML, "s3cret", saToken, 1)
+	if out := a.mustKubectl(t, saReview, "create", "-f", "-", "-o", "jsonpath={.status.authenticated} {.status.user.username}"); out != "true system:serviceaccount:default:bot" {
+		t.Errorf("kubectl create TokenReview of a kubectl create token = %q, want the service account", out)
 	}
 	bad := strings.Replace(tokenReviewYAML, "s3cret", "wrong", 1)
 	if out := a.mustKubectl(t, bad, "create", "-f", "-", "-o", "jsonpath={.status.authenticated}|{.status.error}"); out != "|invalid bearer token" {
