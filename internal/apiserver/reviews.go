@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -13,60 +11,78 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 )
 
-// reviewHandler answers a create of a virtual review resource: nothing is
-// stored, the response is the request with its status filled in.
-type reviewHandler func(ctx context.Context, rq *request, obj runtime.Object) (runtime.Object, error)
+// A review is a virtual resource that only answers creates: the request's
+// object comes back with its status filled in and nothing is stored, so
+// no name is needed and the same review can be sent again. Dry run changes
+// nothing, as upstream.
+type review struct {
+	// check is the review's own validation, run after mutating and before
+	// validating admission as upstream's REST storage does; nil checks
+	// nothing.
+	check func(rq *request, obj runtime.Object) error
+	// answer returns the response.
+	answer func(s *Server, ctx context.Context, rq *request, obj runtime.Object) (runtime.Object, error)
+}
 
-var reviewHandlers = map[schema.GroupResource]reviewHandler{
-	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:      selfSubjectReview,
-	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}: selfSubjectAccessReview,
-	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:  selfSubjectRulesReview,
+var reviews = map[schema.GroupResource]review{
+	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"}:       {answer: (*Server).selfSubjectReview},
+	{Group: "authentication.k8s.io", Resource: "tokenreviews"}:             {check: checkTokenReview, answer: (*Server).tokenReview},
+	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}:      {check: checkSubjectAccessReview, answer: (*Server).subjectAccessReview},
+	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"}: {check: checkLocalSubjectAccessReview, answer: (*Server).localSubjectAccessReview},
+	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"}:  {check: checkSelfSubjectAccessReview, answer: (*Server).selfSubjectAccessReview},
+	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"}:   {check: checkSelfSubjectRulesReview, answer: (*Server).selfSubjectRulesReview},
 }
 
 // serveReview handles creates of review resources. It reports false when
 // the resource is not a review.
 func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) bool {
-	h, ok := reviewHandlers[res.GroupResource()]
+	rv, ok := reviews[res.GroupResource()]
 	if !ok {
 		return false
 	}
-	obj, err := s.decodeWriteBody(r, rq, res, "")
-	if err == nil {
-		attrs := s.attributes(rq, res, admission.Create, "", obj, nil, nil, false)
-		if err = s.admit(r.Context(), attrs); err == nil {
-			err = s.validate(r.Context(), attrs)
-		}
-	}
-	if err == nil {
-		obj, err = h(r.Context(), rq, obj)
-	}
+	out, err := s.review(r, rq, res, rv)
 	if err != nil {
 		writeError(w, r, err)
 		return true
 	}
-	writeObject(w, r, http.StatusCreated, obj)
+	rq.event.ResponseObject = out
+	writeObject(w, r, http.StatusCreated, out)
 	return true
 }
 
-func selfSubjectReview(_ context.Context, rq *request, obj runtime.Object) (runtime.Object, error) {
-	review := obj.(*authenticationv1.SelfSubjectReview)
-	review.Status.UserInfo = rq.user
-	return review, nil
-}
-
-// selfSubjectAccessReview answers `kubectl auth can-i`; with AlwaysAllow
-// every action is allowed.
-func selfSubjectAccessReview(_ context.Context, _ *request, obj runtime.Object) (runtime.Object, error) {
-	review := obj.(*authorizationv1.SelfSubjectAccessReview)
-	review.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true}
-	return review, nil
-}
-
-func selfSubjectRulesReview(_ context.Context, _ *request, obj runtime.Object) (runtime.Object, error) {
-	review := obj.(*authorizationv1.SelfSubjectRulesReview)
-	review.Status = authorizationv1.SubjectRulesReviewStatus{
-		ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-		NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
+// review runs a review through upstream's create handler without the
+// store: options, decoding, namespace, managedFields, mutating admission,
+// the review's checks, validating admission, then the answer.
+func (s *Server) review(r *http.Request, rq *request, res *registry.Resource, rv review) (runtime.Object, error) {
+	ctx := r.Context()
+	opts, err := parseCreateOptions(r)
+	if err != nil {
+		return nil, err
 	}
-	return review, nil
+	obj, err := s.decodeWriteBody(r, rq, res, opts.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	rq.event.RequestObject = obj.DeepCopyObject()
+	if err := ensureNamespace(objectNamespace(res, rq.info.Namespace), accessor(obj)); err != nil {
+		return nil, err
+	}
+	res.Default(obj)
+	obj = s.recordUpdate(rq, res, nil, obj, opts.FieldManager)
+	attrs := s.attributes(rq, res, admission.Create, "", obj, nil, opts, len(opts.DryRun) > 0)
+	if err := s.admit(ctx, attrs); err != nil {
+		return nil, err
+	}
+	obj = attrs.Object
+	if rv.check != nil {
+		if err := rv.check(rq, obj); err != nil {
+			return nil, err
+		}
+	}
+	vattrs := *attrs
+	vattrs.Object = obj.DeepCopyObject()
+	if err := s.validate(ctx, &vattrs); err != nil {
+		return nil, err
+	}
+	return rv.answer(s, ctx, rq, obj)
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission"
@@ -43,6 +44,16 @@ type Config struct {
 	// Authorize decides, after authentication, whether a request may run;
 	// nil allows every request (see Authorizer).
 	Authorize Authorizer
+	// Authorizer answers the access reviews (SubjectAccessReview and its
+	// local and self variants); nil allows everything, as AlwaysAllow.
+	Authorizer auth.Authorizer
+	// RuleResolver lists a user's rules for SelfSubjectRulesReview. When
+	// nil, the review lists AlwaysAllow's rules if Authorizer is nil too,
+	// and otherwise no rules, marked incomplete.
+	RuleResolver auth.RuleResolver
+	// TokenAuthenticator answers TokenReview before the service-account
+	// tokens of TokenIssuer are tried; nil leaves only those.
+	TokenAuthenticator auth.AudienceTokenAuthenticator
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.

@@ -8,6 +8,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -26,7 +28,7 @@ const (
 )
 
 // Attributes describe one action to authorize, as upstream's
-// authorizer.AttributesRecord (without field and label selectors).
+// authorizer.AttributesRecord.
 type Attributes struct {
 	User authenticationv1.UserInfo
 	Verb string
@@ -42,6 +44,11 @@ type Attributes struct {
 	// Path is the request path; authorizers read it for non-resource
 	// requests.
 	Path string
+	// FieldSelector and LabelSelector narrow a list, watch or
+	// deletecollection to the objects they select; nil selects all. Only
+	// access reviews set them so far; RBAC ignores them, as upstream's.
+	FieldSelector fields.Requirements
+	LabelSelector labels.Requirements
 }
 
 // Authorizer decides whether a user may perform an action. reason explains

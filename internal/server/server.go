@@ -211,6 +211,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
+	reviewer, err := tokenReviewer(o, tokens)
+	if err != nil {
+		return nil, err
+	}
 	auditor, closeAudit, err := newAuditor(o)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
@@ -220,6 +224,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
+	cfg.TokenAuthenticator = reviewer
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}

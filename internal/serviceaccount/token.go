@@ -3,9 +3,11 @@
 // (pkg/serviceaccount/claims.go) and key id, signed RS256 or ES256 with a
 // key that lives in the data directory (ES256 when admitd generates it).
 //
-// It does not authenticate requests with those tokens, and it knows nothing
-// of HTTP: the API server builds the claims from the objects it read and
-// asks an Issuer to sign them.
+// An Authenticator checks those tokens for TokenReview, reading the objects
+// they are bound to through a Getter. The package knows nothing of HTTP or
+// storage: the API server builds the claims from the objects it read and
+// asks an Issuer to sign them. Request authentication with these tokens is
+// not wired yet.
 package serviceaccount
 
 import (

@@ -1,0 +1,72 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sarYAML = `apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: bob
+  groups: [dev]
+  resourceAttributes: {verb: get, resource: pods, namespace: default}
+`
+
+const tokenReviewYAML = `apiVersion: authentication.k8s.io/v1
+kind: TokenReview
+spec:
+  token: s3cret
+`
+
+// The review resources answer kubectl with the default AlwaysAllow
+// authorizer, are never stored, and TokenReview knows the token file and
+// the server's service-account tokens.
+func TestKubectlReviews(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokenFile, []byte("s3cret,carol,1001,\"dev,ops\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startAdmitd(t, filepath.Join(dir, "data"), "--token-auth-file", tokenFile)
+
+	if out := a.mustKubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); strings.TrimSpace(out) != "yes" {
+		t.Errorf("kubectl auth can-i create pods --as bob = %q, want yes", out)
+	}
+	if out := a.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default"); !strings.Contains(out, "*.*") {
+		t.Errorf("kubectl auth can-i --list = %q, want AlwaysAllow's *.* rule", out)
+	}
+	if out := a.mustKubectl(t, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admitd-admin" {
+		t.Errorf("kubectl auth whoami = %q, want admitd-admin", out)
+	}
+	for i := 0; i < 2; i++ {
+		out := a.mustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed} {.spec.user} {.metadata.name}")
+		if out != "true bob " {
+			t.Errorf("kubectl create SubjectAccessReview (#%d) = %q, want allowed for bob, without a name", i+1, out)
+		}
+	}
+	lsar := strings.Replace(sarYAML, "kind: SubjectAccessReview", "kind: LocalSubjectAccessReview", 1)
+	if out := a.mustKubectl(t, lsar, "create", "-n", "default", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "true" {
+		t.Errorf("kubectl create LocalSubjectAccessReview = %q, want allowed", out)
+	}
+	if _, errOut, err := a.kubectl(t, "", "get", "subjectaccessreviews"); err == nil || !strings.Contains(errOut, "MethodNotAllowed") {
+		t.Errorf("kubectl get subjectaccessreviews = %v %q, want MethodNotAllowed: reviews are not stored", err, errOut)
+	}
+	out := a.mustKubectl(t, tokenReviewYAML, "create", "-f", "-", "-o",
+		"jsonpath={.status.authenticated} {.status.user.username} {.status.user.uid} {.status.user.groups} {.status.audiences}")
+	if want := `true carol 1001 ["dev","ops","system:authenticated"] ["https://kubernetes.default.svc.cluster.local"]`; out != want {
+		t.Errorf("kubectl create TokenReview = %q, want %q", out, want)
+	}
+	a.mustKubectl(t, "", "create", "serviceaccount", "bot", "-n", "default")
+	saToken := strings.TrimSpace(a.mustKubectl(t, "", "create", "token", "bot", "-n", "default"))
+	saReview := strings.Replace(tokenReviewYAML, "s3cret", saToken, 1)
+	if out := a.mustKubectl(t, saReview, "create", "-f", "-", "-o", "jsonpath={.status.authenticated} {.status.user.username}"); out != "true system:serviceaccount:default:bot" {
+		t.Errorf("kubectl create TokenReview of a kubectl create token = %q, want the service account", out)
+	}
+	bad := strings.Replace(tokenReviewYAML, "s3cret", "wrong", 1)
+	if out := a.mustKubectl(t, bad, "create", "-f", "-", "-o", "jsonpath={.status.authenticated}|{.status.error}"); out != "|invalid bearer token" {
+		t.Errorf("kubectl create TokenReview of an unknown token = %q, want not authenticated, invalid bearer token", out)
+	}
+}
