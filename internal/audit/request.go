@@ -139,13 +139,13 @@ func NewEvent(r *Request, rc RequestConfig, stage Stage) *Event {
 	}
 	if !rc.Level.Less(LevelRequest) {
 		if r.RequestObject != nil {
-			ev.RequestObject = bodyForLog(r.RequestObject, rc.OmitManagedFields)
+			ev.RequestObject = withoutCredentials(ev.ObjectRef, bodyForLog(r.RequestObject, rc.OmitManagedFields))
 		} else {
 			ev.RequestObject = bodyForLog(r.RequestPatch, false)
 		}
 	}
 	if !rc.Level.Less(LevelRequestResponse) && r.ResponseObject != nil {
-		ev.ResponseObject = bodyForLog(r.ResponseObject, rc.OmitManagedFields)
+		ev.ResponseObject = withoutCredentials(ev.ObjectRef, bodyForLog(r.ResponseObject, rc.OmitManagedFields))
 	}
 	ev.Annotations = annotations(r, rc.Level)
 	return ev
