@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
+	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission"
@@ -40,9 +41,10 @@ type Config struct {
 	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
 	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
-	// Authorize decides, after authentication, whether a request may run;
-	// nil allows every request (see Authorizer).
-	Authorize Authorizer
+	// Authorizer decides, after authentication, whether a request may run;
+	// it is asked for every request but the public health and version
+	// endpoints. nil allows every request.
+	Authorizer auth.Authorizer
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
