@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+
 	"github.com/admitd/admitd/internal/auth"
 )
 
@@ -46,3 +48,18 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rq *request) 
 
 // htmlSafe keeps an error text from reading as HTML.
 var htmlSafe = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
+
+// RequestAttributes are the authorization attributes of a request this
+// server is serving, without the user: what an Authenticate function needs
+// to authorize impersonation (the impersonate-on:<mode>:<verb> checks of
+// constrained impersonation ask about the request itself). ok is false for
+// a request the server did not parse.
+func RequestAttributes(r *http.Request) (a auth.Attributes, ok bool) {
+	rq := requestFrom(r.Context())
+	if rq == nil {
+		return auth.Attributes{Path: r.URL.Path}, false
+	}
+	a = authorizationAttributes(r, rq)
+	a.User = authenticationv1.UserInfo{}
+	return a, true
+}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,24 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 	}
 	if _, err := s.store.Create(ctx, layout.Key(res, m.GetNamespace(), m.GetName()), data); err != nil && !errors.Is(err, storage.ErrKeyExists) {
 		return err
+	}
+	return nil
+}
+
+// EnsureObjects stores each of objs, defaulted and prepared, unless an
+// object of its kind and name exists; each must carry its apiVersion and
+// kind. Like Bootstrap, it writes to storage directly: no admission, no
+// observers (reload the caches that read these objects afterwards).
+func (s *Server) EnsureObjects(ctx context.Context, objs ...runtime.Object) error {
+	for _, obj := range objs {
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		res, ok := s.cat.LookupKind(gvk)
+		if !ok {
+			return fmt.Errorf("no resource serves %v", gvk)
+		}
+		if err := s.bootstrapObject(ctx, res, obj); err != nil {
+			return err
+		}
 	}
 	return nil
 }

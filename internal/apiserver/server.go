@@ -67,6 +67,13 @@ type Config struct {
 	// every create and update runs after mutating admission; see
 	// runWriteSteps. None by default.
 	WriteSteps []admission.NamedPlugin
+	// WriteCheck, when set, may refuse any create or update (with or
+	// without admission, dry run included) after mutating admission and
+	// before WriteSteps, validation and validating admission: where
+	// upstream's RBAC storage refuses privilege escalation. a.Object is the
+	// object to be written, a.OldObject the stored one on update. Nil
+	// refuses nothing.
+	WriteCheck func(ctx context.Context, a *admission.Attributes) error
 	// AdmissionMetrics meters WriteSteps; nil meters nothing.
 	AdmissionMetrics *admission.Metrics
 	// CustomTypeConverters gives the structured-merge types of custom
