@@ -271,3 +271,42 @@ func TestAuthorizationDecisionMetrics(t *testing.T) {
 		t.Errorf("/metrics = %d, lacks %s", resp.StatusCode, want)
 	}
 }
+
+// A restart gives a bootstrap role back the rules it lost, unless it is
+// annotated autoupdate=false.
+func TestBootstrapPolicyReconciledOnRestart(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.KubeconfigOut = t.TempDir(), 0, "-"
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	restart := func(edit func(*rbacv1.ClusterRole)) *rbacv1.ClusterRole {
+		s, err := Start(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		c := kubernetes.NewForConfigOrDie(&rest.Config{Host: s.URL, TLSClientConfig: rest.TLSClientConfig{
+			CAData: s.CAPEM, CertData: s.AdminCertPEM, KeyData: s.AdminKeyPEM}})
+		role, err := c.RbacV1().ClusterRoles().Get(t.Context(), "system:discovery", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edit != nil {
+			edited := role.DeepCopy()
+			edit(edited)
+			if _, err := c.RbacV1().ClusterRoles().Update(t.Context(), edited, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return role // as found at start, before edit
+	}
+	restart(func(r *rbacv1.ClusterRole) { r.Rules = nil })
+	if got := restart(func(r *rbacv1.ClusterRole) {
+		r.Rules = nil
+		r.Annotations[rbacv1.AutoUpdateAnnotationKey] = "false"
+	}); len(got.Rules) == 0 {
+		t.Errorf("system:discovery after a restart has no rules, want them restored")
+	}
+	if got := restart(nil); len(got.Rules) != 0 {
+		t.Errorf("system:discovery with autoupdate=false after a restart has rules %v, want none", got.Rules)
+	}
+}

@@ -67,15 +67,15 @@ func rbacSnapshot(objs []runtime.Object) *rbac.Snapshot {
 }
 
 // ensureBootstrapPolicy creates the bootstrap roles and bindings that do
-// not exist, as kube-apiserver's RBAC post-start hook. The aggregated
-// ClusterRoles (admin, edit, view, ...) are created with their rules
-// already gathered, so that they work from the first request; the
-// aggregation controller keeps them up to date afterwards.
+// not exist and reconciles those that do (reconcileBootstrap), as
+// kube-apiserver's RBAC post-start hook. The aggregated ClusterRoles
+// (admin, edit, view, ...) are created with their rules already gathered,
+// so that they work from the first request; the aggregation controller
+// keeps them up to date afterwards.
 //
-// Unlike upstream, existing objects are left as they are: rules missing
-// from an existing bootstrap role (autoupdate) are not added, and the old
-// ClusterRolesToAggregate / ClusterRoleBindingsToSplit migrations are not
-// done.
+// Unlike upstream, the old ClusterRolesToAggregate and
+// ClusterRoleBindingsToSplit migrations are not done (they concern clusters
+// older than admitd), nor are bindings with a changed roleRef recreated.
 func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
 	p, err := bootstrap.Load()
 	if err != nil {
@@ -95,7 +95,7 @@ func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
 	for i := range p.RoleBindings {
 		objs = append(objs, &p.RoleBindings[i])
 	}
-	if err := api.EnsureObjects(ctx, objs...); err != nil {
+	if err := api.EnsureObjects(ctx, reconcileBootstrap, objs...); err != nil {
 		return fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
 	return nil
