@@ -14,7 +14,9 @@ var (
 	allPods  = rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"*"}}
 	autoOff  = map[string]string{rbacv1.AutoUpdateAnnotationKey: "false"}
 	autoOn   = map[string]string{rbacv1.AutoUpdateAnnotationKey: "true"}
-	user     = func(n string) rbacv1.Subject { return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: n} }
+	user     = func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: "User", APIGroup: rbacv1.GroupName, Name: n}
+	}
 )
 
 func clusterRole(annotations map[string]string, rules ...rbacv1.PolicyRule) *rbacv1.ClusterRole {
@@ -53,7 +55,9 @@ func TestReconcileBootstrapClusterRole(t *testing.T) {
 }
 
 func TestReconcileBootstrapAggregationRule(t *testing.T) {
-	sel := func(v string) metav1.LabelSelector { return metav1.LabelSelector{MatchLabels: map[string]string{"k": v}} }
+	sel := func(v string) metav1.LabelSelector {
+		return metav1.LabelSelector{MatchLabels: map[string]string{"k": v}}
+	}
 	existing := clusterRole(autoOn)
 	existing.AggregationRule = &rbacv1.AggregationRule{ClusterRoleSelectors: []metav1.LabelSelector{sel("a"), sel("x")}}
 	want := clusterRole(autoOn)
