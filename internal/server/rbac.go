@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,9 +78,27 @@ func rbacSnapshot(objs []runtime.Object) *rbac.Snapshot {
 // ClusterRoleBindingsToSplit migrations are not done (they concern clusters
 // older than admitd), nor are bindings with a changed roleRef recreated.
 func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
-	p, err := bootstrap.Load()
+	policy, err := bootstrapObjects()
 	if err != nil {
 		return err
+	}
+	objs := make([]runtime.Object, len(policy))
+	for i, obj := range policy {
+		objs[i] = obj.DeepCopyObject()
+	}
+	if err := api.EnsureObjects(ctx, reconcileBootstrap, objs...); err != nil {
+		return fmt.Errorf("bootstrap RBAC policy: %w", err)
+	}
+	return nil
+}
+
+// bootstrapObjects are the objects of the bootstrap policy, aggregated
+// roles gathered, in creation order; decoded once per process (it takes
+// milliseconds), copied before use.
+var bootstrapObjects = sync.OnceValues(func() ([]runtime.Object, error) {
+	p, err := bootstrap.Load()
+	if err != nil {
+		return nil, err
 	}
 	aggregateBootstrapRoles(p.ClusterRoles)
 	var objs []runtime.Object
@@ -95,11 +114,8 @@ func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
 	for i := range p.RoleBindings {
 		objs = append(objs, &p.RoleBindings[i])
 	}
-	if err := api.EnsureObjects(ctx, reconcileBootstrap, objs...); err != nil {
-		return fmt.Errorf("bootstrap RBAC policy: %w", err)
-	}
-	return nil
-}
+	return objs, nil
+})
 
 // aggregateBootstrapRoles fills in the rules of the aggregated roles, until
 // nothing changes (admin aggregates edit, which aggregates view).
