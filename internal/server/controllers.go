@@ -11,9 +11,11 @@ import (
 )
 
 // startControllers runs the namespace, policy status, garbage collector,
-// ClusterRole aggregation and service-account controllers until ctx ends; each writes through the loopback client as its
-// own kube-controller-manager user (the service-account controller without
-// admission: see LoopbackWithoutAdmission).
+// ClusterRole aggregation and service-account controllers until ctx ends;
+// each writes through the loopback client as its own
+// kube-controller-manager user, which the bootstrap RBAC policy authorizes
+// (the service-account controller without admission: see
+// LoopbackWithoutAdmission).
 func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
 	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
 	if err != nil {
