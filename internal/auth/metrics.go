@@ -22,7 +22,8 @@ func NewDecisionMetrics(reg prometheus.Registerer) *DecisionMetrics {
 	return m
 }
 
-// Instrument returns n whose allows and denies are counted (as "allowed"
+// Instrument returns n whose allows and denies are counted (its rules, if
+// it lists them, still listed) (as "allowed"
 // and "denied", the field names of a SubjectAccessReview's status); no
 // opinion is not a terminal decision and is not counted. A nil m counts
 // nothing.
@@ -31,6 +32,9 @@ func (m *DecisionMetrics) Instrument(n Named) Named {
 		return n
 	}
 	inner := n.Authorizer
+	if r, ok := inner.(RulesReviewer); ok && n.Rules == nil {
+		n.Rules = r
+	}
 	n.Authorizer = AuthorizerFunc(func(ctx context.Context, a Attributes) (Decision, string, error) {
 		d, reason, err := inner.Authorize(ctx, a)
 		switch d {

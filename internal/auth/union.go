@@ -14,6 +14,10 @@ import (
 type Named struct {
 	Type, Name string
 	Authorizer
+	// Rules lists the authorizer's rules when Authorizer is a wrapper that
+	// hides its RulesReviewer (DecisionMetrics.Instrument sets it); nil:
+	// Authorizer's own, if it has one.
+	Rules RulesReviewer
 }
 
 // AuthorizerUnion asks its authorizers in order: the first that allows or denies
@@ -60,12 +64,20 @@ func PrivilegedGroups(groups ...string) Authorizer {
 }
 
 // AlwaysAllow is --authorization-mode=AlwaysAllow.
-var AlwaysAllow Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
+var AlwaysAllow Authorizer = alwaysAllow{}
+
+type alwaysAllow struct{}
+
+func (alwaysAllow) Authorize(context.Context, Attributes) (Decision, string, error) {
 	return DecisionAllow, "", nil
-})
+}
 
 // AlwaysDeny is --authorization-mode=AlwaysDeny. As upstream's, it has no
 // opinion (so a later authorizer may still allow) and says why.
-var AlwaysDeny Authorizer = AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) {
+var AlwaysDeny Authorizer = alwaysDeny{}
+
+type alwaysDeny struct{}
+
+func (alwaysDeny) Authorize(context.Context, Attributes) (Decision, string, error) {
 	return DecisionNoOpinion, "Everything is forbidden.", nil
-})
+}

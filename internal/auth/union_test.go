@@ -14,6 +14,8 @@ func fixed(d Decision, reason string, err error) Authorizer {
 	return AuthorizerFunc(func(context.Context, Attributes) (Decision, string, error) { return d, reason, err })
 }
 
+func named(typ, name string, a Authorizer) Named { return Named{Type: typ, Name: name, Authorizer: a} }
+
 func TestAuthorizerUnion(t *testing.T) {
 	boom := errors.New("boom")
 	tests := []struct {
@@ -24,12 +26,12 @@ func TestAuthorizerUnion(t *testing.T) {
 		wantErr    bool
 	}{
 		{"empty", nil, DecisionNoOpinion, "", false},
-		{"first allow wins", AuthorizerUnion{{"A", "a", fixed(DecisionAllow, "yes", nil)}, {"B", "b", fixed(DecisionDeny, "no", nil)}}, DecisionAllow, "yes", false},
-		{"deny stops", AuthorizerUnion{{"A", "a", fixed(DecisionDeny, "no", nil)}, {"B", "b", fixed(DecisionAllow, "yes", nil)}}, DecisionDeny, "no", false},
-		{"no opinion continues", AuthorizerUnion{{"A", "a", fixed(DecisionNoOpinion, "dunno", nil)}, {"B", "b", fixed(DecisionAllow, "yes", nil)}}, DecisionAllow, "yes", false},
-		{"reasons collected", AuthorizerUnion{{"A", "a", fixed(DecisionNoOpinion, "dunno", nil)}, {"B", "b", fixed(DecisionNoOpinion, "", boom)}, {"C", "c", fixed(DecisionNoOpinion, "nope", nil)}},
+		{"first allow wins", AuthorizerUnion{named("A", "a", fixed(DecisionAllow, "yes", nil)), named("B", "b", fixed(DecisionDeny, "no", nil))}, DecisionAllow, "yes", false},
+		{"deny stops", AuthorizerUnion{named("A", "a", fixed(DecisionDeny, "no", nil)), named("B", "b", fixed(DecisionAllow, "yes", nil))}, DecisionDeny, "no", false},
+		{"no opinion continues", AuthorizerUnion{named("A", "a", fixed(DecisionNoOpinion, "dunno", nil)), named("B", "b", fixed(DecisionAllow, "yes", nil))}, DecisionAllow, "yes", false},
+		{"reasons collected", AuthorizerUnion{named("A", "a", fixed(DecisionNoOpinion, "dunno", nil)), named("B", "b", fixed(DecisionNoOpinion, "", boom)), named("C", "c", fixed(DecisionNoOpinion, "nope", nil))},
 			DecisionNoOpinion, "a: dunno\nc: nope", true},
-		{"always deny", AuthorizerUnion{{ModeAlwaysDeny, "alwaysdeny", AlwaysDeny}}, DecisionNoOpinion, "alwaysdeny: Everything is forbidden.", false},
+		{"always deny", AuthorizerUnion{named(ModeAlwaysDeny, "alwaysdeny", AlwaysDeny)}, DecisionNoOpinion, "alwaysdeny: Everything is forbidden.", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,9 +88,9 @@ func TestValidateModes(t *testing.T) {
 func TestDecisionMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewDecisionMetrics(reg)
-	allow := m.Instrument(Named{"RBAC", "rbac", fixed(DecisionAllow, "", nil)})
-	none := m.Instrument(Named{"RBAC", "rbac", fixed(DecisionNoOpinion, "", nil)})
-	deny := m.Instrument(Named{"Webhook", "webhook", fixed(DecisionDeny, "", nil)})
+	allow := m.Instrument(named("RBAC", "rbac", fixed(DecisionAllow, "", nil)))
+	none := m.Instrument(named("RBAC", "rbac", fixed(DecisionNoOpinion, "", nil)))
+	deny := m.Instrument(named("Webhook", "webhook", fixed(DecisionDeny, "", nil)))
 	for _, n := range []Named{allow, allow, none, deny} {
 		_, _, _ = n.Authorize(context.Background(), Attributes{})
 	}
@@ -103,5 +105,24 @@ func TestDecisionMetrics(t *testing.T) {
 		if got := testutil.ToFloat64(m.decisions.WithLabelValues(tc.labels...)); got != tc.want {
 			t.Errorf("decisions_total%v = %v, want %v", tc.labels, got, tc.want)
 		}
+	}
+}
+
+// The union lists the rules of its members that list them, through the
+// metrics wrapper too; the system:masters authorizer lists none.
+func TestAuthorizerUnionRulesReview(t *testing.T) {
+	m := NewDecisionMetrics(prometheus.NewRegistry())
+	u := AuthorizerUnion{
+		named("", "kubernetes.io/system-privileged-group", PrivilegedGroups("system:masters")),
+		m.Instrument(named(ModeAlwaysDeny, "alwaysdeny", AlwaysDeny)),
+		m.Instrument(named(ModeAlwaysAllow, "alwaysallow", AlwaysAllow)),
+	}
+	res, non, incomplete, err := u.RulesReview(authenticationv1.UserInfo{Username: "u"}, "ns")
+	if len(res) != 1 || res[0].Verbs[0] != "*" || len(non) != 1 || non[0].NonResourceURLs[0] != "*" || incomplete || err != nil {
+		t.Errorf("RulesReview = %v, %v, %v, %v; want AlwaysAllow's * rules only", res, non, incomplete, err)
+	}
+	res, non, _, _ = AuthorizerUnion{named(ModeAlwaysDeny, "alwaysdeny", AlwaysDeny)}.RulesReview(authenticationv1.UserInfo{}, "")
+	if len(res) != 0 || len(non) != 0 {
+		t.Errorf("AlwaysDeny's RulesReview = %v, %v; want none", res, non)
 	}
 }
