@@ -13,6 +13,12 @@
 //		// err is the webhook's denial
 //	}
 //
+// Authorization is RBAC with the bootstrap policy, as envtest's
+// kube-apiserver: Config's administrator is in system:masters and may do
+// everything, so tests that only use it see no difference; a test can act
+// as another user through impersonation (rest.Config.Impersonate) and gets
+// what RBAC grants that user. WithAuthorizationModes changes the modes.
+//
 // It is for tests: certificates are generated per environment, nothing is
 // persisted, and no controllers other than admitd's own run (no scheduler,
 // no kubelet: pods are stored, never run). It sits at the top of the module,
@@ -79,6 +85,13 @@ func WithLogger(l *slog.Logger) Option {
 // default set, as kube-apiserver's --enable-admission-plugins.
 func WithAdmissionPlugins(names ...string) Option {
 	return func(s *settings) { s.server.EnableAdmissionPlugins = append(s.server.EnableAdmissionPlugins, names...) }
+}
+
+// WithAuthorizationModes sets the authorizers, as kube-apiserver's
+// --authorization-mode (default RBAC); for example AlwaysAllow lets every
+// user do everything.
+func WithAuthorizationModes(modes ...string) Option {
+	return func(s *settings) { s.server.AuthorizationModes = modes }
 }
 
 // WithoutAdmissionPlugins disables admission plugins of the default set, as

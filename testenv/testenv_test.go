@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // review adapts a function of an AdmissionRequest to an http.Handler that
@@ -189,6 +191,30 @@ func TestRule(t *testing.T) {
 			APIGroups: []string{tc.group}, APIVersions: []string{"*"}, Resources: []string{tc.res}}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Rule(%q, %v) = %+v, want %+v", tc.resource, tc.ops, got, want)
+		}
+	}
+}
+
+// The environment authorizes with RBAC: the administrator may do anything,
+// an impersonated user without bindings nothing; with AlwaysAllow everyone
+// may do everything.
+func TestAuthorizationModes(t *testing.T) {
+	for _, tc := range []struct {
+		opts      []Option
+		forbidden bool
+	}{
+		{nil, true},
+		{[]Option{WithAuthorizationModes("AlwaysAllow")}, false},
+	} {
+		env := Start(t, tc.opts...)
+		if _, err := env.Client().CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{}); err != nil {
+			t.Fatalf("administrator listing configmaps: %v", err)
+		}
+		cfg := rest.CopyConfig(env.Config)
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: "nobody"}
+		_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("default").List(t.Context(), metav1.ListOptions{})
+		if apierrors.IsForbidden(err) != tc.forbidden {
+			t.Errorf("options %d: nobody listing configmaps: %v, want forbidden %v", len(tc.opts), err, tc.forbidden)
 		}
 	}
 }

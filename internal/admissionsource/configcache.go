@@ -31,7 +31,10 @@ type ConfigCache[T any] struct {
 	revision int64
 }
 
-func newConfigCache[T any](store storage.Store, cat *registry.Catalogue, resources []schema.GroupVersionResource, build func([]runtime.Object) *T) *ConfigCache[T] {
+// NewConfigCache returns a cache of resources whose snapshot build makes
+// from the stored objects (build(nil) until the first Reload). build runs
+// under the cache's lock, one call at a time.
+func NewConfigCache[T any](store storage.Store, cat *registry.Catalogue, resources []schema.GroupVersionResource, build func([]runtime.Object) *T) *ConfigCache[T] {
 	c := &ConfigCache[T]{store: store, cat: cat, resources: resources, build: build}
 	c.current.Store(build(nil))
 	return c

@@ -41,7 +41,7 @@ func TestConfigCacheFollowsStorage(t *testing.T) {
 	cat := registry.NewCatalogue()
 	var builds atomic.Int64
 	vwc := admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations")
-	c := newConfigCache(store, cat, []schema.GroupVersionResource{vwc}, func(objs []runtime.Object) *int {
+	c := NewConfigCache(store, cat, []schema.GroupVersionResource{vwc}, func(objs []runtime.Object) *int {
 		builds.Add(1)
 		n := len(objs)
 		return &n

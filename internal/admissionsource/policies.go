@@ -30,7 +30,7 @@ var _ policies.Source = (*PolicyConfigs)(nil)
 
 // NewPolicyConfigs returns an empty cache; call Reload before serving.
 func NewPolicyConfigs(store storage.Store, cat *registry.Catalogue) *PolicyConfigs {
-	return newConfigCache(store, cat, policyResources, policySnapshot)
+	return NewConfigCache(store, cat, policyResources, policySnapshot)
 }
 
 func policySnapshot(objs []runtime.Object) *policies.Snapshot {

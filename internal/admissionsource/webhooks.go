@@ -23,7 +23,7 @@ var _ webhooks.Source = (*WebhookConfigs)(nil)
 
 // NewWebhookConfigs returns an empty cache; call Reload before serving.
 func NewWebhookConfigs(store storage.Store, cat *registry.Catalogue) *WebhookConfigs {
-	return newConfigCache(store, cat, []schema.GroupVersionResource{mutatingWebhooksGVR, validatingWebhooksGVR}, webhookSnapshot)
+	return NewConfigCache(store, cat, []schema.GroupVersionResource{mutatingWebhooksGVR, validatingWebhooksGVR}, webhookSnapshot)
 }
 
 func webhookSnapshot(objs []runtime.Object) *webhooks.Snapshot {

@@ -109,12 +109,17 @@ func (s *Server) validateUpdate(ctx context.Context, rq *request, res *registry.
 // therefore see what is stored. They run on every create and update, with
 // or without admission; each leaves its own step in the request's record
 // and is metered as an admission controller of type "admit".
+//
+// The write check (Config.WriteCheck) runs first, as upstream's RBAC
+// storage checks before its store prepares the object.
 func (s *Server) runWriteSteps(ctx context.Context, a *admission.Attributes, obj runtime.Object) (runtime.Object, error) {
-	if len(s.cfg.WriteSteps) == 0 {
-		return obj, nil
-	}
 	sa := *a
 	sa.Object = obj
+	if s.cfg.WriteCheck != nil {
+		if err := s.cfg.WriteCheck(ctx, &sa); err != nil {
+			return nil, err
+		}
+	}
 	for _, p := range s.cfg.WriteSteps {
 		m, ok := p.Plugin.(admission.Mutator)
 		if !ok || !m.Handles(sa.Operation) {

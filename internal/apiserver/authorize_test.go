@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/memory"
 )
@@ -17,20 +18,20 @@ import (
 // A request the authorizer does not allow gets upstream's 403 Status; the
 // authorizer sees the request's attributes after authentication.
 func TestAuthorizeForbidden(t *testing.T) {
-	var seen []AuthorizationAttributes
+	var seen []auth.Attributes
 	cfg := testConfig(memory.New(), registry.NewCatalogue())
-	cfg.Authorize = func(_ context.Context, a AuthorizationAttributes) (Decision, string, error) {
+	cfg.Authorizer = auth.AuthorizerFunc(func(_ context.Context, a auth.Attributes) (auth.Decision, string, error) {
 		seen = append(seen, a)
 		switch a.Resource {
 		case "configmaps":
-			return DecisionAllow, "", nil
+			return auth.DecisionAllow, "", nil
 		case "secrets":
-			return DecisionDeny, "secrets are private", nil
+			return auth.DecisionDeny, "secrets are private", nil
 		case "pods":
-			return DecisionNoOpinion, "", errors.New("authorizer down")
+			return auth.DecisionNoOpinion, "", errors.New("authorizer down")
 		}
-		return DecisionNoOpinion, "", nil
-	}
+		return auth.DecisionNoOpinion, "", nil
+	})
 	s := New(cfg)
 	for _, tc := range []struct {
 		method, path string

@@ -36,12 +36,13 @@ func (s *Server) selfSubjectRulesReview(ctx context.Context, rq *request, obj ru
 	ns := obj.(*authorizationv1.SelfSubjectRulesReview).Spec.Namespace
 	var status authorizationv1.SubjectRulesReviewStatus
 	var err error
-	switch {
-	case s.cfg.RuleResolver != nil:
-		status.ResourceRules, status.NonResourceRules, status.Incomplete, err = s.cfg.RuleResolver.RulesFor(ctx, rq.user, ns)
-	case s.cfg.Authorizer == nil:
-		status.ResourceRules, status.NonResourceRules = auth.AllowAllRules()
-	default:
+	authorizer := s.cfg.Authorizer
+	if authorizer == nil {
+		authorizer = auth.AlwaysAllow
+	}
+	if rules, ok := authorizer.(auth.RulesReviewer); ok {
+		status.ResourceRules, status.NonResourceRules, status.Incomplete, err = rules.RulesReview(rq.user, ns)
+	} else {
 		status.Incomplete = true
 	}
 	if err != nil {

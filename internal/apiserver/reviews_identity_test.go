@@ -22,21 +22,14 @@ const (
 )
 
 func TestSelfSubjectRulesReview(t *testing.T) {
-	resolver := auth.RuleResolverFunc(func(_ context.Context, u authenticationv1.UserInfo, ns string) (
-		[]authorizationv1.ResourceRule, []authorizationv1.NonResourceRule, bool, error) {
-		if u.Username != "alice" || ns != "team" {
-			return nil, nil, false, nil
-		}
-		return []authorizationv1.ResourceRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}},
-			nil, true, errors.New("role gone")
-	})
+	resolver := &listingPolicy{}
 	body := `{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"team"}}`
 	for _, tc := range []struct {
 		name string
 		edit func(*Config)
 		want string
 	}{
-		{name: "resolver", edit: func(c *Config) { c.RuleResolver = resolver; c.Authorizer = &policy{} },
+		{name: "resolver", edit: func(c *Config) { c.Authorizer = resolver },
 			want: `{"resourceRules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"]}],"nonResourceRules":[],"incomplete":true,"evaluationError":"role gone"}`},
 		{name: "allow all",
 			want: `{"resourceRules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}],"nonResourceRules":[{"verbs":["*"],"nonResourceURLs":["*"]}],"incomplete":false}`},
@@ -181,4 +174,17 @@ func TestTokenReviewServiceAccountToken(t *testing.T) {
 	if st := review(); st.Authenticated || st.Error != `serviceaccounts "bot" not found` {
 		t.Errorf("TokenReview after the service account is gone = %+v, want not authenticated, serviceaccounts \"bot\" not found", st)
 	}
+}
+
+// listingPolicy is a policy that also lists rules, as RBAC does: alice has
+// one in "team", and one of her bindings is broken.
+type listingPolicy struct{ policy }
+
+func (*listingPolicy) RulesReview(u authenticationv1.UserInfo, ns string) (
+	[]authorizationv1.ResourceRule, []authorizationv1.NonResourceRule, bool, error) {
+	if u.Username != "alice" || ns != "team" {
+		return nil, nil, false, nil
+	}
+	return []authorizationv1.ResourceRule{{Verbs: []string{"get"}, APIGroups: []string{""}, Resources: []string{"pods"}}},
+		nil, true, errors.New("role gone")
 }

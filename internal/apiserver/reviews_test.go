@@ -19,10 +19,14 @@ import (
 
 // policy is an honest fake authorizer: alice may read pods, secrets are
 // denied to all, the verb "explode" breaks it, everyone may get /healthz.
-// It records the attributes it was asked about.
+// It lets everyone at the review resources (the check of the request itself, not
+// recorded) and records the attributes the reviews asked about.
 type policy struct{ seen []auth.Attributes }
 
 func (p *policy) Authorize(_ context.Context, a auth.Attributes) (auth.Decision, string, error) {
+	if a.ResourceRequest && strings.HasSuffix(a.Resource, "reviews") {
+		return auth.DecisionAllow, "", nil
+	}
 	p.seen = append(p.seen, a)
 	switch {
 	case a.Verb == "explode":

@@ -41,16 +41,13 @@ type Config struct {
 	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
 	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
-	// Authorize decides, after authentication, whether a request may run;
-	// nil allows every request (see Authorizer).
-	Authorize Authorizer
-	// Authorizer answers the access reviews (SubjectAccessReview and its
-	// local and self variants); nil allows everything, as AlwaysAllow.
+	// Authorizer decides, after authentication, whether a request may run
+	// (it is asked for every request but the public health and version
+	// endpoints), and answers the access reviews (SubjectAccessReview and
+	// its local and self variants); SelfSubjectRulesReview lists its rules
+	// when it is an auth.RulesReviewer, else answers incomplete. nil allows
+	// everything, as AlwaysAllow.
 	Authorizer auth.Authorizer
-	// RuleResolver lists a user's rules for SelfSubjectRulesReview. When
-	// nil, the review lists AlwaysAllow's rules if Authorizer is nil too,
-	// and otherwise no rules, marked incomplete.
-	RuleResolver auth.RuleResolver
 	// TokenAuthenticator answers TokenReview before the service-account
 	// tokens of TokenIssuer are tried; nil leaves only those.
 	TokenAuthenticator auth.AudienceTokenAuthenticator
@@ -76,6 +73,13 @@ type Config struct {
 	// every create and update runs after mutating admission; see
 	// runWriteSteps. None by default.
 	WriteSteps []admission.NamedPlugin
+	// WriteCheck, when set, may refuse any create or update (with or
+	// without admission, dry run included) after mutating admission and
+	// before WriteSteps, validation and validating admission: where
+	// upstream's RBAC storage refuses privilege escalation. a.Object is the
+	// object to be written, a.OldObject the stored one on update. Nil
+	// refuses nothing.
+	WriteCheck func(ctx context.Context, a *admission.Attributes) error
 	// AdmissionMetrics meters WriteSteps; nil meters nothing.
 	AdmissionMetrics *admission.Metrics
 	// CustomTypeConverters gives the structured-merge types of custom

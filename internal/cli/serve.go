@@ -20,7 +20,10 @@ func newServeCommand() *cobra.Command {
 		Example: `  # embedded storage in ./admitd-data, admin kubeconfig written there
   admitd serve
   export KUBECONFIG=$PWD/admitd-data/admin.kubeconfig
-  kubectl get namespaces`,
+  kubectl get namespaces
+
+  # everyone may do everything (no RBAC), as kube-apiserver's own default
+  admitd serve --authorization-mode=AlwaysAllow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -59,7 +62,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.ServiceMap, "service-map", "", "JSON file mapping <svc>.<ns>.svc to the host:port to dial for webhooks behind that Service")
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")
 	f.StringVar(&o.AuditPolicyFile, "audit-policy-file", "", "audit policy (audit.k8s.io/v1 Policy)")
-	var authzMode string
-	f.StringVar(&authzMode, "authorization-mode", "AlwaysAllow", "authorization mode (AlwaysAllow)")
+	f.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
+		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, RBAC (Node and Webhook: not implemented yet); system:masters is always allowed")
 	return cmd
 }

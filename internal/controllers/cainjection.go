@@ -192,7 +192,9 @@ func staleCA(obj runtime.Object, bundle []byte) bool {
 }
 
 // CAInjectorUser is the user of the updates that refresh caBundles after a
-// Secret changes.
-var CAInjectorUser = authenticationv1.UserInfo{Username: "system:admitd:ca-injector", Groups: []string{"system:authenticated"}}
+// Secret changes. It is the server's own, like kube-apiserver's loopback
+// user, and as that one in system:masters: no RBAC role of the bootstrap
+// policy covers it.
+var CAInjectorUser = authenticationv1.UserInfo{Username: "system:admitd:ca-injector", Groups: []string{"system:masters", "system:authenticated"}}
 
 const caInjectorManager = "admitd-ca-injector"

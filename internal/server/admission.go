@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
@@ -41,8 +42,9 @@ func newMetricsRegistry() *prometheus.Registry {
 }
 
 // newAdmission builds the chain of enabled plugins in upstream order, with
-// the webhook plugins reading configurations from storage.
-func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer) (*admissionParts, error) {
+// the webhook plugins reading configurations from storage; CEL's authorizer
+// asks authz.
+func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer, authz auth.Authorizer) (*admissionParts, error) {
 	metrics := admission.NewMetrics(reg)
 	parts := &admissionParts{webhooks: admissionsource.NewWebhookConfigs(store, cat), policies: admissionsource.NewPolicyConfigs(store, cat), metrics: metrics,
 		types: admissionsource.NewCRDTypeConverters(store, cat)}
@@ -71,7 +73,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(alwaysAllow)}
+	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(authz)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err

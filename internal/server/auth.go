@@ -9,20 +9,17 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
-// alwaysAllow is --authorization-mode=AlwaysAllow.
-var alwaysAllow = auth.AuthorizerFunc(func(context.Context, auth.Attributes) (auth.Decision, string, error) {
-	return auth.DecisionAllow, "", nil
-})
-
 // newAuthenticator returns the request authentication of the server: x509
 // client certificates (the generated CA and --client-ca-file), bearer tokens
-// from --token-auth-file, optionally anonymous, then impersonation.
-func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
+// from --token-auth-file, optionally anonymous, then impersonation, which
+// authz authorizes.
+func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(bundle.CA.Cert)
 	if o.ClientCAFile != "" {
@@ -46,7 +43,7 @@ func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authen
 	if err != nil {
 		return nil, err
 	}
-	imp := auth.NewImpersonator(alwaysAllow)
+	imp := auth.NewImpersonator(authz)
 	return func(r *http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error) {
 		u, ok, err := authn.Authenticate(r)
 		if err != nil || !ok {
@@ -55,7 +52,9 @@ func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authen
 			}
 			return authenticationv1.UserInfo{}, nil, auth.Unauthorized()
 		}
-		user, impersonating, err := imp.Impersonate(r.Context(), r.Header, auth.Attributes{User: u, Path: r.URL.Path})
+		attrs, _ := apiserver.RequestAttributes(r)
+		attrs.User = u
+		user, impersonating, err := imp.Impersonate(r.Context(), r.Header, attrs)
 		if err != nil || !impersonating {
 			return user, nil, err
 		}

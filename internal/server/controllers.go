@@ -10,10 +10,12 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// startControllers runs the namespace, policy status, garbage collector and
-// service-account controllers until ctx ends; each writes through the loopback client as its
-// own kube-controller-manager user (the service-account controller without
-// admission: see LoopbackWithoutAdmission).
+// startControllers runs the namespace, policy status, garbage collector,
+// ClusterRole aggregation and service-account controllers until ctx ends;
+// each writes through the loopback client as its own
+// kube-controller-manager user, which the bootstrap RBAC policy authorizes
+// (the service-account controller without admission: see
+// LoopbackWithoutAdmission).
 func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
 	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
 	if err != nil {
@@ -31,6 +33,11 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 	if err != nil {
 		return err
 	}
+	aggClient, err := controllers.NewClient(api.Loopback(controllers.ClusterRoleAggregationUser))
+	if err != nil {
+		return err
+	}
+	go controllers.NewClusterRoleAggregation(store, cat, aggClient, log.With("controller", "clusterrole-aggregation")).Run(ctx)
 	go controllers.NewNamespaces(store, cat, nsClient, log.With("controller", "namespace")).Run(ctx)
 	go controllers.NewPolicyStatus(store, cat, statusClient, api.OpenAPI(), log.With("controller", "validatingadmissionpolicy-status")).Run(ctx)
 	go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)

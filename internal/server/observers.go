@@ -23,10 +23,10 @@ type configCache interface {
 }
 
 // writeObservers are what a write changes beyond storage, before it
-// returns, in this order: the custom resources served, the admission
+// returns, in this order: the custom resources served, the RBAC policy, the admission
 // configuration caches, and the configurations CA injection keeps up to
 // date. The CA refresh writes through caTransport (the loopback).
-func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admissionParts, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
+func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admissionParts, policy *rbacPolicy, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
 	client, err := controllers.NewClient(caTransport)
 	if err != nil {
 		return nil, err
@@ -34,6 +34,7 @@ func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admission
 	refresh := controllers.NewCARefresh(store, cat, client, inject, log.With("controller", "ca-injection"))
 	return []apiserver.WriteObserver{
 		apiserver.CustomResourceSync(store, cat, log),
+		reloading(policy.cache, "reloading RBAC policy", log),
 		reloading(adm.webhooks, "reloading webhook configurations", log),
 		reloading(adm.policies, "reloading admission policies", log),
 		apiserver.ObserveResources(func(ctx context.Context, ev apiserver.WriteEvent) {

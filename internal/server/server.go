@@ -21,6 +21,8 @@ import (
 
 	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/auth/rbac"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
@@ -53,8 +55,17 @@ type Options struct {
 	// TokenAuthFile is a kube-apiserver CSV token file.
 	TokenAuthFile string
 	// AnonymousAuth lets requests without credentials in as
-	// system:anonymous. Default false.
+	// system:anonymous (group system:unauthenticated), who may do what
+	// the authorizers grant them. Default false.
 	AnonymousAuth bool
+	// AuthorizationModes is kube-apiserver's --authorization-mode: the
+	// authorizers asked in order, the first to allow or deny deciding.
+	// AlwaysAllow, AlwaysDeny and RBAC are served; Node, Webhook and ABAC
+	// refuse to start (not implemented yet). Members of system:masters are
+	// always allowed, as upstream. Default RBAC (to become Node,RBAC once
+	// the Node authorizer exists; kube-apiserver's own default is
+	// AlwaysAllow).
+	AuthorizationModes []string
 	// KubeconfigOut is where the admin kubeconfig is written; default
 	// <DataDir>/admin.kubeconfig. "-" disables writing it.
 	KubeconfigOut string
@@ -84,7 +95,7 @@ type Options struct {
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
-		CompactionInterval: DefaultCompactionInterval}
+		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeRBAC}}
 }
 
 // Server is a started admitd.
@@ -114,6 +125,9 @@ type Server struct {
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
@@ -189,6 +203,7 @@ type apiParts struct {
 	api        *apiserver.Server
 	cat        *registry.Catalogue
 	adm        *admissionParts
+	rbac       *rbacPolicy
 	closeAudit func() error
 }
 
@@ -197,13 +212,15 @@ type apiParts struct {
 // service-account tokens, /metrics; then bootstraps storage and loads the
 // admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
-	authn, err := newAuthenticator(o, bundle)
+	cat := registry.NewCatalogue()
+	metricsReg := newMetricsRegistry()
+	policy := newRBACPolicy(store, cat)
+	authz := newAuthorizer(o.AuthorizationModes, policy.authorizer, metricsReg)
+	authn, err := newAuthenticator(o, bundle, authz)
 	if err != nil {
 		return nil, err
 	}
-	cat := registry.NewCatalogue()
-	metricsReg := newMetricsRegistry()
-	adm, err := newAdmission(ctx, o, store, cat, metricsReg)
+	adm, err := newAdmission(ctx, o, store, cat, metricsReg, authz)
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +237,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	cfg := apiserver.Config{
-		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Admission: adm.chain, TokenIssuer: tokens,
+		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
+		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
@@ -228,10 +246,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	parts := &apiParts{cat: cat, adm: adm, closeAudit: closeAudit}
+	parts := &apiParts{cat: cat, adm: adm, rbac: policy, closeAudit: closeAudit}
 	inject := controllers.NewCAInjection(admissionsource.NewSecretLookup(store, cat), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
-	if cfg.Observers, err = writeObservers(store, cat, adm, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
+	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
 		_ = closeAudit()
 		return nil, err
 	}
@@ -247,6 +265,12 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 func (p *apiParts) load(ctx context.Context) error {
 	if err := p.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrapping: %w", err)
+	}
+	if err := ensureBootstrapPolicy(ctx, p.api); err != nil {
+		return err
+	}
+	if err := p.rbac.cache.Reload(ctx); err != nil {
+		return fmt.Errorf("loading RBAC policy: %w", err)
 	}
 	if err := p.adm.webhooks.Reload(ctx); err != nil {
 		return fmt.Errorf("loading webhook configurations: %w", err)
@@ -267,6 +291,7 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, lo
 		go (&compactor{store: s.store, log: log.With("component", "compactor")}).run(runCtx, o)
 	}
 	go p.adm.webhooks.Run(runCtx)
+	go p.rbac.cache.Run(runCtx)
 	go p.adm.policies.Run(runCtx)
 	go func() {
 		defer close(s.done)
