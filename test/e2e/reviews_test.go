@@ -21,9 +21,9 @@ spec:
   token: s3cret
 `
 
-// The review resources answer kubectl with the default AlwaysAllow
-// authorizer, are never stored, and TokenReview knows the token file and
-// the server's service-account tokens.
+// The review resources answer kubectl from the default RBAC authorizer,
+// are never stored, and TokenReview knows the token file and the server's
+// service-account tokens.
 func TestKubectlReviews(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "tokens.csv")
@@ -32,11 +32,21 @@ func TestKubectlReviews(t *testing.T) {
 	}
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--token-auth-file", tokenFile)
 
+	if out, _, err := a.kubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); err == nil || strings.TrimSpace(out) != "no" {
+		t.Errorf("kubectl auth can-i create pods --as bob, unbound = %q, %v; want no", out, err)
+	}
+	if out := a.mustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "false" {
+		t.Errorf("SubjectAccessReview for bob, unbound: allowed = %q, want not allowed", out)
+	}
+	a.mustKubectl(t, "", "create", "rolebinding", "bob-edit", "--clusterrole=edit", "--user=bob", "-n", "default")
 	if out := a.mustKubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); strings.TrimSpace(out) != "yes" {
-		t.Errorf("kubectl auth can-i create pods --as bob = %q, want yes", out)
+		t.Errorf("kubectl auth can-i create pods --as bob, bound to edit = %q, want yes", out)
 	}
 	if out := a.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default"); !strings.Contains(out, "*.*") {
-		t.Errorf("kubectl auth can-i --list = %q, want AlwaysAllow's *.* rule", out)
+		t.Errorf("kubectl auth can-i --list as the admin = %q, want cluster-admin's *.* rule", out)
+	}
+	if out := a.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default", "--as", "bob"); !strings.Contains(out, "configmaps") || strings.Contains(out, "*.*") {
+		t.Errorf("kubectl auth can-i --list as bob = %q, want edit's rules (configmaps, ...), not *.*", out)
 	}
 	if out := a.mustKubectl(t, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admitd-admin" {
 		t.Errorf("kubectl auth whoami = %q, want admitd-admin", out)
