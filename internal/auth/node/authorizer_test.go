@@ -87,6 +87,7 @@ func TestAuthorizeGraph(t *testing.T) {
 		{"disallowed configmap", n1("get", "", "configmaps", "", "ns1", "cm2"), none, noRel1},
 		{"disallowed secret via pod", n1("get", "", "secrets", "", "ns1", "s2"), none, noRel1},
 		{"disallowed pvc", n1("get", "", "persistentvolumeclaims", "", "ns1", "c2"), none, noRel1},
+		{"disallowed pv in a namespace", n1("get", "", "persistentvolumes", "", "ns1", "pv1"), none, noRel1},
 		{"disallowed pv", n1("get", "", "persistentvolumes", "", "", "pv2"), none, noRel1},
 		{"disallowed unknown secret", n1("get", "", "secrets", "", "ns1", "nope"), none, noRel1},
 		{"disallowed secret in other namespace", n1("get", "", "secrets", "", "ns2", "s1"), none, noRel1},

@@ -86,7 +86,8 @@ func (g *Graph) reachable(node string, r ref) bool {
 		p, ok := g.pods[r]
 		return ok && p.node == node
 	case kindPV:
-		return g.pvReachableLocked(node, r.name)
+		// Volumes are cluster-scoped: a request with a namespace names none.
+		return r.namespace == "" && g.pvReachableLocked(node, r.name)
 	case kindVolumeAttachment, kindResourceSlice, kindPodCertificateRequest:
 		n, ok := g.bound[r]
 		return ok && n == node

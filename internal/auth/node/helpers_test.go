@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/auth"
 )
@@ -29,7 +30,7 @@ func withNodeSelector(a auth.Attributes, node string) auth.Attributes {
 }
 
 func newPod(ns, name, node string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "uid-" + "name"},
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID("uid-" + name)},
 		Spec: corev1.PodSpec{NodeName: node}}
 	for _, m := range mutate {
 		m(p)
