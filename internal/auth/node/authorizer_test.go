@@ -23,7 +23,7 @@ const (
 // cluster is two nodes whose pods share one secret, with a bound volume,
 // an attachment, a resource slice and a pod certificate request on node1.
 func cluster() *Graph {
-	g := NewGraph()
+	g := NewGraph(nil)
 	str := func(s string) *string { return &s }
 	g.AddPod(newPod("ns1", "p1", "node1", withSecretVolume("s1"), withSecretVolume("shared"),
 		withConfigMapEnv("cm1"), withPVC("c1"), withServiceAccount("sa1"), func(p *corev1.Pod) {
@@ -125,7 +125,7 @@ func TestAuthorizeGraph(t *testing.T) {
 }
 
 func TestAuthorizeFixed(t *testing.T) {
-	a := newAuthorizer(t, NewGraph())
+	a := newAuthorizer(t, NewGraph(nil))
 	n1 := func(verb, group, resource, sub, ns, name string) auth.Attributes {
 		return attrs("node1", verb, group, resource, sub, ns, name)
 	}
@@ -172,7 +172,7 @@ func TestAuthorizeNotANode(t *testing.T) {
 }
 
 func TestRulesFor(t *testing.T) {
-	a := newAuthorizer(t, NewGraph())
+	a := newAuthorizer(t, NewGraph(nil))
 	_, _, incomplete, err := a.RulesFor(context.Background(), nodeUser("n"), "ns")
 	if !incomplete || err == nil {
 		t.Errorf("RulesFor(node) = incomplete %v, err %v, want true and an error", incomplete, err)

@@ -15,7 +15,7 @@ import (
 // service account "default", run on 100 other nodes. secret is the secret
 // read: "mine" (allowed) or "common" (not used on n0, so refused).
 func benchmarkDecision(b *testing.B, unrelated int, secret string, want auth.Decision) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	for i := range unrelated {
 		g.AddPod(newPod("ns", fmt.Sprintf("p%d", i), fmt.Sprintf("n%d", 1+i%100),
 			withSecretVolume(fmt.Sprintf("s%d", i)), withPVC(fmt.Sprintf("c%d", i)), withServiceAccount("default"),

@@ -52,7 +52,8 @@ type pvEntry struct {
 // whatever the number of pods on other nodes (a secret named by persistent
 // volumes also looks at each of those volumes).
 type Graph struct {
-	mu sync.RWMutex
+	metrics *Metrics
+	mu      sync.RWMutex
 	// pods are the pods bound to a node, by kindPod ref.
 	pods map[ref]podEntry
 	// uses counts, per node, the pods on it that reference each object.
@@ -66,9 +67,11 @@ type Graph struct {
 	bound map[ref]string
 }
 
-// NewGraph returns an empty graph.
-func NewGraph() *Graph {
+// NewGraph returns an empty graph that records its changes in m (nil
+// records nothing).
+func NewGraph(m *Metrics) *Graph {
 	return &Graph{
+		metrics:     m,
 		pods:        map[ref]podEntry{},
 		uses:        map[string]map[ref]int{},
 		pvs:         map[string]pvEntry{},

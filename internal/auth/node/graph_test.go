@@ -58,7 +58,7 @@ func checkInvariants(t *testing.T, g *Graph) {
 func secret(ns, name string) ref { return ref{kindSecret, ns, name} }
 
 func TestDeletedPodRemovesEdges(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	p := newPod("ns", "p", "n1", withSecretVolume("s"), withPVC("c"), withServiceAccount("sa"))
 	g.AddPod(p)
 	check(t, g, "added", reach{"n1", secret("ns", "s"), true}, reach{"n1", ref{kindServiceAccount, "ns", "sa"}, true})
@@ -68,7 +68,7 @@ func TestDeletedPodRemovesEdges(t *testing.T) {
 }
 
 func TestSharedSecretRefcounted(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	a := newPod("ns", "a", "n1", withSecretVolume("s"))
 	b := newPod("ns", "b", "n1", withSecretVolume("s"), func(p *corev1.Pod) {
 		p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "s"}} // twice in one pod
@@ -82,7 +82,7 @@ func TestSharedSecretRefcounted(t *testing.T) {
 }
 
 func TestPodMovesNodes(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	p := newPod("ns", "p", "n1", withSecretVolume("s"))
 	g.AddPod(p)
 	moved := newPod("ns", "p", "n2", withSecretVolume("s"))
@@ -95,7 +95,7 @@ func TestPodMovesNodes(t *testing.T) {
 }
 
 func TestUpdatePodOnlyWhenReferencesMayChange(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	p := newPod("ns", "p", "n1", withSecretVolume("s"))
 	g.AddPod(p)
 	// Same node and uid: the spec of a bound pod is immutable, so the new
@@ -116,7 +116,7 @@ func TestUpdatePodOnlyWhenReferencesMayChange(t *testing.T) {
 }
 
 func TestMirrorPodGrantsNothing(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	g.AddPod(newPod("ns", "m", "n1", withSecretVolume("s"), withServiceAccount("sa"), func(p *corev1.Pod) {
 		p.Annotations = map[string]string{corev1.MirrorPodAnnotationKey: "x"}
 	}))
@@ -125,7 +125,7 @@ func TestMirrorPodGrantsNothing(t *testing.T) {
 }
 
 func TestPVSecrets(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	g.AddPod(newPod("ns", "p", "n1", withPVC("c")))
 	withRBD := func(pv *corev1.PersistentVolume) {
 		pv.Spec.RBD = &corev1.RBDPersistentVolumeSource{SecretRef: &corev1.SecretReference{Name: "rbd"}}
@@ -142,7 +142,7 @@ func TestPVSecrets(t *testing.T) {
 }
 
 func TestEphemeralVolumeClaim(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	g.AddPod(newPod("ns", "p", "n1", func(p *corev1.Pod) {
 		p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}}}
 	}))
@@ -150,7 +150,7 @@ func TestEphemeralVolumeClaim(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	g := NewGraph()
+	g := NewGraph(nil)
 	a := newAuthorizer(t, g)
 	var wg sync.WaitGroup
 	for w := range 4 {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -23,6 +24,7 @@ func (g *Graph) UpdatePod(old, pod *corev1.Pod) {
 	if old != nil && !podChanged(old, pod) {
 		return
 	}
+	defer g.metrics.observe("AddPod", time.Now())
 	key := ref{kindPod, pod.Namespace, pod.Name}
 	e := podEntry{node: pod.Spec.NodeName, refs: podRefs(pod)}
 	g.mu.Lock()
@@ -36,6 +38,7 @@ func (g *Graph) DeletePod(pod *corev1.Pod) {
 	if pod.Spec.NodeName == "" {
 		return
 	}
+	defer g.metrics.observe("DeletePod", time.Now())
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.removePodLocked(ref{kindPod, pod.Namespace, pod.Name})

@@ -1,12 +1,17 @@
 package node
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // AddPV records a persistent volume. A volume bound to a claim (with a
 // claimRef) gives the nodes whose pods use that claim access to the volume
 // and to the secrets the kubelet needs to mount it; an unbound one gives
 // access to nothing.
 func (g *Graph) AddPV(pv *corev1.PersistentVolume) {
+	defer g.metrics.observe("AddPV", time.Now())
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.removePVLocked(pv.Name)
@@ -31,6 +36,7 @@ func (g *Graph) UpdatePV(_, pv *corev1.PersistentVolume) { g.AddPV(pv) }
 
 // DeletePV forgets a persistent volume.
 func (g *Graph) DeletePV(pv *corev1.PersistentVolume) {
+	defer g.metrics.observe("DeletePV", time.Now())
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.removePVLocked(pv.Name)

@@ -85,7 +85,7 @@ type pair struct {
 
 func newPair(t testing.TB) *pair {
 	t.Helper()
-	p := &pair{ours: node.NewGraph(), pods: &recorder{}, pvs: &recorder{}, vas: &recorder{}, slices: &recorder{}, pcrs: &recorder{}}
+	p := &pair{ours: node.NewGraph(nil), pods: &recorder{}, pvs: &recorder{}, vas: &recorder{}, slices: &recorder{}, pcrs: &recorder{}}
 	g := upstream.NewGraph()
 	upstream.AddGraphEventHandlers(g, nil, podInformer{r: p.pods}, pvInformer{r: p.pvs}, vaInformer{r: p.vas},
 		sliceInformer{r: p.slices}, pcrInformer{r: p.pcrs})
