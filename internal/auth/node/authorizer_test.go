@@ -177,10 +177,11 @@ func TestRulesFor(t *testing.T) {
 	if !incomplete || err == nil {
 		t.Errorf("RulesFor(node) = incomplete %v, err %v, want true and an error", incomplete, err)
 	}
-	_, _, incomplete, err = a.RulesFor(context.Background(), nodeUser("n"), "")
-	_ = incomplete
-	if err == nil {
-		t.Errorf("RulesFor(node, all namespaces) err = nil, want an error")
+	alice := nodeUser("n")
+	alice.Username = "alice"
+	_, _, incomplete, err = a.RulesFor(context.Background(), alice, "ns")
+	if incomplete || err != nil {
+		t.Errorf("RulesFor(alice) = incomplete %v, err %v, want false and no error", incomplete, err)
 	}
 }
 

@@ -134,6 +134,8 @@ var resources = [][2]string{
 	{"", "services"}, {"", "events"}, {"authentication.k8s.io", "tokenreviews"}, {"", "endpoints"},
 	{"certificates.k8s.io", "certificatesigningrequests"}, {"", "namespaces"}, {"resource.k8s.io", "deviceclasses"},
 	{"discovery.k8s.io", "endpointslices"}, {"storage.k8s.io", "csidrivers"}, {"", "secrets/token"},
+	// Resources of the Node authorizer named with another group.
+	{"apps", "pods"}, {"storage.k8s.io", "secrets"}, {"", "resourceslices"}, {"", "leases"},
 }
 
 var verbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection", "escalate", "*"}
