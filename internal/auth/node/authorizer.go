@@ -26,7 +26,7 @@ type Authorizer struct {
 
 var (
 	_ auth.Authorizer   = (*Authorizer)(nil)
-	_ auth.RuleResolver = (*Authorizer)(nil)
+	_ auth.RulesReviewer = (*Authorizer)(nil)
 )
 
 // New returns an authorizer that reads g and allows rules to every node for
@@ -51,12 +51,12 @@ func BootstrapRules() ([]rbacv1.PolicyRule, error) {
 	return nil, errors.New("bootstrap RBAC policy: no ClusterRole system:node")
 }
 
-// errNoRules is returned by RulesFor for nodes, as upstream.
+// errNoRules is returned by RulesReview for nodes, as upstream.
 var errNoRules = errors.New("node authorizer does not support user rule resolution")
 
-// RulesFor lists no rules; for a node it reports the list incomplete, with
-// an error, as a node's permissions depend on the graph.
-func (a *Authorizer) RulesFor(_ context.Context, user authenticationv1.UserInfo, _ string) (
+// RulesReview lists no rules; for a node it reports the list incomplete,
+// with an error, as a node's permissions depend on the graph.
+func (a *Authorizer) RulesReview(user authenticationv1.UserInfo, _ string) (
 	[]authorizationv1.ResourceRule, []authorizationv1.NonResourceRule, bool, error) {
 	if _, isNode := Identity(user); isNode {
 		return nil, nil, true, errNoRules

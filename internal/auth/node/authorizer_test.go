@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"testing"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -171,17 +170,17 @@ func TestAuthorizeNotANode(t *testing.T) {
 	}
 }
 
-func TestRulesFor(t *testing.T) {
+func TestRulesReview(t *testing.T) {
 	a := newAuthorizer(t, NewGraph(nil))
-	_, _, incomplete, err := a.RulesFor(context.Background(), nodeUser("n"), "ns")
+	_, _, incomplete, err := a.RulesReview(nodeUser("n"), "ns")
 	if !incomplete || err == nil {
-		t.Errorf("RulesFor(node) = incomplete %v, err %v, want true and an error", incomplete, err)
+		t.Errorf("RulesReview(node) = incomplete %v, err %v, want true and an error", incomplete, err)
 	}
 	alice := nodeUser("n")
 	alice.Username = "alice"
-	_, _, incomplete, err = a.RulesFor(context.Background(), alice, "ns")
+	_, _, incomplete, err = a.RulesReview(alice, "ns")
 	if incomplete || err != nil {
-		t.Errorf("RulesFor(alice) = incomplete %v, err %v, want false and no error", incomplete, err)
+		t.Errorf("RulesReview(alice) = incomplete %v, err %v, want false and no error", incomplete, err)
 	}
 }
 

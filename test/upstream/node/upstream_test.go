@@ -181,7 +181,7 @@ func TestRulesFor(t *testing.T) {
 		{Username: "system:node:n1"},
 		{Username: "alice", Groups: []string{"system:nodes"}},
 	} {
-		_, _, incomplete, err := p.oursAuthz.RulesFor(context.Background(), u, "ns1")
+		_, _, incomplete, err := p.oursAuthz.RulesReview(u, "ns1")
 		_, _, uincomplete, uerr := p.upAuthz.RulesFor(context.Background(), upstreamUser(u), "ns1")
 		if incomplete != uincomplete || (err == nil) != (uerr == nil) || (err != nil && err.Error() != uerr.Error()) {
 			t.Errorf("RulesFor(%s) = incomplete %v, err %v; upstream %v, %v", u.Username, incomplete, err, uincomplete, uerr)
