@@ -31,25 +31,43 @@ func pvcStatusWrites() []named {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
 		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
 	changes := map[string]func(*corev1.PersistentVolumeClaim){
-		"nothing":            func(*corev1.PersistentVolumeClaim) {},
-		"resourceVersion":    func(c *corev1.PersistentVolumeClaim) { c.ResourceVersion = "" },
-		"capacity":           func(c *corev1.PersistentVolumeClaim) { c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")} },
-		"conditions":         func(c *corev1.PersistentVolumeClaim) { c.Status.Conditions = []corev1.PersistentVolumeClaimCondition{{Type: "Resizing"}} },
-		"allocated":          func(c *corev1.PersistentVolumeClaim) { c.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")} },
-		"allocated statuses": func(c *corev1.PersistentVolumeClaim) { c.Status.AllocatedResourceStatuses = map[corev1.ResourceName]corev1.ClaimResourceStatus{"storage": "ControllerResizeInProgress"} },
-		"managedFields":      func(c *corev1.PersistentVolumeClaim) { c.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m"}} },
-		"phase":              func(c *corev1.PersistentVolumeClaim) { c.Status.Phase = corev1.ClaimLost },
-		"labels":             func(c *corev1.PersistentVolumeClaim) { c.Labels = map[string]string{"a": "b"} },
-		"finalizers":         func(c *corev1.PersistentVolumeClaim) { c.Finalizers = []string{"f"} },
-		"spec request":       func(c *corev1.PersistentVolumeClaim) { c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("3Gi") },
-		"data source":        func(c *corev1.PersistentVolumeClaim) { c.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "K", Name: "n"} },
+		"nothing":         func(*corev1.PersistentVolumeClaim) {},
+		"resourceVersion": func(c *corev1.PersistentVolumeClaim) { c.ResourceVersion = "" },
+		"capacity": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}
+		},
+		"conditions": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.Conditions = []corev1.PersistentVolumeClaimCondition{{Type: "Resizing"}}
+		},
+		"allocated": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("2Gi")}
+		},
+		"allocated statuses": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.AllocatedResourceStatuses = map[corev1.ResourceName]corev1.ClaimResourceStatus{"storage": "ControllerResizeInProgress"}
+		},
+		"managedFields": func(c *corev1.PersistentVolumeClaim) { c.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m"}} },
+		"phase":         func(c *corev1.PersistentVolumeClaim) { c.Status.Phase = corev1.ClaimLost },
+		"labels":        func(c *corev1.PersistentVolumeClaim) { c.Labels = map[string]string{"a": "b"} },
+		"finalizers":    func(c *corev1.PersistentVolumeClaim) { c.Finalizers = []string{"f"} },
+		"spec request": func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("3Gi")
+		},
+		"data source": func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.DataSource = &corev1.TypedLocalObjectReference{Kind: "K", Name: "n"}
+		},
 		"data source ref": func(c *corev1.PersistentVolumeClaim) {
 			c.Spec.DataSourceRef = &corev1.TypedObjectReference{APIGroup: ptr.To("g"), Kind: "K", Name: "n", Namespace: ptr.To("o")}
 		},
-		"modify status":  func(c *corev1.PersistentVolumeClaim) { c.Status.ModifyVolumeStatus = &corev1.ModifyVolumeStatus{Status: "Pending"} },
-		"access modes":   func(c *corev1.PersistentVolumeClaim) { c.Status.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce} },
-		"current class":  func(c *corev1.PersistentVolumeClaim) { c.Status.CurrentVolumeAttributesClassName = ptr.To("gold") },
-		"selector":       func(c *corev1.PersistentVolumeClaim) { c.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}} },
+		"modify status": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.ModifyVolumeStatus = &corev1.ModifyVolumeStatus{Status: "Pending"}
+		},
+		"access modes": func(c *corev1.PersistentVolumeClaim) {
+			c.Status.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		},
+		"current class": func(c *corev1.PersistentVolumeClaim) { c.Status.CurrentVolumeAttributesClassName = ptr.To("gold") },
+		"selector": func(c *corev1.PersistentVolumeClaim) {
+			c.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
+		},
 		"volume mode":    func(c *corev1.PersistentVolumeClaim) { c.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeBlock) },
 		"storage class":  func(c *corev1.PersistentVolumeClaim) { c.Spec.StorageClassName = ptr.To("") },
 		"empty modes":    func(c *corev1.PersistentVolumeClaim) { c.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{} },
@@ -191,15 +209,17 @@ func pcrWrites() []named {
 	good := certificatesv1.PodCertificateRequestSpec{SignerName: "example.com/projected", PodName: "p-pcr", PodUID: "p-pcr-uid",
 		ServiceAccountName: "sa1", ServiceAccountUID: "sa1-uid", NodeName: "n1", NodeUID: "n1-uid"}
 	changes := map[string]func(*certificatesv1.PodCertificateRequestSpec){
-		"good":           func(*certificatesv1.PodCertificateRequestSpec) {},
-		"other node":     func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeName = "n2"; s.NodeUID = "n2-uid" },
-		"node uid":       func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeUID = "x" },
-		"missing pod":    func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName = "gone" },
-		"pod uid":        func(s *certificatesv1.PodCertificateRequestSpec) { s.PodUID = "x" },
-		"pod elsewhere":  func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID = "p2", "p2-uid" },
-		"mirror pod":     func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID = "p-mirror", "p-mirror-uid" },
-		"sa name":        func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountName = "other" },
-		"missing sa":     func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID, s.ServiceAccountName = "p-nosa", "p-nosa-uid", "missing-sa" },
+		"good":          func(*certificatesv1.PodCertificateRequestSpec) {},
+		"other node":    func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeName = "n2"; s.NodeUID = "n2-uid" },
+		"node uid":      func(s *certificatesv1.PodCertificateRequestSpec) { s.NodeUID = "x" },
+		"missing pod":   func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName = "gone" },
+		"pod uid":       func(s *certificatesv1.PodCertificateRequestSpec) { s.PodUID = "x" },
+		"pod elsewhere": func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID = "p2", "p2-uid" },
+		"mirror pod":    func(s *certificatesv1.PodCertificateRequestSpec) { s.PodName, s.PodUID = "p-mirror", "p-mirror-uid" },
+		"sa name":       func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountName = "other" },
+		"missing sa": func(s *certificatesv1.PodCertificateRequestSpec) {
+			s.PodName, s.PodUID, s.ServiceAccountName = "p-nosa", "p-nosa-uid", "missing-sa"
+		},
 		"sa uid":         func(s *certificatesv1.PodCertificateRequestSpec) { s.ServiceAccountUID = "x" },
 		"signer allowed": func(s *certificatesv1.PodCertificateRequestSpec) { s.SignerName = "example.com/allowed" },
 		"signer error":   func(s *certificatesv1.PodCertificateRequestSpec) { s.SignerName = "example.com/error" },

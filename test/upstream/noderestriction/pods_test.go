@@ -54,14 +54,18 @@ func references() map[string]func(*corev1.PodSpec) {
 	cmEnvFrom := corev1.EnvFromSource{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}}
 	ref := &corev1.LocalObjectReference{Name: "s"}
 	return map[string]func(*corev1.PodSpec){
-		"nothing":            func(*corev1.PodSpec) {},
-		"service account":    func(s *corev1.PodSpec) { s.ServiceAccountName = "sa1" },
-		"image pull secret":  func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "s"}} },
-		"empty pull secret":  func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{}} },
-		"env secret":         func(s *corev1.PodSpec) { s.Containers[0].Env = []corev1.EnvVar{secretEnv} },
-		"init env secret":    func(s *corev1.PodSpec) { s.InitContainers = []corev1.Container{{Name: "i", Env: []corev1.EnvVar{secretEnv}}} },
-		"envFrom configmap":  func(s *corev1.PodSpec) { s.Containers[0].EnvFrom = []corev1.EnvFromSource{cmEnvFrom} },
-		"ephemeral cm":       func(s *corev1.PodSpec) { s.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e", EnvFrom: []corev1.EnvFromSource{cmEnvFrom}}}} },
+		"nothing":           func(*corev1.PodSpec) {},
+		"service account":   func(s *corev1.PodSpec) { s.ServiceAccountName = "sa1" },
+		"image pull secret": func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "s"}} },
+		"empty pull secret": func(s *corev1.PodSpec) { s.ImagePullSecrets = []corev1.LocalObjectReference{{}} },
+		"env secret":        func(s *corev1.PodSpec) { s.Containers[0].Env = []corev1.EnvVar{secretEnv} },
+		"init env secret": func(s *corev1.PodSpec) {
+			s.InitContainers = []corev1.Container{{Name: "i", Env: []corev1.EnvVar{secretEnv}}}
+		},
+		"envFrom configmap": func(s *corev1.PodSpec) { s.Containers[0].EnvFrom = []corev1.EnvFromSource{cmEnvFrom} },
+		"ephemeral cm": func(s *corev1.PodSpec) {
+			s.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "e", EnvFrom: []corev1.EnvFromSource{cmEnvFrom}}}}
+		},
 		"resource claim":     func(s *corev1.PodSpec) { s.ResourceClaims = []corev1.PodResourceClaim{{Name: "r"}} },
 		"emptyDir":           vol(corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
 		"hostPath":           vol(corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}),
