@@ -116,7 +116,7 @@ func tokenRequests() []named {
 	for rn, ref := range refs {
 		out = append(out, named{"token bound to " + rn, admissiontest.Create(tr(ref)).Resource(gvr, "token")})
 	}
-	for _, aud := range []string{"", "projected", "csi-a", "csi-b", "ebs", "gce", "azure", "cinder", "allowed", "error", "denied"} {
+	for _, aud := range []string{"", "projected", "csi-a", "csi-b", "ebs", "gce", "azure", "cinder", "azurefile", "allowed", "error", "denied"} {
 		out = append(out, named{"token for p1 audience " + aud, admissiontest.Create(tr(pod("p1", "p1-uid"), aud)).Resource(gvr, "token")})
 		out = append(out, named{"token for p-broken audience " + aud, admissiontest.Create(tr(pod("p-broken", "p-broken-uid"), aud)).Resource(gvr, "token")})
 	}

@@ -5,6 +5,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 const ns = "ns"
@@ -62,6 +63,8 @@ func newWorld() *world {
 		corev1.Volume{Name: "gce", VolumeSource: corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "d"}}},
 		corev1.Volume{Name: "azure", VolumeSource: corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{DiskName: "d", DataDiskURI: "u", Kind: &managed}}},
 		claimVolume("intree", "claim-intree"),
+		claimVolume("gce-regional", "claim-gce-regional"),
+		claimVolume("azurefile", "claim-azurefile"),
 	)
 	broken := podOn("p-broken", "n1",
 		claimVolume("missing", "no-such-claim"),
@@ -69,6 +72,11 @@ func newWorld() *world {
 		corev1.Volume{Name: "nodriver", VolumeSource: corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "no-such-driver"}}},
 		corev1.Volume{Name: "blob", VolumeSource: corev1.VolumeSource{AzureDisk: &corev1.AzureDiskVolumeSource{DiskName: "d", DataDiskURI: "u", Kind: &shared}}},
 		corev1.Volume{Name: "ebs", VolumeSource: corev1.VolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "aws://zone/bad"}}},
+		corev1.Volume{Name: "ebs-ok", VolumeSource: corev1.VolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "aws://zone/vol-2"}}},
+		claimVolume("gce-two-regions", "claim-gce-two-regions"),
+		claimVolume("gce-bad-zone", "claim-gce-bad-zone"),
+		claimVolume("azurefile-no-ns", "claim-azurefile-no-ns"),
+		claimVolume("azurefile-empty-ns", "claim-azurefile-empty-ns"),
 	)
 	pcrPod := podOn("p-pcr", "n1", corev1.Volume{Name: "cert", VolumeSource: projected(corev1.VolumeProjection{
 		PodCertificate: &corev1.PodCertificateProjection{SignerName: "example.com/projected", KeyType: "ED25519"}})})
@@ -83,13 +91,34 @@ func newWorld() *world {
 		pods:  []*corev1.Pod{audiencePod, broken, pcrPod, mirror, noSA, podOn("p2", "n2"), podOn("p-unbound", "")},
 		sas:   []*corev1.ServiceAccount{{ObjectMeta: objMeta("sa1", ns)}},
 		pvcs: []*corev1.PersistentVolumeClaim{pvc("claim-csi", "pv-csi"), pvc("p1-eph", "pv-ebs"), pvc("claim-intree", "pv-cinder"),
-			pvc("claim-unbound", "no-such-pv")},
+			pvc("claim-unbound", "no-such-pv"), pvc("claim-gce-regional", "pv-gce-regional"), pvc("claim-azurefile", "pv-azurefile"),
+			pvc("claim-gce-two-regions", "pv-gce-two-regions"), pvc("claim-gce-bad-zone", "pv-gce-bad-zone"),
+			pvc("claim-azurefile-no-ns", "pv-azurefile-no-ns"), pvc("claim-azurefile-empty-ns", "pv-azurefile-empty-ns")},
 		pvs: []*corev1.PersistentVolume{
 			pv("pv-csi", corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "drv-a", VolumeHandle: "h"}}),
 			pv("pv-ebs", corev1.PersistentVolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "vol-1"}}),
 			pv("pv-cinder", corev1.PersistentVolumeSource{Cinder: &corev1.CinderPersistentVolumeSource{VolumeID: "v"}}),
+			gcePV("pv-gce-regional", corev1.LabelTopologyZone, "us-central1-a__us-central1-b"),
+			gcePV("pv-gce-two-regions", corev1.LabelFailureDomainBetaZone, "us-central1-a__us-east1-b__europe-west1-c"),
+			gcePV("pv-gce-bad-zone", corev1.LabelTopologyZone, "us-central1-a__"),
+			azureFilePV("pv-azurefile", nil, &corev1.ObjectReference{Namespace: "ns"}),
+			azureFilePV("pv-azurefile-no-ns", nil, nil),
+			azureFilePV("pv-azurefile-empty-ns", ptr.To(""), &corev1.ObjectReference{Namespace: "ns"}),
 		},
 		drivers: []*storagev1.CSIDriver{driver("drv-a", "csi-a"), driver("drv-b", "csi-b", ""), driver("ebs.csi.aws.com", "ebs"),
-			driver("pd.csi.storage.gke.io", "gce"), driver("disk.csi.azure.com", "azure"), driver("cinder.csi.openstack.org", "cinder")},
+			driver("pd.csi.storage.gke.io", "gce"), driver("disk.csi.azure.com", "azure"), driver("cinder.csi.openstack.org", "cinder"),
+			driver("file.csi.azure.com", "azurefile")},
 	}
+}
+
+func gcePV(name, zoneLabel, zones string) *corev1.PersistentVolume {
+	p := pv(name, corev1.PersistentVolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "d"}})
+	p.Labels = map[string]string{zoneLabel: zones}
+	return p
+}
+
+func azureFilePV(name string, secretNamespace *string, claim *corev1.ObjectReference) *corev1.PersistentVolume {
+	p := pv(name, corev1.PersistentVolumeSource{AzureFile: &corev1.AzureFilePersistentVolumeSource{SecretName: "s", ShareName: "sh", SecretNamespace: secretNamespace}})
+	p.Spec.ClaimRef = claim
+	return p
 }

@@ -1,6 +1,7 @@
 package noderestriction
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -66,7 +67,7 @@ func (r *request) claimDriver(namespace, claim string) (string, error) {
 	if pv.Spec.CSI != nil {
 		return pv.Spec.CSI.Driver, nil
 	}
-	return inTreePVDriver(&pv.Spec.PersistentVolumeSource)
+	return inTreePVDriver(pv)
 }
 
 // driverRequestsAudience reports whether the CSIDriver requests tokens for
@@ -112,11 +113,13 @@ func inTreeInlineDriver(v *corev1.VolumeSource) (string, error) {
 	return "", nil
 }
 
-// inTreePVDriver is inTreeInlineDriver for a persistent volume's source.
-func inTreePVDriver(s *corev1.PersistentVolumeSource) (string, error) {
+// inTreePVDriver is inTreeInlineDriver for a persistent volume, which
+// also fails where translating the volume to CSI fails.
+func inTreePVDriver(pv *corev1.PersistentVolume) (string, error) {
+	s := &pv.Spec.PersistentVolumeSource
 	switch {
 	case s.GCEPersistentDisk != nil:
-		return gcePDDriver, nil
+		return gcePDDriverFor(pv)
 	case s.AWSElasticBlockStore != nil:
 		return awsEBSDriverFor(s.AWSElasticBlockStore)
 	case s.Cinder != nil:
@@ -124,13 +127,53 @@ func inTreePVDriver(s *corev1.PersistentVolumeSource) (string, error) {
 	case s.AzureDisk != nil:
 		return azureDiskDriverFor(s.AzureDisk)
 	case s.AzureFile != nil:
-		return azureFileDriver, nil
+		return azureFilePVDriverFor(pv)
 	case s.VsphereVolume != nil:
 		return vsphereDriver, nil
 	case s.PortworxVolume != nil:
 		return portworxDriver, nil
 	}
 	return "", nil
+}
+
+// gcePDDriverFor: a GCE disk whose zone label names several zones
+// migrates only when they are zones of one region.
+func gcePDDriverFor(pv *corev1.PersistentVolume) (string, error) {
+	label := pv.Labels[corev1.LabelFailureDomainBetaZone]
+	if label == "" {
+		label = pv.Labels[corev1.LabelTopologyZone]
+	}
+	zones := strings.Split(label, "__")
+	if len(zones) < 2 {
+		return gcePDDriver, nil
+	}
+	regions := map[string]struct{}{}
+	for _, z := range zones {
+		parts := strings.Split(z, "-")
+		if len(parts) != 3 {
+			return "", fmt.Errorf("failed to get region from zones: zone in unexpected format, expected: {locale}-{region}-{zone}, got: %v", z)
+		}
+		regions[parts[0]+"-"+parts[1]] = struct{}{}
+	}
+	if len(regions) != 1 {
+		return "", fmt.Errorf("failed to get region from zones: multiple or no regions gotten from zones, got: %v", regions)
+	}
+	return gcePDDriver, nil
+}
+
+// azureFilePVDriverFor: an Azure File volume migrates when the namespace
+// of its secret is known.
+func azureFilePVDriverFor(pv *corev1.PersistentVolume) (string, error) {
+	ns := ""
+	if n := pv.Spec.AzureFile.SecretNamespace; n != nil {
+		ns = *n
+	} else if pv.Spec.ClaimRef != nil {
+		ns = pv.Spec.ClaimRef.Namespace
+	}
+	if ns == "" {
+		return "", errors.New("could not find a secret namespace in PersistentVolumeSource or ClaimRef")
+	}
+	return azureFileDriver, nil
 }
 
 // azureDiskDriverFor: only managed Azure disks migrate.
