@@ -73,7 +73,7 @@ func (r *request) claimDriver(namespace, claim string) (string, error) {
 // driverRequestsAudience reports whether the CSIDriver requests tokens for
 // audience.
 func (r *request) driverRequestsAudience(driver, audience string) (bool, error) {
-	d, err := get[*storagev1.CSIDriver](r, csiDrivGetter, "", driver)
+	d, err := get[*storagev1.CSIDriver](r, csiDriverGetter, "", driver)
 	if err != nil {
 		return false, err
 	}

@@ -149,12 +149,12 @@ type getter struct {
 }
 
 var (
-	podGetter     = getter{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "pod"}
-	nodeGetter    = getter{schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "node"}
-	saGetter      = getter{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "serviceaccount"}
-	pvcGetter     = getter{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "persistentvolumeclaim"}
-	pvGetter      = getter{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, "persistentvolume"}
-	csiDrivGetter = getter{schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}, "csidriver"}
+	podGetter       = getter{schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "pod"}
+	nodeGetter      = getter{schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "node"}
+	saGetter        = getter{schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}, "serviceaccount"}
+	pvcGetter       = getter{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumeclaims"}, "persistentvolumeclaim"}
+	pvGetter        = getter{schema.GroupVersionResource{Version: "v1", Resource: "persistentvolumes"}, "persistentvolume"}
+	csiDriverGetter = getter{schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: "csidrivers"}, "csidriver"}
 )
 
 // get reads one object of type T; a missing one is the NotFound error an
