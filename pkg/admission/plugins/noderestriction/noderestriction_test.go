@@ -190,3 +190,16 @@ func TestRegisterNeedsLookups(t *testing.T) {
 		t.Errorf("NewChain = %v, want a chain", err)
 	}
 }
+
+// BenchmarkAdmitMirrorPod is the costliest common node request: every
+// owner and reference check and one node lookup.
+func BenchmarkAdmitMirrorPod(b *testing.B) {
+	p := testPlugin(nil)
+	a := admissiontest.Create(mirror(func(*corev1.Pod) {})).User(node1, nodes...).Attributes()
+	ctx := context.Background()
+	for b.Loop() {
+		if err := p.Admit(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
