@@ -73,7 +73,8 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Schema: schema, Authorizer: admissionAuthorizer(authz)}
+	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Objects: admissionsource.NewObjectLookup(store, cat),
+		Schema: schema, Authorizer: admissionAuthorizer(authz)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err

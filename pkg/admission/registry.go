@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // NamespaceLookup reads namespaces for plugins. Get returns a NotFound
@@ -15,6 +17,15 @@ import (
 // exist.
 type NamespaceLookup interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
+}
+
+// ObjectLookup reads objects of the cluster for plugins (such as the pods
+// and nodes NodeRestriction checks). GetObject returns the stored object, in
+// the version the server stores, or a NotFound StatusError when it does not
+// exist or its resource is not served. The object may be shared: a plugin
+// must not modify it.
+type ObjectLookup interface {
+	GetObject(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error)
 }
 
 // PluginContext is what a plugin may use when it is built.
@@ -25,6 +36,9 @@ type PluginContext struct {
 	Context context.Context
 	// Namespaces reads namespaces (never nil when built by the server).
 	Namespaces NamespaceLookup
+	// Objects reads any served object (never nil when built by the
+	// server).
+	Objects ObjectLookup
 	// Config is the plugin's section of the AdmissionConfiguration, or nil.
 	Config io.Reader
 	// Schema knows the served kinds (never nil when built by the server).

@@ -25,7 +25,7 @@ type Authorizer struct {
 }
 
 var (
-	_ auth.Authorizer   = (*Authorizer)(nil)
+	_ auth.Authorizer    = (*Authorizer)(nil)
 	_ auth.RulesReviewer = (*Authorizer)(nil)
 )
 

@@ -11,6 +11,7 @@ package standard
 import (
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
+	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -29,6 +30,7 @@ type Options struct {
 // Register registers every plugin admitd implements.
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
+	noderestriction.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }
