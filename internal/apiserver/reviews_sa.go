@@ -14,7 +14,8 @@ import (
 // tokenReviewer is what TokenReview asks: Config.TokenAuthenticator, then
 // the service-account tokens this server issued.
 func (s *Server) tokenReviewer() auth.AudienceTokenAuthenticator {
-	sa := &serviceaccount.Authenticator{Issuer: s.tokens, Objects: storedObjects{s}, Now: s.cfg.Now}
+	sa := s.tokens.Authenticator(storedObjects{s})
+	sa.Now = s.cfg.Now
 	if s.cfg.TokenAuthenticator == nil {
 		return auth.TokenReviewer(sa)
 	}

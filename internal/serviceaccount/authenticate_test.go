@@ -116,7 +116,8 @@ func TestAuthenticator(t *testing.T) {
 			if !tc.at.IsZero() {
 				at = tc.at
 			}
-			a := &Authenticator{Issuer: issuer, Objects: w, Now: func() time.Time { return at }}
+			a := issuer.Authenticator(w)
+			a.Now = func() time.Time { return at }
 			user, _, ok, err := a.AuthenticateToken(context.Background(), tc.token, tc.asked)
 			if ok != tc.ok || (err == nil) != (tc.err == "") || (err != nil && !strings.HasPrefix(err.Error(), tc.err)) {
 				t.Fatalf("AuthenticateToken = %v, %v; want ok %v and error %q", ok, err, tc.ok, tc.err)
