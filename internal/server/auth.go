@@ -21,8 +21,9 @@ var alwaysAllow = auth.AuthorizerFunc(func(context.Context, auth.Attributes) (au
 
 // newAuthenticator returns the request authentication of the server: x509
 // client certificates (the generated CA and --client-ca-file), bearer tokens
-// from --token-auth-file, optionally anonymous, then impersonation.
-func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
+// from --token-auth-file then service-account tokens (sa), optionally
+// anonymous, then impersonation.
+func newAuthenticator(o Options, bundle pki.Bundle, sa []auth.AudienceTokenAuthenticator) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(bundle.CA.Cert)
 	if o.ClientCAFile != "" {
@@ -42,6 +43,7 @@ func newAuthenticator(o Options, bundle pki.Bundle) (func(*http.Request) (authen
 		}
 		opts.Tokens = tokens
 	}
+	opts.Tokens = withServiceAccountTokens(opts.Tokens, sa)
 	authn, err := auth.New(opts)
 	if err != nil {
 		return nil, err
