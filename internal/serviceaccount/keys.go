@@ -7,12 +7,13 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"hash"
 	"math/big"
-
-	"k8s.io/client-go/util/keyutil"
+	"os"
 )
 
 // PublicKey is a key that verifies tokens, with its key id (the "kid" of
@@ -50,17 +51,58 @@ func NewKeys(keys ...any) (Keys, error) {
 }
 
 // ReadKeyFiles reads the PEM files of --service-account-key-file: each
-// holds one or more public or private keys, or certificates.
+// holds one or more public keys (PKIX or PKCS#1), private keys (PKCS#8,
+// PKCS#1 or SEC 1) or certificates; other blocks are skipped.
 func ReadKeyFiles(paths ...string) (Keys, error) {
 	var all []any
 	for _, p := range paths {
-		keys, err := keyutil.PublicKeysFromFile(p)
+		data, err := os.ReadFile(p)
 		if err != nil {
 			return nil, err
+		}
+		keys := parseKeysPEM(data)
+		if len(keys) == 0 {
+			return nil, fmt.Errorf("error reading public key file %s: data does not contain any valid RSA or ECDSA public keys", p)
 		}
 		all = append(all, keys...)
 	}
 	return NewKeys(all...)
+}
+
+// parseKeysPEM returns the keys of the PEM blocks of data that hold one.
+func parseKeysPEM(data []byte) []any {
+	var keys []any
+	for {
+		var block *pem.Block
+		if block, data = pem.Decode(data); block == nil {
+			return keys
+		}
+		if key := parseKeyDER(block.Bytes); key != nil {
+			keys = append(keys, key)
+		}
+	}
+}
+
+func parseKeyDER(der []byte) any {
+	if k, err := x509.ParsePKIXPublicKey(der); err == nil {
+		return k
+	}
+	if k, err := x509.ParsePKCS1PublicKey(der); err == nil {
+		return k
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(der); err == nil {
+		return k
+	}
+	if k, err := x509.ParsePKCS1PrivateKey(der); err == nil {
+		return k
+	}
+	if k, err := x509.ParseECPrivateKey(der); err == nil {
+		return k
+	}
+	if c, err := x509.ParseCertificate(der); err == nil {
+		return c.PublicKey
+	}
+	return nil
 }
 
 // forID returns the keys with the given kid, or all keys when kid is empty.

@@ -147,3 +147,28 @@ func TestRotatedKeysAndIssuers(t *testing.T) {
 		t.Errorf("forID(kid of the second key) = %v, want only that key", k)
 	}
 }
+
+func FuzzParseKeysPEM(f *testing.F) {
+	der, _ := x509.MarshalPKIXPublicKey(NewEphemeralIssuer().key.Public())
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+	f.Add([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, _ = NewKeys(parseKeysPEM(data)...)
+	})
+}
+
+func FuzzJWTCheck(f *testing.F) {
+	iss := NewEphemeralIssuer()
+	tok, _ := iss.IssueLegacy(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "b"}}, &corev1.Secret{})
+	f.Add(tok)
+	f.Add("eyJhbGciOiJub25lIn0.eyJpc3MiOiJrdWJlcm5ldGVzL3NlcnZpY2VhY2NvdW50In0.")
+	keys, _ := NewKeys(iss.key)
+	check := jwtCheck{issuers: []string{LegacyIssuer}, keys: keys, audiences: iss.Audiences}
+	f.Fuzz(func(t *testing.T, token string) {
+		var reg registered
+		var c legacyClaims
+		if _, ok, err := check.check(token, nil, &reg, &c); ok && err != nil {
+			t.Fatalf("check = ok with error %v", err)
+		}
+	})
+}
