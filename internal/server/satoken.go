@@ -95,9 +95,10 @@ func (o ServiceAccountOptions) audiences() []string {
 // saTokens is the server's service-account token set-up: the issuer that
 // signs, the keys and issuers that verify.
 type saTokens struct {
-	issuer *serviceaccount.Issuer
-	keys   serviceaccount.Keys
-	opts   ServiceAccountOptions
+	issuer  *serviceaccount.Issuer
+	keys    serviceaccount.Keys
+	opts    ServiceAccountOptions
+	tracker *legacyTracker
 }
 
 // newSATokens reads (or generates) the signing key and the verification
@@ -120,7 +121,8 @@ func newSATokens(o Options) (*saTokens, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to set up public service account keys: %w", err)
 	}
-	return &saTokens{issuer: issuer, keys: keys, opts: sa}, nil
+	tracker := &legacyTracker{now: time.Now, log: o.Logger}
+	return &saTokens{issuer: issuer, keys: keys, opts: sa, tracker: tracker}, nil
 }
 
 // signingIssuer signs with --service-account-signing-key-file, or with
@@ -150,7 +152,8 @@ func signingIssuer(o Options) (*serviceaccount.Issuer, error) {
 // then bound, as upstream orders them, reading objects through objects.
 func (t *saTokens) authenticators(objects serviceaccount.Getter) []auth.AudienceTokenAuthenticator {
 	auds := t.issuer.Audiences
-	legacy := &serviceaccount.LegacyAuthenticator{Keys: t.keys, Audiences: auds, Lookup: !t.opts.DisableLookup, Objects: objects}
+	legacy := &serviceaccount.LegacyAuthenticator{Keys: t.keys, Audiences: auds, Lookup: !t.opts.DisableLookup, Objects: objects,
+		Tracker: t.tracker}
 	bound := &serviceaccount.Authenticator{Issuers: t.opts.issuers(), Keys: t.keys, Audiences: auds, Objects: objects}
 	return []auth.AudienceTokenAuthenticator{legacy, bound}
 }

@@ -115,6 +115,10 @@ func TestLegacyTokenSecretIsFilledAndAuthenticates(t *testing.T) {
 	if user, err := whoami(t, bearerClient(s, token)); err != nil || user.Username != "system:serviceaccount:default:old" {
 		t.Fatalf("SelfSubjectReview with the legacy token = %+v, %v", user, err)
 	}
+	used, err := admin.CoreV1().Secrets("default").Get(ctx, "old-token", metav1.GetOptions{})
+	if today := time.Now().UTC().Format(time.DateOnly); err != nil || used.Labels[serviceaccount.LegacyTokenLastUsedLabel] != today {
+		t.Errorf("after use, the secret's labels are %v (%v), want %s=%s", used.Labels, err, serviceaccount.LegacyTokenLastUsedLabel, today)
+	}
 	if err := admin.CoreV1().Secrets("default").Delete(ctx, "old-token", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -246,6 +246,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, err
 	}
 	parts.api = apiserver.New(cfg)
+	if err := sa.tracker.bind(parts.api); err != nil {
+		_ = closeAudit()
+		return nil, err
+	}
 	if err := parts.load(ctx); err != nil {
 		_ = closeAudit()
 		return nil, err
