@@ -203,6 +203,7 @@ type apiParts struct {
 // admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
 	cat := registry.NewCatalogue()
+	metricsReg := newMetricsRegistry()
 	sa, err := newSATokens(o)
 	if err != nil {
 		return nil, err
@@ -212,7 +213,6 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	metricsReg := newMetricsRegistry()
 	adm, err := newAdmission(ctx, o, store, cat, metricsReg)
 	if err != nil {
 		return nil, err
