@@ -113,7 +113,7 @@ func (s *Server) issueToken(c *subCreateCall, req *authenticationv1.TokenRequest
 	}
 	exp := *req.Spec.ExpirationSeconds
 	var warnAfter int64
-	if bound.Pod != nil && exp == serviceaccount.WarnOnlyBoundTokenExpirationSeconds && isSubset(req.Spec.Audiences, s.tokens.Audiences) {
+	if !s.tokens.NoExtendedExpiration && bound.Pod != nil && exp == serviceaccount.WarnOnlyBoundTokenExpirationSeconds && isSubset(req.Spec.Audiences, s.tokens.Audiences) {
 		warnAfter = exp
 		exp = serviceaccount.ExtendedExpirationSeconds
 	}

@@ -23,10 +23,12 @@ func addServiceAccountFlags(fs *pflag.FlagSet, o *server.ServiceAccountOptions) 
 		"jwks_uri of /.well-known/openid-configuration (default https://<server address>/openid/v1/jwks)")
 	fs.DurationVar(&o.MaxTokenExpiration, "service-account-max-token-expiration", o.MaxTokenExpiration,
 		"longest validity of a requested service-account token; longer requests are shortened (0: no limit)")
-	lookup := !o.DisableLookup
-	fs.Var(newInvertedBool(&o.DisableLookup, lookup), "service-account-lookup",
+	fs.Var(newInvertedBool(&o.DisableLookup, !o.DisableLookup), "service-account-lookup",
 		"check that legacy service-account tokens' Secret and ServiceAccount still exist")
 	fs.Lookup("service-account-lookup").NoOptDefVal = "true"
+	fs.Var(newInvertedBool(&o.DisableExtendExpiration, !o.DisableExtendExpiration), "service-account-extend-token-expiration",
+		"extend kubelet's pod-bound service-account tokens (3607 s) to a year, warning after an hour, for a safe transition from legacy tokens")
+	fs.Lookup("service-account-extend-token-expiration").NoOptDefVal = "true"
 }
 
 // invertedBool is a bool flag stored negated (a true default in an option

@@ -20,10 +20,10 @@ func TestServiceAccountFlags(t *testing.T) {
 		{name: "all", args: []string{"--service-account-issuer=https://a", "--service-account-issuer=https://b",
 			"--service-account-key-file=k1.pem", "--service-account-key-file=k2.pem", "--service-account-signing-key-file=s.key",
 			"--api-audiences=x,y", "--service-account-jwks-uri=https://keys", "--service-account-max-token-expiration=2h",
-			"--service-account-lookup=false"},
+			"--service-account-lookup=false", "--service-account-extend-token-expiration=false"},
 			want: server.ServiceAccountOptions{Issuers: []string{"https://a", "https://b"}, KeyFiles: []string{"k1.pem", "k2.pem"},
 				SigningKeyFile: "s.key", APIAudiences: []string{"x", "y"}, JWKSURI: "https://keys", MaxTokenExpiration: 2 * time.Hour,
-				DisableLookup: true}},
+				DisableLookup: true, DisableExtendExpiration: true}},
 		{name: "lookup without a value", args: []string{"--service-account-lookup"}, want: server.ServiceAccountOptions{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

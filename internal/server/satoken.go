@@ -46,6 +46,10 @@ type ServiceAccountOptions struct {
 	// exist. Default false (lookup on, as upstream). Bound tokens are
 	// always checked.
 	DisableLookup bool
+	// DisableExtendExpiration is --service-account-extend-token-expiration
+	// =false: kubelet's pod-bound tokens keep their hour instead of a year.
+	// Default false (extended, as upstream).
+	DisableExtendExpiration bool
 }
 
 // validate checks the options as kube-apiserver does, in its words.
@@ -114,6 +118,7 @@ func newSATokens(o Options) (*saTokens, error) {
 	}
 	issuer.Audiences = sa.audiences()
 	issuer.MaxExpirationSeconds = int64(sa.MaxTokenExpiration / time.Second)
+	issuer.NoExtendedExpiration = sa.DisableExtendExpiration
 	keys, err := serviceaccount.NewKeys(issuer.PublicKey())
 	if len(sa.KeyFiles) > 0 {
 		keys, err = serviceaccount.ReadKeyFiles(sa.KeyFiles...)

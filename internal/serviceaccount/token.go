@@ -60,6 +60,10 @@ type Issuer struct {
 	// MaxExpirationSeconds caps the expiration TokenRequests ask for
 	// (--service-account-max-token-expiration); 0 leaves it uncapped.
 	MaxExpirationSeconds int64
+	// NoExtendedExpiration is --service-account-extend-token-expiration=
+	// false: kubelet's pod-bound 3607-second tokens are not extended to a
+	// year. Default false (extended, as upstream).
+	NoExtendedExpiration bool
 }
 
 // NewIssuer returns an issuer signing with key (RSA: RS256, ECDSA P-256:
