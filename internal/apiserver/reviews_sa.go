@@ -12,13 +12,18 @@ import (
 )
 
 // tokenReviewer is what TokenReview asks: Config.TokenAuthenticator, then
-// the service-account tokens this server issued.
+// the service-account tokens (Config.ServiceAccountAuthenticators).
 func (s *Server) tokenReviewer() auth.AudienceTokenAuthenticator {
-	sa := &serviceaccount.Authenticator{Issuer: s.tokens, Objects: storedObjects{s}, Now: s.cfg.Now}
-	if s.cfg.TokenAuthenticator == nil {
-		return auth.TokenReviewer(sa)
+	sa := s.cfg.ServiceAccountAuthenticators
+	if sa == nil {
+		own := s.tokens.Authenticator(storedObjects{s})
+		own.Now = s.cfg.Now
+		sa = []auth.AudienceTokenAuthenticator{own}
 	}
-	return auth.TokenReviewer(s.cfg.TokenAuthenticator, sa)
+	if s.cfg.TokenAuthenticator == nil {
+		return auth.TokenReviewer(sa...)
+	}
+	return auth.TokenReviewer(append([]auth.AudienceTokenAuthenticator{s.cfg.TokenAuthenticator}, sa...)...)
 }
 
 // storedObjects reads the objects a service-account token is bound to from

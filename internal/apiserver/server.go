@@ -51,6 +51,10 @@ type Config struct {
 	// TokenAuthenticator answers TokenReview before the service-account
 	// tokens of TokenIssuer are tried; nil leaves only those.
 	TokenAuthenticator auth.AudienceTokenAuthenticator
+	// ServiceAccountAuthenticators check service-account tokens for
+	// TokenReview (legacy and bound, with the server's keys and issuers);
+	// nil checks only the bound tokens TokenIssuer signs.
+	ServiceAccountAuthenticators []auth.AudienceTokenAuthenticator
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.

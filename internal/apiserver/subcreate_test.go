@@ -163,6 +163,17 @@ func TestServiceAccountToken(t *testing.T) {
 	if k8s["pod"].(map[string]any)["name"] != "runner" || k8s["node"].(map[string]any)["name"] != "node-9" || k8s["warnafter"] != nil {
 		t.Errorf("pod-bound claims = %v (no warnafter for a non-kube audience)", claims)
 	}
+	kubelet := strings.Replace(bound, `"audiences":["vault"],`, "", 1)
+	for _, extend := range []bool{true, false} {
+		ts.s.tokens.NoExtendedExpiration = !extend
+		decodeInto(t, ts.must201Body(saPath+"/builder/token", kubelet), &tr)
+		claims, _ = ts.s.tokens.Verify(tr.Status.Token)
+		k8s = claims["kubernetes.io"].(map[string]any)
+		if extended := k8s["warnafter"] != nil && claims["exp"].(float64)-claims["iat"].(float64) == 365*24*3600; extended != extend {
+			t.Errorf("kubelet's token with extension %v: claims %v", extend, claims)
+		}
+	}
+	ts.s.tokens.NoExtendedExpiration = false
 
 	for _, tc := range []struct {
 		name, path, body string

@@ -102,12 +102,18 @@ func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
 	return errs
 }
 
-// issueToken signs the token and fills the status. A pod-bound token asking
-// for kubelet's 3607 seconds gets upstream's extended expiration.
+// issueToken signs the token and fills the status. An expiration beyond
+// the issuer's maximum is shortened to it, with a warning; a pod-bound
+// token asking for kubelet's 3607 seconds gets upstream's extended
+// expiration.
 func (s *Server) issueToken(c *subCreateCall, req *authenticationv1.TokenRequest, sa *corev1.ServiceAccount, bound serviceaccount.Bound, now time.Time) (runtime.Object, error) {
+	if limit := s.tokens.MaxExpirationSeconds; limit > 0 && *req.Spec.ExpirationSeconds > limit {
+		c.rq.record.AddWarning(fmt.Sprintf("requested expiration of %d seconds shortened to %d seconds", *req.Spec.ExpirationSeconds, limit))
+		req.Spec.ExpirationSeconds = &limit
+	}
 	exp := *req.Spec.ExpirationSeconds
 	var warnAfter int64
-	if bound.Pod != nil && exp == serviceaccount.WarnOnlyBoundTokenExpirationSeconds && isSubset(req.Spec.Audiences, s.tokens.Audiences) {
+	if !s.tokens.NoExtendedExpiration && bound.Pod != nil && exp == serviceaccount.WarnOnlyBoundTokenExpirationSeconds && isSubset(req.Spec.Audiences, s.tokens.Audiences) {
 		warnAfter = exp
 		exp = serviceaccount.ExtendedExpirationSeconds
 	}

@@ -9,8 +9,10 @@
 // pkg/endpoints/filters/impersonation): the same chain order, the same
 // groups, the same client-facing errors. It is not an HTTP filter: the server
 // calls Authenticate and Impersonator.Impersonate and writes the returned
-// Status errors itself. Service-account, OIDC, webhook and front-proxy
-// (request header) authentication are not implemented.
+// Status errors itself. Service-account tokens are checked by
+// internal/serviceaccount and join the bearer tokens through TokenUnion and
+// ForAPIAudiences. OIDC, webhook and front-proxy (request header)
+// authentication are not implemented.
 package auth
 
 import (

@@ -17,9 +17,9 @@ import (
 
 // newAuthenticator returns the request authentication of the server: x509
 // client certificates (the generated CA and --client-ca-file), bearer tokens
-// from --token-auth-file, optionally anonymous, then impersonation, which
-// authz authorizes.
-func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
+// from --token-auth-file then service-account tokens (sa), optionally
+// anonymous, then impersonation, which authz authorizes.
+func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AddCert(bundle.CA.Cert)
 	if o.ClientCAFile != "" {
@@ -39,6 +39,7 @@ func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer) (func
 		}
 		opts.Tokens = tokens
 	}
+	opts.Tokens = withServiceAccountTokens(opts.Tokens, sa)
 	authn, err := auth.New(opts)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -26,7 +27,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
@@ -88,6 +88,8 @@ type Options struct {
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string
+	// ServiceAccounts configure service-account tokens (see satoken.go).
+	ServiceAccounts ServiceAccountOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
 }
@@ -181,6 +183,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		cancel: stop, compactionInterval: o.CompactionInterval,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
+	parts.openid.listening(ln.Addr().String())
 	if err := s.writeKubeconfig(o); err != nil {
 		stop()
 		ln.Close()
@@ -205,6 +208,8 @@ type apiParts struct {
 	adm        *admissionParts
 	rbac       *rbacPolicy
 	closeAudit func() error
+	sa         *saTokens
+	openid     *openID
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -216,7 +221,12 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
 	authz := newAuthorizer(o.AuthorizationModes, policy.authorizer, metricsReg)
-	authn, err := newAuthenticator(o, bundle, authz)
+	sa, err := newSATokens(o)
+	if err != nil {
+		return nil, err
+	}
+	saAuth := sa.authenticators(storedObjects{store: store, cat: cat})
+	authn, err := newAuthenticator(o, bundle, authz, saAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -224,10 +234,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	tokens, err := tokenIssuer(o)
-	if err != nil {
-		return nil, err
-	}
+	tokens := sa.issuer
 	reviewer, err := tokenReviewer(o, tokens)
 	if err != nil {
 		return nil, err
@@ -243,10 +250,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer
+	cfg.ServiceAccountAuthenticators = saAuth
+	openid, routes := openIDRoutes(sa, o.Logger)
+	maps.Copy(cfg.Extra, routes)
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	parts := &apiParts{cat: cat, adm: adm, rbac: policy, closeAudit: closeAudit}
+	parts := &apiParts{cat: cat, adm: adm, rbac: policy, closeAudit: closeAudit, sa: sa, openid: openid}
 	inject := controllers.NewCAInjection(admissionsource.NewSecretLookup(store, cat), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
@@ -254,6 +264,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, err
 	}
 	parts.api = apiserver.New(cfg)
+	if err := sa.tracker.bind(parts.api); err != nil {
+		_ = closeAudit()
+		return nil, err
+	}
 	if err := parts.load(ctx); err != nil {
 		_ = closeAudit()
 		return nil, err
@@ -286,6 +300,9 @@ func (p *apiParts) load(ctx context.Context) error {
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
 	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
+	}
+	if err := s.startTokens(runCtx, p, log); err != nil {
+		return fmt.Errorf("starting the token controller: %w", err)
 	}
 	if o := s.compactionInterval; o > 0 {
 		go (&compactor{store: s.store, log: log.With("component", "compactor")}).run(runCtx, o)
@@ -354,13 +371,3 @@ func (s *Server) Close() error {
 
 // Done is closed when the server has stopped serving.
 func (s *Server) Done() <-chan struct{} { return s.done }
-
-// tokenIssuer signs service-account tokens with <DataDir>/pki/sa.key,
-// generated on first start.
-func tokenIssuer(o Options) (*serviceaccount.Issuer, error) {
-	key, err := serviceaccount.LoadOrCreateKey(filepath.Join(o.DataDir, "pki", serviceaccount.KeyFile))
-	if err != nil {
-		return nil, err
-	}
-	return serviceaccount.NewIssuer(key, serviceaccount.DefaultIssuer)
-}

@@ -9,7 +9,7 @@ import (
 
 // tokenReviewer answers TokenReview for the tokens of --token-auth-file,
 // valid for the issuer's API audiences; nil without a token file. (The API
-// server adds the service-account tokens it issues.) The file
+// server then tries Config.ServiceAccountAuthenticators.) The file
 // is read again (quietly: newAuthenticator already warned about it).
 func tokenReviewer(o Options, issuer *serviceaccount.Issuer) (auth.AudienceTokenAuthenticator, error) {
 	if o.TokenAuthFile == "" {

@@ -2,11 +2,7 @@ package serviceaccount
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -39,57 +35,47 @@ type Getter interface {
 	Node(ctx context.Context, name string) (*corev1.Node, error)
 }
 
-// Authenticator checks the tokens an Issuer signed (TokenRequest tokens),
-// as kube-apiserver checks bound service-account tokens: signature, time
-// claims, audiences, then the service account and the objects the token is
-// bound to, which must still exist with the uid it names. It implements
-// auth.AudienceTokenAuthenticator. Legacy Secret-based tokens are not
-// recognised.
+// Authenticator checks bound service-account tokens (TokenRequest tokens),
+// as kube-apiserver does: issuer, signature, audiences, time claims, then
+// the service account and the objects the token is bound to, which must
+// still exist with the uid it names (whatever --service-account-lookup
+// says, as upstream). It implements auth.AudienceTokenAuthenticator.
+// Legacy Secret-based tokens are LegacyAuthenticator's.
 type Authenticator struct {
-	Issuer  *Issuer
-	Objects Getter
+	// Issuers are the accepted "iss" claims (--service-account-issuer).
+	Issuers []string
+	// Keys verify the signatures (--service-account-key-file).
+	Keys Keys
+	// Audiences are the API server's own (--api-audiences): those of a
+	// token without "aud", and those checked when none are asked for.
+	Audiences []string
+	Objects   Getter
 	// Now defaults to time.Now.
 	Now func() time.Time
 }
 
+// Authenticator returns the Authenticator of the tokens i signs alone.
+func (i *Issuer) Authenticator(objects Getter) *Authenticator {
+	keys, err := NewKeys(i.key)
+	if err != nil {
+		panic(err) // NewIssuer accepted the key
+	}
+	return &Authenticator{Issuers: []string{i.Issuer}, Keys: keys, Audiences: i.Audiences, Objects: objects}
+}
+
 // verifiedClaims are the claims Authenticator reads.
 type verifiedClaims struct {
-	Issuer     string          `json:"iss"`
-	Audiences  audiences       `json:"aud"`
-	Expiry     *float64        `json:"exp"`
-	NotBefore  *float64        `json:"nbf"`
-	IssuedAt   *float64        `json:"iat"`
-	ID         string          `json:"jti"`
+	registered
 	Kubernetes KubernetesClaim `json:"kubernetes.io"`
 }
 
-// audiences reads "aud" as a string or a list of them.
-type audiences []string
-
-func (a *audiences) UnmarshalJSON(data []byte) error {
-	var one string
-	if err := json.Unmarshal(data, &one); err == nil {
-		*a = audiences{one}
-		return nil
-	}
-	var many []string
-	err := json.Unmarshal(data, &many)
-	*a = many
-	return err
-}
-
 // AuthenticateToken reports ok=false without an error for a token that is
-// not a JWT of a's issuer, so that other authenticators may try it.
+// not a JWT of a's issuers, so that other authenticators may try it.
 func (a *Authenticator) AuthenticateToken(ctx context.Context, token string, auds []string) (authenticationv1.UserInfo, []string, bool, error) {
-	if !a.ownIssuer(token) {
-		return authenticationv1.UserInfo{}, nil, false, nil
-	}
-	c, err := a.verified(token)
-	if err != nil {
-		return authenticationv1.UserInfo{}, nil, false, err
-	}
-	valid, err := a.audiences(c, auds)
-	if err != nil {
+	c := &verifiedClaims{}
+	check := jwtCheck{issuers: a.Issuers, keys: a.Keys, audiences: a.Audiences}
+	valid, ok, err := check.check(token, auds, &c.registered, c)
+	if !ok || err != nil {
 		return authenticationv1.UserInfo{}, nil, false, err
 	}
 	user, err := a.validate(ctx, c)
@@ -97,61 +83,6 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string, aud
 		return authenticationv1.UserInfo{}, nil, false, err
 	}
 	return user, valid, true, nil
-}
-
-// ownIssuer peeks, without verifying, at the issuer of a JWT.
-func (a *Authenticator) ownIssuer(token string) bool {
-	parts, err := splitJWS(token)
-	if err != nil {
-		return false
-	}
-	body, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return false
-	}
-	var c struct {
-		Issuer string `json:"iss"`
-	}
-	return json.Unmarshal(body, &c) == nil && c.Issuer == a.Issuer.Issuer
-}
-
-func (a *Authenticator) verified(token string) (*verifiedClaims, error) {
-	m, err := a.Issuer.Verify(token)
-	if err != nil {
-		return nil, fmt.Errorf("invalid service account token signature: %w", err)
-	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	c := &verifiedClaims{}
-	if err := json.Unmarshal(data, c); err != nil {
-		return nil, fmt.Errorf("service account token claims could not be read: %w", err)
-	}
-	return c, nil
-}
-
-// audiences are those of the token's audiences asked for (by default the
-// API server's own). A token without audiences is for the API server.
-func (a *Authenticator) audiences(c *verifiedClaims, asked []string) ([]string, error) {
-	implicit := a.Issuer.Audiences
-	tokenAuds := []string(c.Audiences)
-	if len(tokenAuds) == 0 {
-		tokenAuds = implicit
-	}
-	if len(asked) == 0 {
-		asked = implicit
-	}
-	var valid []string
-	for _, aud := range tokenAuds {
-		if slices.Contains(asked, aud) {
-			valid = append(valid, aud)
-		}
-	}
-	if len(valid) == 0 && len(implicit) != 0 {
-		return nil, fmt.Errorf("token audiences %q is invalid for the target audiences %q", tokenAuds, asked)
-	}
-	return valid, nil
 }
 
 func (a *Authenticator) now() time.Time {

@@ -98,6 +98,9 @@ func TestAuthenticator(t *testing.T) {
 		{name: "expired", token: podToken, at: now.Add(2 * time.Hour), err: "service account token has expired"},
 		{name: "issued in the future", token: podToken, at: now.Add(-time.Hour), err: "service account token is not valid yet"},
 		{name: "pod gone", token: podToken, world: objects{"serviceaccount/team/bot": sa, "node//n1": node}, err: "service account token has been invalidated"},
+		{name: "pod recreated", token: podToken,
+			world: objects{"serviceaccount/team/bot": sa, "pod/team/web": &corev1.Pod{ObjectMeta: meta("team", "web", "pod-2")}},
+			err:   "pod UID (pod-2) does not match service account pod ref claim (pod-1)"},
 		{name: "service account recreated", token: podToken,
 			world: objects{"serviceaccount/team/bot": &corev1.ServiceAccount{ObjectMeta: meta("team", "bot", "sa-2")}},
 			err:   "service account UID (sa-2) does not match claim (sa-1)"},
@@ -116,7 +119,8 @@ func TestAuthenticator(t *testing.T) {
 			if !tc.at.IsZero() {
 				at = tc.at
 			}
-			a := &Authenticator{Issuer: issuer, Objects: w, Now: func() time.Time { return at }}
+			a := issuer.Authenticator(w)
+			a.Now = func() time.Time { return at }
 			user, _, ok, err := a.AuthenticateToken(context.Background(), tc.token, tc.asked)
 			if ok != tc.ok || (err == nil) != (tc.err == "") || (err != nil && !strings.HasPrefix(err.Error(), tc.err)) {
 				t.Fatalf("AuthenticateToken = %v, %v; want ok %v and error %q", ok, err, tc.ok, tc.err)

@@ -3,11 +3,15 @@
 // (pkg/serviceaccount/claims.go) and key id, signed RS256 or ES256 with a
 // key that lives in the data directory (ES256 when admitd generates it).
 //
-// An Authenticator checks those tokens for TokenReview, reading the objects
-// they are bound to through a Getter. The package knows nothing of HTTP or
-// storage: the API server builds the claims from the objects it read and
-// asks an Issuer to sign them. Request authentication with these tokens is
-// not wired yet.
+// It also signs the long-lived tokens of kubernetes.io/service-account-token
+// Secrets (IssueLegacy). An Authenticator checks bound tokens and a
+// LegacyAuthenticator Secret-based ones, against a set of verification keys
+// (Keys, --service-account-key-file) and issuers, reading the objects a
+// token names through a Getter; request authentication and TokenReview use
+// them. OpenIDMetadata is the issuer's discovery document and key set.
+//
+// The package knows nothing of HTTP or storage: the API server builds the
+// claims from the objects it read and asks an Issuer to sign them.
 package serviceaccount
 
 import (
@@ -21,7 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +57,13 @@ type Issuer struct {
 	// Audiences are the API server's own audiences (--api-audiences):
 	// the default of a TokenRequest without audiences.
 	Audiences []string
+	// MaxExpirationSeconds caps the expiration TokenRequests ask for
+	// (--service-account-max-token-expiration); 0 leaves it uncapped.
+	MaxExpirationSeconds int64
+	// NoExtendedExpiration is --service-account-extend-token-expiration=
+	// false: kubelet's pod-bound 3607-second tokens are not extended to a
+	// year. Default false (extended, as upstream).
+	NoExtendedExpiration bool
 }
 
 // NewIssuer returns an issuer signing with key (RSA: RS256, ECDSA P-256:
@@ -179,11 +189,16 @@ func (i *Issuer) payload(c Claims) map[string]any {
 
 // Issue returns the signed compact JWS of c.
 func (i *Issuer) Issue(c Claims) (string, error) {
+	return i.signClaims(i.payload(c))
+}
+
+// signClaims returns the compact JWS of the claim set.
+func (i *Issuer) signClaims(claims any) (string, error) {
 	header, err := json.Marshal(map[string]string{"alg": i.alg, "kid": i.keyID})
 	if err != nil {
 		return "", err
 	}
-	body, err := json.Marshal(i.payload(c))
+	body, err := json.Marshal(claims)
 	if err != nil {
 		return "", err
 	}
@@ -221,12 +236,11 @@ func (i *Issuer) Verify(token string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	keys, err := NewKeys(i.key)
 	if err != nil {
-		return nil, fmt.Errorf("decoding the signature: %w", err)
+		return nil, err
 	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if err := verify(i.key.Public(), digest[:], sig); err != nil {
+	if err := (jwtCheck{keys: keys}).verify(parts, i.alg, ""); err != nil {
 		return nil, err
 	}
 	body, err := base64.RawURLEncoding.DecodeString(parts[1])
@@ -238,23 +252,6 @@ func (i *Issuer) Verify(token string) (map[string]any, error) {
 		return nil, fmt.Errorf("decoding the claims: %w", err)
 	}
 	return claims, nil
-}
-
-func verify(pub crypto.PublicKey, digest, sig []byte) error {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		return rsa.VerifyPKCS1v15(k, crypto.SHA256, digest, sig)
-	case *ecdsa.PublicKey:
-		if len(sig) != 64 {
-			return errors.New("invalid ES256 signature length")
-		}
-		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-		if !ecdsa.Verify(k, digest, r, s) {
-			return errors.New("invalid signature")
-		}
-		return nil
-	}
-	return errors.New("unsupported key")
 }
 
 func splitJWS(token string) ([3]string, error) {
