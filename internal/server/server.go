@@ -27,6 +27,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
@@ -225,7 +226,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	saAuth := sa.authenticators(storedObjects{store: store, cat: cat})
+	saAuth := sa.authenticators(serviceaccount.NewGetter(admissionsource.NewObjectLookup(store, cat).GetObject))
 	authn, err := newAuthenticator(o, bundle, authz, saAuth)
 	if err != nil {
 		return nil, err
