@@ -9,16 +9,22 @@ import (
 	"github.com/admitd/admitd/internal/storage/memory"
 )
 
-// TestNamespaceLookupDecodesOnlyChanges: the lookup reuses a decoded
-// namespace while its revision is unchanged and never returns a stale one.
-func TestNamespaceLookupDecodesOnlyChanges(t *testing.T) {
+// TestNamespaceLookupFollowsStorage: a started lookup returns the same
+// decoded namespace while it is unchanged and follows updates and deletes
+// made to storage.
+func TestNamespaceLookupFollowsStorage(t *testing.T) {
 	ctx := t.Context()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	l := NewNamespaceLookup(store, registry.NewCatalogue())
+	src := NewSources(store, registry.NewCatalogue())
+	l := src.Namespaces()
 	key := "/registry/core/namespaces/team"
 	kv, err := store.Create(ctx, key, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team","labels":{"v":"1"}}}`))
 	if err != nil {
+		t.Fatal(err)
+	}
+	src.Start(ctx)
+	if err := src.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
 	first, err := l.GetNamespace(ctx, "team")
@@ -31,13 +37,9 @@ func TestNamespaceLookupDecodesOnlyChanges(t *testing.T) {
 	if _, err := store.Update(ctx, key, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team","labels":{"v":"2"}}}`), kv.ModRevision); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := l.GetNamespace(ctx, "team"); err != nil || got.Labels["v"] != "2" {
-		t.Errorf("GetNamespace after an update = %v, %v; want label v=2", got, err)
-	}
+	waitFor(t, func() bool { ns, err := l.GetNamespace(ctx, "team"); return err == nil && ns.Labels["v"] == "2" })
 	if _, _, err := store.Delete(ctx, key, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.GetNamespace(ctx, "team"); !apierrors.IsNotFound(err) {
-		t.Errorf("GetNamespace after a delete = %v, want NotFound", err)
-	}
+	waitFor(t, func() bool { _, err := l.GetNamespace(ctx, "team"); return apierrors.IsNotFound(err) })
 }

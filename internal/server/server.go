@@ -19,7 +19,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/pki"
@@ -229,7 +228,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
 	parts := &apiParts{cat: cat, adm: adm, closeAudit: closeAudit}
-	inject := controllers.NewCAInjection(admissionsource.NewSecretLookup(store, cat), o.Logger)
+	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
 		_ = closeAudit()
@@ -243,11 +242,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	return parts, nil
 }
 
-// load bootstraps storage and reads the admission configuration.
+// load bootstraps storage, starts the admission sources (until ctx ends)
+// and reads the admission configuration.
 func (p *apiParts) load(ctx context.Context) error {
 	if err := p.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrapping: %w", err)
 	}
+	p.adm.sources.Start(ctx)
 	if err := p.adm.webhooks.Reload(ctx); err != nil {
 		return fmt.Errorf("loading webhook configurations: %w", err)
 	}
