@@ -270,7 +270,9 @@ func (c *Cache) putLocked(k objKey, rev int64, obj runtime.Object) {
 }
 
 // deleteLocked removes k unless its entry is newer than rev, and keeps a
-// tombstone while the watch has not passed rev.
+// tombstone until the watch has passed rev. The tombstone is kept even
+// when rev is not beyond the cache's revision: a list in progress, taken
+// before the delete, may still bring back the deleted version.
 func (c *Cache) deleteLocked(k objKey, rev int64) {
 	if e, ok := c.objs[k.namespace][k.name]; ok {
 		if e.rev > rev {
@@ -281,7 +283,7 @@ func (c *Cache) deleteLocked(k objKey, rev int64) {
 			delete(c.objs, k.namespace)
 		}
 	}
-	if rev > c.rev && rev > c.gone[k] {
+	if rev > c.gone[k] {
 		c.gone[k] = rev
 	}
 }

@@ -186,6 +186,27 @@ func TestCacheDeleteNotUndoneByOlderEvents(t *testing.T) {
 	}
 }
 
+// TestCacheListTakenBeforeADeleteDoesNotUndoIt: a list read before a delete
+// observed here, and applied after it, does not bring the object back.
+func TestCacheListTakenBeforeADeleteDoesNotUndoIt(t *testing.T) {
+	ctx := t.Context()
+	store, c := newConfigMapCache(t)
+	here := newInstance(t, store, c)
+	here.put("a", "x", "1")
+	if err := c.relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	page, err := store.List(ctx, c.prefix, storage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	here.del("a", "x")
+	c.replace(page)
+	if obj, err := c.Get(ctx, "a", "x"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get after a list older than the delete = %v, %v; want NotFound", obj, err)
+	}
+}
+
 // TestCacheRewatchesAfterWatchError: when the watch ends, the cache
 // watches again from the last revision it applied, without listing, and
 // catches up with what was written meanwhile.

@@ -78,6 +78,12 @@ func (c *Cache) relist(ctx context.Context) error {
 		return err
 	}
 	c.relists.Add(1)
+	c.replace(page)
+	return nil
+}
+
+// replace makes a listed page the cache's content, as relist describes.
+func (c *Cache) replace(page storage.ListResult) {
 	keys, reuse := c.reusable(page.Items)
 	next := make(map[string]map[string]entry)
 	for i, kv := range page.Items {
@@ -100,7 +106,6 @@ func (c *Cache) relist(ctx context.Context) error {
 		c.synced = true
 		close(c.syncedC)
 	}
-	return nil
 }
 
 // mergeAheadLocked carries into next what Observe applied after the list's
