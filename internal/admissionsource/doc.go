@@ -20,9 +20,10 @@
 // it, and the watch's copy of an observed write is skipped, so an object
 // is decoded once per change.
 //
-// Caches are created on first use (Sources.For, one per resource version:
-// the kinds compiled-in plugins read are declared in sources.go, params of
-// any kind, custom resources included, get theirs at their first lookup)
+// Caches are created on first use (Sources.For, one per resource version;
+// ListerFor wraps one in a typed Lister: the kinds compiled-in plugins
+// read are declared in sources.go, params of any kind, custom resources
+// included, get theirs at their first lookup)
 // and run from Sources.Start, which the server calls once storage is
 // bootstrapped. Until a cache has listed once it reads storage directly
 // rather than waiting: it is never wrong, only slower, and a lookup never

@@ -85,3 +85,35 @@ func TestSourcesObserveInAnotherVersion(t *testing.T) {
 		t.Errorf("Get right after a v1 delete = %v, want NotFound", err)
 	}
 }
+
+// TestListerReadsTyped: a typed lister gets and lists through its cache,
+// before and after the cache runs, and answers NotFound for a resource not
+// served.
+func TestListerReadsTyped(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	sa := ListerFor[*corev1.ServiceAccount](src, ServiceAccounts)
+	if _, err := store.Create(ctx, "/registry/core/serviceaccounts/a/builder", []byte(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"builder","namespace":"a"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		if got, err := sa.Get(ctx, "a", "builder"); err != nil || got.Name != "builder" {
+			t.Errorf("%s: Get = %v, %v; want builder", when, got, err)
+		}
+		if got, err := sa.List(ctx, "", nil); err != nil || len(got) != 1 {
+			t.Errorf("%s: List = %d items, %v; want 1", when, len(got), err)
+		}
+	}
+	check("before Start")
+	src.Start(ctx)
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after sync")
+	missing := ListerFor[*corev1.ServiceAccount](src, corev1.SchemeGroupVersion.WithResource("nosuchthings"))
+	if _, err := missing.Get(ctx, "a", "x"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a resource not served = %v, want NotFound", err)
+	}
+}
