@@ -138,7 +138,7 @@ func TestCacheReadYourWrites(t *testing.T) {
 	if _, err := c.Get(ctx, "a", "theirs"); !apierrors.IsNotFound(err) {
 		t.Fatalf("Get(theirs) with no watch = %v, want NotFound", err)
 	}
-	go c.Run(ctx)
+	go c.Run(ctx, nil)
 	waitFor(t, func() bool { _, err := c.Get(ctx, "a", "theirs"); return err == nil })
 	if again, _ := c.Get(ctx, "a", "mine"); again != mine {
 		t.Errorf("the watch replaced the observed object with a copy at the same revision")
@@ -255,7 +255,7 @@ func newBreakableCache(t *testing.T) (*breakableStore, *Cache, *instance) {
 	c := NewCache(store, res)
 	other := newInstance(t, store, nil)
 	other.put("x", "first", "1") // a list at revision 0 would be watched from "now"
-	go c.Run(t.Context())
+	go c.Run(t.Context(), nil)
 	if err := c.WaitSynced(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func (s *breakableStore) failWatches(broken bool) {
 func TestCacheEqualsStorageAfterRandomWrites(t *testing.T) {
 	ctx := t.Context()
 	store, c := newConfigMapCache(t)
-	go c.Run(ctx)
+	go c.Run(ctx, nil)
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Add(1)

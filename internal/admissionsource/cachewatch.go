@@ -3,6 +3,7 @@ package admissionsource
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -23,15 +24,22 @@ var errRelist = errors.New("admissionsource: list again")
 // revision R and watches from R. When the watch ends (the watcher fell
 // behind, the store failed) it watches again from the last revision
 // applied; when that revision is compacted, it lists again.
-func (c *Cache) Run(ctx context.Context) {
+// Failures are logged to log (nil: not logged) and retried.
+func (c *Cache) Run(ctx context.Context, log *slog.Logger) {
 	wait, list := minRetry, true
 	for ctx.Err() == nil {
 		var delivered bool
-		err := errRelist
-		if !list || c.relist(ctx) == nil {
-			delivered, err = c.watch(ctx)
+		var err error
+		if list {
+			err = c.relist(ctx)
 		}
-		list = errors.Is(err, storage.ErrCompacted) || errors.Is(err, errRelist)
+		if err == nil {
+			delivered, err = c.watch(ctx)
+			list = errors.Is(err, storage.ErrCompacted) || errors.Is(err, errRelist)
+		}
+		if err != nil && err != errRelist && ctx.Err() == nil && log != nil {
+			log.Warn("admission cache: list or watch failed, retrying", "resource", c.res.GroupVersionResource.String(), "err", err)
+		}
 		if delivered {
 			wait = minRetry
 		}

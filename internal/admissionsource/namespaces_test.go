@@ -23,7 +23,7 @@ func TestNamespaceLookupFollowsStorage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src.Start(ctx)
+	src.Start(ctx, nil)
 	if err := src.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkGetNamespace(b *testing.B) {
 			src := NewSources(store, registry.NewCatalogue())
 			l := src.Namespaces()
 			if started {
-				src.Start(b.Context())
+				src.Start(b.Context(), nil)
 				if err := src.WaitSynced(b.Context()); err != nil {
 					b.Fatal(err)
 				}

@@ -2,6 +2,7 @@ package admissionsource
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 
@@ -46,6 +47,7 @@ type Sources struct {
 
 	mu  sync.Mutex      // serialises creating caches and Start
 	ctx context.Context // nil until Start
+	log *slog.Logger
 	// current is an immutable index of the caches, read without locks on
 	// every lookup (For) and every write (Handles, Observe).
 	current atomic.Pointer[cacheIndex]
@@ -97,23 +99,24 @@ func (s *Sources) For(gvr schema.GroupVersionResource) *Cache {
 	c := NewCache(s.store, res)
 	s.current.Store(s.current.Load().with(c))
 	if s.ctx != nil {
-		go c.Run(s.ctx)
+		go c.Run(s.ctx, s.log)
 	}
 	return c
 }
 
-// Start runs every cache until ctx ends, the ones created later too. Call
-// it after the storage is bootstrapped: writes that bypass the API (and so
-// Observe) are seen through the watch only.
-func (s *Sources) Start(ctx context.Context) {
+// Start runs every cache until ctx ends, the ones created later too,
+// logging their failures to log (nil: not logged). Call it after the
+// storage is bootstrapped: writes that bypass the API (and so Observe) are
+// seen through the watch only.
+func (s *Sources) Start(ctx context.Context, log *slog.Logger) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx != nil {
 		return
 	}
-	s.ctx = ctx
+	s.ctx, s.log = ctx, log
 	for _, c := range s.current.Load().byGVR {
-		go c.Run(ctx)
+		go c.Run(ctx, log)
 	}
 }
 

@@ -36,7 +36,7 @@ func TestSourcesCreateAndStartCachesOnFirstUse(t *testing.T) {
 	if !src.Handles(corev1.SchemeGroupVersion.WithResource("namespaces")) {
 		t.Error("Handles(namespaces) = false with a namespace cache")
 	}
-	src.Start(ctx)
+	src.Start(ctx, nil)
 	for _, gvr := range []schema.GroupVersionResource{ServiceAccounts, LimitRanges, ResourceQuotas, Nodes, PriorityClasses, RuntimeClasses, StorageClasses, IngressClasses} {
 		if src.For(gvr) == nil {
 			t.Errorf("For(%v) = nil, want a cache", gvr)
@@ -107,7 +107,7 @@ func TestListerReadsTyped(t *testing.T) {
 		}
 	}
 	check("before Start")
-	src.Start(ctx)
+	src.Start(ctx, nil)
 	if err := src.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -235,7 +235,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, err
 	}
 	parts.api = apiserver.New(cfg)
-	if err := parts.load(ctx); err != nil {
+	if err := parts.load(ctx, o.Logger.With("component", "admission-sources")); err != nil {
 		_ = closeAudit()
 		return nil, err
 	}
@@ -244,11 +244,11 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 
 // load bootstraps storage, starts the admission sources (until ctx ends)
 // and reads the admission configuration.
-func (p *apiParts) load(ctx context.Context) error {
+func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := p.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrapping: %w", err)
 	}
-	p.adm.sources.Start(ctx)
+	p.adm.sources.Start(ctx, sourcesLog)
 	if err := p.adm.webhooks.Reload(ctx); err != nil {
 		return fmt.Errorf("loading webhook configurations: %w", err)
 	}
