@@ -9,16 +9,22 @@ import (
 	"github.com/admitd/admitd/internal/storage/memory"
 )
 
-// TestNamespaceLookupDecodesOnlyChanges: the lookup reuses a decoded
-// namespace while its revision is unchanged and never returns a stale one.
-func TestNamespaceLookupDecodesOnlyChanges(t *testing.T) {
+// TestNamespaceLookupFollowsStorage: a started lookup returns the same
+// decoded namespace while it is unchanged and follows updates and deletes
+// made to storage.
+func TestNamespaceLookupFollowsStorage(t *testing.T) {
 	ctx := t.Context()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	l := NewNamespaceLookup(store, registry.NewCatalogue())
+	src := NewSources(store, registry.NewCatalogue())
+	l := src.Namespaces()
 	key := "/registry/core/namespaces/team"
 	kv, err := store.Create(ctx, key, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team","labels":{"v":"1"}}}`))
 	if err != nil {
+		t.Fatal(err)
+	}
+	src.Start(ctx, nil)
+	if err := src.WaitSynced(ctx); err != nil {
 		t.Fatal(err)
 	}
 	first, err := l.GetNamespace(ctx, "team")
@@ -31,13 +37,42 @@ func TestNamespaceLookupDecodesOnlyChanges(t *testing.T) {
 	if _, err := store.Update(ctx, key, []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team","labels":{"v":"2"}}}`), kv.ModRevision); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := l.GetNamespace(ctx, "team"); err != nil || got.Labels["v"] != "2" {
-		t.Errorf("GetNamespace after an update = %v, %v; want label v=2", got, err)
-	}
+	waitFor(t, func() bool { ns, err := l.GetNamespace(ctx, "team"); return err == nil && ns.Labels["v"] == "2" })
 	if _, _, err := store.Delete(ctx, key, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.GetNamespace(ctx, "team"); !apierrors.IsNotFound(err) {
-		t.Errorf("GetNamespace after a delete = %v, want NotFound", err)
+	waitFor(t, func() bool { _, err := l.GetNamespace(ctx, "team"); return apierrors.IsNotFound(err) })
+}
+
+// BenchmarkGetNamespace: the lookup of every namespaced write, from
+// storage (an unstarted cache: each call reads and decodes) and from a
+// synced cache.
+func BenchmarkGetNamespace(b *testing.B) {
+	for _, started := range []bool{false, true} {
+		name := map[bool]string{false: "storage", true: "cache"}[started]
+		b.Run(name, func(b *testing.B) {
+			store := memory.New()
+			b.Cleanup(func() { _ = store.Close() })
+			if _, err := store.Create(b.Context(), "/registry/core/namespaces/team", []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`)); err != nil {
+				b.Fatal(err)
+			}
+			src := NewSources(store, registry.NewCatalogue())
+			l := src.Namespaces()
+			if started {
+				src.Start(b.Context(), nil)
+				if err := src.WaitSynced(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := l.GetNamespace(b.Context(), "team"); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }

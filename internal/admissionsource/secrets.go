@@ -2,42 +2,37 @@ package admissionsource
 
 import (
 	"context"
-	"errors"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// SecretLookup reads Secrets from storage (for CA injection).
+// SecretLookup reads Secrets (for CA injection) from the secret cache.
 type SecretLookup struct {
-	store storage.Store
-	res   *registry.Resource
+	cache *Cache
 }
 
-// NewSecretLookup returns a lookup over store; nil when Secrets are not
-// served.
+// NewSecretLookup returns a lookup that reads store at each call; nil when
+// Secrets are not served.
 func NewSecretLookup(store storage.Store, cat *registry.Catalogue) *SecretLookup {
-	res, ok := cat.Lookup(corev1.SchemeGroupVersion.WithResource("secrets"))
-	if !ok {
+	return NewSources(store, cat).Secrets()
+}
+
+// Secrets returns the lookup over the secret cache; nil when Secrets are
+// not served.
+func (s *Sources) Secrets() *SecretLookup {
+	c := s.For(Secrets)
+	if c == nil {
 		return nil
 	}
-	return &SecretLookup{store: store, res: res}
+	return &SecretLookup{cache: c}
 }
 
 // GetSecret returns the Secret, or a NotFound StatusError.
 func (l *SecretLookup) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	kv, err := l.store.Get(ctx, layout.Key(l.res, namespace, name))
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, apierrors.NewNotFound(l.res.GroupResource(), name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	obj, err := layout.Decode(l.res, kv)
+	obj, err := l.cache.Get(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}

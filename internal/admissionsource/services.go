@@ -5,32 +5,32 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// ServiceLookup reads Services from storage (for webhook service references).
+// ServiceLookup reads Services and their EndpointSlices (for webhook
+// service references) from their caches.
 type ServiceLookup struct {
-	store storage.Store
-	cat   *registry.Catalogue
-	res   *registry.Resource
+	services *Cache
+	slices   *Cache // nil when EndpointSlices are not served
 }
 
-// NewServiceLookup returns a lookup over store.
+// NewServiceLookup returns a lookup that reads store at each call.
 func NewServiceLookup(store storage.Store, cat *registry.Catalogue) *ServiceLookup {
-	res, _ := cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
-	return &ServiceLookup{store: store, cat: cat, res: res}
+	return NewSources(store, cat).Services()
 }
 
-// GetService returns the service, or an error when it does not exist.
+// Services returns the lookup over the service and endpoint slice caches.
+func (s *Sources) Services() *ServiceLookup {
+	return &ServiceLookup{services: s.For(Services), slices: s.For(EndpointSlices)}
+}
+
+// GetService returns the service, or a NotFound StatusError.
 func (l *ServiceLookup) GetService(ctx context.Context, namespace, name string) (*corev1.Service, error) {
-	kv, err := l.store.Get(ctx, layout.Key(l.res, namespace, name))
-	if err != nil {
-		return nil, err
-	}
-	obj, err := layout.Decode(l.res, kv)
+	obj, err := l.services.Get(ctx, namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -40,23 +40,16 @@ func (l *ServiceLookup) GetService(ctx context.Context, namespace, name string) 
 // EndpointSlices returns the EndpointSlices of a Service (label
 // kubernetes.io/service-name).
 func (l *ServiceLookup) EndpointSlices(ctx context.Context, namespace, service string) ([]*discoveryv1.EndpointSlice, error) {
-	res, ok := l.cat.Lookup(discoveryv1.SchemeGroupVersion.WithResource("endpointslices"))
-	if !ok {
+	if l.slices == nil {
 		return nil, nil
 	}
-	page, err := l.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
+	objs, err := l.slices.List(ctx, namespace, labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: service}))
 	if err != nil {
 		return nil, err
 	}
-	var out []*discoveryv1.EndpointSlice
-	for _, kv := range page.Items {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return nil, err
-		}
-		if es := obj.(*discoveryv1.EndpointSlice); es.Labels[discoveryv1.LabelServiceName] == service {
-			out = append(out, es)
-		}
+	out := make([]*discoveryv1.EndpointSlice, len(objs))
+	for i, obj := range objs {
+		out[i] = obj.(*discoveryv1.EndpointSlice)
 	}
 	return out, nil
 }

@@ -147,6 +147,9 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 			return nil, false, false, err
 		}
 		accessor(obj).SetResourceVersion(fmt.Sprint(kv.ModRevision))
+		// Marked, not gone: an update the observers must see before the
+		// request returns (a namespace is Terminating from now on).
+		s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
 		return obj, false, false, nil
 	}
 	if dryRun {

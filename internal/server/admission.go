@@ -27,7 +27,10 @@ type admissionParts struct {
 	chain    *admission.Chain
 	webhooks *admissionsource.WebhookConfigs
 	policies *admissionsource.PolicyConfigs
-	metrics  *admission.Metrics
+	// sources are the watch-fed caches of what admission reads (namespaces,
+	// services, secrets, params, ...), started once storage is bootstrapped.
+	sources *admissionsource.Sources
+	metrics *admission.Metrics
 	// types are the structured-merge types of custom resources, shared by
 	// MutatingAdmissionPolicy and the API server's managedFields.
 	types *admissionsource.CRDTypeConverters
@@ -47,7 +50,7 @@ func newMetricsRegistry() *prometheus.Registry {
 func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer, authz auth.Authorizer) (*admissionParts, error) {
 	metrics := admission.NewMetrics(reg)
 	parts := &admissionParts{webhooks: admissionsource.NewWebhookConfigs(store, cat), policies: admissionsource.NewPolicyConfigs(store, cat), metrics: metrics,
-		types: admissionsource.NewCRDTypeConverters(store, cat)}
+		types: admissionsource.NewCRDTypeConverters(store, cat), sources: admissionsource.NewSources(store, cat)}
 	schema := admissionsource.NewSchema(cat)
 	plugins := standard.NewRegistry(standard.Options{
 		Webhooks: webhooks.Options{
@@ -55,12 +58,12 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 			DefaultConfiguration:  schema.Default,
 			ValidateConfiguration: validateManifest(cat),
 			Source:                parts.webhooks,
-			Resolver:              newServiceResolver(o.ServiceMap, admissionsource.NewServiceLookup(store, cat)),
+			Resolver:              newServiceResolver(o.ServiceMap, parts.sources.Services()),
 			Logger:                o.Logger,
 		},
 		Policies: policies.Options{
 			Source:                parts.policies,
-			Params:                admissionsource.NewParamLookup(store, cat),
+			Params:                parts.sources.Params(),
 			TypeConverters:        parts.types,
 			Metrics:               policies.NewMetrics(reg),
 			AdmissionMetrics:      metrics,
@@ -73,7 +76,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	if err != nil {
 		return nil, err
 	}
-	pc := admission.PluginContext{Context: ctx, Namespaces: admissionsource.NewNamespaceLookup(store, cat), Objects: admissionsource.NewObjectLookup(store, cat),
+	pc := admission.PluginContext{Context: ctx, Namespaces: parts.sources.Namespaces(), Objects: admissionsource.NewObjectLookup(store, cat),
 		Schema: schema, Authorizer: admissionAuthorizer(authz)}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {

@@ -23,9 +23,11 @@ type configCache interface {
 }
 
 // writeObservers are what a write changes beyond storage, before it
-// returns, in this order: the custom resources served, the RBAC policy, the admission
-// configuration caches, and the configurations CA injection keeps up to
-// date. The CA refresh writes through caTransport (the loopback).
+// returns, in this order: the custom resources served, the admission
+// sources (read by what follows: CA injection reads Secrets), the RBAC
+// policy, the admission configuration caches, and the configurations CA
+// injection keeps up to date. The CA refresh writes through caTransport (the
+// loopback).
 func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admissionParts, policy *rbacPolicy, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
 	client, err := controllers.NewClient(caTransport)
 	if err != nil {
@@ -34,6 +36,12 @@ func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admission
 	refresh := controllers.NewCARefresh(store, cat, client, inject, log.With("controller", "ca-injection"))
 	return []apiserver.WriteObserver{
 		apiserver.CustomResourceSync(store, cat, log),
+		apiserver.Observer{
+			HandlesFunc: adm.sources.Handles,
+			WrittenFunc: func(ctx context.Context, ev apiserver.WriteEvent) {
+				adm.sources.Observe(ctx, ev.Resource, ev.Deleted, ev.Object)
+			},
+		},
 		reloading(policy.cache, "reloading RBAC policy", log),
 		reloading(adm.webhooks, "reloading webhook configurations", log),
 		reloading(adm.policies, "reloading admission policies", log),

@@ -258,7 +258,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
 	parts := &apiParts{cat: cat, adm: adm, rbac: policy, closeAudit: closeAudit, sa: sa, openid: openid}
-	inject := controllers.NewCAInjection(admissionsource.NewSecretLookup(store, cat), o.Logger)
+	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
 		_ = closeAudit()
@@ -269,15 +269,16 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		_ = closeAudit()
 		return nil, err
 	}
-	if err := parts.load(ctx); err != nil {
+	if err := parts.load(ctx, o.Logger.With("component", "admission-sources")); err != nil {
 		_ = closeAudit()
 		return nil, err
 	}
 	return parts, nil
 }
 
-// load bootstraps storage and reads the admission configuration.
-func (p *apiParts) load(ctx context.Context) error {
+// load bootstraps storage, starts the admission sources (until ctx ends)
+// and reads the admission configuration.
+func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := p.api.Bootstrap(ctx); err != nil {
 		return fmt.Errorf("bootstrapping: %w", err)
 	}
@@ -287,6 +288,7 @@ func (p *apiParts) load(ctx context.Context) error {
 	if err := p.rbac.cache.Reload(ctx); err != nil {
 		return fmt.Errorf("loading RBAC policy: %w", err)
 	}
+	p.adm.sources.Start(ctx, sourcesLog)
 	if err := p.adm.webhooks.Reload(ctx); err != nil {
 		return fmt.Errorf("loading webhook configurations: %w", err)
 	}

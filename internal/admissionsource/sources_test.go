@@ -1,0 +1,119 @@
+package admissionsource
+
+import (
+	"fmt"
+	"testing"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/memory"
+)
+
+// TestSourcesCreateAndStartCachesOnFirstUse: For makes one cache per
+// resource version, Handles knows them by group and resource, and a cache
+// made after Start runs at once.
+func TestSourcesCreateAndStartCachesOnFirstUse(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	if src.Handles(Secrets) {
+		t.Fatal("Handles(secrets) = true before any cache, want false")
+	}
+	ns := src.For(Namespaces)
+	if src.For(Namespaces) != ns {
+		t.Error("For(namespaces) made a second cache")
+	}
+	if src.For(corev1.SchemeGroupVersion.WithResource("nosuchthings")) != nil {
+		t.Error("For(an unserved resource) != nil")
+	}
+	if !src.Handles(corev1.SchemeGroupVersion.WithResource("namespaces")) {
+		t.Error("Handles(namespaces) = false with a namespace cache")
+	}
+	src.Start(ctx, nil)
+	for _, gvr := range []schema.GroupVersionResource{ServiceAccounts, LimitRanges, ResourceQuotas, Nodes, PriorityClasses, RuntimeClasses, StorageClasses, IngressClasses} {
+		if src.For(gvr) == nil {
+			t.Errorf("For(%v) = nil, want a cache", gvr)
+		}
+	}
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatalf("caches made before and after Start never synced: %v", err)
+	}
+}
+
+// TestSourcesObserveInAnotherVersion: a write observed in a version other
+// than the cache's is read again from storage, at once.
+func TestSourcesObserveInAnotherVersion(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	v2 := autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+	c := src.For(v2)
+	if err := c.relist(ctx); err != nil { // synced, with no watch running
+		t.Fatal(err)
+	}
+	key := "/registry/autoscaling/horizontalpodautoscalers/a/h"
+	kv, err := store.Create(ctx, key, []byte(`{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h","namespace":"a"},"spec":{"maxReplicas":3,"scaleTargetRef":{"kind":"Deployment","name":"d"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := autoscalingv1.SchemeGroupVersion.WithResource("horizontalpodautoscalers")
+	written := &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "a", ResourceVersion: fmt.Sprint(kv.ModRevision)}}
+	if !src.Handles(v1) {
+		t.Fatal("Handles(v1) = false with a v2 cache of the same resource")
+	}
+	src.Observe(ctx, v1, false, written)
+	obj, err := c.Get(ctx, "a", "h")
+	if err != nil {
+		t.Fatalf("Get right after a v1 write = %v", err)
+	}
+	if hpa, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); !ok || hpa.Spec.MaxReplicas != 3 {
+		t.Errorf("Get right after a v1 write = %T %v, want the stored v2 object", obj, obj)
+	}
+	if _, _, err := store.Delete(ctx, key, 0); err != nil {
+		t.Fatal(err)
+	}
+	src.Observe(ctx, v1, true, written)
+	if _, err := c.Get(ctx, "a", "h"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get right after a v1 delete = %v, want NotFound", err)
+	}
+}
+
+// TestListerReadsTyped: a typed lister gets and lists through its cache,
+// before and after the cache runs, and answers NotFound for a resource not
+// served.
+func TestListerReadsTyped(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	sa := ListerFor[*corev1.ServiceAccount](src, ServiceAccounts)
+	if _, err := store.Create(ctx, "/registry/core/serviceaccounts/a/builder", []byte(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"builder","namespace":"a"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		if got, err := sa.Get(ctx, "a", "builder"); err != nil || got.Name != "builder" {
+			t.Errorf("%s: Get = %v, %v; want builder", when, got, err)
+		}
+		if got, err := sa.List(ctx, "", nil); err != nil || len(got) != 1 {
+			t.Errorf("%s: List = %d items, %v; want 1", when, len(got), err)
+		}
+	}
+	check("before Start")
+	src.Start(ctx, nil)
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check("after sync")
+	missing := ListerFor[*corev1.ServiceAccount](src, corev1.SchemeGroupVersion.WithResource("nosuchthings"))
+	if _, err := missing.Get(ctx, "a", "x"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a resource not served = %v, want NotFound", err)
+	}
+}
