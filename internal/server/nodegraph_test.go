@@ -3,12 +3,14 @@ package server
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -130,5 +132,70 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A restarted server has the pods of its storage in the graph before it
+// serves.
+func TestNodeGraphLoadedAtStart(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.KubeconfigOut = t.TempDir(), 0, "-"
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	start := func() (*Server, *rest.Config) {
+		s, err := Start(t.Context(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, &rest.Config{Host: s.URL, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
+			CAData: s.CAPEM, CertData: s.AdminCertPEM, KeyData: s.AdminKeyPEM}}
+	}
+	s, admin := start()
+	c := kubernetes.NewForConfigOrDie(admin)
+	mustCreateSecrets(t, c, "mounted")
+	if _, err := c.CoreV1().Pods("default").Create(t.Context(), podMounting("p", "n1", "mounted"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, admin = start()
+	defer s.Close()
+	if _, err := asNode(admin, "n1").CoreV1().Secrets("default").Get(t.Context(), "mounted", metav1.GetOptions{}); err != nil {
+		t.Errorf("node reading its pod's secret after a restart: %v", err)
+	}
+}
+
+// A persistent volume bound to the claim of a node's pod gives that node
+// access to the volume and to the secret it names, as soon as both writes
+// have returned.
+func TestNodeReadsTheSecretOfItsPodsVolume(t *testing.T) {
+	_, admin := startRBAC(t)
+	c := kubernetes.NewForConfigOrDie(admin)
+	mustCreateSecrets(t, c, "csi-creds")
+	ctx := t.Context()
+	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "vol"}, Spec: corev1.PersistentVolumeSpec{
+		Capacity:    corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		ClaimRef:    &corev1.ObjectReference{Namespace: "default", Name: "claim"},
+		PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "d", VolumeHandle: "h",
+			NodePublishSecretRef: &corev1.SecretReference{Namespace: "default", Name: "csi-creds"}}}}}
+	if _, err := c.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := podMounting("p", "n1", "unused")
+	pod.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "claim"}}}}
+	if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kubelet := asNode(admin, "n1")
+	if _, err := kubelet.CoreV1().Secrets("default").Get(ctx, "csi-creds", metav1.GetOptions{}); err != nil {
+		t.Errorf("node reading the secret of its pod's volume: %v", err)
+	}
+	if err := c.CoreV1().PersistentVolumes().Delete(ctx, "vol", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubelet.CoreV1().Secrets("default").Get(ctx, "csi-creds", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("node reading the secret of a deleted volume: %v, want 403", err)
 	}
 }
