@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -67,7 +68,8 @@ func newGraphFeed(store storage.Store, res *registry.Resource, h graphHandlers, 
 	return &graphFeed{store: store, res: res, h: h, log: log, objs: map[string]kept{}, gone: map[string]int64{}}
 }
 
-// put gives obj, stored under key at rev, to the graph unless it is stale.
+// putLocked gives obj, stored under key at rev, to the graph unless it is
+// stale.
 func (f *graphFeed) putLocked(key string, obj runtime.Object, rev int64) {
 	old, ok := f.objs[key]
 	if (ok && rev <= old.rev) || rev <= f.gone[key] || !f.h.typed(obj) {
@@ -137,32 +139,41 @@ func (f *graphFeed) list(ctx context.Context) error {
 	return nil
 }
 
-// run watches until ctx ends, listing again whenever a watch ends.
+// run watches until ctx ends, listing again whenever a watch ends; a
+// watch that cannot start for another reason than compaction is retried a
+// second later.
 func (f *graphFeed) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		f.watch(ctx)
+		if err := f.watch(ctx); err != nil && !errors.Is(err, storage.ErrCompacted) {
+			f.log.Error("watching for the node graph", "resource", f.res.Resource, "err", err)
+			pause(ctx, time.Second)
+		}
 		if ctx.Err() != nil {
 			return
 		}
 		if err := f.list(ctx); err != nil && ctx.Err() == nil {
 			f.log.Error("listing for the node graph", "resource", f.res.Resource, "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+			pause(ctx, time.Second)
 		}
 	}
 }
 
+func pause(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
 // watch applies the events after the revision followed until the watch
-// ends (an error, compaction, or ctx).
-func (f *graphFeed) watch(ctx context.Context) {
+// ends (an error, compaction, or ctx); it returns why it could not start.
+func (f *graphFeed) watch(ctx context.Context) error {
 	f.mu.Lock()
 	from := f.rev
 	f.mu.Unlock()
 	w, err := f.store.Watch(ctx, layout.ResourcePrefix(f.res), from)
 	if err != nil {
-		return
+		return err
 	}
 	defer w.Stop()
 	for ev := range w.Events() {
@@ -171,6 +182,7 @@ func (f *graphFeed) watch(ctx context.Context) {
 	if err := w.Err(); err != nil && ctx.Err() == nil {
 		f.log.Info("node graph watch ended, listing again", "resource", f.res.Resource, "err", err)
 	}
+	return nil
 }
 
 // event applies one watch event.
