@@ -13,11 +13,14 @@
 //		// err is the webhook's denial
 //	}
 //
-// Authorization is RBAC with the bootstrap policy, as envtest's
-// kube-apiserver: Config's administrator is in system:masters and may do
+// Authorization is Node,RBAC with the bootstrap policy (envtest's
+// kube-apiserver runs RBAC; the Node authorizer only concerns kubelets):
+// Config's administrator is in system:masters and may do
 // everything, so tests that only use it see no difference; a test can act
 // as another user through impersonation (rest.Config.Impersonate) and gets
-// what RBAC grants that user. WithAuthorizationModes changes the modes.
+// what RBAC grants that user (and a kubelet, system:node:<name> in
+// system:nodes, what the Node authorizer grants it). WithAuthorizationModes
+// changes the modes.
 //
 // It is for tests: certificates are generated per environment, nothing is
 // persisted, and no controllers other than admitd's own run (no scheduler,
@@ -88,7 +91,7 @@ func WithAdmissionPlugins(names ...string) Option {
 }
 
 // WithAuthorizationModes sets the authorizers, as kube-apiserver's
-// --authorization-mode (default RBAC); for example AlwaysAllow lets every
+// --authorization-mode (default Node,RBAC); for example AlwaysAllow lets every
 // user do everything.
 func WithAuthorizationModes(modes ...string) Option {
 	return func(s *settings) { s.server.AuthorizationModes = modes }

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/auth/node"
 	"github.com/admitd/admitd/internal/auth/rbac"
 )
 
@@ -13,11 +14,18 @@ import (
 // authorizer it puts in front of the configured ones.
 const privilegedGroupName = "kubernetes.io/system-privileged-group"
 
+// modeAuthorizers are the authorizers of the modes that read the cluster's
+// state; node is nil when the Node mode is off.
+type modeAuthorizers struct {
+	rbac *rbac.Authorizer
+	node *node.Authorizer
+}
+
 // newAuthorizer is the server's authorizer chain: system:masters allowed,
 // then the --authorization-mode authorizers in order, each metered as
 // upstream's apiserver_authorization_decisions_total. The modes must have
 // passed auth.ValidateModes.
-func newAuthorizer(modes []string, policy *rbac.Authorizer, reg prometheus.Registerer) auth.Authorizer {
+func newAuthorizer(modes []string, by modeAuthorizers, reg prometheus.Registerer) auth.Authorizer {
 	metrics := auth.NewDecisionMetrics(reg)
 	union := auth.AuthorizerUnion{{Name: privilegedGroupName, Authorizer: auth.PrivilegedGroups("system:masters")}}
 	for _, mode := range modes {
@@ -28,7 +36,9 @@ func newAuthorizer(modes []string, policy *rbac.Authorizer, reg prometheus.Regis
 		case auth.ModeAlwaysDeny:
 			n.Authorizer = auth.AlwaysDeny
 		case auth.ModeRBAC:
-			n.Authorizer = policy
+			n.Authorizer = by.rbac
+		case auth.ModeNode:
+			n.Authorizer = by.node
 		default:
 			continue // refused by ValidateModes
 		}

@@ -20,7 +20,7 @@ func TestAuthorizerListsRBACRules(t *testing.T) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "r"},
 		Subjects: []rbacv1.Subject{user("hana")}}
 	policy := rbac.New(rbac.NewSnapshot(nil, []*rbacv1.ClusterRole{role}, nil, []*rbacv1.ClusterRoleBinding{binding}))
-	authz := newAuthorizer([]string{auth.ModeRBAC}, policy, prometheus.NewRegistry())
+	authz := newAuthorizer([]string{auth.ModeRBAC}, modeAuthorizers{rbac: policy}, prometheus.NewRegistry())
 	rr, ok := authz.(auth.RulesReviewer)
 	if !ok {
 		t.Fatalf("the server's authorizer %T lists no rules", authz)

@@ -20,7 +20,7 @@ import (
 	"github.com/admitd/admitd/internal/auth/rbac/bootstrap"
 )
 
-// startRBAC starts a server with the default authorization (RBAC) and
+// startRBAC starts a server with the default authorization (Node,RBAC) and
 // returns it with the admin's config (system:masters).
 func startRBAC(t *testing.T) (*Server, *rest.Config) {
 	t.Helper()

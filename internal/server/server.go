@@ -61,11 +61,10 @@ type Options struct {
 	AnonymousAuth bool
 	// AuthorizationModes is kube-apiserver's --authorization-mode: the
 	// authorizers asked in order, the first to allow or deny deciding.
-	// AlwaysAllow, AlwaysDeny and RBAC are served; Node, Webhook and ABAC
+	// AlwaysAllow, AlwaysDeny, Node and RBAC are served; Webhook and ABAC
 	// refuse to start (not implemented yet). Members of system:masters are
-	// always allowed, as upstream. Default RBAC (to become Node,RBAC once
-	// the Node authorizer exists; kube-apiserver's own default is
-	// AlwaysAllow).
+	// always allowed, as upstream. Default Node,RBAC, the setup
+	// kube-apiserver recommends (its own default is AlwaysAllow).
 	AuthorizationModes []string
 	// KubeconfigOut is where the admin kubeconfig is written; default
 	// <DataDir>/admin.kubeconfig. "-" disables writing it.
@@ -98,7 +97,7 @@ type Options struct {
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
-		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeRBAC}}
+		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC}}
 }
 
 // Server is a started admitd.
@@ -208,6 +207,7 @@ type apiParts struct {
 	cat        *registry.Catalogue
 	adm        *admissionParts
 	rbac       *rbacPolicy
+	nodes      *nodeGraph // nil without the Node mode
 	closeAudit func() error
 	sa         *saTokens
 	openid     *openID
@@ -221,7 +221,11 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	cat := registry.NewCatalogue()
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
-	authz := newAuthorizer(o.AuthorizationModes, policy.authorizer, metricsReg)
+	nodes, err := newNodeGraph(o.AuthorizationModes, store, cat, metricsReg, o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	authz := newAuthorizer(o.AuthorizationModes, modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer()}, metricsReg)
 	sa, err := newSATokens(o)
 	if err != nil {
 		return nil, err
@@ -257,12 +261,15 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	parts := &apiParts{cat: cat, adm: adm, rbac: policy, closeAudit: closeAudit, sa: sa, openid: openid}
+	parts := &apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
 		_ = closeAudit()
 		return nil, err
+	}
+	if nodes != nil {
+		cfg.Observers = append(cfg.Observers, nodes.observer())
 	}
 	parts.api = apiserver.New(cfg)
 	if err := sa.tracker.bind(parts.api); err != nil {
@@ -288,6 +295,11 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := p.rbac.cache.Reload(ctx); err != nil {
 		return fmt.Errorf("loading RBAC policy: %w", err)
 	}
+	if p.nodes != nil {
+		if err := p.nodes.list(ctx); err != nil {
+			return fmt.Errorf("loading the node graph: %w", err)
+		}
+	}
 	p.adm.sources.Start(ctx, sourcesLog)
 	if err := p.adm.webhooks.Reload(ctx); err != nil {
 		return fmt.Errorf("loading webhook configurations: %w", err)
@@ -312,6 +324,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, lo
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
+	if p.nodes != nil {
+		p.nodes.run(runCtx)
+	}
 	go p.adm.policies.Run(runCtx)
 	go func() {
 		defer close(s.done)

@@ -14,7 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// startWithAlice starts admitd (default authorization: RBAC) with a token
+// startWithAlice starts admitd (default authorization: Node,RBAC) with a token
 // user alice bound to the edit ClusterRole in namespace "mine"; "other"
 // exists too. It returns the server and a kubeconfig for alice.
 func startWithAlice(t *testing.T, args ...string) (*admitd, string) {
@@ -174,7 +174,7 @@ func TestAuthorizationModeRefused(t *testing.T) {
 	for _, tc := range []struct{ mode, want string }{
 		{"TotallyBogus", `authorization-mode "TotallyBogus" is not a valid mode`},
 		{"RBAC,RBAC", `authorization-mode ["RBAC" "RBAC"] has mode specified more than once`},
-		{"Node,RBAC", "authorization-mode Node is not implemented by admitd yet"},
+		{"Node,Webhook", "authorization-mode Webhook is not implemented by admitd yet"},
 	} {
 		a, err := tryStartAdmitd(t.TempDir(), "--authorization-mode="+tc.mode)
 		if err == nil {

@@ -16,11 +16,11 @@ import (
 // TestNodeRestriction: with NodeRestriction enabled, a kubelet (impersonated
 // as system:node:n1) may create its mirror pod, owned by its Node as read
 // from storage, but not label itself with a restricted label nor delete a
-// pod of another node. Authorization is AlwaysAllow: what a node may do
-// before admission is the Node authorizer's part, not wired yet.
+// pod of another node. Authorization is the default, Node,RBAC: the Node
+// authorizer lets the kubelet make these requests, admission refuses some.
 func TestNodeRestriction(t *testing.T) {
 	ctx := context.Background()
-	a := startAdmitd(t, t.TempDir(), "--enable-admission-plugins=NodeRestriction", "--authorization-mode=AlwaysAllow")
+	a := startAdmitd(t, t.TempDir(), "--enable-admission-plugins=NodeRestriction")
 	admin := kubernetes.NewForConfigOrDie(a.restConfig(t))
 	kcfg := rest.CopyConfig(a.restConfig(t))
 	kcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}

@@ -21,7 +21,7 @@ spec:
   token: s3cret
 `
 
-// The review resources answer kubectl from the default RBAC authorizer,
+// The review resources answer kubectl from the default authorizers (Node,RBAC),
 // are never stored, and TokenReview knows the token file and the server's
 // service-account tokens.
 func TestKubectlReviews(t *testing.T) {
