@@ -1,0 +1,105 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/serviceip"
+	"github.com/admitd/admitd/internal/storage/layout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Service cluster IPs: what upstream's Service storage does around the
+// generic store (its BeginCreate hook and the release on delete), with the
+// allocator of Config.ServiceIPs.
+
+func isServices(res *registry.Resource) bool {
+	return res.Group == "" && res.Resource == "services"
+}
+
+// allocateServiceIPs gives a Service being created the cluster IP it asks
+// for, or a free one; undo gives it back (a failed or dry-run create).
+// A clusterIP that does not parse, or a clusterIPs without clusterIP, is
+// left to validation.
+func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) (undo func(), err error) {
+	nothing := func() {}
+	svc, ok := obj.(*corev1.Service)
+	alloc := s.cfg.ServiceIPs
+	if !ok || alloc == nil || !isServices(res) || svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nothing, nil
+	}
+	spec := &svc.Spec
+	switch ip := spec.ClusterIP; {
+	case ip == corev1.ClusterIPNone:
+		return nothing, nil
+	case ip == "" && len(spec.ClusterIPs) == 0:
+		got, err := alloc.AllocateNext()
+		if errors.Is(err, serviceip.ErrFull) {
+			return nil, apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP for Service %q: %w", svc.Name, err))
+		}
+		if err != nil {
+			return nil, err
+		}
+		spec.ClusterIP, spec.ClusterIPs = got.String(), []string{got.String()}
+		return func() { alloc.Release(got) }, nil
+	case ip != "" && net.ParseIP(ip) != nil:
+		if len(spec.ClusterIPs) == 0 {
+			spec.ClusterIPs = []string{ip}
+		}
+		parsed := net.ParseIP(ip)
+		if err := alloc.Allocate(parsed); err != nil {
+			el := field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %v: %v", ip, err))}
+			return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, el)
+		}
+		return func() { alloc.Release(parsed) }, nil
+	}
+	return nothing, nil
+}
+
+// releaseServiceIPs gives back the cluster IPs of a deleted Service.
+func (s *Server) releaseServiceIPs(ev WriteEvent) {
+	svc, ok := ev.Object.(*corev1.Service)
+	if !ok || !ev.Deleted || s.cfg.ServiceIPs == nil || ev.Resource.Group != "" || ev.Resource.Resource != "services" {
+		return
+	}
+	for _, ip := range svc.Spec.ClusterIPs {
+		if parsed := net.ParseIP(ip); parsed != nil {
+			s.cfg.ServiceIPs.Release(parsed)
+		}
+	}
+}
+
+// seedServiceIPs marks the cluster IPs of the stored Services as taken:
+// the allocator's state is derived from storage at start.
+func (s *Server) seedServiceIPs(ctx context.Context) error {
+	res, ok := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
+	if !ok || s.cfg.ServiceIPs == nil {
+		return nil
+	}
+	page, err := s.store.List(ctx, layout.ResourcePrefix(res), storage.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing services: %w", err)
+	}
+	for _, kv := range page.Items {
+		obj, err := layout.Decode(res, kv)
+		if err != nil {
+			return err
+		}
+		if svc, ok := obj.(*corev1.Service); ok {
+			for _, ip := range svc.Spec.ClusterIPs {
+				if parsed := net.ParseIP(ip); parsed != nil {
+					_ = s.cfg.ServiceIPs.Allocate(parsed) // an address outside the range stays the Service's
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// startWithRange starts a whole admitd on dir (bolt) allocating from cidr.
+func startWithRange(t *testing.T, dir, cidr string) (*Server, kubernetes.Interface) {
+	t.Helper()
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.KubeconfigOut, o.ServiceClusterIPRange = dir, 0, "-", cidr
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: s.URL, QPS: -1,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.CAPEM, CertData: s.AdminCertPEM, KeyData: s.AdminKeyPEM}})
+	return s, cs
+}
+
+func createService(cs kubernetes.Interface, name, clusterIP string) (*corev1.Service, error) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ServiceSpec{ClusterIP: clusterIP, Ports: []corev1.ServicePort{{Port: 80}}}}
+	return cs.CoreV1().Services("default").Create(context.Background(), svc, metav1.CreateOptions{})
+}
+
+func wantServiceError(t *testing.T, cs kubernetes.Interface, name, ip string, code int32, msg string) {
+	t.Helper()
+	_, err := createService(cs, name, ip)
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Code != code || !strings.Contains(st.Status().Message, msg) {
+		t.Fatalf("create Service %s with clusterIP %q = %v, want %d containing %q", name, ip, err, code, msg)
+	}
+}
+
+func TestServiceClusterIPAllocation(t *testing.T) {
+	dir := t.TempDir()
+	s, cs := startWithRange(t, dir, "127.1.0.0/29") // .1 reserved, .2-.6 free
+	a, err := createService(cs, "a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ipnet, _ := net.ParseCIDR("127.1.0.0/29")
+	if ip := net.ParseIP(a.Spec.ClusterIP); ip == nil || !ipnet.Contains(ip) || a.Spec.ClusterIP == "127.1.0.1" ||
+		len(a.Spec.ClusterIPs) != 1 || a.Spec.ClusterIPs[0] != a.Spec.ClusterIP {
+		t.Fatalf("allocated clusterIP %q, clusterIPs %v; want one free address of the range", a.Spec.ClusterIP, a.Spec.ClusterIPs)
+	}
+	if len(a.Spec.IPFamilies) != 1 || a.Spec.IPFamilies[0] != corev1.IPv4Protocol || *a.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
+		t.Errorf("ipFamilies %v, ipFamilyPolicy %v; want [IPv4], SingleStack", a.Spec.IPFamilies, *a.Spec.IPFamilyPolicy)
+	}
+	wantServiceError(t, cs, "b", a.Spec.ClusterIP, 422, "spec.clusterIPs: Invalid value: [\""+a.Spec.ClusterIP+"\"]: failed to allocate IP "+a.Spec.ClusterIP+": provided IP is already allocated")
+	wantServiceError(t, cs, "b", "127.1.0.1", 422, "provided IP is already allocated")
+	wantServiceError(t, cs, "b", "10.0.0.9", 422, "the provided IP (10.0.0.9) is not in the valid range. The range of valid IPs is 127.1.0.0/29")
+	if h, err := createService(cs, "headless", corev1.ClusterIPNone); err != nil || h.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Fatalf("headless Service: %v, clusterIP %q; want None", err, h.Spec.ClusterIP)
+	}
+	if err := cs.CoreV1().Services("default").Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := createService(cs, "b", a.Spec.ClusterIP); err != nil {
+		t.Fatalf("reusing the address of a deleted Service: %v", err)
+	}
+	_ = s.Close()
+
+	s, cs = startWithRange(t, dir, "127.1.0.0/29")
+	defer func() { _ = s.Close() }()
+	wantServiceError(t, cs, "c", a.Spec.ClusterIP, 422, "provided IP is already allocated") // b's, after a restart
+	for i := range 4 {
+		if _, err := createService(cs, "fill-"+string(rune('a'+i)), ""); err != nil {
+			t.Fatalf("filling the range: %v", err)
+		}
+	}
+	wantServiceError(t, cs, "full", "", 500, `failed to allocate a serviceIP for Service "full": range is full`)
+}
