@@ -70,11 +70,7 @@ func (s *Server) releaseServiceIPs(ev WriteEvent) {
 	if !ok || !ev.Deleted || s.cfg.ServiceIPs == nil || ev.Resource.Group != "" || ev.Resource.Resource != "services" {
 		return
 	}
-	for _, ip := range svc.Spec.ClusterIPs {
-		if parsed := net.ParseIP(ip); parsed != nil {
-			s.cfg.ServiceIPs.Release(parsed)
-		}
-	}
+	s.releaseIPs(svc.Spec.ClusterIPs)
 }
 
 // seedServiceIPs marks the cluster IPs of the stored Services as taken:
@@ -102,4 +98,35 @@ func (s *Server) seedServiceIPs(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// updateServiceIPs handles a Service update that changes whether it has a
+// cluster IP: one turning from ExternalName into another type gets one as
+// on create (undo gives it back when the update fails), one turning into
+// ExternalName gives its addresses back once the update is written
+// (release).
+func (s *Server) updateServiceIPs(res *registry.Resource, obj, old runtime.Object) (undo, release func(), err error) {
+	nothing := func() {}
+	svc, ok := obj.(*corev1.Service)
+	oldSvc, oldOK := old.(*corev1.Service)
+	if !ok || !oldOK || s.cfg.ServiceIPs == nil || !isServices(res) {
+		return nothing, nothing, nil
+	}
+	wasExternal, isExternal := oldSvc.Spec.Type == corev1.ServiceTypeExternalName, svc.Spec.Type == corev1.ServiceTypeExternalName
+	switch {
+	case wasExternal && !isExternal:
+		undo, err := s.allocateServiceIPs(res, obj)
+		return undo, nothing, err
+	case !wasExternal && isExternal:
+		return nothing, func() { s.releaseIPs(oldSvc.Spec.ClusterIPs) }, nil
+	}
+	return nothing, nothing, nil
+}
+
+func (s *Server) releaseIPs(ips []string) {
+	for _, ip := range ips {
+		if parsed := net.ParseIP(ip); parsed != nil {
+			s.cfg.ServiceIPs.Release(parsed)
+		}
+	}
 }

@@ -131,6 +131,17 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if obj, err = s.runWriteSteps(ctx, attrs, obj); err != nil {
 		return nil, false, err
 	}
+	undo, release, err := s.updateServiceIPs(res, obj, old)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() {
+		if err != nil || retry || dryRun {
+			undo()
+		} else {
+			release()
+		}
+	}()
 	obj = s.prepareForUpdate(rq, res, obj, old)
 	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {

@@ -85,3 +85,26 @@ func TestServiceClusterIPAllocation(t *testing.T) {
 	}
 	wantServiceError(t, cs, "full", "", 500, `failed to allocate a serviceIP for Service "full": range is full`)
 }
+
+func TestServiceTypeChangeAllocatesAndReleases(t *testing.T) {
+	s, cs := startWithRange(t, t.TempDir(), "127.1.0.0/30") // one free address: .2
+	defer func() { _ = s.Close() }()
+	ctx, svcs := context.Background(), cs.CoreV1().Services("default")
+	ext, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext.Spec.Type, ext.Spec.ExternalName, ext.Spec.Ports = corev1.ServiceTypeClusterIP, "", []corev1.ServicePort{{Port: 80}}
+	if ext, err = svcs.Update(ctx, ext, metav1.UpdateOptions{}); err != nil || ext.Spec.ClusterIP != "127.1.0.2" {
+		t.Fatalf("ExternalName -> ClusterIP: %v, clusterIP %q; want 127.1.0.2", err, ext.Spec.ClusterIP)
+	}
+	wantServiceError(t, cs, "other", "", 500, "range is full")
+	ext.Spec.Type, ext.Spec.ExternalName = corev1.ServiceTypeExternalName, "example.com"
+	if _, err = svcs.Update(ctx, ext, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("ClusterIP -> ExternalName: %v", err)
+	}
+	if other, err := createService(cs, "other", ""); err != nil || other.Spec.ClusterIP != "127.1.0.2" {
+		t.Fatalf("after the release: %v, clusterIP %q; want 127.1.0.2", err, other.Spec.ClusterIP)
+	}
+}
