@@ -1,17 +1,16 @@
 // Package serviceip allocates Service cluster IPs from one IPv4 or IPv6
-// range (kube-apiserver's --service-cluster-ip-range), as upstream's
-// single-range allocator does. It keeps its state in memory: the server
-// rebuilds it from the stored Services at start. It is not a ServiceCIDR or
-// IPAddress controller, and it does not allocate node ports.
+// range (kube-apiserver's --service-cluster-ip-range) and node ports from
+// one port range (--service-node-port-range), as upstream's single-range
+// allocators do. It keeps its state in memory: the server rebuilds it from
+// the stored Services at start. It is not a ServiceCIDR or IPAddress
+// controller, and it knows nothing of Services themselves.
 package serviceip
 
 import (
 	"errors"
 	"fmt"
 	"math/big"
-	"math/rand/v2"
 	"net"
-	"sync"
 )
 
 // DefaultRange is kube-apiserver's default --service-cluster-ip-range.
@@ -41,13 +40,9 @@ func (e *NotInRangeError) Error() string {
 type Allocator struct {
 	cidr *net.IPNet
 	base *big.Int // the first usable address
-	size int      // usable addresses
-	// lower is how many addresses at the start of the range dynamic
-	// allocation leaves to explicit requests while others are free.
-	lower int
-
-	mu   sync.Mutex
-	used map[int]bool
+	// addresses by their offset from base; upstream leaves the first
+	// min(max(16, size/16), 256) to explicit requests while others are free.
+	addrs *pool
 }
 
 // New returns an allocator of cidr ("10.0.0.0/24") with its first address
@@ -58,20 +53,20 @@ func New(cidr string) (*Allocator, error) {
 		return nil, fmt.Errorf("invalid service cluster IP range %q: %w", cidr, err)
 	}
 	ones, bits := ipnet.Mask.Size()
-	total := new(big.Int).Lsh(big.NewInt(1), uint(bits-ones))
-	usable := total.Int64() - 1 // the network address
-	if ipnet.IP.To4() != nil {
-		usable-- // the broadcast address
-	}
-	if bits-ones > 62 || usable > 1<<20 {
-		usable = 1 << 20
+	usable := int64(1 << 20)
+	if bits-ones < 21 {
+		usable = int64(1)<<(bits-ones) - 1 // the network address
+		if ipnet.IP.To4() != nil {
+			usable-- // the broadcast address
+		}
 	}
 	if usable < 2 {
 		return nil, fmt.Errorf("service cluster IP range %q is too small", cidr)
 	}
-	a := &Allocator{cidr: ipnet, base: new(big.Int).Add(ipToInt(ipnet.IP), big.NewInt(1)), size: int(usable),
-		lower: min(max(16, int(usable)/16), 256, int(usable)), used: map[int]bool{}}
-	a.used[0] = true // the kubernetes Service
+	size := int(usable)
+	a := &Allocator{cidr: ipnet, base: new(big.Int).Add(ipToInt(ipnet.IP), big.NewInt(1)),
+		addrs: newPool(size, min(max(16, size/16), 256))}
+	a.addrs.take(0) // the kubernetes Service
 	return a, nil
 }
 
@@ -88,80 +83,44 @@ func (a *Allocator) Allocate(ip net.IP) error {
 	if !ok {
 		return &NotInRangeError{IP: ip, ValidRange: a.cidr.String()}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.used[i] {
+	if !a.addrs.take(i) {
 		return ErrAllocated
 	}
-	a.used[i] = true
 	return nil
 }
 
 // AllocateNext takes a random free address, preferring those above the
 // part of the range left to explicit requests; ErrFull when none is free.
 func (a *Allocator) AllocateNext() (net.IP, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if i, ok := a.randomFree(a.lower, a.size); ok {
-		return a.ip(i), nil
+	i, ok := a.addrs.next()
+	if !ok {
+		return nil, ErrFull
 	}
-	if i, ok := a.randomFree(0, a.lower); ok {
-		return a.ip(i), nil
-	}
-	return nil, ErrFull
-}
-
-// randomFree marks and returns a free index of [from, to), starting the
-// scan at a random offset.
-func (a *Allocator) randomFree(from, to int) (int, bool) {
-	n := to - from
-	if n <= 0 {
-		return 0, false
-	}
-	start := rand.IntN(n)
-	for k := range n {
-		i := from + (start+k)%n
-		if !a.used[i] {
-			a.used[i] = true
-			return i, true
-		}
-	}
-	return 0, false
+	return a.ip(i), nil
 }
 
 // Release frees ip; an address not taken, or not of the range, is ignored.
 func (a *Allocator) Release(ip net.IP) {
 	if i, ok := a.index(ip); ok && i != 0 {
-		a.mu.Lock()
-		delete(a.used, i)
-		a.mu.Unlock()
+		a.addrs.free(i)
 	}
 }
 
 // Has says whether ip is taken.
 func (a *Allocator) Has(ip net.IP) bool {
 	i, ok := a.index(ip)
-	if !ok {
-		return false
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.used[i]
+	return ok && a.addrs.has(i)
 }
 
 // Free is the number of addresses left.
-func (a *Allocator) Free() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.size - len(a.used)
-}
+func (a *Allocator) Free() int { return a.addrs.left() }
 
 func (a *Allocator) index(ip net.IP) (int, bool) {
 	if ip == nil || !a.cidr.Contains(ip) || (ip.To4() == nil) != (a.cidr.IP.To4() == nil) {
 		return 0, false
 	}
 	d := new(big.Int).Sub(ipToInt(ip), a.base)
-	if d.Sign() < 0 || d.Cmp(big.NewInt(int64(a.size))) >= 0 {
+	if d.Sign() < 0 || d.Cmp(big.NewInt(int64(a.addrs.size))) >= 0 {
 		return 0, false
 	}
 	return int(d.Int64()), true
