@@ -100,6 +100,9 @@ type Config struct {
 	// stored Services by Bootstrap); nil allocates none: a Service keeps
 	// the clusterIP it is created with.
 	ServiceIPs *serviceip.Allocator
+	// NodePorts allocates the node ports of NodePort and LoadBalancer
+	// Services (seeded as ServiceIPs); nil allocates none.
+	NodePorts *serviceip.PortAllocator
 }
 
 // TypeConverterSource gives the structured-merge type converter of a

@@ -25,6 +25,25 @@ func isServices(res *registry.Resource) bool {
 	return res.Group == "" && res.Resource == "services"
 }
 
+// allocateForCreate gives a Service being created its cluster IP, then its
+// node ports; undo gives them back.
+func (s *Server) allocateForCreate(res *registry.Resource, obj runtime.Object) (undo func(), err error) {
+	undoIPs, err := s.allocateServiceIPs(res, obj)
+	if err != nil {
+		return nil, err
+	}
+	svc, ok := obj.(*corev1.Service)
+	if !ok || s.cfg.NodePorts == nil || !isServices(res) {
+		return undoIPs, nil
+	}
+	undoPorts, err := s.allocateNodePorts(svc, map[int]bool{})
+	if err != nil {
+		undoIPs()
+		return nil, err
+	}
+	return func() { undoPorts(); undoIPs() }, nil
+}
+
 // allocateServiceIPs gives a Service being created the cluster IP it asks
 // for, or a free one; undo gives it back (a failed or dry-run create).
 // A clusterIP that does not parse, or a clusterIPs without clusterIP, is
@@ -67,17 +86,22 @@ func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) 
 // releaseServiceIPs gives back the cluster IPs of a deleted Service.
 func (s *Server) releaseServiceIPs(ev WriteEvent) {
 	svc, ok := ev.Object.(*corev1.Service)
-	if !ok || !ev.Deleted || s.cfg.ServiceIPs == nil || ev.Resource.Group != "" || ev.Resource.Resource != "services" {
+	if !ok || !ev.Deleted || ev.Resource.Group != "" || ev.Resource.Resource != "services" {
 		return
 	}
 	s.releaseIPs(svc.Spec.ClusterIPs)
+	if s.cfg.NodePorts != nil {
+		for p := range nodePortsOf(svc) {
+			s.cfg.NodePorts.Release(p)
+		}
+	}
 }
 
 // seedServiceIPs marks the cluster IPs of the stored Services as taken:
 // the allocator's state is derived from storage at start.
 func (s *Server) seedServiceIPs(ctx context.Context) error {
 	res, ok := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
-	if !ok || s.cfg.ServiceIPs == nil {
+	if !ok {
 		return nil
 	}
 	page, err := s.store.List(ctx, layout.ResourcePrefix(res), storage.ListOptions{})
@@ -90,11 +114,7 @@ func (s *Server) seedServiceIPs(ctx context.Context) error {
 			return err
 		}
 		if svc, ok := obj.(*corev1.Service); ok {
-			for _, ip := range svc.Spec.ClusterIPs {
-				if parsed := net.ParseIP(ip); parsed != nil {
-					_ = s.cfg.ServiceIPs.Allocate(parsed) // an address outside the range stays the Service's
-				}
-			}
+			s.markTaken(svc)
 		}
 	}
 	return nil
@@ -124,9 +144,29 @@ func (s *Server) updateServiceIPs(res *registry.Resource, obj, old runtime.Objec
 }
 
 func (s *Server) releaseIPs(ips []string) {
+	if s.cfg.ServiceIPs == nil {
+		return
+	}
 	for _, ip := range ips {
 		if parsed := net.ParseIP(ip); parsed != nil {
 			s.cfg.ServiceIPs.Release(parsed)
+		}
+	}
+}
+
+// markTaken marks what svc holds as taken; an address or port outside the
+// ranges (they changed since) stays the Service's.
+func (s *Server) markTaken(svc *corev1.Service) {
+	if s.cfg.ServiceIPs != nil {
+		for _, ip := range svc.Spec.ClusterIPs {
+			if parsed := net.ParseIP(ip); parsed != nil {
+				_ = s.cfg.ServiceIPs.Allocate(parsed)
+			}
+		}
+	}
+	if s.cfg.NodePorts != nil {
+		for p := range nodePortsOf(svc) {
+			_ = s.cfg.NodePorts.Allocate(p)
 		}
 	}
 }

@@ -94,6 +94,9 @@ type Options struct {
 	// from, its first address kept for the "kubernetes" Service
 	// (kube-apiserver's --service-cluster-ip-range). Default 10.0.0.0/24.
 	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range node ports are allocated from
+	// (kube-apiserver's --service-node-port-range). Default 30000-32767.
+	ServiceNodePortRange string
 	// ServiceAccounts configure service-account tokens (see satoken.go).
 	ServiceAccounts ServiceAccountOptions
 	// Logger defaults to a text logger on stderr.
@@ -249,6 +252,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
+	nodePorts, err := serviceip.NewPorts(cmp.Or(o.ServiceNodePortRange, serviceip.DefaultNodePortRange))
+	if err != nil {
+		return nil, err
+	}
 	tokens := sa.issuer
 	reviewer, err := tokenReviewer(o, tokens)
 	if err != nil {
@@ -265,7 +272,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer
-	cfg.ServiceIPs = serviceIPs
+	cfg.ServiceIPs, cfg.NodePorts = serviceIPs, nodePorts
 	cfg.ServiceAccountAuthenticators = saAuth
 	openid, routes := openIDRoutes(sa, o.Logger)
 	maps.Copy(cfg.Extra, routes)

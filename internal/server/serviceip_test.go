@@ -108,3 +108,52 @@ func TestServiceTypeChangeAllocatesAndReleases(t *testing.T) {
 		t.Fatalf("after the release: %v, clusterIP %q; want 127.1.0.2", err, other.Spec.ClusterIP)
 	}
 }
+
+func TestServiceNodePortAllocation(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.KubeconfigOut, o.Storage, o.ServiceNodePortRange = t.TempDir(), 0, "-", "memory", "30000-30002"
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: s.URL, QPS: -1,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.CAPEM, CertData: s.AdminCertPEM, KeyData: s.AdminKeyPEM}})
+	ctx, svcs := context.Background(), cs.CoreV1().Services("default")
+	nodePort := func(name string, ports ...corev1.ServicePort) (*corev1.Service, error) {
+		return svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: ports}}, metav1.CreateOptions{})
+	}
+	a, err := nodePort("a", corev1.ServicePort{Name: "tcp", Port: 53}, corev1.ServicePort{Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP},
+		corev1.ServicePort{Name: "web", Port: 80, NodePort: 30001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Spec.Ports
+	if p[0].NodePort < 30000 || p[0].NodePort > 30002 || p[1].NodePort != p[0].NodePort || p[2].NodePort != 30001 {
+		t.Fatalf("node ports %d %d %d; want one shared port of the range for 53/TCP and 53/UDP, and 30001", p[0].NodePort, p[1].NodePort, p[2].NodePort)
+	}
+	_, err = nodePort("b", corev1.ServicePort{Port: 80, NodePort: 30001})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ports[0].nodePort: Invalid value: 30001: provided port is already allocated") {
+		t.Fatalf("taken node port: %v", err)
+	}
+	_, err = nodePort("b", corev1.ServicePort{Port: 80, NodePort: 31000})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "provided port is not in the valid range. The range of valid ports is 30000-30002") {
+		t.Fatalf("node port out of range: %v", err)
+	}
+	if _, err := nodePort("b", corev1.ServicePort{Port: 80}); err != nil {
+		t.Fatalf("the last free node port: %v", err)
+	}
+	_, err = nodePort("c", corev1.ServicePort{Port: 80})
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "failed to allocate a nodePort: range is full") {
+		t.Fatalf("full node port range: %v", err)
+	}
+	a.Spec.Type, a.Spec.Ports, a.Spec.ExternalTrafficPolicy = corev1.ServiceTypeClusterIP, []corev1.ServicePort{{Port: 80}}, ""
+	if _, err := svcs.Update(ctx, a, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("NodePort -> ClusterIP: %v", err)
+	}
+	if _, err := nodePort("c", corev1.ServicePort{Port: 80, NodePort: 30001}); err != nil {
+		t.Fatalf("a node port released by a type change: %v", err)
+	}
+}
