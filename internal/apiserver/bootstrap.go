@@ -35,6 +35,9 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.seedServiceIPs(ctx); err != nil {
+		return err
+	}
 	return s.SyncCustomResources(ctx)
 }
 

@@ -130,6 +130,15 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (_ runtime.Object, created []byte, err error) {
 	m := accessor(obj)
 	s.fillSystemFields(m)
+	undo, err := s.allocateForCreate(res, obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil || dryRun {
+			undo()
+		}
+	}()
 	if errs := registry.PrepareCreate(res, obj); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)
 	}

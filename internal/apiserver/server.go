@@ -20,6 +20,7 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
+	"github.com/admitd/admitd/internal/serviceip"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -95,6 +96,13 @@ type Config struct {
 	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
 	// key generated in memory.
 	TokenIssuer *serviceaccount.Issuer
+	// ServiceIPs allocates the cluster IPs of Services (seeded from the
+	// stored Services by Bootstrap); nil allocates none: a Service keeps
+	// the clusterIP it is created with.
+	ServiceIPs *serviceip.Allocator
+	// NodePorts allocates the node ports of NodePort and LoadBalancer
+	// Services (seeded as ServiceIPs); nil allocates none.
+	NodePorts *serviceip.PortAllocator
 }
 
 // TypeConverterSource gives the structured-merge type converter of a

@@ -131,7 +131,29 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if obj, err = s.runWriteSteps(ctx, attrs, obj); err != nil {
 		return nil, false, err
 	}
+	undo, release, err := s.updateServiceIPs(res, obj, old)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() {
+		if err != nil || retry || dryRun {
+			undo()
+		} else {
+			release()
+		}
+	}()
 	obj = s.prepareForUpdate(rq, res, obj, old)
+	undoPorts, releasePorts, err := s.updateNodePorts(res, obj, old)
+	if err != nil {
+		return nil, false, err
+	}
+	defer func() {
+		if err != nil || retry || dryRun {
+			undoPorts()
+		} else {
+			releasePorts()
+		}
+	}()
 	keepManagedFieldsTimes(obj, old)
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)

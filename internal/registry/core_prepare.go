@@ -12,8 +12,9 @@ import (
 // storage that run before validation).
 
 // prepareServiceForCreate keeps clusterIP and clusterIPs in step and fills ipFamilyPolicy / ipFamilies the way the service IP
-// allocator does on a single-stack IPv4 cluster. It does not allocate a
-// cluster IP or node ports: a ClusterIP service keeps an empty clusterIP.
+// allocator does on a single-stack cluster. The cluster IP itself is
+// allocated before, by the API server (apiserver's serviceips.go); node
+// ports are not allocated.
 func prepareServiceForCreate(obj runtime.Object) {
 	svc := obj.(*corev1.Service)
 	normalizeClusterIPs(svc, nil)

@@ -6,7 +6,7 @@ import (
 )
 
 // otherKinds are the kinds of the remaining groups: metadata validation
-// only, and no per-kind strategy.
+// only; the strategies hold just their decoding defaults.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
@@ -15,13 +15,15 @@ func otherKinds() []descriptor {
 			status: statusSubresource, fields: []string{"spec.signerName"}, subresources: []Subresource{{Name: "approval",
 				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}}},
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
-		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns},
+		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns,
+			strategy: Strategy{Default: defaultEndpointSlice}},
 		{gv: "events.k8s.io/v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported},
-		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns},
+		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns,
+			strategy: Strategy{Default: defaultIngressClass}},
 		{gv: "networking.k8s.io/v1", resource: "ingresses", kind: "Ingress", namespaced: true, short: []string{"ing"},
 			status: statusSubresource, generation: true, name: dns},
 		{gv: "networking.k8s.io/v1", resource: "networkpolicies", kind: "NetworkPolicy", namespaced: true, short: []string{"netpol"},
-			generation: true, name: dns},
+			generation: true, name: dns, strategy: Strategy{Default: defaultNetworkPolicy}},
 		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns},
 		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
 			status: statusSubresource, generation: true, name: dns},
@@ -35,7 +37,9 @@ func otherKinds() []descriptor {
 		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterroles", kind: "ClusterRole"},
 		{gv: "rbac.authorization.k8s.io/v1", resource: "rolebindings", kind: "RoleBinding", namespaced: true},
 		{gv: "rbac.authorization.k8s.io/v1", resource: "roles", kind: "Role", namespaced: true},
-		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns},
-		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns},
+		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns,
+			strategy: Strategy{Default: defaultPriorityClass}},
+		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns,
+			strategy: Strategy{Default: defaultStorageClass}},
 	}
 }

@@ -5,6 +5,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -28,6 +29,7 @@ import (
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
+	"github.com/admitd/admitd/internal/serviceip"
 	"github.com/admitd/admitd/internal/storage/bolt"
 	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
@@ -88,6 +90,13 @@ type Options struct {
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string
+	// ServiceClusterIPRange is the CIDR Service cluster IPs are allocated
+	// from, its first address kept for the "kubernetes" Service
+	// (kube-apiserver's --service-cluster-ip-range). Default 10.0.0.0/24.
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the range node ports are allocated from
+	// (kube-apiserver's --service-node-port-range). Default 30000-32767.
+	ServiceNodePortRange string
 	// ServiceAccounts configure service-account tokens (see satoken.go).
 	ServiceAccounts ServiceAccountOptions
 	// Logger defaults to a text logger on stderr.
@@ -239,6 +248,14 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
+	serviceIPs, err := serviceip.New(cmp.Or(o.ServiceClusterIPRange, serviceip.DefaultRange))
+	if err != nil {
+		return nil, err
+	}
+	nodePorts, err := serviceip.NewPorts(cmp.Or(o.ServiceNodePortRange, serviceip.DefaultNodePortRange))
+	if err != nil {
+		return nil, err
+	}
 	tokens := sa.issuer
 	reviewer, err := tokenReviewer(o, tokens)
 	if err != nil {
@@ -255,6 +272,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer
+	cfg.ServiceIPs, cfg.NodePorts = serviceIPs, nodePorts
 	cfg.ServiceAccountAuthenticators = saAuth
 	openid, routes := openIDRoutes(sa, o.Logger)
 	maps.Copy(cfg.Extra, routes)
