@@ -66,7 +66,6 @@ func (s *Server) allocateNodePorts(svc *corev1.Service, held map[int]bool) (undo
 			port = int32(next)
 		}
 		taken = append(taken, int(port))
-		held[int(port)] = true
 		return port, nil
 	}
 	if err := s.fillServicePorts(svc, take); err != nil {

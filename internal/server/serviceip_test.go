@@ -125,14 +125,16 @@ func TestServiceNodePortAllocation(t *testing.T) {
 		return svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: ports}}, metav1.CreateOptions{})
 	}
-	a, err := nodePort("a", corev1.ServicePort{Name: "tcp", Port: 53}, corev1.ServicePort{Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP},
-		corev1.ServicePort{Name: "web", Port: 80, NodePort: 30001})
+	// Ports are allocated in order, as upstream: the requested 30001 first,
+	// then one free port shared by 53/TCP and 53/UDP.
+	a, err := nodePort("a", corev1.ServicePort{Name: "web", Port: 80, NodePort: 30001},
+		corev1.ServicePort{Name: "tcp", Port: 53}, corev1.ServicePort{Name: "udp", Port: 53, Protocol: corev1.ProtocolUDP})
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := a.Spec.Ports
-	if p[0].NodePort < 30000 || p[0].NodePort > 30002 || p[1].NodePort != p[0].NodePort || p[2].NodePort != 30001 {
-		t.Fatalf("node ports %d %d %d; want one shared port of the range for 53/TCP and 53/UDP, and 30001", p[0].NodePort, p[1].NodePort, p[2].NodePort)
+	if p[0].NodePort != 30001 || p[1].NodePort < 30000 || p[1].NodePort > 30002 || p[1].NodePort == 30001 || p[2].NodePort != p[1].NodePort {
+		t.Fatalf("node ports %d %d %d; want 30001, and one other shared port of the range for 53/TCP and 53/UDP", p[0].NodePort, p[1].NodePort, p[2].NodePort)
 	}
 	_, err = nodePort("b", corev1.ServicePort{Port: 80, NodePort: 30001})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ports[0].nodePort: Invalid value: 30001: provided port is already allocated") {
@@ -155,5 +157,26 @@ func TestServiceNodePortAllocation(t *testing.T) {
 	}
 	if _, err := nodePort("c", corev1.ServicePort{Port: 80, NodePort: 30001}); err != nil {
 		t.Fatalf("a node port released by a type change: %v", err)
+	}
+}
+
+// A port requested after one the same Service was just given is refused as
+// taken (upstream allocates in order), not let through to a duplicate.
+func TestServiceNodePortTakenEarlierInTheSameService(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.KubeconfigOut, o.Storage, o.ServiceNodePortRange = t.TempDir(), 0, "-", "memory", "30000-30000"
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: s.URL, QPS: -1,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.CAPEM, CertData: s.AdminCertPEM, KeyData: s.AdminKeyPEM}})
+	_, err = cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "a"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "dns", Port: 53}, {Name: "web", Port: 80, NodePort: 30000}}}},
+		metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.ports[1].nodePort: Invalid value: 30000: provided port is already allocated") {
+		t.Fatalf("create = %v, want 422 provided port is already allocated on spec.ports[1].nodePort", err)
 	}
 }
