@@ -64,6 +64,7 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")
 	f.StringVar(&o.AuditPolicyFile, "audit-policy-file", "", "audit policy (audit.k8s.io/v1 Policy)")
 	f.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (Webhook and ABAC: not implemented yet); system:masters is always allowed")
+		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook (ABAC: not implemented yet); system:masters is always allowed")
+	addAuthorizationWebhookFlags(f, &o.AuthorizationWebhook)
 	return cmd
 }

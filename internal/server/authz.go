@@ -14,11 +14,17 @@ import (
 // authorizer it puts in front of the configured ones.
 const privilegedGroupName = "kubernetes.io/system-privileged-group"
 
+// webhookModeName is the name kube-apiserver gives the authorizer of
+// --authorization-mode=Webhook.
+const webhookModeName = "default"
+
 // modeAuthorizers are the authorizers of the modes that read the cluster's
-// state; node is nil when the Node mode is off.
+// state or call out; node is nil when the Node mode is off, webhook when
+// the Webhook mode is.
 type modeAuthorizers struct {
-	rbac *rbac.Authorizer
-	node *node.Authorizer
+	rbac    *rbac.Authorizer
+	node    *node.Authorizer
+	webhook auth.Authorizer
 }
 
 // newAuthorizer is the server's authorizer chain: system:masters allowed,
@@ -39,6 +45,9 @@ func newAuthorizer(modes []string, by modeAuthorizers, reg prometheus.Registerer
 			n.Authorizer = by.rbac
 		case auth.ModeNode:
 			n.Authorizer = by.node
+		case auth.ModeWebhook:
+			n.Name = webhookModeName
+			n.Authorizer = by.webhook
 		default:
 			continue // refused by ValidateModes
 		}

@@ -61,11 +61,14 @@ type Options struct {
 	AnonymousAuth bool
 	// AuthorizationModes is kube-apiserver's --authorization-mode: the
 	// authorizers asked in order, the first to allow or deny deciding.
-	// AlwaysAllow, AlwaysDeny, Node and RBAC are served; Webhook and ABAC
-	// refuse to start (not implemented yet). Members of system:masters are
+	// AlwaysAllow, AlwaysDeny, Node, RBAC and Webhook (configured by
+	// AuthorizationWebhook) are served; ABAC refuses to start (not
+	// implemented yet). Members of system:masters are
 	// always allowed, as upstream. Default Node,RBAC, the setup
 	// kube-apiserver recommends (its own default is AlwaysAllow).
 	AuthorizationModes []string
+	// AuthorizationWebhook configures the Webhook mode (authzwebhook.go).
+	AuthorizationWebhook AuthorizationWebhookOptions
 	// KubeconfigOut is where the admin kubeconfig is written; default
 	// <DataDir>/admin.kubeconfig. "-" disables writing it.
 	KubeconfigOut string
@@ -97,7 +100,8 @@ type Options struct {
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
-		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC}}
+		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC},
+		AuthorizationWebhook: DefaultAuthorizationWebhookOptions()}
 }
 
 // Server is a started admitd.
@@ -129,6 +133,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
+		return nil, err
+	}
+	if err := o.AuthorizationWebhook.validate(o.AuthorizationModes); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
@@ -225,7 +232,12 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	authz := newAuthorizer(o.AuthorizationModes, modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer()}, metricsReg)
+	webhook, err := o.AuthorizationWebhook.authorizer(o.AuthorizationModes)
+	if err != nil {
+		return nil, err
+	}
+	authz := newAuthorizer(o.AuthorizationModes,
+		modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer(), webhook: webhook}, metricsReg)
 	sa, err := newSATokens(o)
 	if err != nil {
 		return nil, err
