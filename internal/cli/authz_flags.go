@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"errors"
+
 	"github.com/spf13/pflag"
 
 	"github.com/admitd/admitd/internal/server"
@@ -17,4 +19,26 @@ func addAuthorizationWebhookFlags(f *pflag.FlagSet, o *server.AuthorizationWebho
 		"how long the webhook's allowing answers are cached")
 	f.DurationVar(&o.UnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.UnauthorizedTTL,
 		"how long the webhook's other answers are cached")
+}
+
+// addAuthorizationConfigFlag adds kube-apiserver's --authorization-config.
+func addAuthorizationConfigFlag(f *pflag.FlagSet, path *string) {
+	f.StringVar(path, "authorization-config", *path,
+		"AuthorizationConfiguration file (apiserver.config.k8s.io/v1) with the chain of authorizers, reloaded when it changes; "+
+			"mutually exclusive with --authorization-mode and --authorization-webhook-*")
+}
+
+// checkAuthorizationFlags refuses --authorization-config with the flags it
+// replaces, with kube-apiserver's message.
+func checkAuthorizationFlags(f *pflag.FlagSet) error {
+	if !f.Changed("authorization-config") {
+		return nil
+	}
+	for _, name := range []string{"authorization-mode", "authorization-webhook-config-file", "authorization-webhook-version",
+		"authorization-webhook-cache-authorized-ttl", "authorization-webhook-cache-unauthorized-ttl"} {
+		if f.Changed(name) {
+			return errors.New("--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined")
+		}
+	}
+	return nil
 }

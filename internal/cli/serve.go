@@ -26,6 +26,9 @@ func newServeCommand() *cobra.Command {
   admitd serve --authorization-mode=AlwaysAllow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := server.Start(ctx, o)
@@ -66,5 +69,6 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
 		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook (ABAC: not implemented yet); system:masters is always allowed")
 	addAuthorizationWebhookFlags(f, &o.AuthorizationWebhook)
+	addAuthorizationConfigFlag(f, &o.AuthorizationConfigFile)
 	return cmd
 }

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/auth/authzconfig"
 	"github.com/admitd/admitd/internal/auth/node"
 	"github.com/admitd/admitd/internal/auth/rbac"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
 )
 
 // privilegedGroupName is the name kube-apiserver gives the system:masters
@@ -54,4 +58,46 @@ func newAuthorizer(modes []string, by modeAuthorizers, reg prometheus.Registerer
 		union = append(union, metrics.Instrument(n))
 	}
 	return union
+}
+
+// validateAuthorization checks the authorization options before anything
+// starts: the file of --authorization-config, else the modes and their
+// webhook flags.
+func validateAuthorization(o Options) error {
+	if o.AuthorizationConfigFile != "" {
+		_, err := authzconfig.Load(o.AuthorizationConfigFile)
+		return err
+	}
+	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
+		return err
+	}
+	return o.AuthorizationWebhook.validate(o.AuthorizationModes)
+}
+
+// newServerAuthorizer is the chain of --authorization-config (reloaded
+// until ctx ends) or of --authorization-mode, and the node graph it reads
+// (nil when the Node mode is off; always built with a configuration file,
+// which may name Node when reloaded).
+func newServerAuthorizer(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue,
+	policy *rbacPolicy, reg prometheus.Registerer) (auth.Authorizer, *nodeGraph, error) {
+	modes := o.AuthorizationModes
+	if o.AuthorizationConfigFile != "" {
+		modes = []string{auth.ModeNode}
+	}
+	nodes, err := newNodeGraph(modes, store, cat, reg, o.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	by := modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer()}
+	if o.AuthorizationConfigFile != "" {
+		c, err := newConfiguredAuthorizer(o.AuthorizationConfigFile, by, reg, o.Logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, nodes, c.watch(ctx)
+	}
+	if by.webhook, err = o.AuthorizationWebhook.authorizer(modes); err != nil {
+		return nil, nil, err
+	}
+	return newAuthorizer(modes, by, reg), nodes, nil
 }

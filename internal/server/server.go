@@ -69,6 +69,11 @@ type Options struct {
 	AuthorizationModes []string
 	// AuthorizationWebhook configures the Webhook mode (authzwebhook.go).
 	AuthorizationWebhook AuthorizationWebhookOptions
+	// AuthorizationConfigFile is kube-apiserver's --authorization-config,
+	// an AuthorizationConfiguration file reloaded when it changes; when
+	// set, AuthorizationModes and AuthorizationWebhook are ignored (the CLI
+	// refuses them together, as upstream).
+	AuthorizationConfigFile string
 	// KubeconfigOut is where the admin kubeconfig is written; default
 	// <DataDir>/admin.kubeconfig. "-" disables writing it.
 	KubeconfigOut string
@@ -132,10 +137,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
-		return nil, err
-	}
-	if err := o.AuthorizationWebhook.validate(o.AuthorizationModes); err != nil {
+	if err := validateAuthorization(o); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
@@ -228,16 +230,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	cat := registry.NewCatalogue()
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
-	nodes, err := newNodeGraph(o.AuthorizationModes, store, cat, metricsReg, o.Logger)
+	authz, nodes, err := newServerAuthorizer(ctx, o, store, cat, policy, metricsReg)
 	if err != nil {
 		return nil, err
 	}
-	webhook, err := o.AuthorizationWebhook.authorizer(o.AuthorizationModes)
-	if err != nil {
-		return nil, err
-	}
-	authz := newAuthorizer(o.AuthorizationModes,
-		modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer(), webhook: webhook}, metricsReg)
 	sa, err := newSATokens(o)
 	if err != nil {
 		return nil, err

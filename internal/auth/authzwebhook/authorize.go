@@ -3,7 +3,9 @@ package authzwebhook
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/admitd/admitd/internal/auth"
@@ -68,3 +70,12 @@ func (w *Authorizer) remember(key string, s authorizationv1.SubjectAccessReviewS
 		w.cache.Add(key, s, ttl)
 	}
 }
+
+// RulesReview cannot list what the remote authorizer allows: the answer is
+// incomplete, with upstream's error.
+func (w *Authorizer) RulesReview(authenticationv1.UserInfo, string) (
+	[]authorizationv1.ResourceRule, []authorizationv1.NonResourceRule, bool, error) {
+	return nil, nil, true, errNoRules
+}
+
+var errNoRules = errors.New("webhook authorizer does not support user rule resolution")

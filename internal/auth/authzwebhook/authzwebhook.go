@@ -82,7 +82,10 @@ type Authorizer struct {
 	cache           *cache.LRUExpireCache
 }
 
-var _ auth.Authorizer = (*Authorizer)(nil)
+var (
+	_ auth.Authorizer    = (*Authorizer)(nil)
+	_ auth.RulesReviewer = (*Authorizer)(nil)
+)
 
 // NewFromKubeconfig returns an authorizer calling the server of the
 // kubeconfig file at path.

@@ -298,3 +298,11 @@ func TestBadOptions(t *testing.T) {
 		t.Error("NewFromKubeconfig(bad file): no error, want one")
 	}
 }
+
+func TestRulesReviewIncomplete(t *testing.T) {
+	r := startRemote(t, func(map[string]any) (int, any) { return status(true, false, "") })
+	w := newTestAuthorizer(t, r, testOptions())
+	if _, _, incomplete, err := w.RulesReview(podGet.User, "ns1"); !incomplete || err == nil {
+		t.Errorf("RulesReview = incomplete %v, %v; want incomplete with an error", incomplete, err)
+	}
+}
