@@ -115,6 +115,11 @@ func configuredWebhook(w *api.WebhookConfiguration) (*authzwebhook.Authorizer, e
 	if w.CacheUnauthorizedRequests {
 		o.UnauthorizedTTL = w.UnauthorizedTTL.Duration
 	}
+	m, err := authzwebhook.NewMatchConditions(authzconfig.Expressions(w.MatchConditions))
+	if err != nil {
+		return nil, err
+	}
+	o.MatchConditions = m
 	if w.FailurePolicy == api.FailurePolicyDeny {
 		o.DecisionOnError = auth.DecisionDeny
 	}

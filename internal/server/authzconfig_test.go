@@ -90,10 +90,15 @@ func TestConfiguredWebhookFailurePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		policy string
-		want   auth.Decision
-	}{{"NoOpinion", auth.DecisionNoOpinion}, {"Deny", auth.DecisionDeny}} {
-		path := filepath.Join(dir, tc.policy+".yaml")
+		policy, extra string
+		want          auth.Decision
+	}{
+		{"NoOpinion", "", auth.DecisionNoOpinion},
+		{"Deny", "", auth.DecisionDeny},
+		// bob does not match: the failing webhook is not called.
+		{"Deny", "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: request.user == 'alice'\n", auth.DecisionAllow},
+	} {
+		path := filepath.Join(dir, "authz.yaml")
 		writeAuthzConfig(t, path, authzConfig(`- type: Webhook
   name: remote
   webhook:
@@ -101,7 +106,7 @@ func TestConfiguredWebhookFailurePolicy(t *testing.T) {
     subjectAccessReviewVersion: v1
     failurePolicy: `+tc.policy+`
     connectionInfo: {type: KubeConfigFile, kubeConfigFile: `+kcPath+`}
-- {type: AlwaysAllow, name: allow}
+`+tc.extra+`- {type: AlwaysAllow, name: allow}
 `))
 		c, err := newConfiguredAuthorizer(path, modeAuthorizers{}, prometheus.NewRegistry(), quietLogger())
 		if err != nil {
@@ -112,7 +117,7 @@ func TestConfiguredWebhookFailurePolicy(t *testing.T) {
 			want = auth.DecisionAllow // the next authorizer is asked
 		}
 		if d := decide(t, c); d != want {
-			t.Errorf("failurePolicy %s: %v, want %v", tc.policy, d, want)
+			t.Errorf("failurePolicy %s %s: %v, want %v", tc.policy, tc.extra, d, want)
 		}
 	}
 }

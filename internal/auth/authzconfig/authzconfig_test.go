@@ -92,6 +92,11 @@ authorizers:
 		{"kubeconfig with in-cluster", webhook(good + "    connectionInfo: {type: InClusterConfig, kubeConfigFile: " + kubeconfig + "}\n"), "can only be set when type=KubeConfigFile"},
 		{"no connection type", webhook(good), "authorizers[0].connectionInfo.type: Required value"},
 		{"match conditions without version", webhook(good + conn + "    matchConditions:\n    - expression: 'true'\n"), "authorizers[0].matchConditionSubjectAccessReviewVersion: Required value: required if match conditions are specified"},
+		{"empty match condition", webhook(good + conn + "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: ' '\n"), "authorizers[0].matchConditions[0].expression: Required value"},
+		{"duplicate match condition", webhook(good + conn + "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: 'true'\n    - expression: 'true'\n"), `authorizers[0].matchConditions[1].expression: Duplicate value: "true"`},
+		{"match condition not bool", webhook(good + conn + "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: request.user\n"), `authorizers[0].matchConditions[0].expression: Invalid value: "request.user": must evaluate to bool`},
+		{"match condition unknown variable", webhook(good + conn + "    matchConditionSubjectAccessReviewVersion: v1\n    matchConditions:\n    - expression: object.x\n"), `authorizers[0].matchConditions[0].expression: Invalid value: "object.x": compilation failed`},
+		{"match condition version", webhook(good + conn + "    matchConditionSubjectAccessReviewVersion: v1beta1\n    matchConditions:\n    - expression: 'true'\n"), `authorizers[0].matchConditionSubjectAccessReviewVersion: Unsupported value: "v1beta1"`},
 		{"unknown field", head + "authorizers:\n- {type: RBAC, name: rbac, color: blue}\n", `unknown field "authorizers[0].color"`},
 		{"wrong kind", "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins: []\n", "expected AuthorizationConfiguration"},
 	}

@@ -11,6 +11,8 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	api "k8s.io/apiserver/pkg/apis/apiserver"
+
+	"github.com/admitd/admitd/internal/auth/authzwebhook"
 )
 
 // The authorizer types a configuration may name, as kube-apiserver's; only
@@ -25,7 +27,7 @@ var (
 const maxTimeout = 30 * time.Second
 
 // Validate checks c with upstream's rules and messages, then refuses what
-// admitd does not serve (ABAC, matchConditions).
+// admitd does not serve (ABAC).
 func Validate(c *api.AuthorizationConfiguration) error {
 	return validate(c).ToAggregate()
 }
@@ -109,10 +111,45 @@ func validateWebhook(p *field.Path, w *api.WebhookConfiguration) field.ErrorList
 		errs = append(errs, field.NotSupported(p.Child("failurePolicy"), w.FailurePolicy, []string{"NoOpinion", "Deny"}))
 	}
 	errs = append(errs, validateConnection(p.Child("connectionInfo"), w.ConnectionInfo)...)
-	if len(w.MatchConditions) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("matchConditions"), "not implemented by admitd yet"))
+	return append(errs, validateMatchConditions(p, w.MatchConditions)...)
+}
+
+// maxMatchConditions bounds a webhook's matchConditions, as upstream.
+const maxMatchConditions = 64
+
+// validateMatchConditions checks that each expression is set, unique and
+// compiles to a bool over request.
+func validateMatchConditions(p *field.Path, conds []api.WebhookMatchCondition) field.ErrorList {
+	if len(conds) > maxMatchConditions {
+		return field.ErrorList{field.TooMany(p.Child("matchConditions"), len(conds), maxMatchConditions)}
+	}
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, c := range conds {
+		ep := p.Child("matchConditions").Index(i).Child("expression")
+		switch {
+		case strings.TrimSpace(c.Expression) == "":
+			errs = append(errs, field.Required(ep, ""))
+			continue
+		case seen[c.Expression]:
+			errs = append(errs, field.Duplicate(ep, c.Expression))
+			continue
+		}
+		seen[c.Expression] = true
+		if _, err := authzwebhook.CompileMatchCondition(c.Expression); err != nil {
+			errs = append(errs, field.Invalid(ep, c.Expression, err.Error()))
+		}
 	}
 	return errs
+}
+
+// Expressions are the expressions of conds, in order.
+func Expressions(conds []api.WebhookMatchCondition) []string {
+	out := make([]string, len(conds))
+	for i, c := range conds {
+		out[i] = c.Expression
+	}
+	return out
 }
 
 func validateDurations(p *field.Path, w *api.WebhookConfiguration) field.ErrorList {

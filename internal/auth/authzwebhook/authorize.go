@@ -18,6 +18,13 @@ import (
 // Options.DecisionOnError and the error, which is not cached.
 func (w *Authorizer) Authorize(ctx context.Context, a auth.Attributes) (auth.Decision, string, error) {
 	spec := specFor(a)
+	match, err := w.match.Match(ctx, spec)
+	if err != nil {
+		return w.decisionOnError, "", err
+	}
+	if !match {
+		return auth.DecisionNoOpinion, "", nil
+	}
 	key, err := json.Marshal(spec)
 	if err != nil {
 		return w.decisionOnError, "", err

@@ -4,8 +4,7 @@
 // caches its answers for a while.
 //
 // It is not a SubjectAccessReview endpoint (that is the API server's own
-// authorization.k8s.io resources) and does not evaluate match conditions;
-// those belong to --authorization-config.
+// authorization.k8s.io resources).
 package authzwebhook
 
 import (
@@ -61,6 +60,10 @@ type Options struct {
 	// (the zero Options' value is DecisionDeny, so set it; DefaultOptions
 	// does) or DecisionDeny.
 	DecisionOnError auth.Decision
+	// MatchConditions, when set, must all hold for the webhook to be asked;
+	// otherwise it has no opinion. An evaluation error gives
+	// DecisionOnError.
+	MatchConditions *MatchConditions
 	// Clock defaults to the real clock; tests replace it to expire the
 	// cache.
 	Clock clock.PassiveClock
@@ -79,6 +82,7 @@ type Authorizer struct {
 	authorizedTTL   time.Duration
 	unauthorizedTTL time.Duration
 	decisionOnError auth.Decision
+	match           *MatchConditions
 	cache           *cache.LRUExpireCache
 }
 
@@ -127,7 +131,7 @@ func New(cfg *rest.Config, o Options) (*Authorizer, error) {
 	return &Authorizer{
 		caller:  &caller{client: client, url: cfg.Host, apiVersion: apiVersion, backoff: o.Backoff},
 		version: o.Version, authorizedTTL: o.AuthorizedTTL, unauthorizedTTL: o.UnauthorizedTTL,
-		decisionOnError: o.DecisionOnError,
-		cache:           cache.NewLRUExpireCacheWithClock(cacheSize, o.Clock),
+		decisionOnError: o.DecisionOnError, match: o.MatchConditions,
+		cache: cache.NewLRUExpireCacheWithClock(cacheSize, o.Clock),
 	}, nil
 }
