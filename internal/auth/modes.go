@@ -22,7 +22,7 @@ var modes = []string{ModeAlwaysAllow, ModeAlwaysDeny, ModeABAC, ModeWebhook, Mod
 
 // notImplemented are modes kube-apiserver knows and admitd does not serve
 // yet: refused at start rather than silently having no opinion.
-var notImplemented = []string{ModeABAC, ModeWebhook}
+var notImplemented = []string{ModeABAC}
 
 // ValidateModes checks an --authorization-mode list with kube-apiserver's
 // messages (several errors read "[a, b]", as upstream's aggregate), then
@@ -47,8 +47,8 @@ func ValidateModes(list []string) error {
 	}
 	for _, m := range list {
 		if slices.Contains(notImplemented, m) {
-			return fmt.Errorf("authorization-mode %s is not implemented by admitd yet (available: %s, %s, %s, %s)",
-				m, ModeAlwaysAllow, ModeAlwaysDeny, ModeNode, ModeRBAC)
+			return fmt.Errorf("authorization-mode %s is not implemented by admitd yet (available: %s, %s, %s, %s, %s)",
+				m, ModeAlwaysAllow, ModeAlwaysDeny, ModeNode, ModeRBAC, ModeWebhook)
 		}
 	}
 	return nil

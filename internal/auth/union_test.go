@@ -72,7 +72,8 @@ func TestValidateModes(t *testing.T) {
 		{[]string{"RBAC", "RBAC"}, `authorization-mode ["RBAC" "RBAC"] has mode specified more than once`},
 		{[]string{"Bogus", "RBAC", "RBAC"}, `[authorization-mode "Bogus" is not a valid mode, authorization-mode ["Bogus" "RBAC" "RBAC"] has mode specified more than once]`},
 		{[]string{"Node", "RBAC"}, ""},
-		{[]string{"Node", "Webhook"}, "authorization-mode Webhook is not implemented by admitd yet (available: AlwaysAllow, AlwaysDeny, Node, RBAC)"},
+		{[]string{"Node", "Webhook"}, ""},
+		{[]string{"Node", "ABAC"}, "authorization-mode ABAC is not implemented by admitd yet (available: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook)"},
 	} {
 		err := ValidateModes(tc.modes)
 		got := ""

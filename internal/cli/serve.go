@@ -26,6 +26,9 @@ func newServeCommand() *cobra.Command {
   admitd serve --authorization-mode=AlwaysAllow`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := server.Start(ctx, o)
@@ -65,6 +68,8 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")
 	f.StringVar(&o.AuditPolicyFile, "audit-policy-file", "", "audit policy (audit.k8s.io/v1 Policy)")
 	f.StringSliceVar(&o.AuthorizationModes, "authorization-mode", o.AuthorizationModes,
-		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC (Webhook and ABAC: not implemented yet); system:masters is always allowed")
+		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook (ABAC: not implemented yet); system:masters is always allowed")
+	addAuthorizationWebhookFlags(f, &o.AuthorizationWebhook)
+	addAuthorizationConfigFlag(f, &o.AuthorizationConfigFile)
 	return cmd
 }

@@ -1,24 +1,34 @@
 package server
 
 import (
+	"context"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/auth/authzconfig"
 	"github.com/admitd/admitd/internal/auth/node"
 	"github.com/admitd/admitd/internal/auth/rbac"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
 )
 
 // privilegedGroupName is the name kube-apiserver gives the system:masters
 // authorizer it puts in front of the configured ones.
 const privilegedGroupName = "kubernetes.io/system-privileged-group"
 
+// webhookModeName is the name kube-apiserver gives the authorizer of
+// --authorization-mode=Webhook.
+const webhookModeName = "default"
+
 // modeAuthorizers are the authorizers of the modes that read the cluster's
-// state; node is nil when the Node mode is off.
+// state or call out; node is nil when the Node mode is off, webhook when
+// the Webhook mode is.
 type modeAuthorizers struct {
-	rbac *rbac.Authorizer
-	node *node.Authorizer
+	rbac    *rbac.Authorizer
+	node    *node.Authorizer
+	webhook auth.Authorizer
 }
 
 // newAuthorizer is the server's authorizer chain: system:masters allowed,
@@ -39,10 +49,55 @@ func newAuthorizer(modes []string, by modeAuthorizers, reg prometheus.Registerer
 			n.Authorizer = by.rbac
 		case auth.ModeNode:
 			n.Authorizer = by.node
+		case auth.ModeWebhook:
+			n.Name = webhookModeName
+			n.Authorizer = by.webhook
 		default:
 			continue // refused by ValidateModes
 		}
 		union = append(union, metrics.Instrument(n))
 	}
 	return union
+}
+
+// validateAuthorization checks the authorization options before anything
+// starts: the file of --authorization-config, else the modes and their
+// webhook flags.
+func validateAuthorization(o Options) error {
+	if o.AuthorizationConfigFile != "" {
+		_, err := authzconfig.Load(o.AuthorizationConfigFile)
+		return err
+	}
+	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
+		return err
+	}
+	return o.AuthorizationWebhook.validate(o.AuthorizationModes)
+}
+
+// newServerAuthorizer is the chain of --authorization-config (reloaded
+// until ctx ends) or of --authorization-mode, and the node graph it reads
+// (nil when the Node mode is off; always built with a configuration file,
+// which may name Node when reloaded).
+func newServerAuthorizer(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue,
+	policy *rbacPolicy, reg prometheus.Registerer) (auth.Authorizer, *nodeGraph, error) {
+	modes := o.AuthorizationModes
+	if o.AuthorizationConfigFile != "" {
+		modes = []string{auth.ModeNode}
+	}
+	nodes, err := newNodeGraph(modes, store, cat, reg, o.Logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	by := modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer()}
+	if o.AuthorizationConfigFile != "" {
+		c, err := newConfiguredAuthorizer(o.AuthorizationConfigFile, by, reg, o.Logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, nodes, c.watch(ctx)
+	}
+	if by.webhook, err = o.AuthorizationWebhook.authorizer(modes); err != nil {
+		return nil, nil, err
+	}
+	return newAuthorizer(modes, by, reg), nodes, nil
 }

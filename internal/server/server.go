@@ -63,11 +63,19 @@ type Options struct {
 	AnonymousAuth bool
 	// AuthorizationModes is kube-apiserver's --authorization-mode: the
 	// authorizers asked in order, the first to allow or deny deciding.
-	// AlwaysAllow, AlwaysDeny, Node and RBAC are served; Webhook and ABAC
-	// refuse to start (not implemented yet). Members of system:masters are
+	// AlwaysAllow, AlwaysDeny, Node, RBAC and Webhook (configured by
+	// AuthorizationWebhook) are served; ABAC refuses to start (not
+	// implemented yet). Members of system:masters are
 	// always allowed, as upstream. Default Node,RBAC, the setup
 	// kube-apiserver recommends (its own default is AlwaysAllow).
 	AuthorizationModes []string
+	// AuthorizationWebhook configures the Webhook mode (authzwebhook.go).
+	AuthorizationWebhook AuthorizationWebhookOptions
+	// AuthorizationConfigFile is kube-apiserver's --authorization-config,
+	// an AuthorizationConfiguration file reloaded when it changes; when
+	// set, AuthorizationModes and AuthorizationWebhook are ignored (the CLI
+	// refuses them together, as upstream).
+	AuthorizationConfigFile string
 	// KubeconfigOut is where the admin kubeconfig is written; default
 	// <DataDir>/admin.kubeconfig. "-" disables writing it.
 	KubeconfigOut string
@@ -106,7 +114,8 @@ type Options struct {
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
-		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC}}
+		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC},
+		AuthorizationWebhook: DefaultAuthorizationWebhookOptions()}
 }
 
 // Server is a started admitd.
@@ -137,7 +146,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	if err := auth.ValidateModes(o.AuthorizationModes); err != nil {
+	if err := validateAuthorization(o); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
@@ -230,11 +239,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	cat := registry.NewCatalogue()
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
-	nodes, err := newNodeGraph(o.AuthorizationModes, store, cat, metricsReg, o.Logger)
+	authz, nodes, err := newServerAuthorizer(ctx, o, store, cat, policy, metricsReg)
 	if err != nil {
 		return nil, err
 	}
-	authz := newAuthorizer(o.AuthorizationModes, modeAuthorizers{rbac: policy.authorizer, node: nodes.nodeAuthorizer()}, metricsReg)
 	sa, err := newSATokens(o)
 	if err != nil {
 		return nil, err

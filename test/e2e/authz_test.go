@@ -174,7 +174,8 @@ func TestAuthorizationModeRefused(t *testing.T) {
 	for _, tc := range []struct{ mode, want string }{
 		{"TotallyBogus", `authorization-mode "TotallyBogus" is not a valid mode`},
 		{"RBAC,RBAC", `authorization-mode ["RBAC" "RBAC"] has mode specified more than once`},
-		{"Node,Webhook", "authorization-mode Webhook is not implemented by admitd yet"},
+		{"Node,Webhook", "authorization-mode Webhook's authorization config file not passed"},
+		{"Node,ABAC", "authorization-mode ABAC is not implemented by admitd yet"},
 	} {
 		a, err := tryStartAdmitd(t.TempDir(), "--authorization-mode="+tc.mode)
 		if err == nil {

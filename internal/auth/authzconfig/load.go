@@ -1,0 +1,64 @@
+// Package authzconfig reads kube-apiserver's --authorization-config file,
+// an AuthorizationConfiguration (apiserver.config.k8s.io v1, v1beta1 or
+// v1alpha1), defaults and validates it as upstream.
+//
+// It does not build the authorizers (the server does, since Node and RBAC
+// read its state) and does not watch the file.
+package authzconfig
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	api "k8s.io/apiserver/pkg/apis/apiserver"
+	"k8s.io/apiserver/pkg/apis/apiserver/install"
+)
+
+var (
+	scheme = runtime.NewScheme()
+	codecs = serializer.NewCodecFactory(scheme, serializer.EnableStrict)
+)
+
+func init() { install.Install(scheme) }
+
+// Load reads, defaults and validates the configuration in path.
+func Load(path string) (*api.AuthorizationConfiguration, error) {
+	c, _, err := LoadWithDigest(path)
+	return c, err
+}
+
+// LoadWithDigest is Load that also returns the SHA-256 of the file, so a
+// reloader can tell a changed file from a touched one.
+func LoadWithDigest(path string) (*api.AuthorizationConfiguration, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading --authorization-config: %w", err)
+	}
+	c, err := Decode(data)
+	if err != nil {
+		return nil, "", fmt.Errorf("decoding --authorization-config %s: %w", path, err)
+	}
+	if err := Validate(c); err != nil {
+		return nil, "", fmt.Errorf("invalid --authorization-config %s: %w", path, err)
+	}
+	sum := sha256.Sum256(data)
+	return c, hex.EncodeToString(sum[:]), nil
+}
+
+// Decode decodes and defaults a configuration, strictly: unknown and
+// duplicate fields are errors.
+func Decode(data []byte) (*api.AuthorizationConfiguration, error) {
+	obj, err := runtime.Decode(codecs.UniversalDecoder(), data)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := obj.(*api.AuthorizationConfiguration)
+	if !ok {
+		return nil, fmt.Errorf("expected AuthorizationConfiguration, got %T", obj)
+	}
+	return c, nil
+}
