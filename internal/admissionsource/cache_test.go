@@ -16,8 +16,8 @@ import (
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")

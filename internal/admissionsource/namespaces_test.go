@@ -6,7 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // TestNamespaceLookupFollowsStorage: a started lookup returns the same

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // TestObjectLookup reads a stored pod as a typed object, and reports a

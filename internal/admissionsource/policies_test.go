@@ -11,9 +11,9 @@ import (
 	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // policyServer is an API server whose chain runs both policy plugins over

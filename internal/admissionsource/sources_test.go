@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // TestSourcesCreateAndStartCachesOnFirstUse: For makes one cache per

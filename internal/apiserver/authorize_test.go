@@ -12,7 +12,7 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // A request the authorizer does not allow gets upstream's 403 Status; the

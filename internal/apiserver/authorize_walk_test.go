@@ -10,9 +10,9 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // countingStore counts every read and write that reaches storage.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // testServer is a whole API server over an in-memory store, driven through

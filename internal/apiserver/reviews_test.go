@@ -14,7 +14,7 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // policy is an honest fake authorizer: alice may read pods, secrets are

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // TestWatchBookmarks: a watch that allows bookmarks gets one carrying the

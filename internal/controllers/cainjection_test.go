@@ -25,8 +25,8 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 const (

@@ -24,8 +24,8 @@ import (
 	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // cluster is an in-process API server over memory storage with the

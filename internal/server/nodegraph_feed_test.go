@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // podRecorder stands for the graph: the pods it holds, by name, with their

@@ -31,9 +31,9 @@ import (
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/serviceip"
 	"github.com/admitd/admitd/internal/storage/bolt"
-	"github.com/admitd/admitd/internal/storage/memory"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // Options configure a server. The zero value is not usable: start from
