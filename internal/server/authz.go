@@ -37,27 +37,41 @@ type modeAuthorizers struct {
 // passed auth.ValidateModes.
 func newAuthorizer(modes []string, by modeAuthorizers, reg prometheus.Registerer) auth.Authorizer {
 	metrics := auth.NewDecisionMetrics(reg)
-	union := auth.AuthorizerUnion{{Name: privilegedGroupName, Authorizer: auth.PrivilegedGroups("system:masters")}}
+	union := privilegedFirst()
 	for _, mode := range modes {
 		n := auth.Named{Type: mode, Name: strings.ToLower(mode)}
-		switch mode {
-		case auth.ModeAlwaysAllow:
-			n.Authorizer = auth.AlwaysAllow
-		case auth.ModeAlwaysDeny:
-			n.Authorizer = auth.AlwaysDeny
-		case auth.ModeRBAC:
-			n.Authorizer = by.rbac
-		case auth.ModeNode:
-			n.Authorizer = by.node
-		case auth.ModeWebhook:
-			n.Name = webhookModeName
-			n.Authorizer = by.webhook
-		default:
+		if mode == auth.ModeWebhook {
+			n.Name, n.Authorizer = webhookModeName, by.webhook
+		} else if a, ok := by.builtin(mode); ok {
+			n.Authorizer = a
+		} else {
 			continue // refused by ValidateModes
 		}
 		union = append(union, metrics.Instrument(n))
 	}
 	return union
+}
+
+// privilegedFirst is the start of every chain: system:masters is allowed
+// before any authorizer is asked, as upstream.
+func privilegedFirst() auth.AuthorizerUnion {
+	return auth.AuthorizerUnion{{Name: privilegedGroupName, Authorizer: auth.PrivilegedGroups("system:masters")}}
+}
+
+// builtin is the authorizer of a mode that needs no configuration of its
+// own (every mode but Webhook).
+func (by modeAuthorizers) builtin(mode string) (auth.Authorizer, bool) {
+	switch mode {
+	case auth.ModeAlwaysAllow:
+		return auth.AlwaysAllow, true
+	case auth.ModeAlwaysDeny:
+		return auth.AlwaysDeny, true
+	case auth.ModeRBAC:
+		return by.rbac, true
+	case auth.ModeNode:
+		return by.node, true
+	}
+	return nil, false
 }
 
 // validateAuthorization checks the authorization options before anything

@@ -78,25 +78,18 @@ func (c *configuredAuthorizer) load() (changed bool, err error) {
 // buildConfiguredChain is system:masters allowed, then the configured
 // authorizers in order under their configured names, each metered.
 func buildConfiguredChain(cfg *api.AuthorizationConfiguration, by modeAuthorizers, metrics *auth.DecisionMetrics) (auth.AuthorizerUnion, error) {
-	union := auth.AuthorizerUnion{{Name: privilegedGroupName, Authorizer: auth.PrivilegedGroups("system:masters")}}
+	union := privilegedFirst()
 	for _, a := range cfg.Authorizers {
 		n := auth.Named{Type: string(a.Type), Name: a.Name}
-		switch string(a.Type) {
-		case auth.ModeAlwaysAllow:
-			n.Authorizer = auth.AlwaysAllow
-		case auth.ModeAlwaysDeny:
-			n.Authorizer = auth.AlwaysDeny
-		case auth.ModeRBAC:
-			n.Authorizer = by.rbac
-		case auth.ModeNode:
-			n.Authorizer = by.node
-		case auth.ModeWebhook:
+		if a.Type == api.AuthorizerType(auth.ModeWebhook) {
 			w, err := configuredWebhook(a.Webhook)
 			if err != nil {
 				return nil, fmt.Errorf("authorizer %s: %w", a.Name, err)
 			}
 			n.Authorizer = w
-		default:
+		} else if builtin, ok := by.builtin(string(a.Type)); ok {
+			n.Authorizer = builtin
+		} else {
 			return nil, fmt.Errorf("authorizer %s: type %s is not served by admitd", a.Name, a.Type)
 		}
 		union = append(union, metrics.Instrument(n))
