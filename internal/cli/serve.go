@@ -62,6 +62,8 @@ func newServeCommand() *cobra.Command {
 	f.StringVar(&o.KubeconfigOut, "kubeconfig-out", "", "where to write the admin kubeconfig (default <data-dir>/admin.kubeconfig; - to skip)")
 	f.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable in addition to the default ones (order does not matter)")
 	f.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable")
+	f.StringSliceVar(&o.AdmissionControl, "admission-control", nil, "deprecated: exactly the admission plugins to run (mutually exclusive with --enable-admission-plugins and --disable-admission-plugins)")
+	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates as kube-apiserver 1.37 knows them: A=true,B=false,...")
 	f.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration (apiserver.config.k8s.io/v1) with per-plugin configuration")
 	f.DurationVar(&o.CompactionInterval, "storage-compaction-interval", o.CompactionInterval, "how often to compact the storage history, keeping at least one interval of it (as kube-apiserver's --etcd-compaction-interval); 0 disables")
 	f.StringVar(&o.ServiceMap, "service-map", "", "JSON file mapping <svc>.<ns>.svc to the host:port to dial for webhooks behind that Service")

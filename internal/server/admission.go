@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +19,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
+	"github.com/admitd/admitd/pkg/features"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -47,7 +49,15 @@ func newMetricsRegistry() *prometheus.Registry {
 // newAdmission builds the chain of enabled plugins in upstream order, with
 // the webhook plugins reading configurations from storage; CEL's authorizer
 // asks authz.
-func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer, authz auth.Authorizer) (*admissionParts, error) {
+func newAdmission(ctx context.Context, o Options, store storage.Store, cat *registry.Catalogue, reg prometheus.Registerer, authz auth.Authorizer, loopback http.RoundTripper) (*admissionParts, error) {
+	gates, err := featureGates(o.FeatureGates)
+	if err != nil {
+		return nil, err
+	}
+	creator, err := newLoopbackCreator(loopback)
+	if err != nil {
+		return nil, err
+	}
 	metrics := admission.NewMetrics(reg)
 	parts := &admissionParts{webhooks: admissionsource.NewWebhookConfigs(store, cat), policies: admissionsource.NewPolicyConfigs(store, cat), metrics: metrics,
 		types: admissionsource.NewCRDTypeConverters(store, cat), sources: admissionsource.NewSources(store, cat)}
@@ -72,12 +82,12 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 			ValidateConfiguration: validateManifest(cat),
 		},
 	})
-	names, err := plugins.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
+	names, err := enabledPlugins(plugins, o)
 	if err != nil {
 		return nil, err
 	}
 	pc := admission.PluginContext{Context: ctx, Namespaces: parts.sources.Namespaces(), Objects: admissionsource.NewObjectLookup(store, cat),
-		Schema: schema, Authorizer: admissionAuthorizer(authz)}
+		Schema: schema, Authorizer: admissionAuthorizer(authz), Cache: parts.sources.Objects(), Creator: creator, Features: gates}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err
@@ -87,6 +97,31 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	}
 	parts.chain.WithMetrics(metrics)
 	return parts, nil
+}
+
+// enabledPlugins are the plugins o turns on: the deprecated
+// --admission-control list, or the default set adjusted by
+// --enable-admission-plugins and --disable-admission-plugins.
+func enabledPlugins(r *admission.Registry, o Options) ([]string, error) {
+	if len(o.AdmissionControl) > 0 {
+		if len(o.EnableAdmissionPlugins) > 0 || len(o.DisableAdmissionPlugins) > 0 {
+			return nil, fmt.Errorf("admission-control and enable-admission-plugins/disable-admission-plugins flags are mutually exclusive")
+		}
+		return r.EnabledExactly(o.AdmissionControl)
+	}
+	return r.Enabled(o.EnableAdmissionPlugins, o.DisableAdmissionPlugins)
+}
+
+// featureGates are upstream's gates with the --feature-gates value applied.
+func featureGates(value string) (*features.Gates, error) {
+	g := features.New()
+	if value == "" {
+		return g, nil
+	}
+	if err := g.Set(value); err != nil {
+		return nil, fmt.Errorf("invalid argument %q for \"--feature-gates\" flag: %v", value, err)
+	}
+	return g, nil
 }
 
 // validateManifest is the create-time API validation of a configuration

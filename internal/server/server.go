@@ -83,6 +83,13 @@ type Options struct {
 	// default plugin set, as kube-apiserver's flags of the same names.
 	EnableAdmissionPlugins  []string
 	DisableAdmissionPlugins []string
+	// AdmissionControl is the deprecated --admission-control: when not empty,
+	// exactly these plugins run, and EnableAdmissionPlugins and
+	// DisableAdmissionPlugins must be empty.
+	AdmissionControl []string
+	// FeatureGates is --feature-gates ("A=true,B=false"); gates not named
+	// keep kube-apiserver 1.37's defaults.
+	FeatureGates string
 	// AdmissionControlConfigFile is an apiserver.config.k8s.io/v1
 	// AdmissionConfiguration with per-plugin configuration.
 	AdmissionControlConfigFile string
@@ -138,6 +145,18 @@ type Server struct {
 	compactionInterval time.Duration
 	// closeAudit flushes and closes the audit log.
 	closeAudit func() error
+	// admission is the chain of enabled plugins.
+	admission *admission.Chain
+}
+
+// AdmissionPlugins returns the names of the admission plugins that run, in
+// order.
+func (s *Server) AdmissionPlugins() []string {
+	var out []string
+	for _, p := range s.admission.Plugins() {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 // Start opens storage, prepares certificates and starts serving. The server
@@ -198,7 +217,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	s := &Server{api: parts.api, listener: ln, store: store, done: make(chan struct{}), closeAudit: parts.closeAudit,
-		cancel: stop, compactionInterval: o.CompactionInterval,
+		cancel: stop, compactionInterval: o.CompactionInterval, admission: parts.adm.chain,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
 	parts.openid.listening(ln.Addr().String())
@@ -252,7 +271,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	adm, err := newAdmission(ctx, o, store, cat, metricsReg, authz)
+	parts := &apiParts{}
+	adm, err := newAdmission(ctx, o, store, cat, metricsReg, authz, parts.loopback(apiserverUser))
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +307,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	parts := &apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {

@@ -47,6 +47,15 @@ type PluginContext struct {
 	// authorizer variable). When nil, evaluating authorizer fails with
 	// "no such attribute(s): authorizer".
 	Authorizer Authorizer
+	// Cache reads cluster objects from watch-fed caches (never nil when
+	// built by the server).
+	Cache ObjectCache
+	// Creator creates objects through the API server (never nil when built
+	// by the server).
+	Creator ObjectCreator
+	// Features are the feature gates; nil means upstream's defaults (read
+	// them with Gates).
+	Features FeatureGates
 }
 
 // Factory builds a plugin.
@@ -158,6 +167,29 @@ func (r *Registry) Enabled(enable, disable []string) ([]string, error) {
 	var out []string
 	for _, n := range r.order {
 		if !off[n] && r.Registered(n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// EnabledExactly computes the plugins to run from the deprecated
+// --admission-control flag, as kube-apiserver does: exactly the named
+// plugins, in the registry's order whatever the order of names.
+func (r *Registry) EnabledExactly(names []string) ([]string, error) {
+	on := map[string]bool{}
+	for _, n := range names {
+		if !r.known(n) {
+			return nil, fmt.Errorf("admission-control plugin %q is unknown", n)
+		}
+		if !r.Registered(n) {
+			return nil, fmt.Errorf("admission-control plugin %q is not implemented by admitd yet", n)
+		}
+		on[n] = true
+	}
+	var out []string
+	for _, n := range r.order {
+		if on[n] {
 			out = append(out, n)
 		}
 	}

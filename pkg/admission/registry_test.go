@@ -107,3 +107,30 @@ func TestRegistryNewChainKeepsNamesOrder(t *testing.T) {
 		t.Fatal("NewChain([LimitRanger]) = nil error, want not implemented")
 	}
 }
+
+func TestRegistryEnabledExactly(t *testing.T) {
+	regs := []registration{{name: "ValidatingAdmissionWebhook"}, {name: "NamespaceLifecycle"}, {name: "AlwaysDeny"}, {name: "Mine"}}
+	cases := []struct {
+		names []string
+		want  []string
+		err   string
+	}{
+		{[]string{"AlwaysDeny", "NamespaceLifecycle"}, []string{"NamespaceLifecycle", "AlwaysDeny"}, ""},
+		{[]string{"Mine", "ValidatingAdmissionWebhook"}, []string{"ValidatingAdmissionWebhook", "Mine"}, ""},
+		{nil, nil, ""},
+		{[]string{"Bogus"}, nil, `admission-control plugin "Bogus" is unknown`},
+		{[]string{"LimitRanger"}, nil, `admission-control plugin "LimitRanger" is not implemented by admitd yet`},
+	}
+	for _, tc := range cases {
+		got, err := newTestRegistry(regs...).EnabledExactly(tc.names)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("EnabledExactly(%v) error = %v, want %q", tc.names, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("EnabledExactly(%v) = %v, %v, want %v", tc.names, got, err, tc.want)
+		}
+	}
+}

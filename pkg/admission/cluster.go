@@ -1,0 +1,54 @@
+package admission
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/admitd/admitd/pkg/features"
+)
+
+// ObjectCache reads objects of the cluster from watch-fed caches, as
+// upstream's plugins read their informers: no storage read per request. A
+// write this server has acknowledged is visible to the next request. The
+// objects are in the version the server stores (a *corev1.LimitRange for
+// limitranges) and shared: a plugin must not modify them.
+type ObjectCache interface {
+	// GetCachedObject returns one object, or a NotFound StatusError when it
+	// does not exist or its resource is not served.
+	GetCachedObject(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (runtime.Object, error)
+	// ListCachedObjects returns the objects of namespace ("" for every
+	// namespace, and for cluster-scoped resources) that sel selects (nil
+	// selects all), by namespace then name; nothing when the resource is
+	// not served.
+	ListCachedObjects(ctx context.Context, gvr schema.GroupVersionResource, namespace string, sel labels.Selector) ([]runtime.Object, error)
+}
+
+// ObjectCreator creates objects through the API server, as the server's own
+// loopback client (system:apiserver): authorization, admission and
+// validation apply as to any request. It returns the server's StatusError
+// (AlreadyExists, Forbidden, ...) when the create fails.
+type ObjectCreator interface {
+	CreateObject(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) error
+}
+
+// FeatureGates reports whether a feature gate (--feature-gates) is on.
+type FeatureGates interface {
+	Enabled(name string) bool
+}
+
+// defaultGates are kube-apiserver 1.37's defaults.
+type defaultGates struct{}
+
+func (defaultGates) Enabled(name string) bool { return features.Default(name) }
+
+// Gates returns the feature gates of pc, or upstream's defaults when none
+// were given.
+func (pc PluginContext) Gates() FeatureGates {
+	if pc.Features == nil {
+		return defaultGates{}
+	}
+	return pc.Features
+}

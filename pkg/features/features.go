@@ -1,0 +1,73 @@
+// Package features is kube-apiserver 1.37's feature gates, as
+// --feature-gates sets them: every gate upstream's API server knows, at its
+// 1.37 default, with upstream's parsing and errors (unknown gates, gates
+// locked to their default). Admission plugins read the gates they care
+// about through admission.PluginContext.
+package features
+
+import (
+	"sort"
+
+	"k8s.io/component-base/featuregate"
+)
+
+// The gates admission plugins read.
+const (
+	// GenericWorkload makes PodGroupProtection, PodGroupWorkloadExists and
+	// (with WorkloadWithJob) JobValidation act.
+	GenericWorkload = "GenericWorkload"
+	// WorkloadWithJob makes JobValidation act (with GenericWorkload).
+	WorkloadWithJob = "WorkloadWithJob"
+	// NodeDeclaredFeatures makes NodeDeclaredFeatureValidator act.
+	NodeDeclaredFeatures = "NodeDeclaredFeatures"
+	// InPlacePodVerticalScaling makes PodResizeValidator act.
+	InPlacePodVerticalScaling = "InPlacePodVerticalScaling"
+	// PodTopologyLabelsAdmission makes PodTopologyLabels act.
+	PodTopologyLabelsAdmission = "PodTopologyLabelsAdmission"
+	// ClusterTrustBundle makes ClusterTrustBundleAttest act.
+	ClusterTrustBundle = "ClusterTrustBundle"
+)
+
+// Gates is a set of feature gates. The zero value is not usable: use New.
+type Gates struct {
+	fg featuregate.MutableVersionedFeatureGate
+}
+
+// New returns every gate at its kube-apiserver 1.37 default.
+func New() *Gates {
+	fg := featuregate.NewFeatureGate()
+	if err := fg.AddVersioned(known); err != nil {
+		panic(err) // the table is built in: a programming error
+	}
+	return &Gates{fg: fg}
+}
+
+// Set applies a --feature-gates value ("A=true,B=false"), with upstream's
+// errors for a malformed value, an unknown gate or one locked to its default.
+func (g *Gates) Set(value string) error { return g.fg.Set(value) }
+
+// SetFromMap sets gates by name, as Set.
+func (g *Gates) SetFromMap(m map[string]bool) error { return g.fg.SetFromMap(m) }
+
+// Enabled reports whether the named gate is on; an unknown gate is off.
+func (g *Gates) Enabled(name string) bool {
+	if _, ok := known[featuregate.Feature(name)]; !ok {
+		return false
+	}
+	return g.fg.Enabled(featuregate.Feature(name))
+}
+
+// Known returns the names of every gate, sorted.
+func Known() []string {
+	out := make([]string, 0, len(known))
+	for f := range known {
+		out = append(out, string(f))
+	}
+	sort.Strings(out)
+	return out
+}
+
+var defaults = New()
+
+// Default reports whether the named gate is on by default in 1.37.
+func Default(name string) bool { return defaults.Enabled(name) }
