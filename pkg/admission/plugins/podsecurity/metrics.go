@@ -7,18 +7,15 @@ import (
 	psmetrics "k8s.io/pod-security-admission/metrics"
 )
 
-// Recorder counts the plugin's evaluations, exemptions and errors.
-type Recorder = psmetrics.Recorder
-
 // apiVersion is the Kubernetes release admitd serves: a policy version
 // newer than it is counted as "future". (Upstream reads it from the
 // binary's build information, which admitd's build does not set.)
 var apiVersion = psapi.MajorMinorVersion(1, 37)
 
-// NewMetrics returns upstream's recorder (pod_security_evaluations_total,
+// newMetrics returns upstream's recorder (pod_security_evaluations_total,
 // pod_security_exemptions_total and pod_security_errors_total, with their
 // labels and help texts) registered with reg.
-func NewMetrics(reg prometheus.Registerer) (Recorder, error) {
+func newMetrics(reg prometheus.Registerer) (psmetrics.Recorder, error) {
 	rec := psmetrics.NewPrometheusRecorder(apiVersion)
 	var err error
 	rec.MustRegister(func(cs ...basemetrics.Registerable) {

@@ -29,7 +29,7 @@ func TestNamespaces(t *testing.T) {
 		pod("ns", "kata-host", hostNetwork, runtimeClass("kata")),
 		pod("other", "elsewhere", hostNetwork),
 	}
-	p := newPlugin(t, c, `apiVersion: pod-security.admission.config.k8s.io/v1beta1
+	p := mustPlugin(t, c, `apiVersion: pod-security.admission.config.k8s.io/v1beta1
 kind: PodSecurityConfiguration
 defaults:
   audit: baseline
@@ -105,7 +105,7 @@ func TestNamespaceUpdatePrioritisesControllers(t *testing.T) {
 		c.pods = append(c.pods, pod("ns", fmt.Sprintf("rs1-%d", i), hostNetwork, owned("rs1")))
 	}
 	c.pods = append(c.pods, pod("ns", "rs2-0", owned("rs2")))
-	p := newPlugin(t, c, "")
+	p := mustPlugin(t, c, "")
 	a := named(admissiontest.Update(ns("ns", "enforce", "baseline"), ns("ns")).Attributes())
 	a.Record = admission.NewRecord()
 	if err := p.Validate(t.Context(), a); err != nil {
@@ -143,10 +143,23 @@ func TestConfiguration(t *testing.T) {
 			if tc.config != "" {
 				pc.Config = strings.NewReader(tc.config)
 			}
-			_, err := New(pc, nil)
+			_, err := newPlugin(pc, nil)
 			if got := fmt.Sprint(err); (err != nil || tc.wantErr != "") && !strings.HasPrefix(got, tc.wantErr) {
-				t.Errorf("New() = %v, want %q", err, tc.wantErr)
+				t.Errorf("newPlugin() = %v, want %q", err, tc.wantErr)
 			}
 		})
 	}
+}
+
+func TestWithoutPodCache(t *testing.T) {
+	c := newCluster()
+	p, err := newPlugin(admission.PluginContext{Namespaces: c}, nil)
+	if err != nil {
+		t.Fatalf("newPlugin() = %v", err)
+	}
+	admissiontest.Run(t, p, []admissiontest.Case{{
+		Name:         "namespace update",
+		Attributes:   named(admissiontest.Update(ns("ns", "enforce", "baseline"), ns("ns")).Attributes()),
+		WantWarnings: []string{"failed to list pods while checking new PodSecurity enforce level"},
+	}})
 }

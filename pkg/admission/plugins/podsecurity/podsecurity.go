@@ -29,6 +29,7 @@ import (
 	psadmission "k8s.io/pod-security-admission/admission"
 	psconfig "k8s.io/pod-security-admission/admission/api/load"
 	psapi "k8s.io/pod-security-admission/api"
+	psmetrics "k8s.io/pod-security-admission/metrics"
 	pspolicy "k8s.io/pod-security-admission/policy"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -56,7 +57,7 @@ func Register(r *admission.Registry, o Options) {
 		if err != nil {
 			return nil, err
 		}
-		return New(pc, rec)
+		return newPlugin(pc, rec)
 	})
 }
 
@@ -67,11 +68,12 @@ type Plugin struct {
 
 var _ admission.Validator = (*Plugin)(nil)
 
-// New builds the plugin from pc: its configuration, its namespace lookup
+// newPlugin builds the plugin from pc: its configuration, its namespace lookup
 // (pc.Namespaces, else pc.Cache) and the pod cache (pc.Cache) that namespace
-// label updates check existing pods against. rec counts evaluations; nil
+// label updates check existing pods against (without a cache, they warn that
+// the pods could not be listed). rec counts evaluations; nil
 // counts nothing. Configuration errors are upstream's.
-func New(pc admission.PluginContext, rec Recorder) (*Plugin, error) {
+func newPlugin(pc admission.PluginContext, rec psmetrics.Recorder) (*Plugin, error) {
 	cfg, err := psconfig.LoadFromReader(pc.Config)
 	if err != nil {
 		return nil, err
@@ -82,9 +84,6 @@ func New(pc admission.PluginContext, rec Recorder) (*Plugin, error) {
 	ns, err := namespaceGetter(pc)
 	if err != nil {
 		return nil, err
-	}
-	if pc.Cache == nil {
-		return nil, fmt.Errorf("missing object cache")
 	}
 	evaluator, err := pspolicy.NewEvaluator(pspolicy.DefaultChecks(), nil)
 	if err != nil {
@@ -178,14 +177,14 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 type recorderOnce struct {
 	reg  prometheus.Registerer
 	once sync.Once
-	rec  Recorder
+	rec  psmetrics.Recorder
 	err  error
 }
 
-func (m *recorderOnce) get() (Recorder, error) {
+func (m *recorderOnce) get() (psmetrics.Recorder, error) {
 	m.once.Do(func() {
 		if m.reg != nil {
-			m.rec, m.err = NewMetrics(m.reg)
+			m.rec, m.err = newMetrics(m.reg)
 		}
 	})
 	return m.rec, m.err

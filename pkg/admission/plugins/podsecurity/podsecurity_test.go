@@ -74,15 +74,15 @@ func newCluster(nss ...*corev1.Namespace) *cluster {
 	return c
 }
 
-func newPlugin(t *testing.T, c *cluster, config string) *Plugin {
+func mustPlugin(t *testing.T, c *cluster, config string) *Plugin {
 	t.Helper()
 	pc := admission.PluginContext{Namespaces: c, Cache: c}
 	if config != "" {
 		pc.Config = strings.NewReader(config)
 	}
-	p, err := New(pc, nil)
+	p, err := newPlugin(pc, nil)
 	if err != nil {
-		t.Fatalf("New() = %v", err)
+		t.Fatalf("newPlugin() = %v", err)
 	}
 	return p
 }
@@ -144,7 +144,7 @@ func TestPods(t *testing.T) {
 		ns("bad", "enforce", "bogus"),
 		ns("exempt", "enforce", "restricted"),
 	)
-	p := newPlugin(t, c, `apiVersion: pod-security.admission.config.k8s.io/v1
+	p := mustPlugin(t, c, `apiVersion: pod-security.admission.config.k8s.io/v1
 kind: PodSecurityConfiguration
 exemptions:
   usernames: [admin]
@@ -251,7 +251,7 @@ exemptions:
 
 func TestWorkloads(t *testing.T) {
 	c := newCluster(ns("base", "enforce", "baseline", "warn", "baseline", "audit", "restricted"), ns("enforced", "enforce", "restricted"))
-	p := newPlugin(t, c, "")
+	p := mustPlugin(t, c, "")
 	tmpl := pod("", "", hostNetwork)
 	spec := corev1.PodTemplateSpec{ObjectMeta: tmpl.ObjectMeta, Spec: tmpl.Spec}
 	meta := func(ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: "w", Namespace: ns} }

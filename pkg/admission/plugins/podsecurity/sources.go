@@ -2,6 +2,7 @@ package podsecurity
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -71,6 +72,9 @@ func (c cachedNamespaces) GetNamespace(ctx context.Context, name string) (*corev
 type podLister struct{ cache admission.ObjectCache }
 
 func (l podLister) ListPods(ctx context.Context, namespace string) ([]*corev1.Pod, error) {
+	if l.cache == nil {
+		return nil, errors.New("no pod cache")
+	}
 	objs, err := l.cache.ListCachedObjects(ctx, podsGVR, namespace, nil)
 	if err != nil {
 		return nil, err
