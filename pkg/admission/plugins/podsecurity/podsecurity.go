@@ -11,6 +11,11 @@
 // this package only wires it to admitd's attributes, namespace lookup, pod
 // cache and metrics registerer, as kube-apiserver's
 // plugin/pkg/admission/security/podsecurity does. It implements no check.
+//
+// Unlike kube-apiserver it knows no emulated version: "latest" always means
+// the checks of 1.37. Namespaces come from the server's namespace lookup
+// (consistent with this server's writes), so it needs neither an informer's
+// ready wait nor a live read when the informer misses a namespace.
 package podsecurity
 
 import (

@@ -293,3 +293,21 @@ func TestWorkloads(t *testing.T) {
 	})
 	admissiontest.Run(t, p, cases)
 }
+
+// BenchmarkValidatePod is a compliant pod create in a namespace enforcing
+// restricted, the common case on a cluster that uses Pod Security.
+func BenchmarkValidatePod(b *testing.B) {
+	c := newCluster(ns("restricted", "enforce", "restricted", "warn", "restricted", "audit", "restricted"))
+	p, err := newPlugin(admission.PluginContext{Namespaces: c, Cache: c}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := admissiontest.Create(pod("restricted", "p", restrictedSafe)).Attributes()
+	b.ReportAllocs()
+	for b.Loop() {
+		a.Record = admission.NewRecord()
+		if err := p.Validate(b.Context(), a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
