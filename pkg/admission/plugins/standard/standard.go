@@ -12,6 +12,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -25,12 +26,15 @@ type Options struct {
 	// Policies configures MutatingAdmissionPolicy and
 	// ValidatingAdmissionPolicy.
 	Policies policies.Options
+	// PodSecurity configures PodSecurity (its metrics).
+	PodSecurity podsecurity.Options
 }
 
 // Register registers every plugin admitd implements.
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	podsecurity.Register(r, o.PodSecurity)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -13,6 +13,7 @@ import (
 var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
+	"PodSecurity",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
