@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apimachinery/pkg/util/version"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	_ "k8s.io/kubernetes/pkg/features" // registers kube-apiserver's gates (and apiserver's, client-go's, ...)
