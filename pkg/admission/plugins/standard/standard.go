@@ -10,6 +10,7 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/policies"
@@ -31,6 +32,7 @@ type Options struct {
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	eventratelimit.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }
