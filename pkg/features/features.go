@@ -13,10 +13,10 @@ import (
 
 // The gates admission plugins read.
 const (
-	// GenericWorkload makes PodGroupProtection, PodGroupWorkloadExists and
-	// (with WorkloadWithJob) JobValidation act.
+	// GenericWorkload makes PodGroupProtection act.
 	GenericWorkload = "GenericWorkload"
-	// WorkloadWithJob makes JobValidation act (with GenericWorkload).
+	// WorkloadWithJob needs GenericWorkload; no admission plugin of
+	// kube-apiserver 1.37.2 reads it (JobValidation is not in 1.37.2).
 	WorkloadWithJob = "WorkloadWithJob"
 	// NodeDeclaredFeatures makes NodeDeclaredFeatureValidator act.
 	NodeDeclaredFeatures = "NodeDeclaredFeatures"

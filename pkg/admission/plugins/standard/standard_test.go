@@ -13,13 +13,18 @@ import (
 var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
+	"EventRateLimit",
+	"PodGroupProtection",
+	"PodTopologyLabels",
+	"NodeDeclaredFeatureValidator",
+	"PodResizeValidator",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"NodeRestriction", "EventRateLimit"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
