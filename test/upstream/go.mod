@@ -7,6 +7,7 @@ go 1.26.8
 
 require (
 	github.com/admitd/admitd v0.0.0-00010101000000-000000000000
+	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2
 	k8s.io/api v0.37.2
