@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,4 +172,43 @@ limits:
 			}
 		})
 	}
+}
+
+// TestConcurrent: a bucket of burst n admits exactly n of many concurrent
+// requests.
+func TestConcurrent(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	p := New(&v1alpha1.Configuration{Limits: []v1alpha1.Limit{{Type: v1alpha1.NamespaceLimitType, QPS: 1, Burst: 10}}}, clk)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	admitted := 0
+	for i := 0; i < 100; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p.Validate(context.Background(), req{ns: "a"}.attributes()) == nil {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if admitted != 10 {
+		t.Errorf("admitted %d of 100 concurrent requests, want 10", admitted)
+	}
+}
+
+func FuzzLoadConfiguration(f *testing.F) {
+	f.Add("apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n- {type: Server, qps: 1, burst: 1}\n")
+	f.Add(`{"apiVersion":"eventratelimit.admission.k8s.io/v1alpha1","kind":"Configuration","limits":[{"type":"User","qps":-1}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := LoadConfiguration(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		if len(Validate(c)) == 0 {
+			New(c, testingclock.NewFakeClock(time.Now())) // a valid configuration builds
+		}
+	})
 }
