@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	upadmission "k8s.io/apiserver/pkg/admission"
 	upstream "k8s.io/kubernetes/plugin/pkg/admission/eventratelimit"
-	"k8s.io/utils/clock"
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/admissiontest"
@@ -29,7 +28,7 @@ import (
 
 // build makes both plugins from the same configuration bytes (nil: none),
 // returning their construction errors.
-func build(config []byte) (upadmission.ValidationInterface, error, *ours.Plugin, error) {
+func build(config []byte) (upadmission.ValidationInterface, error, *admission.Chain, error) {
 	ps := upadmission.NewPlugins()
 	upstream.Register(ps)
 	var upCfg io.Reader
@@ -41,25 +40,16 @@ func build(config []byte) (upadmission.ValidationInterface, error, *ours.Plugin,
 	if upErr == nil {
 		v = up.(upadmission.ValidationInterface)
 	}
-	var ourCfg io.Reader
+	// admitd's plugin as the server builds it: through the registry, which
+	// wraps a construction error as kube-apiserver does.
+	r := admission.NewRegistry()
+	ours.Register(r)
+	var configFor func(string) io.Reader
 	if config != nil {
-		ourCfg = bytes.NewReader(config)
+		configFor = func(string) io.Reader { return bytes.NewReader(config) }
 	}
-	c, ourErr := ours.LoadConfiguration(ourCfg)
-	var p *ours.Plugin
-	if ourErr == nil {
-		if errs := ours.Validate(c); len(errs) > 0 {
-			ourErr = errs.ToAggregate()
-		} else {
-			p = ours.New(c, clock.RealClock{})
-		}
-	}
-	if ourErr != nil {
-		// As the registry's chain wraps it, upstream's plugin set wraps it
-		// its own way: compare upstream's wording.
-		ourErr = fmt.Errorf("couldn't init admission plugin %q: %v", upstream.PluginName, ourErr)
-	}
-	return v, upErr, p, ourErr
+	chain, ourErr := r.NewChain([]string{ours.Name}, admission.PluginContext{}, configFor)
+	return v, upErr, chain, ourErr
 }
 
 // supported is upstream's list of limit types, in the random order of its map.
