@@ -10,9 +10,14 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
+	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/podgroupprotection"
+	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
+	"github.com/admitd/admitd/pkg/admission/plugins/podtopologylabels"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -35,6 +40,11 @@ func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
 	podsecurity.Register(r, o.PodSecurity)
+	eventratelimit.Register(r)
+	podgroupprotection.Register(r)
+	podtopologylabels.Register(r)
+	nodedeclaredfeaturevalidator.Register(r)
+	podresizevalidator.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

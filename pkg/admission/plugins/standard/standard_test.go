@@ -14,13 +14,18 @@ var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
 	"PodSecurity",
+	"EventRateLimit",
+	"PodGroupProtection",
+	"PodTopologyLabels",
+	"NodeDeclaredFeatureValidator",
+	"PodResizeValidator",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"NodeRestriction", "EventRateLimit"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
