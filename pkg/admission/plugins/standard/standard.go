@@ -10,8 +10,13 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificateapproval"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificatesigning"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificatesubjectrestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/clustertrustbundleattest"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/ownerreferencespermissionenforcement"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -31,6 +36,11 @@ type Options struct {
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	ownerreferencespermissionenforcement.Register(r)
+	certificateapproval.Register(r)
+	certificatesigning.Register(r)
+	certificatesubjectrestriction.Register(r)
+	clustertrustbundleattest.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -13,13 +13,18 @@ import (
 var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
+	"OwnerReferencesPermissionEnforcement",
+	"CertificateApproval",
+	"CertificateSigning",
+	"ClusterTrustBundleAttest",
+	"CertificateSubjectRestriction",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"NodeRestriction", "OwnerReferencesPermissionEnforcement"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
