@@ -74,7 +74,9 @@ func TestValidate(t *testing.T) {
 		{"update of GC fields only", allow(), true, admission.Update, res("v1"), bundle("example.com/a", gcOnly), bundle("example.com/a"), ""},
 		{"update removing GC fields only", allow(), true, admission.Update, res("v1"), bundle("example.com/a"), bundle("example.com/a", gcOnly), ""},
 		{"update of GC fields with type meta on one side", allow(), true, admission.Update, res("v1"),
-			bundle("example.com/a", gcOnly, func(b *certificatesv1.ClusterTrustBundle) { b.APIVersion, b.Kind = "certificates.k8s.io/v1", "ClusterTrustBundle" }),
+			bundle("example.com/a", gcOnly, func(b *certificatesv1.ClusterTrustBundle) {
+				b.APIVersion, b.Kind = "certificates.k8s.io/v1", "ClusterTrustBundle"
+			}),
 			bundle("example.com/a"), ""},
 		{"update allowed", allow("example.com/a"), true, admission.Update, res("v1"),
 			bundle("example.com/a", func(b *certificatesv1.ClusterTrustBundle) { b.Spec.TrustBundle = "other" }), bundle("example.com/a"), ""},

@@ -34,7 +34,9 @@ func mapper() RESTMapper {
 // finalizers of anything, "rs-finalizer" updates of replicasets/finalizers
 // (any group), "node-finalizer" of nodes/finalizers, "deleter" deletes, and
 // refuses the rest with reason "no". It records what it was asked.
-type authz struct{ asked []admission.AuthorizationAttributes }
+type authz struct {
+	asked []admission.AuthorizationAttributes
+}
 
 func (z *authz) Authorize(_ context.Context, a admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
 	z.asked = append(z.asked, a)
@@ -119,7 +121,7 @@ func TestChecks(t *testing.T) {
 	user := authenticationv1.UserInfo{Username: "rs-finalizer-deleter"}
 	a := &admission.Attributes{Name: "p", Namespace: "ns", Operation: admission.Update, Subresource: "",
 		Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Record: &admission.Record{},
-		Object:    pod(ref("apps/v1", "ReplicaSet", "1", ptr.To(true)), ref("v1", "Node", "2", ptr.To(false))), OldObject: pod(),
+		Object: pod(ref("apps/v1", "ReplicaSet", "1", ptr.To(true)), ref("v1", "Node", "2", ptr.To(false))), OldObject: pod(),
 		UserInfo: user}
 	z := &authz{}
 	err := New(z, mapper()).Validate(context.Background(), a)
