@@ -20,6 +20,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/internal/signerauthz"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/typename"
 )
 
 // Name is the upstream plugin name.
@@ -57,7 +58,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	}
 	csr, ok := a.OldObject.(*certificatesv1.CertificateSigningRequest)
 	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.OldObject))
+		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %s", typename.Of(a.OldObject)))
 	}
 	if !signerauthz.Authorized(ctx, p.authz, a.UserInfo, "approve", csr.Spec.SignerName) {
 		return admission.NewForbidden(a, fmt.Errorf("user not permitted to approve requests with signerName %q", csr.Spec.SignerName))

@@ -55,7 +55,7 @@ func TestValidate(t *testing.T) {
 		{"main resource is not checked", allow("none"), csrResource, "", csr("example.com/a"), csr("example.com/a"), ""},
 		{"other resource is not checked", allow("none"), schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "approval", csr("example.com/a"), csr("example.com/a"), ""},
 		{"wrong old type", allow("approve", "example.com/a"), csrResource, "approval", csr("example.com/a"), &corev1.Pod{},
-			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *v1.Pod`},
+			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *core.Pod`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

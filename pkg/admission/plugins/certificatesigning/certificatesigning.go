@@ -22,6 +22,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/internal/signerauthz"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/typename"
 )
 
 // Name is the upstream plugin name.
@@ -60,11 +61,11 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	}
 	old, ok := a.OldObject.(*certificatesv1.CertificateSigningRequest)
 	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.OldObject))
+		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %s", typename.Of(a.OldObject)))
 	}
 	csr, ok := a.Object.(*certificatesv1.CertificateSigningRequest)
 	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.Object))
+		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %s", typename.Of(a.Object)))
 	}
 	if sameCertificate(old.Status.Certificate, csr.Status.Certificate) &&
 		equality.Semantic.DeepEqual(old.Status.Conditions, csr.Status.Conditions) {

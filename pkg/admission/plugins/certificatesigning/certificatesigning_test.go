@@ -72,9 +72,9 @@ func TestValidate(t *testing.T) {
 		{"approval subresource is not checked", allow("sign"), "approval", csr("example.com/a", cert([]byte("c"))), csr("example.com/a"), ""},
 		{"main resource is not checked", allow("sign"), "", csr("example.com/a", cert([]byte("c"))), csr("example.com/a"), ""},
 		{"wrong old type", allow("sign"), "status", csr("example.com/a"), &corev1.Pod{},
-			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *v1.Pod`},
+			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *core.Pod`},
 		{"wrong new type", allow("sign"), "status", &corev1.Pod{}, csr("example.com/a"),
-			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *v1.Pod`},
+			`certificatesigningrequests.certificates.k8s.io "req" is forbidden: expected type CertificateSigningRequest, got: *core.Pod`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/typename"
 )
 
 // Name is the upstream plugin name.
@@ -48,7 +49,7 @@ func (*Plugin) Validate(_ context.Context, a *admission.Attributes) error {
 	}
 	csr, ok := a.Object.(*certificatesv1.CertificateSigningRequest)
 	if !ok {
-		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %T", a.Object))
+		return admission.NewForbidden(a, fmt.Errorf("expected type CertificateSigningRequest, got: %s", typename.Of(a.Object)))
 	}
 	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName {
 		return nil

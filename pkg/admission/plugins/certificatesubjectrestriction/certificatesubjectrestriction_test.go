@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 			prefix + "failed to parse CSR: asn1: syntax error: truncated tag or length"},
 		{"subresource is not checked", csrResource, "status", csr(client, request(t, "system:masters")), ""},
 		{"other resource is not checked", schema.GroupVersionResource{Version: "v1", Resource: "pods"}, "", &corev1.Pod{}, ""},
-		{"wrong type", csrResource, "", &corev1.Pod{}, prefix[:len(prefix)-len(`"req" is forbidden: `)] + `"Unknown" is forbidden: expected type CertificateSigningRequest, got: *v1.Pod`},
+		{"wrong type", csrResource, "", &corev1.Pod{}, prefix[:len(prefix)-len(`"req" is forbidden: `)] + `"Unknown" is forbidden: expected type CertificateSigningRequest, got: *core.Pod`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/internal/signerauthz"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/typename"
 	"github.com/admitd/admitd/pkg/features"
 )
 
@@ -71,7 +72,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	signer, ok := signerName(a.Object)
 	if !ok {
 		// Upstream names the old object's type here.
-		return admission.NewForbidden(a, fmt.Errorf("expected type ClusterTrustBundle, got: %T", a.OldObject))
+		return admission.NewForbidden(a, fmt.Errorf("expected type ClusterTrustBundle, got: %s", typename.Of(a.OldObject)))
 	}
 	if signer == "" {
 		return nil
