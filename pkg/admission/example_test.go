@@ -72,7 +72,10 @@ func Example_ownPlugin() {
 	}
 	fmt.Println(names)
 
-	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
+	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}},
+		Authorizer: admission.AuthorizerFunc(func(context.Context, admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
+			return admission.AuthorizationAllow, "", nil // the certificate plugins ask it
+		})}
 	chain, err := r.NewChain(names, pc, nil)
 	if err != nil {
 		panic(err)
@@ -90,7 +93,7 @@ func Example_ownPlugin() {
 		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
 	}
 	// Output:
-	// [NamespaceLifecycle MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
 	// default/nginx:1.27: <nil>
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
 	// missing/nginx:1.27: namespaces "missing" not found
