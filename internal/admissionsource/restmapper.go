@@ -7,7 +7,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/restmapper"
+
+	"github.com/admitd/admitd/pkg/admission/plugins/ownerreferencespermissionenforcement"
 )
+
+// OwnerReferencesPermissionEnforcement finds the mapper on the schema.
+var _ ownerreferencespermissionenforcement.RESTMapper = (*Schema)(nil)
 
 // RESTMappings maps a kind to the resources that serve it, as
 // kube-apiserver's admission REST mapper does over its own discovery
