@@ -139,6 +139,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 			undo()
 		}
 	}()
+	registry.PrepareForCreateBy(res, obj, attrs.UserInfo)
 	if errs := registry.PrepareCreate(res, obj); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)
 	}

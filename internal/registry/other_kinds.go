@@ -13,7 +13,8 @@ func otherKinds() []descriptor {
 	return []descriptor{
 		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
 			status: statusSubresource, fields: []string{"spec.signerName"}, subresources: []Subresource{{Name: "approval",
-				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}}},
+				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}},
+			strategy: csrStrategy()},
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
 		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns,
 			strategy: Strategy{Default: defaultEndpointSlice}},

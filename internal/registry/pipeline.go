@@ -77,6 +77,9 @@ func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) 
 			r.Strategy.PrepareForUpdate(obj, old)
 		}
 	}
+	if subresource != "" && r.Strategy.PrepareForSubresourceUpdate != nil {
+		r.Strategy.PrepareForSubresourceUpdate(subresource, obj, old)
+	}
 	if r.TracksGeneration && specChanged(obj, old) {
 		objectMeta(obj).SetGeneration(objectMeta(old).GetGeneration() + 1)
 	}

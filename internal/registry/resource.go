@@ -16,6 +16,7 @@
 package registry
 
 import (
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -37,8 +38,13 @@ type Strategy struct {
 	Default func(obj runtime.Object)
 	// PrepareForCreate clears or sets server-owned fields before validation.
 	PrepareForCreate func(obj runtime.Object)
+	// PrepareForCreateBy sets what a create records of the requesting user.
+	PrepareForCreateBy func(obj runtime.Object, user authenticationv1.UserInfo)
 	// PrepareForUpdate carries server-owned fields over from the old object.
 	PrepareForUpdate func(obj, old runtime.Object)
+	// PrepareForSubresourceUpdate prepares a write through a subresource,
+	// after the status rule.
+	PrepareForSubresourceUpdate func(subresource string, obj, old runtime.Object)
 	// Validate checks a new object (metadata is checked generically).
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).

@@ -86,7 +86,10 @@ func Example_ownPlugin() {
 	}
 	fmt.Println(names)
 
-	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}, Cache: noObjects{}}
+	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}, Cache: noObjects{},
+		Authorizer: admission.AuthorizerFunc(func(context.Context, admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
+			return admission.AuthorizationAllow, "", nil // the certificate plugins ask it
+		})}
 	chain, err := r.NewChain(names, pc, nil)
 	if err != nil {
 		panic(err)
@@ -104,7 +107,7 @@ func Example_ownPlugin() {
 		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
 	}
 	// Output:
-	// [NamespaceLifecycle PodSecurity PodGroupProtection PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle PodSecurity PodGroupProtection CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
 	// default/nginx:1.27: <nil>
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
 	// missing/nginx:1.27: namespaces "missing" not found

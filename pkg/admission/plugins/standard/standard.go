@@ -10,10 +10,15 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificateapproval"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificatesigning"
+	"github.com/admitd/admitd/pkg/admission/plugins/certificatesubjectrestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/clustertrustbundleattest"
 	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/ownerreferencespermissionenforcement"
 	"github.com/admitd/admitd/pkg/admission/plugins/podgroupprotection"
 	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
@@ -45,6 +50,11 @@ func Register(r *admission.Registry, o Options) {
 	podtopologylabels.Register(r)
 	nodedeclaredfeaturevalidator.Register(r)
 	podresizevalidator.Register(r)
+	ownerreferencespermissionenforcement.Register(r)
+	certificateapproval.Register(r)
+	certificatesigning.Register(r)
+	certificatesubjectrestriction.Register(r)
+	clustertrustbundleattest.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -16,6 +16,11 @@ var all = []string{
 	"PodSecurity",
 	"EventRateLimit",
 	"PodGroupProtection",
+	"OwnerReferencesPermissionEnforcement",
+	"CertificateApproval",
+	"CertificateSigning",
+	"ClusterTrustBundleAttest",
+	"CertificateSubjectRestriction",
 	"PodTopologyLabels",
 	"NodeDeclaredFeatureValidator",
 	"PodResizeValidator",
@@ -25,7 +30,7 @@ var all = []string{
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction", "EventRateLimit"}
+var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
