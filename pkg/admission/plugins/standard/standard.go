@@ -12,6 +12,8 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/priority"
+	"github.com/admitd/admitd/pkg/admission/plugins/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -31,6 +33,8 @@ type Options struct {
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	serviceaccount.Register(r)
+	priority.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

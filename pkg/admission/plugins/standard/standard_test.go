@@ -12,7 +12,9 @@ import (
 // standard is added here, and to offByDefault when upstream has it off.
 var all = []string{
 	"NamespaceLifecycle",
+	"ServiceAccount",
 	"NodeRestriction",
+	"Priority",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
