@@ -134,7 +134,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 	if automount(sa, pod) {
 		mountToken(pod, p.volumeName)
 	}
-	if len(pod.Spec.ImagePullSecrets) == 0 && len(sa.ImagePullSecrets) > 0 {
+	if len(pod.Spec.ImagePullSecrets) == 0 {
 		pod.Spec.ImagePullSecrets = make([]corev1.LocalObjectReference, len(sa.ImagePullSecrets))
 		for i, s := range sa.ImagePullSecrets {
 			pod.Spec.ImagePullSecrets[i].Name = s.Name
