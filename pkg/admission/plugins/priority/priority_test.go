@@ -258,3 +258,17 @@ func TestPriorityClassValidate(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkAdmitCreate is the common pod create: no class, one global
+// default among the two system classes.
+func BenchmarkAdmitCreate(b *testing.B) {
+	p := New(cache(class("system-node-critical", 2000001000, false, &lower), clusterCrit, default1))
+	in := pod()
+	b.ReportAllocs()
+	for b.Loop() {
+		a := admissiontest.Create(in.DeepCopy()).Attributes()
+		if err := p.Admit(context.Background(), a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -413,3 +413,20 @@ func TestRandomVolumeName(t *testing.T) {
 		t.Errorf("mount of %q, want %q", m, name)
 	}
 }
+
+// BenchmarkAdmitCreate is the common pod create: default account, token
+// mounted in two containers.
+func BenchmarkAdmitCreate(b *testing.B) {
+	p := New(cachedAccounts(sa("default")), cachedAccounts())
+	in := pod(func(p *corev1.Pod) { p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "d"}) })
+	b.ReportAllocs()
+	for b.Loop() {
+		a := admissiontest.Create(in.DeepCopy()).Attributes()
+		if err := p.Admit(context.Background(), a); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Validate(context.Background(), a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
