@@ -104,7 +104,9 @@ func upstreamCases() []request {
 		{"ephemeral env rejected", corev1.EphemeralContainerCommon{Name: "e", Image: "i", Env: []corev1.EnvVar{secretEnv("s2")}}},
 		{"ephemeral envFrom rejected", corev1.EphemeralContainerCommon{Name: "e", Image: "i", EnvFrom: []corev1.EnvFromSource{secretEnvFrom("s2")}}},
 	} {
-		p := pod(withSA("strict"), func(p *corev1.Pod) { p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: ec.c}} })
+		p := pod(withSA("strict"), func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: ec.c}}
+		})
 		rs = append(rs, request{name: ec.name, op: admission.Update, resource: "pods", subresource: "ephemeralcontainers", namespace: ns, obj: p, old: pod(withSA("strict"))})
 	}
 	rs = append(rs,
