@@ -25,6 +25,7 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/storage"
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
@@ -34,6 +35,8 @@ type cluster struct {
 	t      *testing.T
 	api    *apiserver.Server
 	status *PolicyStatus // not running: tests call Sync
+	store  storage.Store
+	cat    *registry.Catalogue
 }
 
 func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
@@ -43,7 +46,7 @@ func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	c := &cluster{t: t}
+	c := &cluster{t: t, store: store, cat: cat}
 	inject := NewCAInjection(admissionsource.NewSecretLookup(store, cat), log)
 	refresh := NewCARefresh(store, cat, c.client(CAInjectorUser), inject, log)
 	c.api = apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...),

@@ -11,17 +11,22 @@ import (
 )
 
 // startControllers runs the namespace, policy status, garbage collector,
-// ClusterRole aggregation and service-account controllers until ctx ends;
-// each writes through the loopback client as its own
-// kube-controller-manager user, which the bootstrap RBAC policy authorizes
-// (the service-account controller without admission: see
-// LoopbackWithoutAdmission).
-func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+// ClusterRole aggregation, service-account and root CA publisher
+// controllers until ctx ends; each writes through the loopback client as
+// its own kube-controller-manager user, which the bootstrap RBAC policy
+// authorizes (the service-account and root CA controllers without
+// admission: see LoopbackWithoutAdmission). caPEM is the CA the root CA
+// publisher puts in every namespace.
+func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, log *slog.Logger) error {
 	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
 	if err != nil {
 		return err
 	}
 	saClient, err := controllers.NewClient(api.LoopbackWithoutAdmission(controllers.ServiceAccountsUser))
+	if err != nil {
+		return err
+	}
+	rootCAClient, err := controllers.NewClient(api.LoopbackWithoutAdmission(controllers.RootCAUser))
 	if err != nil {
 		return err
 	}
@@ -42,5 +47,6 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 	go controllers.NewPolicyStatus(store, cat, statusClient, api.OpenAPI(), log.With("controller", "validatingadmissionpolicy-status")).Run(ctx)
 	go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
 	go controllers.NewServiceAccounts(store, saClient, log.With("controller", "serviceaccount")).Run(ctx)
+	go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
 	return nil
 }

@@ -343,6 +343,9 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := ensureBootstrapPolicy(ctx, p.api); err != nil {
 		return err
 	}
+	if err := ensureSystemPriorityClasses(ctx, p.api); err != nil {
+		return err
+	}
 	if err := p.rbac.cache.Reload(ctx); err != nil {
 		return fmt.Errorf("loading RBAC policy: %w", err)
 	}
@@ -364,7 +367,7 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 // run starts serving and the background work, until runCtx ends (Close
 // cancels it); on error the caller cancels it.
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
-	if err := startControllers(runCtx, p.api, s.store, p.cat, log); err != nil {
+	if err := startControllers(runCtx, p.api, s.store, p.cat, s.CAPEM, log); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
 	if err := s.startTokens(runCtx, p, log); err != nil {

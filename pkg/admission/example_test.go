@@ -80,7 +80,9 @@ func Example_ownPlugin() {
 	r.RegisterBefore("DenyLatestTag", "ValidatingAdmissionWebhook", func(admission.PluginContext) (admission.Handler, error) {
 		return denyLatestTag{}, nil
 	})
-	names, err := r.Enabled(nil, nil)
+	// ServiceAccount and Priority read cluster objects (PluginContext.Cache),
+	// which this example does not provide.
+	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority"})
 	if err != nil {
 		panic(err)
 	}

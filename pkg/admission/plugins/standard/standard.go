@@ -23,6 +23,8 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/plugins/podtopologylabels"
+	"github.com/admitd/admitd/pkg/admission/plugins/priority"
+	"github.com/admitd/admitd/pkg/admission/plugins/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -55,6 +57,8 @@ func Register(r *admission.Registry, o Options) {
 	certificatesigning.Register(r)
 	certificatesubjectrestriction.Register(r)
 	clustertrustbundleattest.Register(r)
+	serviceaccount.Register(r)
+	priority.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

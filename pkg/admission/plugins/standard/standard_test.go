@@ -12,8 +12,10 @@ import (
 // standard is added here, and to offByDefault when upstream has it off.
 var all = []string{
 	"NamespaceLifecycle",
+	"ServiceAccount",
 	"NodeRestriction",
 	"PodSecurity",
+	"Priority",
 	"EventRateLimit",
 	"PodGroupProtection",
 	"OwnerReferencesPermissionEnforcement",
