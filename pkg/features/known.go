@@ -15,4 +15,8 @@ var known = map[featuregate.Feature]featuregate.VersionedSpecs{
 	InPlacePodVerticalScaling:  {{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta}, {Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true}},
 	PodTopologyLabelsAdmission: {{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta}},
 	ClusterTrustBundle:         {{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta}},
+
+	// Read by PodTolerationRestriction's QoS class.
+	PodLevelResources:                   {{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta}},
+	PodLevelResourcesFixKubeletQOSClass: {{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta}},
 }

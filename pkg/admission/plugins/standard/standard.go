@@ -10,8 +10,14 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
+	"github.com/admitd/admitd/pkg/admission/plugins/extendedresourcetoleration"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/podnodeselector"
+	"github.com/admitd/admitd/pkg/admission/plugins/podtolerationrestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/runtimeclass"
+	"github.com/admitd/admitd/pkg/admission/plugins/taintnodesbycondition"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -25,12 +31,21 @@ type Options struct {
 	// Policies configures MutatingAdmissionPolicy and
 	// ValidatingAdmissionPolicy.
 	Policies policies.Options
+	// DefaultTolerationSeconds configures DefaultTolerationSeconds (its
+	// two flags); the zero value is upstream's 300 seconds each.
+	DefaultTolerationSeconds defaulttolerationseconds.Options
 }
 
 // Register registers every plugin admitd implements.
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	taintnodesbycondition.Register(r)
+	podnodeselector.Register(r)
+	defaulttolerationseconds.Register(r, o.DefaultTolerationSeconds)
+	podtolerationrestriction.Register(r)
+	extendedresourcetoleration.Register(r)
+	runtimeclass.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

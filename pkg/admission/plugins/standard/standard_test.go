@@ -13,13 +13,19 @@ import (
 var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
+	"TaintNodesByCondition",
+	"PodNodeSelector",
+	"DefaultTolerationSeconds",
+	"PodTolerationRestriction",
+	"ExtendedResourceToleration",
+	"RuntimeClass",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"NodeRestriction", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
