@@ -30,7 +30,7 @@ func TestAdmit(t *testing.T) {
 	defNotReady := tol(notReady, exists, noExecute, seconds(300))
 	defUnreachable := tol(unreachable, exists, noExecute, seconds(300))
 	for _, tc := range []struct {
-		name      string
+		name       string
 		have, want []corev1.Toleration
 	}{
 		{"both added to a pod without tolerations", nil, []corev1.Toleration{defNotReady, defUnreachable}},
