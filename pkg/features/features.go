@@ -26,10 +26,6 @@ const (
 	PodTopologyLabelsAdmission = "PodTopologyLabelsAdmission"
 	// ClusterTrustBundle makes ClusterTrustBundleAttest act.
 	ClusterTrustBundle = "ClusterTrustBundle"
-	// PodLevelResources and PodLevelResourcesFixKubeletQOSClass decide the
-	// QoS class PodTolerationRestriction computes.
-	PodLevelResources                   = "PodLevelResources"
-	PodLevelResourcesFixKubeletQOSClass = "PodLevelResourcesFixKubeletQOSClass"
 )
 
 // Gates is a set of feature gates. The zero value is not usable: use New.

@@ -17,6 +17,6 @@ var known = map[featuregate.Feature]featuregate.VersionedSpecs{
 	ClusterTrustBundle:         {{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta}},
 
 	// Read by PodTolerationRestriction's QoS class.
-	PodLevelResources:                   {{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta}},
-	PodLevelResourcesFixKubeletQOSClass: {{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta}},
+	"PodLevelResources":                   {{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta}},
+	"PodLevelResourcesFixKubeletQOSClass": {{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta}},
 }

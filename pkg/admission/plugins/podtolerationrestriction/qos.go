@@ -7,7 +7,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/features"
+)
+
+// The feature gates upstream's QoS computation reads.
+const (
+	gatePodLevelResources    = "PodLevelResources"
+	gatePodLevelResourcesQOS = "PodLevelResourcesFixKubeletQOSClass"
 )
 
 // podQOS is the pod's QoS class as upstream's admission computes it: the
@@ -24,8 +29,8 @@ func podQOS(pod *corev1.Pod, gates admission.FeatureGates) corev1.PodQOSClass {
 // container asks for cpu or memory, Guaranteed when every container's cpu
 // and memory requests equal their non-zero limits, Burstable otherwise.
 func computeQOS(pod *corev1.Pod, gates admission.FeatureGates) corev1.PodQOSClass {
-	if r := pod.Spec.Resources; r != nil && gates.Enabled(features.PodLevelResources) &&
-		(!gates.Enabled(features.PodLevelResourcesFixKubeletQOSClass) || podLevelResourcesSet(r)) {
+	if r := pod.Spec.Resources; r != nil && gates.Enabled(gatePodLevelResources) &&
+		(!gates.Enabled(gatePodLevelResourcesQOS) || podLevelResourcesSet(r)) {
 		return requirementsQOS(r)
 	}
 	var qos corev1.PodQOSClass
