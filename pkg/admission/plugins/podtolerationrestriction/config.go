@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// ConfigGroupVersion is the group and version of the configuration file.
-var ConfigGroupVersion = schema.GroupVersion{Group: "podtolerationrestriction.admission.k8s.io", Version: "v1alpha1"}
+// configGroupVersion is the group and version of the configuration file.
+var configGroupVersion = schema.GroupVersion{Group: "podtolerationrestriction.admission.k8s.io", Version: "v1alpha1"}
 
 // Configuration is podtolerationrestriction.admission.k8s.io/v1alpha1
 // Configuration: the cluster-wide fallbacks of the two namespace
@@ -70,7 +70,7 @@ func LoadConfiguration(r io.Reader) (*Configuration, error) {
 		return nil, fmt.Errorf("Object 'apiVersion' is missing in '%s'", data) //nolint:staticcheck // upstream's words
 	case gv.Version == "__internal":
 		return nil, fmt.Errorf("no kind %q is registered for the internal version of group %q in scheme %q", tm.Kind, gv.Group, upstreamScheme)
-	case gv != ConfigGroupVersion || tm.Kind != "Configuration":
+	case gv != configGroupVersion || tm.Kind != "Configuration":
 		return nil, fmt.Errorf("no kind %q is registered for version %q in scheme %q", tm.Kind, gv.String(), upstreamScheme)
 	}
 	cfg := &Configuration{}

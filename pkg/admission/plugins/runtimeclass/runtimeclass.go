@@ -26,8 +26,8 @@ import (
 // Name is the upstream plugin name.
 const Name = "RuntimeClass"
 
-// Resource is the resource RuntimeClasses are read from.
-var Resource = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+// runtimeClasses is the resource RuntimeClasses are read from.
+var runtimeClasses = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
 
 // Register adds the plugin to r.
 func Register(r *admission.Registry) {
@@ -107,7 +107,7 @@ func (p *Plugin) prepare(ctx context.Context, a *admission.Attributes) (*corev1.
 		return pod, nil, nil
 	}
 	name := *pod.Spec.RuntimeClassName
-	obj, err := p.cache.GetCachedObject(ctx, Resource, "", name)
+	obj, err := p.cache.GetCachedObject(ctx, runtimeClasses, "", name)
 	if apierrors.IsNotFound(err) {
 		return pod, nil, admission.NewForbidden(a, fmt.Errorf("pod rejected: RuntimeClass %q not found", name))
 	}

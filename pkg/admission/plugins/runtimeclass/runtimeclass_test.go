@@ -21,7 +21,7 @@ import (
 type classes map[string]*nodev1.RuntimeClass
 
 func (c classes) GetCachedObject(_ context.Context, gvr schema.GroupVersionResource, _, name string) (runtime.Object, error) {
-	if rc, ok := c[name]; ok && gvr == Resource {
+	if rc, ok := c[name]; ok && gvr == runtimeClasses {
 		return rc, nil
 	}
 	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
