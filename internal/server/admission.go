@@ -17,6 +17,7 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
+	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
@@ -84,6 +85,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 		},
 		DefaultTolerationSeconds: defaulttolerationseconds.Options{
 			NotReadySeconds: o.DefaultNotReadyTolerationSeconds, UnreachableSeconds: o.DefaultUnreachableTolerationSeconds},
+		PodSecurity: podsecurity.Options{Metrics: reg},
 	})
 	names, err := enabledPlugins(plugins, o)
 	if err != nil {

@@ -104,7 +104,7 @@ func Example_ownPlugin() {
 		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
 	}
 	// Output:
-	// [NamespaceLifecycle TaintNodesByCondition DefaultTolerationSeconds RuntimeClass MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle TaintNodesByCondition PodSecurity DefaultTolerationSeconds RuntimeClass MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
 	// default/nginx:1.27: <nil>
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
 	// missing/nginx:1.27: namespaces "missing" not found

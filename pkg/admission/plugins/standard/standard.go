@@ -15,6 +15,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/podnodeselector"
+	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/plugins/podtolerationrestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/runtimeclass"
 	"github.com/admitd/admitd/pkg/admission/plugins/taintnodesbycondition"
@@ -34,6 +35,8 @@ type Options struct {
 	// DefaultTolerationSeconds configures DefaultTolerationSeconds (its
 	// two flags); the zero value is upstream's 300 seconds each.
 	DefaultTolerationSeconds defaulttolerationseconds.Options
+	// PodSecurity configures PodSecurity (its metrics).
+	PodSecurity podsecurity.Options
 }
 
 // Register registers every plugin admitd implements.
@@ -46,6 +49,7 @@ func Register(r *admission.Registry, o Options) {
 	podtolerationrestriction.Register(r)
 	extendedresourcetoleration.Register(r)
 	runtimeclass.Register(r)
+	podsecurity.Register(r, o.PodSecurity)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -14,6 +14,7 @@ var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
 	"TaintNodesByCondition",
+	"PodSecurity",
 	"PodNodeSelector",
 	"DefaultTolerationSeconds",
 	"PodTolerationRestriction",
