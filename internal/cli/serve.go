@@ -66,6 +66,8 @@ func newServeCommand() *cobra.Command {
 	f.BoolVar(&o.AllowPrivileged, "allow-privileged", false, "if true, allow privileged containers (kube-apiserver's default: false)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates as kube-apiserver 1.37 knows them: A=true,B=false,...")
 	f.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration (apiserver.config.k8s.io/v1) with per-plugin configuration")
+	o.DefaultNotReadyTolerationSeconds = f.Int64("default-not-ready-toleration-seconds", 300, "Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.")
+	o.DefaultUnreachableTolerationSeconds = f.Int64("default-unreachable-toleration-seconds", 300, "Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.")
 	f.DurationVar(&o.CompactionInterval, "storage-compaction-interval", o.CompactionInterval, "how often to compact the storage history, keeping at least one interval of it (as kube-apiserver's --etcd-compaction-interval); 0 disables")
 	f.StringVar(&o.ServiceMap, "service-map", "", "JSON file mapping <svc>.<ns>.svc to the host:port to dial for webhooks behind that Service")
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")

@@ -16,6 +16,7 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
 	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
 	"github.com/admitd/admitd/pkg/admission/policies"
@@ -82,6 +83,8 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 			DefaultConfiguration:  schema.Default,
 			ValidateConfiguration: validateManifest(cat),
 		},
+		DefaultTolerationSeconds: defaulttolerationseconds.Options{
+			NotReadySeconds: o.DefaultNotReadyTolerationSeconds, UnreachableSeconds: o.DefaultUnreachableTolerationSeconds},
 		PodSecurity: podsecurity.Options{Metrics: reg},
 	})
 	names, err := enabledPlugins(plugins, o)

@@ -49,6 +49,9 @@ func loadAdmissionConfig(path string) (pluginConfigs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("unable to read admission control configuration from %q [%v]", path, err)
 	}
+	if legacy := legacyAdmissionConfig(data); legacy != nil {
+		return legacy, nil
+	}
 	// Strictly, as upstream's strict codec reads it: a repeated key is an error.
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
@@ -85,4 +88,33 @@ func loadAdmissionConfig(path string) (pluginConfigs, error) {
 		}
 	}
 	return out, nil
+}
+
+// legacyAdmissionConfig is upstream's fallback for the files that predate
+// AdmissionConfiguration: a file without apiVersion or kind (or of a kind
+// that is not an AdmissionConfiguration) whose top level has
+// podNodeSelectorPluginConfig or imagePolicy is, whole, the configuration
+// of PodNodeSelector and ImagePolicyWebhook. It returns nil for any other
+// file.
+func legacyAdmissionConfig(data []byte) pluginConfigs {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if j, err := yaml.YAMLToJSON(data); err != nil || json.Unmarshal(j, &tm) != nil {
+		return nil
+	}
+	if tm.Kind == "AdmissionConfiguration" && (tm.APIVersion == "apiserver.config.k8s.io/v1" || tm.APIVersion == "apiserver.k8s.io/v1alpha1") {
+		return nil
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return nil
+	}
+	_, imagePolicy := top["imagePolicy"]
+	_, nodeSelector := top["podNodeSelectorPluginConfig"]
+	if !imagePolicy && !nodeSelector {
+		return nil
+	}
+	return pluginConfigs{"ImagePolicyWebhook": data, "PodNodeSelector": data}
 }

@@ -97,6 +97,11 @@ type Options struct {
 	// AdmissionControlConfigFile is an apiserver.config.k8s.io/v1
 	// AdmissionConfiguration with per-plugin configuration.
 	AdmissionControlConfigFile string
+	// DefaultNotReadyTolerationSeconds and
+	// DefaultUnreachableTolerationSeconds are DefaultTolerationSeconds'
+	// flags; nil: 300.
+	DefaultNotReadyTolerationSeconds    *int64
+	DefaultUnreachableTolerationSeconds *int64
 	// AuditLogPath enables the audit log (audit.k8s.io/v1 Event JSON lines);
 	// AuditPolicyFile is its audit.k8s.io/v1 Policy (no policy: nothing is
 	// logged, as upstream).

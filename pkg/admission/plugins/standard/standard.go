@@ -14,17 +14,23 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesigning"
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesubjectrestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/clustertrustbundleattest"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
 	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
+	"github.com/admitd/admitd/pkg/admission/plugins/extendedresourcetoleration"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/ownerreferencespermissionenforcement"
 	"github.com/admitd/admitd/pkg/admission/plugins/podgroupprotection"
+	"github.com/admitd/admitd/pkg/admission/plugins/podnodeselector"
 	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
+	"github.com/admitd/admitd/pkg/admission/plugins/podtolerationrestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/podtopologylabels"
 	"github.com/admitd/admitd/pkg/admission/plugins/priority"
+	"github.com/admitd/admitd/pkg/admission/plugins/runtimeclass"
 	"github.com/admitd/admitd/pkg/admission/plugins/serviceaccount"
+	"github.com/admitd/admitd/pkg/admission/plugins/taintnodesbycondition"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -38,6 +44,9 @@ type Options struct {
 	// Policies configures MutatingAdmissionPolicy and
 	// ValidatingAdmissionPolicy.
 	Policies policies.Options
+	// DefaultTolerationSeconds configures DefaultTolerationSeconds (its
+	// two flags); the zero value is upstream's 300 seconds each.
+	DefaultTolerationSeconds defaulttolerationseconds.Options
 	// PodSecurity configures PodSecurity (its metrics).
 	PodSecurity podsecurity.Options
 }
@@ -46,6 +55,12 @@ type Options struct {
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	taintnodesbycondition.Register(r)
+	podnodeselector.Register(r)
+	defaulttolerationseconds.Register(r, o.DefaultTolerationSeconds)
+	podtolerationrestriction.Register(r)
+	extendedresourcetoleration.Register(r)
+	runtimeclass.Register(r)
 	podsecurity.Register(r, o.PodSecurity)
 	eventratelimit.Register(r)
 	podgroupprotection.Register(r)

@@ -14,11 +14,17 @@ var all = []string{
 	"NamespaceLifecycle",
 	"ServiceAccount",
 	"NodeRestriction",
+	"TaintNodesByCondition",
 	"PodSecurity",
+	"PodNodeSelector",
 	"Priority",
+	"DefaultTolerationSeconds",
+	"PodTolerationRestriction",
 	"EventRateLimit",
+	"ExtendedResourceToleration",
 	"PodGroupProtection",
 	"OwnerReferencesPermissionEnforcement",
+	"RuntimeClass",
 	"CertificateApproval",
 	"CertificateSigning",
 	"ClusterTrustBundleAttest",
@@ -32,7 +38,7 @@ var all = []string{
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement"}
+var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})

@@ -1,0 +1,95 @@
+// Package defaulttolerationseconds is the DefaultTolerationSeconds
+// admission plugin: a Pod that does not tolerate the not-ready or the
+// unreachable NoExecute taint gets a toleration for it, bounded by
+// --default-not-ready-toleration-seconds and
+// --default-unreachable-toleration-seconds, so that its pods leave a node
+// that stays unhealthy.
+//
+// It neither reads cluster state nor checks the tolerations a pod has.
+package defaulttolerationseconds
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/admitd/admitd/pkg/admission"
+)
+
+// Name is the upstream plugin name.
+const Name = "DefaultTolerationSeconds"
+
+// Options are the plugin's two flags.
+type Options struct {
+	// NotReadySeconds is the tolerationSeconds of the added
+	// node.kubernetes.io/not-ready toleration
+	// (--default-not-ready-toleration-seconds). Nil: 300.
+	NotReadySeconds *int64
+	// UnreachableSeconds is the tolerationSeconds of the added
+	// node.kubernetes.io/unreachable toleration
+	// (--default-unreachable-toleration-seconds). Nil: 300.
+	UnreachableSeconds *int64
+}
+
+// DefaultSeconds is upstream's default of both flags.
+const DefaultSeconds int64 = 300
+
+// Register adds the plugin to r.
+func Register(r *admission.Registry, o Options) {
+	r.Register(Name, func(admission.PluginContext) (admission.Handler, error) { return New(o), nil })
+}
+
+// New returns the plugin.
+func New(o Options) *Plugin {
+	return &Plugin{notReady: orDefault(o.NotReadySeconds), unreachable: orDefault(o.UnreachableSeconds)}
+}
+
+func orDefault(s *int64) int64 {
+	if s == nil {
+		return DefaultSeconds
+	}
+	return *s
+}
+
+// Plugin is the DefaultTolerationSeconds plugin.
+type Plugin struct{ notReady, unreachable int64 }
+
+var _ admission.Mutator = (*Plugin)(nil)
+
+// Handles CREATE and UPDATE.
+func (*Plugin) Handles(op admission.Operation) bool {
+	return op == admission.Create || op == admission.Update
+}
+
+// Admit appends the missing default tolerations.
+func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
+	if a.Resource.Group != "" || a.Resource.Resource != "pods" || a.Subresource != "" {
+		return nil
+	}
+	pod, ok := a.Object.(*corev1.Pod)
+	if !ok {
+		return apierrors.NewBadRequest(fmt.Sprintf("expected *api.Pod but got %T", a.Object))
+	}
+	notReady, unreachable := false, false
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect != corev1.TaintEffectNoExecute && t.Effect != "" {
+			continue
+		}
+		// Operator and value are not looked at, as upstream.
+		notReady = notReady || t.Key == corev1.TaintNodeNotReady || t.Key == ""
+		unreachable = unreachable || t.Key == corev1.TaintNodeUnreachable || t.Key == ""
+	}
+	if !notReady {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, toleration(corev1.TaintNodeNotReady, p.notReady))
+	}
+	if !unreachable {
+		pod.Spec.Tolerations = append(pod.Spec.Tolerations, toleration(corev1.TaintNodeUnreachable, p.unreachable))
+	}
+	return nil
+}
+
+func toleration(key string, seconds int64) corev1.Toleration {
+	return corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds}
+}
