@@ -141,7 +141,9 @@ func TestWebhookMetrics(t *testing.T) {
 		{name: "failurePolicy Deny does not fail open", answer: func(map[string]any) (int, any) { return http.StatusForbidden, map[string]any{} },
 			edit: func(o *Options) { o.DecisionOnError = auth.DecisionDeny }, result: ResultError, calls: 1},
 		{name: "canceled", answer: slow(300 * time.Millisecond),
-			ctx:    func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 30*time.Millisecond) },
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 30*time.Millisecond)
+			},
 			result: ResultCanceled, calls: 1},
 	}
 	for _, tt := range tests {
