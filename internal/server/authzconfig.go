@@ -50,10 +50,11 @@ var (
 func newConfiguredAuthorizer(path string, by modeAuthorizers, reg prometheus.Registerer, log *slog.Logger) (*configuredAuthorizer, error) {
 	c := &configuredAuthorizer{path: path, by: by, metrics: auth.NewDecisionMetrics(reg),
 		webhooks: authzwebhook.NewMetrics(reg), reloads: newAuthzReloadMetrics(reg), log: log}
-	if _, err := c.load(); err != nil {
+	applied, err := c.load()
+	if err != nil {
 		return nil, err
 	}
-	c.reloads.applied(c.lastRead)
+	c.reloads.applied(applied)
 	return c, nil
 }
 
@@ -69,34 +70,34 @@ func (c *configuredAuthorizer) RulesReview(user authenticationv1.UserInfo, names
 }
 
 // load reads the file and, when it is valid, makes its chain the current
-// one. As upstream, changed is false (and err nil) when the file is as
-// last read, even if that was invalid, or when its configuration is the
-// current one.
-func (c *configuredAuthorizer) load() (changed bool, err error) {
+// one and returns its content. As upstream, nothing is returned (nor an
+// error) when the file is as last read, even if that was invalid, or when
+// its configuration is the current one.
+func (c *configuredAuthorizer) load() (applied []byte, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	data, err := os.ReadFile(c.path)
 	if err != nil {
-		return false, fmt.Errorf("reading --authorization-config: %w", err)
+		return nil, fmt.Errorf("reading --authorization-config: %w", err)
 	}
 	if c.lastRead != nil && bytes.Equal(data, c.lastRead) {
-		return false, nil
+		return nil, nil
 	}
 	c.lastRead = data
 	cfg, err := authzconfig.Parse(c.path, data)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if reflect.DeepEqual(cfg, c.lastConfig) {
-		return false, nil
+		return nil, nil
 	}
 	union, err := buildConfiguredChain(cfg, c.by, c.metrics, c.webhooks)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	c.current.Store(&union)
 	c.lastConfig = cfg
-	return true, nil
+	return data, nil
 }
 
 // buildConfiguredChain is system:masters allowed, then the configured

@@ -56,22 +56,15 @@ func (c *configuredAuthorizer) watch(ctx context.Context) error {
 // cannot be built; a success when a new chain is in place; nothing when
 // the content or configuration is unchanged.
 func (c *configuredAuthorizer) reload() {
-	changed, err := c.load()
+	applied, err := c.load()
 	switch {
 	case err != nil:
 		c.log.Error("authorization config not reloaded, keeping the current one", "path", c.path, "err", err)
 		c.reloads.failed()
-	case changed:
+	case applied != nil:
 		c.log.Info("authorization config reloaded", "path", c.path)
-		c.reloads.succeeded(c.loaded())
+		c.reloads.succeeded(applied)
 	}
-}
-
-// loaded is the content of the current chain's file.
-func (c *configuredAuthorizer) loaded() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastRead
 }
 
 // authzReloadMetrics are kube-apiserver's metrics of --authorization-config
