@@ -16,7 +16,7 @@ type DecisionMetrics struct {
 func NewDecisionMetrics(reg prometheus.Registerer) *DecisionMetrics {
 	m := &DecisionMetrics{decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver", Subsystem: "authorization", Name: "decisions_total",
-		Help: "Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.",
+		Help: "[ALPHA] Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.",
 	}, []string{"type", "name", "decision"})}
 	reg.MustRegister(m.decisions)
 	return m

@@ -110,7 +110,7 @@ func newServerAuthorizer(ctx context.Context, o Options, store storage.Store, ca
 		}
 		return c, nodes, c.watch(ctx)
 	}
-	if by.webhook, err = o.AuthorizationWebhook.authorizer(modes); err != nil {
+	if by.webhook, err = o.AuthorizationWebhook.authorizer(modes, reg); err != nil {
 		return nil, nil, err
 	}
 	return newAuthorizer(modes, by, reg), nodes, nil

@@ -27,6 +27,13 @@ func startRBAC(t *testing.T) (*Server, *rest.Config) {
 	o := DefaultOptions()
 	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return startWith(t, o)
+}
+
+// startWith starts a server with o and returns it with an admin client
+// configuration.
+func startWith(t *testing.T, o Options) (*Server, *rest.Config) {
+	t.Helper()
 	s, err := Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
+	"reflect"
+	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,14 +24,19 @@ import (
 // configuredAuthorizer is the chain of --authorization-config, swapped
 // whole when the file changes (authzconfig_reload.go).
 type configuredAuthorizer struct {
-	path    string
-	by      modeAuthorizers
-	metrics *auth.DecisionMetrics
-	log     *slog.Logger
-	current atomic.Pointer[auth.AuthorizerUnion]
-	// digest is the content hash of the file the current chain was built
-	// from.
-	digest atomic.Value
+	path     string
+	by       modeAuthorizers
+	metrics  *auth.DecisionMetrics
+	webhooks *authzwebhook.Metrics
+	reloads  *authzReloadMetrics
+	log      *slog.Logger
+	current  atomic.Pointer[auth.AuthorizerUnion]
+
+	// mu serialises loads; lastRead is the content last read (valid or
+	// not) and lastConfig the configuration of the current chain.
+	mu         sync.Mutex
+	lastRead   []byte
+	lastConfig *api.AuthorizationConfiguration
 }
 
 var (
@@ -36,12 +45,16 @@ var (
 )
 
 // newConfiguredAuthorizer builds the chain of the file at path; an invalid
-// file is an error.
+// file is an error. Its metrics (decisions, webhooks, reloads) are
+// registered on reg.
 func newConfiguredAuthorizer(path string, by modeAuthorizers, reg prometheus.Registerer, log *slog.Logger) (*configuredAuthorizer, error) {
-	c := &configuredAuthorizer{path: path, by: by, metrics: auth.NewDecisionMetrics(reg), log: log}
-	if _, err := c.load(); err != nil {
+	c := &configuredAuthorizer{path: path, by: by, metrics: auth.NewDecisionMetrics(reg),
+		webhooks: authzwebhook.NewMetrics(reg), reloads: newAuthzReloadMetrics(reg), log: log}
+	applied, err := c.load()
+	if err != nil {
 		return nil, err
 	}
+	c.reloads.applied(applied)
 	return c, nil
 }
 
@@ -57,32 +70,45 @@ func (c *configuredAuthorizer) RulesReview(user authenticationv1.UserInfo, names
 }
 
 // load reads the file and, when it is valid, makes its chain the current
-// one; changed is false when the file is as last loaded.
-func (c *configuredAuthorizer) load() (changed bool, err error) {
-	cfg, digest, err := authzconfig.LoadWithDigest(c.path)
+// one and returns its content. As upstream, nothing is returned (nor an
+// error) when the file is as last read, even if that was invalid, or when
+// its configuration is the current one.
+func (c *configuredAuthorizer) load() (applied []byte, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	data, err := os.ReadFile(c.path)
 	if err != nil {
-		return false, err
+		return nil, fmt.Errorf("reading --authorization-config: %w", err)
 	}
-	if old, _ := c.digest.Load().(string); old == digest {
-		return false, nil
+	if c.lastRead != nil && bytes.Equal(data, c.lastRead) {
+		return nil, nil
 	}
-	union, err := buildConfiguredChain(cfg, c.by, c.metrics)
+	c.lastRead = data
+	cfg, err := authzconfig.Parse(c.path, data)
 	if err != nil {
-		return false, err
+		return nil, err
+	}
+	if reflect.DeepEqual(cfg, c.lastConfig) {
+		return nil, nil
+	}
+	union, err := buildConfiguredChain(cfg, c.by, c.metrics, c.webhooks)
+	if err != nil {
+		return nil, err
 	}
 	c.current.Store(&union)
-	c.digest.Store(digest)
-	return true, nil
+	c.lastConfig = cfg
+	return data, nil
 }
 
 // buildConfiguredChain is system:masters allowed, then the configured
 // authorizers in order under their configured names, each metered.
-func buildConfiguredChain(cfg *api.AuthorizationConfiguration, by modeAuthorizers, metrics *auth.DecisionMetrics) (auth.AuthorizerUnion, error) {
+func buildConfiguredChain(cfg *api.AuthorizationConfiguration, by modeAuthorizers, metrics *auth.DecisionMetrics,
+	webhooks *authzwebhook.Metrics) (auth.AuthorizerUnion, error) {
 	union := privilegedFirst()
 	for _, a := range cfg.Authorizers {
 		n := auth.Named{Type: string(a.Type), Name: a.Name}
 		if a.Type == api.AuthorizerType(auth.ModeWebhook) {
-			w, err := configuredWebhook(a.Webhook)
+			w, err := configuredWebhook(a.Name, a.Webhook, webhooks)
 			if err != nil {
 				return nil, fmt.Errorf("authorizer %s: %w", a.Name, err)
 			}
@@ -97,9 +123,11 @@ func buildConfiguredChain(cfg *api.AuthorizationConfiguration, by modeAuthorizer
 	return union, nil
 }
 
-// configuredWebhook is the authorizer of a validated webhook entry.
-func configuredWebhook(w *api.WebhookConfiguration) (*authzwebhook.Authorizer, error) {
+// configuredWebhook is the authorizer of a validated webhook entry, its
+// metrics labelled with the entry's name.
+func configuredWebhook(name string, w *api.WebhookConfiguration, metrics *authzwebhook.Metrics) (*authzwebhook.Authorizer, error) {
 	o := authzwebhook.DefaultOptions()
+	o.Name, o.Metrics = name, metrics
 	o.Version, o.Timeout = w.SubjectAccessReviewVersion, w.Timeout.Duration
 	o.AuthorizedTTL, o.UnauthorizedTTL = 0, 0
 	if w.CacheAuthorizedRequests {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/authzwebhook"
 )
@@ -46,12 +48,15 @@ func (o AuthorizationWebhookOptions) validate(modes []string) error {
 }
 
 // authorizer is the Webhook mode's authorizer, nil when the mode is off.
-// A failed call has no opinion, as kube-apiserver's for this mode.
-func (o AuthorizationWebhookOptions) authorizer(modes []string) (auth.Authorizer, error) {
+// A failed call has no opinion, as kube-apiserver's for this mode. Its
+// metrics are registered on reg, labelled with the name kube-apiserver
+// gives it.
+func (o AuthorizationWebhookOptions) authorizer(modes []string, reg prometheus.Registerer) (auth.Authorizer, error) {
 	if !slices.Contains(modes, auth.ModeWebhook) {
 		return nil, nil
 	}
 	wo := authzwebhook.DefaultOptions()
 	wo.Version, wo.AuthorizedTTL, wo.UnauthorizedTTL = o.Version, o.AuthorizedTTL, o.UnauthorizedTTL
+	wo.Name, wo.Metrics = webhookModeName, authzwebhook.NewMetrics(reg)
 	return authzwebhook.NewFromKubeconfig(o.ConfigFile, wo)
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestAuthorizationWebhookValidate(t *testing.T) {
@@ -28,7 +30,7 @@ func TestAuthorizationWebhookValidate(t *testing.T) {
 }
 
 func TestAuthorizationWebhookOff(t *testing.T) {
-	a, err := DefaultAuthorizationWebhookOptions().authorizer([]string{"RBAC"})
+	a, err := DefaultAuthorizationWebhookOptions().authorizer([]string{"RBAC"}, prometheus.NewRegistry())
 	if a != nil || err != nil {
 		t.Errorf("authorizer without the Webhook mode = %v, %v; want nil, nil", a, err)
 	}

@@ -18,10 +18,10 @@ import (
 // kubeadm's sa.key.
 const KeyFile = "sa.key"
 
-// LoadOrCreateKey reads the PEM signing key at path (RSA or ECDSA P-256, as
-// kube-apiserver's --service-account-signing-key-file), or generates an
-// ECDSA P-256 key there (mode 0600) when the file does not exist: ES256, and
-// a first start that does not wait for an RSA key.
+// LoadOrCreateKey reads the PEM signing key at path (RSA, or ECDSA P-256,
+// P-384 or P-521, as kube-apiserver's --service-account-signing-key-file),
+// or generates an ECDSA P-256 key there (mode 0600) when the file does not
+// exist: ES256, and a first start that does not wait for an RSA key.
 func LoadOrCreateKey(path string) (crypto.Signer, error) {
 	data, err := os.ReadFile(path)
 	if err == nil {

@@ -162,6 +162,16 @@ func verifyECDSA(k *ecdsa.PublicKey, signed, sig []byte) error {
 	if len(sig) != 2*size {
 		return errors.New("invalid ECDSA signature length")
 	}
+	r, s := new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])
+	if !ecdsa.Verify(k, ecdsaDigest(size, signed), r, s) {
+		return errors.New("invalid signature")
+	}
+	return nil
+}
+
+// ecdsaDigest is the digest an ES256, ES384 or ES512 signature signs: the
+// SHA-2 hash matching the curve, whose coordinates are size bytes long.
+func ecdsaDigest(size int, data []byte) []byte {
 	var h hash.Hash
 	switch size {
 	case 32:
@@ -171,10 +181,6 @@ func verifyECDSA(k *ecdsa.PublicKey, signed, sig []byte) error {
 	default:
 		h = sha512.New()
 	}
-	h.Write(signed)
-	r, s := new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])
-	if !ecdsa.Verify(k, h.Sum(nil), r, s) {
-		return errors.New("invalid signature")
-	}
-	return nil
+	h.Write(data)
+	return h.Sum(nil)
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -102,7 +103,11 @@ func verifyWithJWKS(keys []jwk, tok string) error {
 		}
 		var pub any = &rsa.PublicKey{N: num(k.N), E: int(num(k.E).Int64())}
 		if k.Kty == "EC" {
-			pub = &ecdsa.PublicKey{Curve: elliptic.P256(), X: num(k.X), Y: num(k.Y)}
+			curves := map[string]elliptic.Curve{"P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}
+			if curves[k.Crv] == nil {
+				return fmt.Errorf("JWK curve %q", k.Crv)
+			}
+			pub = &ecdsa.PublicKey{Curve: curves[k.Crv], X: num(k.X), Y: num(k.Y)}
 		}
 		sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
 		return verifySignature(pub, k.Alg, []byte(parts[0]+"."+parts[1]), sig)

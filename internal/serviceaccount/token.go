@@ -1,7 +1,8 @@
 // Package serviceaccount issues service-account tokens: the signed JWTs of
 // the TokenRequest API (serviceaccounts/token), with upstream's claims
-// (pkg/serviceaccount/claims.go) and key id, signed RS256 or ES256 with a
-// key that lives in the data directory (ES256 when admitd generates it).
+// (pkg/serviceaccount/claims.go) and key id, signed RS256, ES256, ES384 or
+// ES512 as the key demands, with a key that lives in the data directory
+// (ES256 when admitd generates it).
 //
 // It also signs the long-lived tokens of kubernetes.io/service-account-token
 // Secrets (IssueLegacy). An Authenticator checks bound tokens and a
@@ -17,6 +18,7 @@ package serviceaccount
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -66,8 +68,10 @@ type Issuer struct {
 	NoExtendedExpiration bool
 }
 
-// NewIssuer returns an issuer signing with key (RSA: RS256, ECDSA P-256:
-// ES256) under the given issuer name; its audiences default to [issuer].
+// NewIssuer returns an issuer signing with key under the given issuer
+// name, with the algorithm upstream picks for the key: RS256 for RSA,
+// ES256, ES384 or ES512 for ECDSA P-256, P-384 or P-521. Its audiences
+// default to [issuer].
 func NewIssuer(key crypto.Signer, issuer string) (*Issuer, error) {
 	alg, err := algorithmFor(key)
 	if err != nil {
@@ -85,10 +89,16 @@ func algorithmFor(key crypto.Signer) (string, error) {
 	case *rsa.PrivateKey:
 		return "RS256", nil
 	case *ecdsa.PrivateKey:
-		if k.Curve.Params().BitSize != 256 {
-			return "", fmt.Errorf("unsupported ECDSA curve %s (want P-256)", k.Curve.Params().Name)
+		switch k.Curve {
+		case elliptic.P256():
+			return "ES256", nil
+		case elliptic.P384():
+			return "ES384", nil
+		case elliptic.P521():
+			return "ES512", nil
 		}
-		return "ES256", nil
+		return "", fmt.Errorf("unsupported ECDSA curve %s of the service-account signing key, must be P-256, P-384 or P-521",
+			k.Curve.Params().Name)
 	}
 	return "", fmt.Errorf("unsupported service-account signing key %T", key)
 }
@@ -211,19 +221,21 @@ func (i *Issuer) signClaims(claims any) (string, error) {
 }
 
 func (i *Issuer) sign(data []byte) ([]byte, error) {
-	digest := sha256.Sum256(data)
 	switch k := i.key.(type) {
 	case *rsa.PrivateKey:
+		digest := sha256.Sum256(data)
 		return rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, digest[:])
 	case *ecdsa.PrivateKey:
-		r, s, err := ecdsa.Sign(rand.Reader, k, digest[:])
+		size := (k.Curve.Params().BitSize + 7) / 8
+		r, s, err := ecdsa.Sign(rand.Reader, k, ecdsaDigest(size, data))
 		if err != nil {
 			return nil, err
 		}
-		// JWS ES256 signatures are r and s as two 32-byte big-endian numbers.
-		out := make([]byte, 64)
-		r.FillBytes(out[:32])
-		s.FillBytes(out[32:])
+		// A JWS ECDSA signature is r and s as two big-endian numbers of
+		// the curve's coordinate size (32, 48 or 66 bytes; RFC 7518 3.4).
+		out := make([]byte, 2*size)
+		r.FillBytes(out[:size])
+		s.FillBytes(out[size:])
 		return out, nil
 	}
 	return nil, errors.New("unsupported key")

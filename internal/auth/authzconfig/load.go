@@ -7,8 +7,6 @@
 package authzconfig
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 
@@ -27,26 +25,25 @@ func init() { install.Install(scheme) }
 
 // Load reads, defaults and validates the configuration in path.
 func Load(path string) (*api.AuthorizationConfiguration, error) {
-	c, _, err := LoadWithDigest(path)
-	return c, err
-}
-
-// LoadWithDigest is Load that also returns the SHA-256 of the file, so a
-// reloader can tell a changed file from a touched one.
-func LoadWithDigest(path string) (*api.AuthorizationConfiguration, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading --authorization-config: %w", err)
+		return nil, fmt.Errorf("reading --authorization-config: %w", err)
 	}
+	return Parse(path, data)
+}
+
+// Parse decodes, defaults and validates data, the content of the file at
+// path (which only names it in errors), so that a reloader can compare
+// what it read with what it last read.
+func Parse(path string, data []byte) (*api.AuthorizationConfiguration, error) {
 	c, err := Decode(data)
 	if err != nil {
-		return nil, "", fmt.Errorf("decoding --authorization-config %s: %w", path, err)
+		return nil, fmt.Errorf("decoding --authorization-config %s: %w", path, err)
 	}
 	if err := Validate(c); err != nil {
-		return nil, "", fmt.Errorf("invalid --authorization-config %s: %w", path, err)
+		return nil, fmt.Errorf("invalid --authorization-config %s: %w", path, err)
 	}
-	sum := sha256.Sum256(data)
-	return c, hex.EncodeToString(sum[:]), nil
+	return c, nil
 }
 
 // Decode decodes and defaults a configuration, strictly: unknown and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -18,7 +19,7 @@ import (
 // Options.DecisionOnError and the error, which is not cached.
 func (w *Authorizer) Authorize(ctx context.Context, a auth.Attributes) (auth.Decision, string, error) {
 	spec := specFor(a)
-	match, err := w.match.Match(ctx, spec)
+	match, err := w.matches(ctx, spec)
 	if err != nil {
 		return w.decisionOnError, "", err
 	}
@@ -35,7 +36,12 @@ func (w *Authorizer) Authorize(ctx context.Context, a auth.Attributes) (auth.Dec
 		if w.version == VersionV1beta1 {
 			body = v1beta1Spec(spec)
 		}
-		if status, err = w.caller.call(ctx, body); err != nil {
+		var result string
+		if status, result, err = w.caller.call(ctx, body); err != nil {
+			// Failing open is counted unless the request itself is gone.
+			if w.decisionOnError == auth.DecisionNoOpinion && ctx.Err() == nil {
+				w.metrics.observeFailOpen(w.caller.name, result)
+			}
 			return w.decisionOnError, "", err
 		}
 		if cacheable(a) {
@@ -43,6 +49,18 @@ func (w *Authorizer) Authorize(ctx context.Context, a auth.Attributes) (auth.Dec
 		}
 	}
 	return decide(status)
+}
+
+// matches evaluates the match conditions, recording the evaluation when
+// there are any.
+func (w *Authorizer) matches(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+	if w.match == nil {
+		return true, nil
+	}
+	start := time.Now()
+	match, errored, err := w.match.eval(ctx, spec)
+	w.metrics.observeMatch(w.caller.name, time.Since(start), errored, !match && err == nil)
+	return match, err
 }
 
 // decide turns an answer into a decision.

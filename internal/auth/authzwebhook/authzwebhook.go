@@ -67,6 +67,13 @@ type Options struct {
 	// Clock defaults to the real clock; tests replace it to expire the
 	// cache.
 	Clock clock.PassiveClock
+	// Name labels the metrics: the authorizer's name in an
+	// AuthorizationConfiguration, "default" for --authorization-mode=Webhook
+	// (kube-apiserver's name for it).
+	Name string
+	// Metrics, when set, records calls, failing open and match condition
+	// evaluations.
+	Metrics *Metrics
 }
 
 // DefaultOptions are kube-apiserver's for --authorization-mode=Webhook.
@@ -83,6 +90,7 @@ type Authorizer struct {
 	unauthorizedTTL time.Duration
 	decisionOnError auth.Decision
 	match           *MatchConditions
+	metrics         *Metrics
 	cache           *cache.LRUExpireCache
 }
 
@@ -129,9 +137,10 @@ func New(cfg *rest.Config, o Options) (*Authorizer, error) {
 		o.Clock = clock.RealClock{}
 	}
 	return &Authorizer{
-		caller:  &caller{client: client, url: cfg.Host, apiVersion: apiVersion, backoff: o.Backoff},
+		caller: &caller{client: client, url: cfg.Host, apiVersion: apiVersion, backoff: o.Backoff,
+			name: o.Name, metrics: o.Metrics},
 		version: o.Version, authorizedTTL: o.AuthorizedTTL, unauthorizedTTL: o.UnauthorizedTTL,
-		decisionOnError: o.DecisionOnError, match: o.MatchConditions,
+		decisionOnError: o.DecisionOnError, match: o.MatchConditions, metrics: o.Metrics,
 		cache: cache.NewLRUExpireCacheWithClock(cacheSize, o.Clock),
 	}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,7 @@ func loadKubeconfig(path string) (*rest.Config, error) {
 type statusError struct {
 	code       int
 	retryAfter bool
+	reason     metav1.StatusReason
 	message    string
 }
 
@@ -64,12 +66,15 @@ func retryable(err error) bool {
 	return se.retryAfter
 }
 
-// caller posts reviews to the remote authorizer.
+// caller posts reviews to the remote authorizer, recording each attempt
+// in metrics under name.
 type caller struct {
 	client     *http.Client
 	url        string
 	apiVersion string
 	backoff    wait.Backoff
+	name       string
+	metrics    *Metrics
 }
 
 // review is the body of a SubjectAccessReview in either version.
@@ -80,19 +85,25 @@ type review struct {
 }
 
 // call posts spec, retrying transient failures with c.backoff, and returns
-// the answer's status. Its error is the last call's, when there was one.
-func (c *caller) call(ctx context.Context, spec any) (authorizationv1.SubjectAccessReviewStatus, error) {
+// the answer's status and the result of the last attempt (ResultSuccess,
+// ResultError, …; empty when none was made). Its error is the last
+// attempt's, when there was one.
+func (c *caller) call(ctx context.Context, spec any) (authorizationv1.SubjectAccessReviewStatus, string, error) {
 	body, err := json.Marshal(review{
 		TypeMeta: metav1.TypeMeta{APIVersion: c.apiVersion, Kind: "SubjectAccessReview"}, Spec: spec})
 	if err != nil {
-		return authorizationv1.SubjectAccessReviewStatus{}, err
+		return authorizationv1.SubjectAccessReviewStatus{}, "", err
 	}
 	var (
 		status  authorizationv1.SubjectAccessReviewStatus
+		result  string
 		lastErr error
 	)
-	err = wait.ExponentialBackoffWithContext(ctx, c.backoff, func(ctx context.Context) (bool, error) {
-		status, lastErr = c.post(ctx, body)
+	err = wait.ExponentialBackoffWithContext(ctx, c.backoff, func(attemptCtx context.Context) (bool, error) {
+		start := time.Now()
+		status, lastErr = c.post(attemptCtx, body)
+		result = callResult(ctx, lastErr)
+		c.metrics.observeCall(c.name, result, time.Since(start))
 		if lastErr != nil && retryable(lastErr) {
 			return false, nil
 		}
@@ -100,11 +111,11 @@ func (c *caller) call(ctx context.Context, spec any) (authorizationv1.SubjectAcc
 	})
 	switch {
 	case lastErr != nil:
-		return status, lastErr
+		return status, result, lastErr
 	case err != nil:
-		return status, fmt.Errorf("webhook call failed: %w", err)
+		return status, result, fmt.Errorf("webhook call failed: %w", err)
 	}
-	return status, nil
+	return status, result, nil
 }
 
 // post makes one call.
@@ -141,7 +152,7 @@ func newStatusError(resp *http.Response, data []byte) error {
 	se := &statusError{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After") != ""}
 	var st metav1.Status
 	if json.Unmarshal(data, &st) == nil && st.Kind == "Status" {
-		se.message = st.Message
+		se.message, se.reason = st.Message, st.Reason
 	}
 	return se
 }

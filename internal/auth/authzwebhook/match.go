@@ -62,8 +62,15 @@ func NewMatchConditions(expressions []string) (*MatchConditions, error) {
 // is false decides at once; errors are returned only when none is false,
 // as upstream.
 func (m *MatchConditions) Match(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+	match, _, err := m.eval(ctx, spec)
+	return match, err
+}
+
+// eval is Match that also reports whether any condition evaluated so far
+// failed, even when a later false one decided.
+func (m *MatchConditions) eval(ctx context.Context, spec authorizationv1.SubjectAccessReviewSpec) (match, errored bool, err error) {
 	if m == nil {
-		return true, nil
+		return true, false, nil
 	}
 	vars := map[string]any{"request": requestValue(spec)}
 	var errs []error
@@ -79,10 +86,10 @@ func (m *MatchConditions) Match(ctx context.Context, spec authorizationv1.Subjec
 			continue
 		}
 		if !match {
-			return false, nil
+			return false, len(errs) > 0, nil
 		}
 	}
-	return len(errs) == 0, errors.Join(errs...)
+	return len(errs) == 0, len(errs) > 0, errors.Join(errs...)
 }
 
 var (

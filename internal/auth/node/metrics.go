@@ -21,7 +21,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{actions: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "node_authorizer",
 		Name:      "graph_actions_duration_seconds",
-		Help:      "Histogram of duration of graph actions in node authorizer.",
+		Help:      "[ALPHA] Histogram of duration of graph actions in node authorizer.",
 		// 0.1ms to about 200ms.
 		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
 	}, []string{"operation"})}
