@@ -9,6 +9,7 @@ import (
 // TODO(features helper): generated from upstream; this start holds only the
 // gates admission plugins read.
 var known = map[featuregate.Feature]featuregate.VersionedSpecs{
+	PodLevelResources:          {{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta}},
 	GenericWorkload:            {{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha}, {Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta}},
 	WorkloadWithJob:            {{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha}},
 	NodeDeclaredFeatures:       {{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha}},

@@ -10,6 +10,13 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwaysadmit"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwaysdeny"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwayspullimages"
+	"github.com/admitd/admitd/pkg/admission/plugins/limitpodhardantiaffinitytopology"
+	"github.com/admitd/admitd/pkg/admission/plugins/limitranger"
+	"github.com/admitd/admitd/pkg/admission/plugins/namespaceautoprovision"
+	"github.com/admitd/admitd/pkg/admission/plugins/namespaceexists"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/policies"
@@ -29,6 +36,13 @@ type Options struct {
 
 // Register registers every plugin admitd implements.
 func Register(r *admission.Registry, o Options) {
+	alwaysadmit.Register(r)
+	alwaysdeny.Register(r)
+	alwayspullimages.Register(r)
+	limitpodhardantiaffinitytopology.Register(r)
+	limitranger.Register(r)
+	namespaceautoprovision.Register(r)
+	namespaceexists.Register(r)
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
 	policies.Register(r, o.Policies)
