@@ -61,12 +61,14 @@ func podCreate(namespace, image string) *admission.Attributes {
 // A plugin of one's own, under a name kube-apiserver does not have, runs in a
 // chain with the standard plugins: NamespaceLifecycle refuses Pods in a
 // namespace that does not exist, DenyLatestTag refuses the latest tag.
+// LimitRanger, which reads LimitRanges from a cache this example does not
+// have, is disabled.
 func Example_ownPlugin() {
 	r := standard.NewRegistry(standard.Options{})
 	r.RegisterBefore("DenyLatestTag", "ValidatingAdmissionWebhook", func(admission.PluginContext) (admission.Handler, error) {
 		return denyLatestTag{}, nil
 	})
-	names, err := r.Enabled(nil, nil)
+	names, err := r.Enabled(nil, []string{"LimitRanger"})
 	if err != nil {
 		panic(err)
 	}

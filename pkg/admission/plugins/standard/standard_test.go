@@ -11,15 +11,23 @@ import (
 // every plugin admitd has, in kube-apiserver's order; a plugin added to
 // standard is added here, and to offByDefault when upstream has it off.
 var all = []string{
+	"AlwaysAdmit",
+	"NamespaceAutoProvision",
 	"NamespaceLifecycle",
+	"NamespaceExists",
+	"LimitPodHardAntiAffinityTopology",
+	"LimitRanger",
 	"NodeRestriction",
+	"AlwaysPullImages",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
+	"AlwaysDeny",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
+	"NodeRestriction", "AlwaysPullImages", "AlwaysDeny"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
