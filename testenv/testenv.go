@@ -90,6 +90,13 @@ func WithAdmissionPlugins(names ...string) Option {
 	return func(s *settings) { s.server.EnableAdmissionPlugins = append(s.server.EnableAdmissionPlugins, names...) }
 }
 
+// WithoutPrivileged refuses privileged containers, as kube-apiserver does
+// without --allow-privileged (the environment allows them by default, as
+// envtest does).
+func WithoutPrivileged() Option {
+	return func(s *settings) { s.server.AllowPrivileged = false }
+}
+
 // WithAuthorizationModes sets the authorizers, as kube-apiserver's
 // --authorization-mode (default Node,RBAC); for example AlwaysAllow lets every
 // user do everything.
@@ -136,6 +143,7 @@ func New(opts ...Option) (*Env, error) {
 		return nil, err
 	}
 	s := settings{server: server.DefaultOptions()}
+	s.server.AllowPrivileged = true // as envtest runs kube-apiserver
 	s.server.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, opt := range opts {
 		opt(&s)

@@ -63,6 +63,7 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&o.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable in addition to the default ones (order does not matter)")
 	f.StringSliceVar(&o.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable")
 	f.StringSliceVar(&o.AdmissionControl, "admission-control", nil, "deprecated: exactly the admission plugins to run (mutually exclusive with --enable-admission-plugins and --disable-admission-plugins)")
+	f.BoolVar(&o.AllowPrivileged, "allow-privileged", false, "if true, allow privileged containers (kube-apiserver's default: false)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates as kube-apiserver 1.37 knows them: A=true,B=false,...")
 	f.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration (apiserver.config.k8s.io/v1) with per-plugin configuration")
 	f.DurationVar(&o.CompactionInterval, "storage-compaction-interval", o.CompactionInterval, "how often to compact the storage history, keeping at least one interval of it (as kube-apiserver's --etcd-compaction-interval); 0 disables")

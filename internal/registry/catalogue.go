@@ -16,7 +16,21 @@ type Catalogue struct {
 	mu      sync.Mutex // serialises writers
 	current atomic.Pointer[snapshot]
 	builtin []*Resource
+	policy  ClusterPolicy
 }
+
+// ClusterPolicy is what kube-apiserver's flags decide about API
+// validation, read by the catalogue's resources.
+type ClusterPolicy struct {
+	// allowPrivileged is --allow-privileged: whether containers may be
+	// privileged (upstream's default: no).
+	allowPrivileged atomic.Bool
+}
+
+// SetAllowPrivileged sets --allow-privileged for every resource of the
+// catalogue. Without it privileged containers, in pods and in pod
+// templates, are refused ("disallowed by cluster policy"), as upstream.
+func (c *Catalogue) SetAllowPrivileged(allow bool) { c.policy.allowPrivileged.Store(allow) }
 
 type snapshot struct {
 	resources []*Resource // discovery order
@@ -33,6 +47,9 @@ func NewCatalogue() *Catalogue {
 	c := &Catalogue{}
 	for _, d := range builtinDescriptors() {
 		c.builtin = append(c.builtin, d.build()...)
+	}
+	for _, r := range c.builtin {
+		r.policy = &c.policy
 	}
 	c.publish(map[string][]*Resource{})
 	return c

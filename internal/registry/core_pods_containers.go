@@ -295,6 +295,9 @@ func validateSecurityContext(sc *corev1.SecurityContext, path *field.Path) field
 		return nil
 	}
 	var errs field.ErrorList
+	if sc.Privileged != nil && *sc.Privileged {
+		errs = append(errs, field.Forbidden(path.Child("privileged"), privilegedDisallowed))
+	}
 	if sc.RunAsUser != nil {
 		for _, msg := range validation.IsValidUserID(*sc.RunAsUser) {
 			errs = append(errs, field.Invalid(path.Child("runAsUser"), *sc.RunAsUser, msg))

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +113,7 @@ func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
 	if r.Strategy.Validate != nil {
 		errs = append(errs, r.Strategy.Validate(obj)...)
 	}
-	return errs
+	return r.applyPolicy(errs)
 }
 
 // ValidateChange checks an update of old into obj.
@@ -121,7 +122,28 @@ func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
 	if r.Strategy.ValidateUpdate != nil {
 		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
 	}
-	return errs
+	return r.applyPolicy(errs)
+}
+
+// privilegedDisallowed is the error every privileged container gets from
+// validation; applyPolicy drops it when the cluster allows privileged
+// containers. Reporting it always and dropping it after keeps its place
+// among the other errors of the object, where upstream reports it.
+const privilegedDisallowed = "disallowed by cluster policy"
+
+// applyPolicy removes from errs what the cluster policy allows.
+func (r *Resource) applyPolicy(errs field.ErrorList) field.ErrorList {
+	if r.policy == nil || !r.policy.allowPrivileged.Load() {
+		return errs
+	}
+	out := errs[:0]
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeForbidden && e.Detail == privilegedDisallowed && strings.HasSuffix(e.Field, ".securityContext.privileged") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // nameValidator returns the name rule of the resource's kind.

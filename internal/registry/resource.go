@@ -78,6 +78,8 @@ type Resource struct {
 	// *unstructured.Unstructured; built-in ones to their k8s.io/api type.
 	Unstructured bool
 	Strategy     Strategy
+	// policy is the catalogue's cluster policy (nil: upstream's defaults).
+	policy *ClusterPolicy
 	// ScaleSpecReplicasPath, ScaleStatusReplicasPath and
 	// ScaleLabelSelectorPath locate the scale subresource's fields in a
 	// custom resource (from the CRD, split on ".").

@@ -16,6 +16,7 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
@@ -81,6 +82,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 			DefaultConfiguration:  schema.Default,
 			ValidateConfiguration: validateManifest(cat),
 		},
+		PodSecurity: podsecurity.Options{Metrics: reg},
 	})
 	names, err := enabledPlugins(plugins, o)
 	if err != nil {

@@ -87,6 +87,10 @@ type Options struct {
 	// exactly these plugins run, and EnableAdmissionPlugins and
 	// DisableAdmissionPlugins must be empty.
 	AdmissionControl []string
+	// AllowPrivileged is --allow-privileged: whether pods (and pod
+	// templates) may have privileged containers. Default false, as
+	// kube-apiserver (kubeadm and envtest set it).
+	AllowPrivileged bool
 	// FeatureGates is --feature-gates ("A=true,B=false"); gates not named
 	// keep kube-apiserver 1.37's defaults.
 	FeatureGates string
@@ -256,6 +260,7 @@ type apiParts struct {
 // admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
 	cat := registry.NewCatalogue()
+	cat.SetAllowPrivileged(o.AllowPrivileged)
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
 	authz, nodes, err := newServerAuthorizer(ctx, o, store, cat, policy, metricsReg)

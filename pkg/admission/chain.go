@@ -11,6 +11,13 @@ type NamedPlugin struct {
 	Plugin Handler
 }
 
+// StepRecorder is implemented by plugins that leave their own steps in the
+// trace (one per webhook or policy considered). For every other plugin the
+// chain leaves one step per phase it runs.
+type StepRecorder interface {
+	RecordsOwnSteps()
+}
+
 // Chain runs plugins in order. The mutating phase stops at the first error and
 // runs a second pass when a plugin requests reinvocation; the validating phase
 // stops at the first error. The zero Chain admits everything.
@@ -66,7 +73,9 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		}
 		start := time.Now()
 		err := m.Admit(ctx, a)
-		c.metrics.ObserveAdmissionController(time.Since(start), err != nil, a.Operation, "admit", p.Name)
+		took := time.Since(start)
+		c.metrics.ObserveAdmissionController(took, err != nil, a.Operation, "admit", p.Name)
+		addPluginStep(a, p, "admit", took, err)
 		if err != nil {
 			return err
 		}
@@ -85,10 +94,33 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		}
 		start := time.Now()
 		err := v.Validate(ctx, a)
-		c.metrics.ObserveAdmissionController(time.Since(start), err != nil, a.Operation, "validate", p.Name)
+		took := time.Since(start)
+		c.metrics.ObserveAdmissionController(took, err != nil, a.Operation, "validate", p.Name)
+		addPluginStep(a, p, "validate", took, err)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addPluginStep leaves the trace step of a plugin that records none of its
+// own: its name, the phase ("admit" or "validate") as Reason, the pass, the
+// time it took and its error. Round is 1 in the mutating phase's second
+// pass.
+func addPluginStep(a *Attributes, p NamedPlugin, phase string, took time.Duration, err error) {
+	if a.Record == nil {
+		return
+	}
+	if _, own := p.Plugin.(StepRecorder); own {
+		return
+	}
+	s := Step{Plugin: p.Name, Matched: true, Reason: phase, Duration: took}
+	if phase == "admit" && a.Record.IsReinvoke() {
+		s.Round = 1
+	}
+	if err != nil {
+		s.Err = err.Error()
+	}
+	a.Record.AddStep(s)
 }

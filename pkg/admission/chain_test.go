@@ -107,3 +107,43 @@ func TestRecordAnnotations(t *testing.T) {
 		t.Errorf("annotations at RequestResponse = %d, want 2", got)
 	}
 }
+
+// ownSteps is a plugin that records its own steps: the chain adds none.
+type ownSteps struct{ recorder }
+
+func (*ownSteps) RecordsOwnSteps() {}
+
+func TestChainTraceStepsOfCompiledInPlugins(t *testing.T) {
+	var log []string
+	a := &recorder{name: "a", log: &log}
+	b := &recorder{name: "b", log: &log, reinvoke: true}
+	w := &ownSteps{recorder{name: "w", log: &log}}
+	bad := &recorder{name: "bad", log: &log, ops: []Operation{Update}, fail: errors.New("no")}
+	chain := NewChain(NamedPlugin{"A", a}, NamedPlugin{"B", b}, NamedPlugin{"W", w}, NamedPlugin{"Bad", bad})
+	attrs := &Attributes{Operation: Create, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Validate(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range attrs.Record.Steps() {
+		got = append(got, s.Plugin+":"+s.Reason+":"+string(rune('0'+s.Round)))
+		if !s.Matched || s.Name != "" {
+			t.Errorf("step %+v: want Matched and no Name", s)
+		}
+	}
+	want := []string{"A:admit:0", "B:admit:0", "A:admit:1", "B:admit:1", "A:validate:0", "B:validate:0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps = %v, want %v", got, want)
+	}
+	upd := &Attributes{Operation: Update, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), upd); err == nil {
+		t.Fatal("Admit: want the error of Bad")
+	}
+	steps := upd.Record.Steps()
+	if last := steps[len(steps)-1]; last.Plugin != "Bad" || last.Err != "no" {
+		t.Fatalf("last step = %+v, want Bad's error", last)
+	}
+}

@@ -8,6 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
@@ -46,6 +49,17 @@ func (n namespaces) GetNamespace(_ context.Context, name string) (*corev1.Namesp
 	return nil, apierrors.NewNotFound(corev1.Resource("namespaces"), name)
 }
 
+// noObjects is an ObjectCache of an empty cluster.
+type noObjects struct{}
+
+func (noObjects) GetCachedObject(_ context.Context, gvr schema.GroupVersionResource, _, name string) (runtime.Object, error) {
+	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
+}
+
+func (noObjects) ListCachedObjects(context.Context, schema.GroupVersionResource, string, labels.Selector) ([]runtime.Object, error) {
+	return nil, nil
+}
+
 func podCreate(namespace, image string) *admission.Attributes {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
@@ -74,7 +88,7 @@ func Example_ownPlugin() {
 	}
 	fmt.Println(names)
 
-	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
+	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}, Cache: noObjects{}}
 	chain, err := r.NewChain(names, pc, nil)
 	if err != nil {
 		panic(err)
@@ -92,7 +106,7 @@ func Example_ownPlugin() {
 		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
 	}
 	// Output:
-	// [NamespaceLifecycle MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle PodSecurity PodGroupProtection PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
 	// default/nginx:1.27: <nil>
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
 	// missing/nginx:1.27: namespaces "missing" not found

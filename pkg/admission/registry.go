@@ -212,7 +212,7 @@ func (r *Registry) NewChain(names []string, pc PluginContext, configFor func(nam
 		}
 		p, err := f(c)
 		if err != nil {
-			return nil, fmt.Errorf("admission plugin %q: %w", n, err)
+			return nil, fmt.Errorf("couldn't init admission plugin %q: %w", n, err)
 		}
 		plugins = append(plugins, NamedPlugin{Name: n, Plugin: p})
 	}

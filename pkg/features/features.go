@@ -13,10 +13,10 @@ import (
 
 // The gates admission plugins read.
 const (
-	// GenericWorkload makes PodGroupProtection, PodGroupWorkloadExists and
-	// (with WorkloadWithJob) JobValidation act.
+	// GenericWorkload makes PodGroupProtection act.
 	GenericWorkload = "GenericWorkload"
-	// WorkloadWithJob makes JobValidation act (with GenericWorkload).
+	// WorkloadWithJob needs GenericWorkload; no admission plugin of
+	// kube-apiserver 1.37.2 reads it (JobValidation is not in 1.37.2).
 	WorkloadWithJob = "WorkloadWithJob"
 	// NodeDeclaredFeatures makes NodeDeclaredFeatureValidator act.
 	NodeDeclaredFeatures = "NodeDeclaredFeatures"
@@ -41,6 +41,13 @@ func New() *Gates {
 	if err := fg.AddVersioned(known); err != nil {
 		panic(err) // the table is built in: a programming error
 	}
+	deps := make(map[featuregate.Feature][]featuregate.Feature, len(dependencies))
+	for f, d := range dependencies {
+		deps[f] = append([]featuregate.Feature(nil), d...) // AddDependencies sorts in place
+	}
+	if err := fg.AddDependencies(deps); err != nil {
+		panic(err)
+	}
 	return &Gates{fg: fg}
 }
 
@@ -57,6 +64,15 @@ func (g *Gates) Enabled(name string) bool {
 		return false
 	}
 	return g.fg.Enabled(featuregate.Feature(name))
+}
+
+// Spec returns the named gate's spec at 1.37 (its default, prerelease and
+// whether it is locked to its default); false for an unknown gate.
+func Spec(name string) (featuregate.FeatureSpec, bool) {
+	if _, ok := known[featuregate.Feature(name)]; !ok {
+		return featuregate.FeatureSpec{}, false
+	}
+	return defaults.fg.GetAll()[featuregate.Feature(name)], true
 }
 
 // Known returns the names of every gate, sorted.

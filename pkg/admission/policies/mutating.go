@@ -198,3 +198,6 @@ func (d *mapDispatch) finish() error {
 	}
 	return se
 }
+
+// RecordsOwnSteps: the plugin leaves a trace step per policy binding it considers.
+func (*Mutating) RecordsOwnSteps() {}

@@ -252,3 +252,6 @@ func (d *vapDispatch) configError(h *hook, b *binding, err error) {
 	}
 	d.denied = append(d.denied, dn)
 }
+
+// RecordsOwnSteps: the plugin leaves a trace step per policy binding it considers.
+func (*Validating) RecordsOwnSteps() {}

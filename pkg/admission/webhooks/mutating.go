@@ -295,3 +295,6 @@ func decodePatch(raw []byte) (jsonpatch.Patch, error) {
 	}
 	return jsonpatch.DecodePatch(raw)
 }
+
+// RecordsOwnSteps: the plugin leaves a trace step per webhook it considers.
+func (*Mutating) RecordsOwnSteps() {}

@@ -132,3 +132,6 @@ func (v *Validating) applyPolicy(h *hook, a *admission.Attributes, err error, in
 	}
 	return toClientError(err)
 }
+
+// RecordsOwnSteps: the plugin leaves a trace step per webhook it considers.
+func (*Validating) RecordsOwnSteps() {}

@@ -13,12 +13,18 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/alwaysadmit"
 	"github.com/admitd/admitd/pkg/admission/plugins/alwaysdeny"
 	"github.com/admitd/admitd/pkg/admission/plugins/alwayspullimages"
+	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/limitpodhardantiaffinitytopology"
 	"github.com/admitd/admitd/pkg/admission/plugins/limitranger"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespaceautoprovision"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespaceexists"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
+	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/podgroupprotection"
+	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
+	"github.com/admitd/admitd/pkg/admission/plugins/podsecurity"
+	"github.com/admitd/admitd/pkg/admission/plugins/podtopologylabels"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -32,6 +38,8 @@ type Options struct {
 	// Policies configures MutatingAdmissionPolicy and
 	// ValidatingAdmissionPolicy.
 	Policies policies.Options
+	// PodSecurity configures PodSecurity (its metrics).
+	PodSecurity podsecurity.Options
 }
 
 // Register registers every plugin admitd implements.
@@ -45,6 +53,12 @@ func Register(r *admission.Registry, o Options) {
 	namespaceexists.Register(r)
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	podsecurity.Register(r, o.PodSecurity)
+	eventratelimit.Register(r)
+	podgroupprotection.Register(r)
+	podtopologylabels.Register(r)
+	nodedeclaredfeaturevalidator.Register(r)
+	podresizevalidator.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

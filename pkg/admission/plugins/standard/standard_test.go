@@ -19,6 +19,12 @@ var all = []string{
 	"LimitRanger",
 	"NodeRestriction",
 	"AlwaysPullImages",
+	"PodSecurity",
+	"EventRateLimit",
+	"PodGroupProtection",
+	"PodTopologyLabels",
+	"NodeDeclaredFeatureValidator",
+	"PodResizeValidator",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
@@ -27,7 +33,7 @@ var all = []string{
 }
 
 var offByDefault = []string{"AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
-	"NodeRestriction", "AlwaysPullImages", "AlwaysDeny"}
+	"NodeRestriction", "AlwaysPullImages", "EventRateLimit", "AlwaysDeny"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
