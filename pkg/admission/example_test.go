@@ -75,14 +75,16 @@ func podCreate(namespace, image string) *admission.Attributes {
 // A plugin of one's own, under a name kube-apiserver does not have, runs in a
 // chain with the standard plugins: NamespaceLifecycle refuses Pods in a
 // namespace that does not exist, DenyLatestTag refuses the latest tag.
+// LimitRanger, which reads LimitRanges from a cache this example does not
+// have, is disabled.
 func Example_ownPlugin() {
 	r := standard.NewRegistry(standard.Options{})
 	r.RegisterBefore("DenyLatestTag", "ValidatingAdmissionWebhook", func(admission.PluginContext) (admission.Handler, error) {
 		return denyLatestTag{}, nil
 	})
-	// ServiceAccount and Priority read cluster objects (PluginContext.Cache),
-	// which this example does not provide.
-	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority"})
+	// ServiceAccount, Priority and LimitRanger read cluster objects that this
+	// example does not provide (see admissiontest.Cluster).
+	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority", "LimitRanger"})
 	if err != nil {
 		panic(err)
 	}

@@ -26,6 +26,8 @@ const (
 	PodTopologyLabelsAdmission = "PodTopologyLabelsAdmission"
 	// ClusterTrustBundle makes ClusterTrustBundleAttest act.
 	ClusterTrustBundle = "ClusterTrustBundle"
+	// PodLevelResources makes LimitRanger's Pod limits read spec.resources.
+	PodLevelResources = "PodLevelResources"
 )
 
 // Gates is a set of feature gates. The zero value is not usable: use New.

@@ -108,7 +108,7 @@ func (w *world) build(t testing.TB) (upErr, ourErr error) {
 	ours.Register(r, ours.Options{})
 	chain, err := r.NewChain([]string{ours.Name}, admission.PluginContext{Namespaces: w, Cache: w}, func(string) io.Reader { return w.reader() })
 	if err != nil {
-		ourErr = errors.New(strings.TrimPrefix(err.Error(), `admission plugin "PodSecurity": `))
+		ourErr = errors.New(strings.TrimPrefix(err.Error(), `couldn't init admission plugin "PodSecurity": `))
 	} else {
 		w.ours = chain
 	}

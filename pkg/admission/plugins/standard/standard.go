@@ -10,6 +10,9 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwaysadmit"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwaysdeny"
+	"github.com/admitd/admitd/pkg/admission/plugins/alwayspullimages"
 	"github.com/admitd/admitd/pkg/admission/plugins/certificateapproval"
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesigning"
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesubjectrestriction"
@@ -17,6 +20,10 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
 	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/extendedresourcetoleration"
+	"github.com/admitd/admitd/pkg/admission/plugins/limitpodhardantiaffinitytopology"
+	"github.com/admitd/admitd/pkg/admission/plugins/limitranger"
+	"github.com/admitd/admitd/pkg/admission/plugins/namespaceautoprovision"
+	"github.com/admitd/admitd/pkg/admission/plugins/namespaceexists"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
@@ -53,6 +60,13 @@ type Options struct {
 
 // Register registers every plugin admitd implements.
 func Register(r *admission.Registry, o Options) {
+	alwaysadmit.Register(r)
+	alwaysdeny.Register(r)
+	alwayspullimages.Register(r)
+	limitpodhardantiaffinitytopology.Register(r)
+	limitranger.Register(r)
+	namespaceautoprovision.Register(r)
+	namespaceexists.Register(r)
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
 	taintnodesbycondition.Register(r)

@@ -11,10 +11,16 @@ import (
 // every plugin admitd has, in kube-apiserver's order; a plugin added to
 // standard is added here, and to offByDefault when upstream has it off.
 var all = []string{
+	"AlwaysAdmit",
+	"NamespaceAutoProvision",
 	"NamespaceLifecycle",
+	"NamespaceExists",
+	"LimitPodHardAntiAffinityTopology",
+	"LimitRanger",
 	"ServiceAccount",
 	"NodeRestriction",
 	"TaintNodesByCondition",
+	"AlwaysPullImages",
 	"PodSecurity",
 	"PodNodeSelector",
 	"Priority",
@@ -36,9 +42,11 @@ var all = []string{
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
+	"AlwaysDeny",
 }
 
-var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration"}
+var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration", "AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
+	"AlwaysPullImages", "AlwaysDeny"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
