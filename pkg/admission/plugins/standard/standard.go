@@ -10,8 +10,13 @@ package standard
 
 import (
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaultingressclass"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaultstorageclass"
+	"github.com/admitd/admitd/pkg/admission/plugins/denyserviceexternalips"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespacelifecycle"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
+	"github.com/admitd/admitd/pkg/admission/plugins/persistentvolumeclaimresize"
+	"github.com/admitd/admitd/pkg/admission/plugins/storageobjectinuseprotection"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
 )
@@ -31,6 +36,11 @@ type Options struct {
 func Register(r *admission.Registry, o Options) {
 	namespacelifecycle.Register(r)
 	noderestriction.Register(r)
+	defaultstorageclass.Register(r)
+	storageobjectinuseprotection.Register(r)
+	persistentvolumeclaimresize.Register(r)
+	defaultingressclass.Register(r)
+	denyserviceexternalips.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -13,13 +13,18 @@ import (
 var all = []string{
 	"NamespaceLifecycle",
 	"NodeRestriction",
+	"DefaultStorageClass",
+	"StorageObjectInUseProtection",
+	"PersistentVolumeClaimResize",
+	"DefaultIngressClass",
+	"DenyServiceExternalIPs",
 	"MutatingAdmissionPolicy",
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
 }
 
-var offByDefault = []string{"NodeRestriction"}
+var offByDefault = []string{"NodeRestriction", "DenyServiceExternalIPs"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
