@@ -13,7 +13,12 @@ import (
 	"context"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagev1alpha1 "k8s.io/api/storage/v1alpha1"
+	storagev1beta1 "k8s.io/api/storage/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -29,12 +34,11 @@ const (
 	VACProtectionFinalizer = "kubernetes.io/vac-protection"
 )
 
-// finalizers maps each protected resource to its finalizer.
-var finalizers = map[schema.GroupResource]string{
-	{Resource: "persistentvolumes"}:                                PVProtectionFinalizer,
-	{Resource: "persistentvolumeclaims"}:                           PVCProtectionFinalizer,
-	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}: VACProtectionFinalizer,
-}
+var (
+	pvResource  = schema.GroupResource{Resource: "persistentvolumes"}
+	pvcResource = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	vacResource = schema.GroupResource{Group: storagev1.GroupName, Resource: "volumeattributesclasses"}
+)
 
 // Register adds the plugin to r.
 func Register(r *admission.Registry) {
@@ -55,18 +59,54 @@ func New() *Plugin { return &Plugin{} }
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
 // Admit adds the protection finalizer of a new volume, claim or volume
-// attributes class, unless it is already there.
+// attributes class, unless it is already there. An object of another type
+// under these resources is left alone, as upstream does.
 func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
-	f, ok := finalizers[a.Resource.GroupResource()]
-	if !ok || a.Subresource != "" || a.Object == nil {
+	if a.Subresource != "" {
 		return nil
 	}
-	m, err := meta.Accessor(a.Object)
-	if err != nil {
+	var m *metav1.ObjectMeta
+	switch gr := a.Resource.GroupResource(); gr {
+	case pvResource:
+		if pv, ok := a.Object.(*corev1.PersistentVolume); ok {
+			m = &pv.ObjectMeta
+		}
+	case pvcResource:
+		if pvc, ok := a.Object.(*corev1.PersistentVolumeClaim); ok {
+			m = &pvc.ObjectMeta
+		}
+	case vacResource:
+		m = vacMeta(a.Object)
+	}
+	if m == nil {
 		return nil
 	}
-	if fs := m.GetFinalizers(); !slices.Contains(fs, f) {
-		m.SetFinalizers(append(fs, f))
+	if f := finalizer(a.Resource.GroupResource()); !slices.Contains(m.Finalizers, f) {
+		m.Finalizers = append(m.Finalizers, f)
 	}
 	return nil
+}
+
+// vacMeta is the metadata of a VolumeAttributesClass of any served
+// version, or nil when obj is none.
+func vacMeta(obj runtime.Object) *metav1.ObjectMeta {
+	switch vac := obj.(type) {
+	case *storagev1.VolumeAttributesClass:
+		return &vac.ObjectMeta
+	case *storagev1beta1.VolumeAttributesClass:
+		return &vac.ObjectMeta
+	case *storagev1alpha1.VolumeAttributesClass:
+		return &vac.ObjectMeta
+	}
+	return nil
+}
+
+func finalizer(gr schema.GroupResource) string {
+	switch gr {
+	case pvResource:
+		return PVProtectionFinalizer
+	case pvcResource:
+		return PVCProtectionFinalizer
+	}
+	return VACProtectionFinalizer
 }

@@ -44,6 +44,7 @@ func TestAdmit(t *testing.T) {
 			WantObject: vacBeta(other, VACProtectionFinalizer)},
 		{Name: "pvc update untouched", Attributes: admissiontest.Update(pvc(), pvc()).Attributes(), WantObject: pvc()},
 		{Name: "pvc subresource untouched", Attributes: admissiontest.Create(pvc()).Resource(pvcs, "status").Attributes(), WantObject: pvc()},
+		{Name: "not a claim under claims", Attributes: admissiontest.Create(pv()).Resource(pvcs, "").Attributes(), WantObject: pv()},
 		{Name: "other kind untouched", Attributes: admissiontest.Create(&corev1.ConfigMap{ObjectMeta: objMeta()}).Attributes(),
 			WantObject: &corev1.ConfigMap{ObjectMeta: objMeta()}},
 	})
