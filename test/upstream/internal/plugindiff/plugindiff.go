@@ -41,7 +41,9 @@ func Upstream(register func(*upadmission.Plugins), name string, f informers.Shar
 	return ps.InitPlugin(name, io.Reader(nil), initializer{f})
 }
 
-type initializer struct{ f informers.SharedInformerFactory }
+type initializer struct {
+	f informers.SharedInformerFactory
+}
 
 func (i initializer) Initialize(p upadmission.Interface) {
 	if w, ok := p.(upinitializer.WantsExternalKubeInformerFactory); ok {
