@@ -72,5 +72,5 @@ func services() descriptor {
 			Verbs: []string{"create", "delete", "get", "patch", "update"}}},
 		name: apivalidation.NameIsDNS1035Label,
 		strategy: Strategy{Default: defaultService, PrepareForCreate: prepareServiceForCreate, PrepareForUpdate: prepareServiceForUpdate,
-			Validate: validateService, ValidateUpdate: validateServiceUpdate}}
+			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings}}
 }
