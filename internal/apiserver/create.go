@@ -143,6 +143,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if errs := registry.PrepareCreate(res, obj); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)
 	}
+	addWarnings(rq, res.Warnings(obj, nil))
 	vattrs := *attrs
 	vattrs.Object = obj
 	vattrs.Name = m.GetName()

@@ -158,6 +158,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
+	if rq.info.Subresource == "" {
+		addWarnings(rq, res.Warnings(obj, old))
+	}
 	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}

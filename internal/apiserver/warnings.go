@@ -63,3 +63,12 @@ func setWarnings(w http.ResponseWriter, rq *request) {
 		w.Header().Add("Warning", h)
 	}
 }
+
+// addWarnings records the warnings of the kind's strategy for the request.
+func addWarnings(rq *request, texts []string) {
+	for _, t := range texts {
+		if rq != nil {
+			rq.record.AddWarning(t)
+		}
+	}
+}

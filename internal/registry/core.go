@@ -26,7 +26,7 @@ func coreKinds() []descriptor {
 			fields: []string{"spec.unschedulable"}},
 		{gv: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"},
 			status: statusReset, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultPVC, Validate: validatePVC, ValidateUpdate: validatePVCUpdate}},
+			strategy: Strategy{Default: defaultPVC, PrepareForCreate: preparePVCForCreate, Validate: validatePVC, ValidateUpdate: validatePVCUpdate}},
 		{gv: "v1", resource: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"}, status: statusReset, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultPV, PrepareForCreate: preparePVForCreate}},
 		pods(),
@@ -72,5 +72,5 @@ func services() descriptor {
 			Verbs: []string{"create", "delete", "get", "patch", "update"}}},
 		name: apivalidation.NameIsDNS1035Label,
 		strategy: Strategy{Default: defaultService, PrepareForCreate: prepareServiceForCreate, PrepareForUpdate: prepareServiceForUpdate,
-			Validate: validateService, ValidateUpdate: validateServiceUpdate}}
+			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings}}
 }

@@ -193,6 +193,15 @@ func cleanServiceAccountSecrets(obj runtime.Object) {
 	}
 }
 
+// preparePVCForCreate starts a claim Pending. Upstream's strategy leaves the
+// cleared status empty and every read of the stored claim (the create's
+// response included) decodes it with defaulting, which sets Pending; admitd
+// does not default on reads, so it stores the phase. Unlike upstream,
+// validating admission sees the phase.
+func preparePVCForCreate(obj runtime.Object) {
+	obj.(*corev1.PersistentVolumeClaim).Status.Phase = corev1.ClaimPending
+}
+
 // preparePVForCreate sets the initial phase, Pending.
 func preparePVForCreate(obj runtime.Object) {
 	now := metav1.Now()

@@ -149,6 +149,15 @@ func (r *Resource) applyPolicy(errs field.ErrorList) field.ErrorList {
 	return out
 }
 
+// Warnings are the client warnings of a validated write of the main
+// resource (old is nil on create).
+func (r *Resource) Warnings(obj, old runtime.Object) []string {
+	if r.Strategy.Warnings == nil {
+		return nil
+	}
+	return r.Strategy.Warnings(obj, old)
+}
+
 // nameValidator returns the name rule of the resource's kind.
 func (r *Resource) nameValidator() NameValidator {
 	if r.NameValidator != nil {

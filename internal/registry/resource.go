@@ -49,6 +49,10 @@ type Strategy struct {
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Warnings are the client warnings of a write of the main resource
+	// that passed validation (old is nil on create), as upstream's
+	// WarningsOnCreate and WarningsOnUpdate.
+	Warnings func(obj, old runtime.Object) []string
 	// Coerce, for custom resources, prunes a decoded body of the fields its
 	// schema does not declare and returns their paths, which decoding
 	// reports under fieldValidation.

@@ -111,7 +111,7 @@ func Example_ownPlugin() {
 		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
 	}
 	// Output:
-	// [NamespaceLifecycle TaintNodesByCondition PodSecurity DefaultTolerationSeconds PodGroupProtection RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle TaintNodesByCondition PodSecurity DefaultTolerationSeconds DefaultStorageClass StorageObjectInUseProtection PodGroupProtection PersistentVolumeClaimResize RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction DefaultIngressClass PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
 	// default/nginx:1.27: <nil>
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
 	// missing/nginx:1.27: namespaces "missing" not found

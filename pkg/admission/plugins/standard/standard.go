@@ -17,7 +17,10 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesigning"
 	"github.com/admitd/admitd/pkg/admission/plugins/certificatesubjectrestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/clustertrustbundleattest"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaultingressclass"
+	"github.com/admitd/admitd/pkg/admission/plugins/defaultstorageclass"
 	"github.com/admitd/admitd/pkg/admission/plugins/defaulttolerationseconds"
+	"github.com/admitd/admitd/pkg/admission/plugins/denyserviceexternalips"
 	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/extendedresourcetoleration"
 	"github.com/admitd/admitd/pkg/admission/plugins/limitpodhardantiaffinitytopology"
@@ -28,6 +31,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/nodedeclaredfeaturevalidator"
 	"github.com/admitd/admitd/pkg/admission/plugins/noderestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/ownerreferencespermissionenforcement"
+	"github.com/admitd/admitd/pkg/admission/plugins/persistentvolumeclaimresize"
 	"github.com/admitd/admitd/pkg/admission/plugins/podgroupprotection"
 	"github.com/admitd/admitd/pkg/admission/plugins/podnodeselector"
 	"github.com/admitd/admitd/pkg/admission/plugins/podresizevalidator"
@@ -37,6 +41,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/priority"
 	"github.com/admitd/admitd/pkg/admission/plugins/runtimeclass"
 	"github.com/admitd/admitd/pkg/admission/plugins/serviceaccount"
+	"github.com/admitd/admitd/pkg/admission/plugins/storageobjectinuseprotection"
 	"github.com/admitd/admitd/pkg/admission/plugins/taintnodesbycondition"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/webhooks"
@@ -88,6 +93,11 @@ func Register(r *admission.Registry, o Options) {
 	clustertrustbundleattest.Register(r)
 	serviceaccount.Register(r)
 	priority.Register(r)
+	defaultstorageclass.Register(r)
+	storageobjectinuseprotection.Register(r)
+	persistentvolumeclaimresize.Register(r)
+	defaultingressclass.Register(r)
+	denyserviceexternalips.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

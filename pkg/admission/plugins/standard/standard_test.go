@@ -28,13 +28,18 @@ var all = []string{
 	"PodTolerationRestriction",
 	"EventRateLimit",
 	"ExtendedResourceToleration",
+	"DefaultStorageClass",
+	"StorageObjectInUseProtection",
 	"PodGroupProtection",
 	"OwnerReferencesPermissionEnforcement",
+	"PersistentVolumeClaimResize",
 	"RuntimeClass",
 	"CertificateApproval",
 	"CertificateSigning",
 	"ClusterTrustBundleAttest",
 	"CertificateSubjectRestriction",
+	"DefaultIngressClass",
+	"DenyServiceExternalIPs",
 	"PodTopologyLabels",
 	"NodeDeclaredFeatureValidator",
 	"PodResizeValidator",
@@ -46,7 +51,7 @@ var all = []string{
 }
 
 var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration", "AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
-	"AlwaysPullImages", "AlwaysDeny"}
+	"AlwaysPullImages", "AlwaysDeny", "DenyServiceExternalIPs"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
