@@ -2,7 +2,10 @@ package admission
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // NamedPlugin is a plugin with the name it was registered under.
@@ -24,7 +27,15 @@ type StepRecorder interface {
 type Chain struct {
 	plugins []NamedPlugin
 	metrics *Metrics
+	// series holds, per plugin, the metric series it has observed, found
+	// once instead of by label values on every request.
+	series []pluginSeries
 }
+
+// pluginSeries are one plugin's latency series by operation, phase and
+// outcome, created on first use (as upstream, a series appears once
+// observed).
+type pluginSeries [4][2][2]atomic.Pointer[prometheus.Observer]
 
 var _ Interface = (*Chain)(nil)
 
@@ -36,7 +47,44 @@ func NewChain(plugins ...NamedPlugin) *Chain {
 // WithMetrics makes the chain observe step and per-plugin latencies.
 func (c *Chain) WithMetrics(m *Metrics) *Chain {
 	c.metrics = m
+	c.series = make([]pluginSeries, len(c.plugins))
 	return c
+}
+
+// operationIndex numbers the four operations for pluginSeries.
+func operationIndex(op Operation) int {
+	switch op {
+	case Create:
+		return 0
+	case Update:
+		return 1
+	case Delete:
+		return 2
+	}
+	return 3
+}
+
+// observePlugin records the latency of plugin i in phase ("admit" or
+// "validate").
+func (c *Chain) observePlugin(i int, took time.Duration, rejected bool, op Operation, phase string) {
+	if c.metrics == nil {
+		return
+	}
+	ph, rej := 0, 0
+	if phase == "validate" {
+		ph = 1
+	}
+	if rejected {
+		rej = 1
+	}
+	slot := &c.series[i][operationIndex(op)][ph][rej]
+	o := slot.Load()
+	if o == nil {
+		obs := c.metrics.controllerObserver(rejected, op, phase, c.plugins[i].Name)
+		slot.Store(&obs)
+		o = &obs
+	}
+	(*o).Observe(took.Seconds())
 }
 
 // Plugins returns the plugins of the chain in order.
@@ -66,7 +114,7 @@ func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 }
 
 func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
-	for _, p := range c.plugins {
+	for i, p := range c.plugins {
 		m, ok := p.Plugin.(Mutator)
 		if !ok || !m.Handles(a.Operation) {
 			continue
@@ -74,7 +122,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		start := time.Now()
 		err := m.Admit(ctx, a)
 		took := time.Since(start)
-		c.metrics.ObserveAdmissionController(took, err != nil, a.Operation, "admit", p.Name)
+		c.observePlugin(i, took, err != nil, a.Operation, "admit")
 		addPluginStep(a, p, "admit", took, err)
 		if err != nil {
 			return err
@@ -87,7 +135,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "validate") }()
-	for _, p := range c.plugins {
+	for i, p := range c.plugins {
 		v, ok := p.Plugin.(Validator)
 		if !ok || !v.Handles(a.Operation) {
 			continue
@@ -95,7 +143,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		start := time.Now()
 		err := v.Validate(ctx, a)
 		took := time.Since(start)
-		c.metrics.ObserveAdmissionController(took, err != nil, a.Operation, "validate", p.Name)
+		c.observePlugin(i, took, err != nil, a.Operation, "validate")
 		addPluginStep(a, p, "validate", took, err)
 		if err != nil {
 			return err

@@ -85,6 +85,12 @@ func (m *Metrics) ObserveAdmissionController(d time.Duration, rejected bool, op 
 	m.controller.WithLabelValues(name, typ, string(op), strconv.FormatBool(rejected)).Observe(d.Seconds())
 }
 
+// controllerObserver is the series of ObserveAdmissionController for one
+// plugin, phase, operation and outcome.
+func (m *Metrics) controllerObserver(rejected bool, op Operation, typ, name string) prometheus.Observer {
+	return m.controller.WithLabelValues(name, typ, string(op), strconv.FormatBool(rejected))
+}
+
 // ObserveWebhook records one webhook call; typ is "admit" or "validating",
 // code the HTTP or failure status code.
 func (m *Metrics) ObserveWebhook(d time.Duration, rejected bool, op Operation, typ, name string, code int) {

@@ -149,9 +149,16 @@ func (r *Record) Warnings() []string {
 	return append([]string(nil), r.warnings...)
 }
 
+// initialSteps is the room a trace starts with: a step per phase of the
+// default plugins, grown once at most.
+const initialSteps = 32
+
 // AddStep appends one trace step.
 func (r *Record) AddStep(s Step) {
 	r.mu.Lock()
+	if r.steps == nil {
+		r.steps = make([]Step, 0, initialSteps)
+	}
 	r.steps = append(r.steps, s)
 	r.mu.Unlock()
 }
