@@ -3,7 +3,8 @@
 // (ownerReferences and the orphan/foregroundDeletion finalizers), the
 // service-account controller (a "default" ServiceAccount in every
 // namespace), the namespace controller (empties and finalizes a deleted
-// namespace), the ValidatingAdmissionPolicy status controller, and CA
+// namespace), the ValidatingAdmissionPolicy status controller, the PVC and
+// PV protection controllers (release deleted volumes no longer in use), and CA
 // injection (a write step of the API server and the refresh that follows a
 // Secret; see cainjection.go).
 //

@@ -11,8 +11,8 @@ import (
 )
 
 // startControllers runs the namespace, policy status, garbage collector,
-// ClusterRole aggregation, service-account and root CA publisher
-// controllers until ctx ends; each writes through the loopback client as
+// ClusterRole aggregation, service-account, root CA publisher, and PVC and
+// PV protection controllers until ctx ends; each writes through the loopback client as
 // its own kube-controller-manager user, which the bootstrap RBAC policy
 // authorizes (the service-account and root CA controllers without
 // admission: see LoopbackWithoutAdmission). caPEM is the CA the root CA
@@ -42,11 +42,21 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 	if err != nil {
 		return err
 	}
+	pvcClient, err := controllers.NewClient(api.Loopback(controllers.PVCProtectionUser))
+	if err != nil {
+		return err
+	}
+	pvClient, err := controllers.NewClient(api.Loopback(controllers.PVProtectionUser))
+	if err != nil {
+		return err
+	}
 	go controllers.NewClusterRoleAggregation(store, cat, aggClient, log.With("controller", "clusterrole-aggregation")).Run(ctx)
 	go controllers.NewNamespaces(store, cat, nsClient, log.With("controller", "namespace")).Run(ctx)
 	go controllers.NewPolicyStatus(store, cat, statusClient, api.OpenAPI(), log.With("controller", "validatingadmissionpolicy-status")).Run(ctx)
 	go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
 	go controllers.NewServiceAccounts(store, saClient, log.With("controller", "serviceaccount")).Run(ctx)
 	go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
+	go controllers.NewPVCProtection(store, cat, pvcClient, log.With("controller", "pvc-protection")).Run(ctx)
+	go controllers.NewPVProtection(store, cat, pvClient, log.With("controller", "pv-protection")).Run(ctx)
 	return nil
 }

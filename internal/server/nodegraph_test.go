@@ -195,6 +195,17 @@ func TestNodeReadsTheSecretOfItsPodsVolume(t *testing.T) {
 	if err := c.CoreV1().PersistentVolumes().Delete(ctx, "vol", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The volume holds the pv-protection finalizer until the controller,
+	// seeing it unbound, removes it.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := c.CoreV1().PersistentVolumes().Get(ctx, "vol", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GET the deleted volume after 5s: %v, want it gone", err)
+		}
+	}
 	if _, err := kubelet.CoreV1().Secrets("default").Get(ctx, "csi-creds", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("node reading the secret of a deleted volume: %v, want 403", err)
 	}
