@@ -12,13 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/defaultclass"
 )
 
 // Name is the upstream plugin name.
@@ -86,26 +86,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 
 // defaultClass names the default IngressClass, or "" when there is none.
 func (p *Plugin) defaultClass(ctx context.Context) (string, error) {
-	objs, err := p.cache.ListCachedObjects(ctx, ingressClassResource, "", nil)
-	if err != nil {
-		return "", err
-	}
-	var defaults []*networkingv1.IngressClass
-	for _, o := range objs {
-		if c, ok := o.(*networkingv1.IngressClass); ok && c.Annotations[IsDefaultAnnotation] == "true" {
-			defaults = append(defaults, c)
-		}
-	}
-	if len(defaults) == 0 {
-		return "", nil
-	}
-	// Newest first (compared in nanoseconds, as upstream), then by name.
-	sort.Slice(defaults, func(i, j int) bool {
-		ti, tj := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
-		if ti == tj {
-			return defaults[i].Name < defaults[j].Name
-		}
-		return ti > tj
+	return defaultclass.Name(ctx, p.cache, ingressClassResource, func(c *networkingv1.IngressClass) bool {
+		return c.Annotations[IsDefaultAnnotation] == "true"
 	})
-	return defaults[0].Name, nil
 }

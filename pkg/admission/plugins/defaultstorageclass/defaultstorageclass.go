@@ -11,13 +11,13 @@ package defaultstorageclass
 import (
 	"context"
 	"errors"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/defaultclass"
 )
 
 // Name is the upstream plugin name.
@@ -93,26 +93,5 @@ func IsDefault(sc *storagev1.StorageClass) bool {
 
 // defaultClass names the default StorageClass, or "" when there is none.
 func (p *Plugin) defaultClass(ctx context.Context) (string, error) {
-	objs, err := p.cache.ListCachedObjects(ctx, storageClassResource, "", nil)
-	if err != nil {
-		return "", err
-	}
-	var defaults []*storagev1.StorageClass
-	for _, o := range objs {
-		if sc, ok := o.(*storagev1.StorageClass); ok && IsDefault(sc) {
-			defaults = append(defaults, sc)
-		}
-	}
-	if len(defaults) == 0 {
-		return "", nil
-	}
-	// Newest first (compared in nanoseconds, as upstream), then by name.
-	sort.Slice(defaults, func(i, j int) bool {
-		ti, tj := defaults[i].CreationTimestamp.UnixNano(), defaults[j].CreationTimestamp.UnixNano()
-		if ti == tj {
-			return defaults[i].Name < defaults[j].Name
-		}
-		return ti > tj
-	})
-	return defaults[0].Name, nil
+	return defaultclass.Name(ctx, p.cache, storageClassResource, IsDefault)
 }
