@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/admitd/admitd/pkg/storage"
@@ -82,6 +83,25 @@ func decodeStored(value []byte) (*stored, error) {
 
 // follower receives the state of a key prefix: every item once (reset),
 // then each change.
+// processNext syncs one key of queue, returning false once the queue is shut
+// down. A key whose sync fails (unless ctx has ended) is requeued
+// rate-limited and msg logged at debug level, the key under keyName; a key
+// that syncs is forgotten.
+func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, log *slog.Logger, msg, keyName string) bool {
+	key, quit := queue.Get()
+	if quit {
+		return false
+	}
+	defer queue.Done(key)
+	if err := sync(ctx, key); err != nil && ctx.Err() == nil {
+		log.Debug(msg, keyName, key, "err", err)
+		queue.AddRateLimited(key)
+		return true
+	}
+	queue.Forget(key)
+	return true
+}
+
 type follower interface {
 	reset(items []storage.KeyValue)
 	event(ev storage.Event)

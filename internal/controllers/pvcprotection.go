@@ -77,7 +77,7 @@ func (c *PVCProtection) Run(ctx context.Context) {
 		c.queue.ShutDown()
 	}()
 	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for c.processNext(ctx) {
+	for processNext(ctx, c.queue, c.sync, c.log, "releasing a deleted claim will retry", "claim") {
 	}
 }
 
@@ -132,21 +132,6 @@ func (c *PVCProtection) claimWritten(key string, value []byte) {
 // finalizer (upstream's protectionutil.IsDeletionCandidate).
 func deletionCandidate(m *storedMetadata, finalizer string) bool {
 	return m.DeletionTimestamp != nil && slices.Contains(m.Finalizers, finalizer)
-}
-
-func (c *PVCProtection) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil && ctx.Err() == nil {
-		c.log.Debug("releasing a deleted claim will retry", "claim", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
 }
 
 // sync removes the finalizer of the claim at key if it is being deleted

@@ -58,7 +58,7 @@ func (c *PVProtection) Run(ctx context.Context) {
 		c.queue.ShutDown()
 	}()
 	go follow(ctx, c.store, volumesPrefix, c, c.log)
-	for c.processNext(ctx) {
+	for processNext(ctx, c.queue, c.sync, c.log, "releasing a deleted volume will retry", "volume") {
 	}
 }
 
@@ -83,21 +83,6 @@ func (c *PVProtection) written(kv storage.KeyValue) {
 	if s, err := decodeStored(kv.Value); err == nil && deletionCandidate(&s.Metadata, PVProtectionFinalizer) {
 		c.queue.Add(name)
 	}
-}
-
-func (c *PVProtection) processNext(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
-	if err := c.sync(ctx, name); err != nil && ctx.Err() == nil {
-		c.log.Debug("releasing a deleted volume will retry", "volume", name, "err", err)
-		c.queue.AddRateLimited(name)
-		return true
-	}
-	c.queue.Forget(name)
-	return true
 }
 
 // sync removes the finalizer of the volume if it is being deleted and is

@@ -69,7 +69,7 @@ func (c *RootCA) Run(ctx context.Context) {
 		c.queue.ShutDown()
 	}()
 	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for c.processNext(ctx) {
+	for processNext(ctx, c.queue, c.sync, c.log, "publishing the root CA will retry", "namespace") {
 	}
 }
 
@@ -95,21 +95,6 @@ func (c *RootCA) event(ev storage.Event) {
 			c.queue.Add(ns)
 		}
 	}
-}
-
-func (c *RootCA) processNext(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.sync(ctx, ns); err != nil && ctx.Err() == nil {
-		c.log.Debug("publishing the root CA will retry", "namespace", ns, "err", err)
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
 }
 
 // sync creates or repairs the ConfigMap of an active namespace.

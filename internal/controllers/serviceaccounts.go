@@ -54,7 +54,7 @@ func (c *ServiceAccounts) Run(ctx context.Context) {
 		c.queue.ShutDown()
 	}()
 	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for c.processNext(ctx) {
+	for processNext(ctx, c.queue, c.sync, c.log, "creating the default service account will retry", "namespace") {
 	}
 }
 
@@ -76,21 +76,6 @@ func (c *ServiceAccounts) event(ev storage.Event) {
 			c.queue.Add(ns)
 		}
 	}
-}
-
-func (c *ServiceAccounts) processNext(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := c.sync(ctx, ns); err != nil && ctx.Err() == nil {
-		c.log.Debug("creating the default service account will retry", "namespace", ns, "err", err)
-		c.queue.AddRateLimited(ns)
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
 }
 
 // sync creates the namespace's default service account if the namespace is

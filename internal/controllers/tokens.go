@@ -62,7 +62,7 @@ func (c *Tokens) Run(ctx context.Context) {
 		c.queue.ShutDown()
 	}()
 	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for c.processNext(ctx) {
+	for processNext(ctx, c.queue, c.sync, c.log, "syncing a service account token secret will retry", "secret") {
 	}
 }
 
@@ -96,21 +96,6 @@ func (c *Tokens) enqueue(key string) {
 	if rest, ok := strings.CutPrefix(key, layout.ResourcePrefix(c.secrets)); ok {
 		c.queue.Add(rest)
 	}
-}
-
-func (c *Tokens) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(ctx, key); err != nil && ctx.Err() == nil {
-		c.log.Debug("syncing a service account token secret will retry", "secret", key, "err", err)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
 }
 
 // sync brings the token Secret ns/name up to date, or deletes it.
