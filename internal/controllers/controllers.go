@@ -25,7 +25,10 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -100,6 +103,21 @@ func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface
 	}
 	queue.Forget(key)
 	return true
+}
+
+// updateRead writes obj back through client; the update is conditional on
+// the version read, and a conflict (or the object gone) waits for the event
+// that follows.
+func updateRead(ctx context.Context, client dynamic.ResourceInterface, obj runtime.Object) error {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	_, err = client.Update(ctx, &unstructured.Unstructured{Object: content}, metav1.UpdateOptions{})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 type follower interface {

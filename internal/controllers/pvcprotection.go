@@ -8,10 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/component-helpers/storage/ephemeral"
@@ -158,7 +154,7 @@ func (c *PVCProtection) sync(ctx context.Context, key string) error {
 		return err
 	}
 	pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == PVCProtectionFinalizer })
-	return updateRemovingFinalizer(ctx, c.client.Resource(claimsGVR).Namespace(ns), pvc)
+	return updateRead(ctx, c.client.Resource(claimsGVR).Namespace(ns), pvc)
 }
 
 // inUse reports whether a pod of the claim's namespace uses it, reading the
@@ -202,19 +198,4 @@ func podUsesClaim(pod *corev1.Pod, pvc *corev1.PersistentVolumeClaim) bool {
 		}
 	}
 	return false
-}
-
-// updateRemovingFinalizer writes obj, whose finalizer was removed, through
-// client; the update is conditional on the version read, and a conflict
-// (or the object gone) waits for the event that follows.
-func updateRemovingFinalizer(ctx context.Context, client dynamic.ResourceInterface, obj runtime.Object) error {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return err
-	}
-	_, err = client.Update(ctx, &unstructured.Unstructured{Object: content}, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }

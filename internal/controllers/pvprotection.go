@@ -108,5 +108,5 @@ func (c *PVProtection) sync(ctx context.Context, name string) error {
 		return nil
 	}
 	pv.Finalizers = slices.DeleteFunc(pv.Finalizers, func(f string) bool { return f == PVProtectionFinalizer })
-	return updateRemovingFinalizer(ctx, c.client.Resource(volumesGVR), pv)
+	return updateRead(ctx, c.client.Resource(volumesGVR), pv)
 }

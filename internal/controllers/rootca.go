@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 
@@ -153,13 +152,5 @@ func (c *RootCA) repair(ctx context.Context, cm *corev1.ConfigMap) error {
 		cm.Annotations = map[string]string{}
 	}
 	cm.Annotations[rootCADescriptionAnnotation] = rootCADescription
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cm)
-	if err != nil {
-		return err
-	}
-	_, err = c.client.Resource(configMapsGVR).Namespace(cm.Namespace).Update(ctx, &unstructured.Unstructured{Object: content}, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return updateRead(ctx, c.client.Resource(configMapsGVR).Namespace(cm.Namespace), cm)
 }

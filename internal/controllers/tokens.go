@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
@@ -173,13 +172,5 @@ func (c *Tokens) fill(ctx context.Context, sa *corev1.ServiceAccount, s *corev1.
 	}
 	s.Annotations[corev1.ServiceAccountNameKey] = sa.Name
 	s.Annotations[corev1.ServiceAccountUIDKey] = string(sa.UID)
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-	if err != nil {
-		return err
-	}
-	_, err = c.client.Resource(secretsGVR).Namespace(s.Namespace).Update(ctx, &unstructured.Unstructured{Object: content}, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return updateRead(ctx, c.client.Resource(secretsGVR).Namespace(s.Namespace), s)
 }
