@@ -90,6 +90,20 @@ func decodeStored(value []byte) (*stored, error) {
 // down. A key whose sync fails (unless ctx has ended) is requeued
 // rate-limited and msg logged at debug level, the key under keyName; a key
 // that syncs is forgotten.
+// runQueue follows the keys under prefix into f, and syncs every key f
+// queues until ctx ends, when the queue shuts down. retry and keyName word
+// the log line of a failed sync.
+func runQueue(ctx context.Context, store storage.Store, prefix string, f follower, queue workqueue.TypedRateLimitingInterface[string],
+	sync func(context.Context, string) error, log *slog.Logger, retry, keyName string) {
+	go func() {
+		<-ctx.Done()
+		queue.ShutDown()
+	}()
+	go follow(ctx, store, prefix, f, log)
+	for processNext(ctx, queue, sync, log, retry, keyName) {
+	}
+}
+
 func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, log *slog.Logger, msg, keyName string) bool {
 	key, quit := queue.Get()
 	if quit {

@@ -68,13 +68,7 @@ func NewPVCProtection(store storage.Store, cat *registry.Catalogue, client dynam
 
 // Run releases deleted claims until ctx ends.
 func (c *PVCProtection) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for processNext(ctx, c.queue, c.sync, c.log, "releasing a deleted claim will retry", "claim") {
-	}
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "releasing a deleted claim will retry", "claim")
 }
 
 func (c *PVCProtection) reset(items []storage.KeyValue) {

@@ -53,13 +53,7 @@ func NewPVProtection(store storage.Store, cat *registry.Catalogue, client dynami
 
 // Run releases deleted volumes until ctx ends.
 func (c *PVProtection) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	go follow(ctx, c.store, volumesPrefix, c, c.log)
-	for processNext(ctx, c.queue, c.sync, c.log, "releasing a deleted volume will retry", "volume") {
-	}
+	runQueue(ctx, c.store, volumesPrefix, c, c.queue, c.sync, c.log, "releasing a deleted volume will retry", "volume")
 }
 
 func (c *PVProtection) reset(items []storage.KeyValue) {

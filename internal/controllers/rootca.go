@@ -63,13 +63,7 @@ func NewRootCA(store storage.Store, cat *registry.Catalogue, client dynamic.Inte
 
 // Run keeps the ConfigMaps until ctx ends.
 func (c *RootCA) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for processNext(ctx, c.queue, c.sync, c.log, "publishing the root CA will retry", "namespace") {
-	}
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "publishing the root CA will retry", "namespace")
 }
 
 func (c *RootCA) reset(items []storage.KeyValue) {

@@ -49,13 +49,7 @@ func NewServiceAccounts(store storage.Store, client dynamic.Interface, log *slog
 
 // Run keeps the default service accounts until ctx ends.
 func (c *ServiceAccounts) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for processNext(ctx, c.queue, c.sync, c.log, "creating the default service account will retry", "namespace") {
-	}
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "creating the default service account will retry", "namespace")
 }
 
 func (c *ServiceAccounts) reset(items []storage.KeyValue) {

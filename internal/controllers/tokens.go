@@ -56,13 +56,7 @@ func NewTokens(store storage.Store, cat *registry.Catalogue, client dynamic.Inte
 
 // Run keeps the token Secrets until ctx ends.
 func (c *Tokens) Run(ctx context.Context) {
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	go follow(ctx, c.store, layout.GroupPrefix(""), c, c.log)
-	for processNext(ctx, c.queue, c.sync, c.log, "syncing a service account token secret will retry", "secret") {
-	}
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "syncing a service account token secret will retry", "secret")
 }
 
 func (c *Tokens) reset(items []storage.KeyValue) {
