@@ -30,6 +30,8 @@ type Chain struct {
 	// series holds, per plugin, the metric series it has observed, found
 	// once instead of by label values on every request.
 	series []pluginSeries
+	// ownSteps says, per plugin, whether it records its own trace steps.
+	ownSteps []bool
 }
 
 // pluginSeries are one plugin's latency series by operation, phase and
@@ -41,7 +43,11 @@ var _ Interface = (*Chain)(nil)
 
 // NewChain returns a chain of the given plugins, in order.
 func NewChain(plugins ...NamedPlugin) *Chain {
-	return &Chain{plugins: plugins}
+	own := make([]bool, len(plugins))
+	for i, p := range plugins {
+		_, own[i] = p.Plugin.(StepRecorder)
+	}
+	return &Chain{plugins: plugins, ownSteps: own}
 }
 
 // WithMetrics makes the chain observe step and per-plugin latencies.
@@ -114,6 +120,10 @@ func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 }
 
 func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
+	round := 0
+	if a.Record != nil && a.Record.IsReinvoke() {
+		round = 1
+	}
 	for i, p := range c.plugins {
 		m, ok := p.Plugin.(Mutator)
 		if !ok || !m.Handles(a.Operation) {
@@ -123,7 +133,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		err := m.Admit(ctx, a)
 		took := time.Since(start)
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
-		addPluginStep(a, p, "admit", took, err)
+		c.addPluginStep(a, i, "admit", round, took, err)
 		if err != nil {
 			return err
 		}
@@ -144,7 +154,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		err := v.Validate(ctx, a)
 		took := time.Since(start)
 		c.observePlugin(i, took, err != nil, a.Operation, "validate")
-		addPluginStep(a, p, "validate", took, err)
+		c.addPluginStep(a, i, "validate", 0, took, err)
 		if err != nil {
 			return err
 		}
@@ -153,20 +163,14 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 }
 
 // addPluginStep leaves the trace step of a plugin that records none of its
-// own: its name, the phase ("admit" or "validate") as Reason, the pass, the
-// time it took and its error. Round is 1 in the mutating phase's second
-// pass.
-func addPluginStep(a *Attributes, p NamedPlugin, phase string, took time.Duration, err error) {
-	if a.Record == nil {
+// own: its name, the phase ("admit" or "validate") as Reason, the pass
+// (round 1 is the mutating phase's second pass), the time it took and its
+// error.
+func (c *Chain) addPluginStep(a *Attributes, i int, phase string, round int, took time.Duration, err error) {
+	if a.Record == nil || c.ownSteps[i] {
 		return
 	}
-	if _, own := p.Plugin.(StepRecorder); own {
-		return
-	}
-	s := Step{Plugin: p.Name, Matched: true, Reason: phase, Duration: took}
-	if phase == "admit" && a.Record.IsReinvoke() {
-		s.Round = 1
-	}
+	s := Step{Plugin: c.plugins[i].Name, Matched: true, Reason: phase, Round: round, Duration: took}
 	if err != nil {
 		s.Err = err.Error()
 	}
