@@ -32,7 +32,14 @@ type Chain struct {
 	series []pluginSeries
 	// ownSteps says, per plugin, whether it records its own trace steps.
 	ownSteps []bool
+	// stepsHint is, per operation (operationIndex), the room a request's
+	// trace starts with: a step per phase per plugin, and some for the
+	// webhooks and policies of a plugin that records its own.
+	stepsHint [4]int
 }
+
+// ownStepsRoom is the room kept per plugin that records its own steps.
+const ownStepsRoom = 4
 
 // pluginSeries are one plugin's latency series by operation, phase and
 // outcome, created on first use (as upstream, a series appears once
@@ -43,11 +50,33 @@ var _ Interface = (*Chain)(nil)
 
 // NewChain returns a chain of the given plugins, in order.
 func NewChain(plugins ...NamedPlugin) *Chain {
-	own := make([]bool, len(plugins))
+	c := &Chain{plugins: plugins, ownSteps: make([]bool, len(plugins))}
 	for i, p := range plugins {
-		_, own[i] = p.Plugin.(StepRecorder)
+		_, c.ownSteps[i] = p.Plugin.(StepRecorder)
 	}
-	return &Chain{plugins: plugins, ownSteps: own}
+	for i, op := range []Operation{Create, Update, Delete, Connect} {
+		c.stepsHint[i] = c.stepsOn(op)
+	}
+	return c
+}
+
+// stepsOn is the number of trace steps the chain's plugins leave on a
+// request of op in one pass of each phase.
+func (c *Chain) stepsOn(op Operation) int {
+	n := 0
+	for i, p := range c.plugins {
+		if c.ownSteps[i] {
+			n += ownStepsRoom
+			continue
+		}
+		if m, ok := p.Plugin.(Mutator); ok && m.Handles(op) {
+			n++
+		}
+		if v, ok := p.Plugin.(Validator); ok && v.Handles(op) {
+			n++
+		}
+	}
+	return n
 }
 
 // WithMetrics makes the chain observe step and per-plugin latencies.
@@ -110,6 +139,9 @@ func (c *Chain) Handles(op Operation) bool {
 func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "admit") }()
+	if a.Record != nil {
+		a.Record.reserveSteps(c.stepsHint[operationIndex(a.Operation)])
+	}
 	if err := c.admitOnce(ctx, a); err != nil {
 		return err
 	}

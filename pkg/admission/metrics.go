@@ -2,6 +2,7 @@ package admission
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,7 +23,14 @@ type Metrics struct {
 	matchSeconds  *prometheus.HistogramVec
 	reloads       *prometheus.CounterVec
 	reloadTime    *prometheus.GaugeVec
+	// stepSeries are the series of ObserveAdmissionStep by phase
+	// (admit, validate), operation and outcome, found on first use.
+	stepSeries [2][4][2]atomic.Pointer[stepObservers]
 }
+
+// stepObservers are the histogram and summary series of one admission
+// phase, operation and outcome.
+type stepObservers struct{ histogram, summary prometheus.Observer }
 
 // NewMetrics creates the admission metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
@@ -72,9 +80,36 @@ func (m *Metrics) ObserveAdmissionStep(d time.Duration, rejected bool, op Operat
 	if m == nil {
 		return
 	}
-	r := strconv.FormatBool(rejected)
-	m.step.WithLabelValues(typ, string(op), r).Observe(d.Seconds())
-	m.stepSummary.WithLabelValues(typ, string(op), r).Observe(d.Seconds())
+	o := m.stepObservers(rejected, op, typ)
+	o.histogram.Observe(d.Seconds())
+	o.summary.Observe(d.Seconds())
+}
+
+// stepObservers returns the series of one phase, operation and outcome.
+func (m *Metrics) stepObservers(rejected bool, op Operation, typ string) *stepObservers {
+	find := func() *stepObservers {
+		r := strconv.FormatBool(rejected)
+		return &stepObservers{m.step.WithLabelValues(typ, string(op), r), m.stepSummary.WithLabelValues(typ, string(op), r)}
+	}
+	ph := 0
+	switch typ {
+	case "admit":
+	case "validate":
+		ph = 1
+	default:
+		return find()
+	}
+	rej := 0
+	if rejected {
+		rej = 1
+	}
+	slot := &m.stepSeries[ph][operationIndex(op)][rej]
+	if o := slot.Load(); o != nil {
+		return o
+	}
+	o := find()
+	slot.Store(o)
+	return o
 }
 
 // ObserveAdmissionController records one plugin call.

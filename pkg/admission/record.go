@@ -149,8 +149,8 @@ func (r *Record) Warnings() []string {
 	return append([]string(nil), r.warnings...)
 }
 
-// initialSteps is the room a trace starts with: a step per phase of the
-// default plugins, grown once at most.
+// initialSteps is the room a trace starts with when nothing reserved any:
+// a step per phase of the default plugins, grown once at most.
 const initialSteps = 32
 
 // AddStep appends one trace step.
@@ -160,6 +160,16 @@ func (r *Record) AddStep(s Step) {
 		r.steps = make([]Step, 0, initialSteps)
 	}
 	r.steps = append(r.steps, s)
+	r.mu.Unlock()
+}
+
+// reserveSteps makes room for n steps in a trace that has none yet: the
+// chain knows how many steps its plugins leave on a request.
+func (r *Record) reserveSteps(n int) {
+	r.mu.Lock()
+	if r.steps == nil && n > 0 {
+		r.steps = make([]Step, 0, n)
+	}
 	r.mu.Unlock()
 }
 

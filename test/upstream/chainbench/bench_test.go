@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -139,8 +140,12 @@ func newAdmitdChain(tb testing.TB, reg *admission.Registry, names []string) func
 		tb.Fatal(err)
 	}
 	chain.WithMetrics(admission.NewMetrics(prometheus.NewRegistry()))
+	u := authenticationv1.UserInfo{Username: "alice", Groups: []string{"system:authenticated"}}
 	return func(p *corev1.Pod) error {
-		a := admissiontest.Create(p).Resource(podsGVR, "").User("alice", "system:authenticated").Attributes()
+		// As the server builds them (internal/apiserver/admit.go).
+		a := &admission.Attributes{Name: p.Name, Namespace: p.Namespace, Resource: podsGVR,
+			Kind: corev1.SchemeGroupVersion.WithKind("Pod"), Operation: admission.Create, Options: &metav1.CreateOptions{},
+			Object: p, UserInfo: u, Record: admission.NewRecord()}
 		if err := chain.Admit(ctx, a); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ package defaulttolerationseconds
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -81,6 +82,13 @@ func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 		notReady = notReady || t.Key == corev1.TaintNodeNotReady || t.Key == ""
 		unreachable = unreachable || t.Key == corev1.TaintNodeUnreachable || t.Key == ""
 	}
+	missing := 0
+	for _, lacks := range []bool{!notReady, !unreachable} {
+		if lacks {
+			missing++
+		}
+	}
+	pod.Spec.Tolerations = slices.Grow(pod.Spec.Tolerations, missing)
 	if !notReady {
 		pod.Spec.Tolerations = append(pod.Spec.Tolerations, toleration(corev1.TaintNodeNotReady, p.notReady))
 	}

@@ -40,17 +40,18 @@ func validatePod(lr *corev1.LimitRange, pod *corev1.Pod, opts Options) error {
 // and limits to errs.
 func checkItem(errs []error, item *corev1.LimitRangeItem, requests, limits corev1.ResourceList) []error {
 	t := string(item.Type)
-	for _, k := range sortedNames(item.Min) {
+	var buf [8]corev1.ResourceName
+	for _, k := range sortedNames(item.Min, buf[:0]) {
 		if err := minConstraint(t, k, item.Min[k], requests, limits); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, k := range sortedNames(item.Max) {
+	for _, k := range sortedNames(item.Max, buf[:0]) {
 		if err := maxConstraint(t, k, item.Max[k], requests, limits); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, k := range sortedNames(item.MaxLimitRequestRatio) {
+	for _, k := range sortedNames(item.MaxLimitRequestRatio, buf[:0]) {
 		if err := ratioConstraint(t, k, item.MaxLimitRequestRatio[k], requests, limits); err != nil {
 			errs = append(errs, err)
 		}
@@ -69,12 +70,13 @@ func validateClaim(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) err
 			continue
 		}
 		t := string(item.Type)
-		for _, k := range sortedNames(item.Min) {
+		var buf [8]corev1.ResourceName
+		for _, k := range sortedNames(item.Min, buf[:0]) {
 			if err := minConstraint(t, k, item.Min[k], requests, nil); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		for _, k := range sortedNames(item.Max) {
+		for _, k := range sortedNames(item.Max, buf[:0]) {
 			if err := maxRequestConstraint(t, k, item.Max[k], requests); err != nil {
 				errs = append(errs, err)
 			}
@@ -83,8 +85,8 @@ func validateClaim(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) err
 	return utilerrors.NewAggregate(errs)
 }
 
-func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
+// sortedNames appends the names of l to names, sorted.
+func sortedNames(l corev1.ResourceList, names []corev1.ResourceName) []corev1.ResourceName {
 	for k := range l {
 		names = append(names, k)
 	}

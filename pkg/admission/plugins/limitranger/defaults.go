@@ -1,43 +1,22 @@
 package limitranger
 
 import (
-	"sort"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// defaultRequirements are the requests and limits the Container items of
-// lr give a container that sets none; a later item overrides an earlier
-// one.
-func defaultRequirements(lr *corev1.LimitRange) corev1.ResourceRequirements {
-	d := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
-	for i := range lr.Spec.Limits {
-		item := &lr.Spec.Limits[i]
-		if item.Type != corev1.LimitTypeContainer {
-			continue
-		}
-		for k, v := range item.DefaultRequest {
-			d.Requests[k] = v.DeepCopy()
-		}
-		for k, v := range item.Default {
-			d.Limits[k] = v.DeepCopy()
-		}
-	}
-	return d
-}
-
 // setDefaults fills the defaults of lr into the containers, then the init
 // containers, of pod, and records what it set in the pod's annotation
 // (replacing the annotation only when it set something).
 func setDefaults(lr *corev1.LimitRange, pod *corev1.Pod) {
-	d := defaultRequirements(lr)
 	var parts []string
 	for i := range pod.Spec.Containers {
-		parts = mergeDefaults(&pod.Spec.Containers[i], &d, "container", parts)
+		parts = mergeDefaults(&pod.Spec.Containers[i], lr, "container", parts)
 	}
 	for i := range pod.Spec.InitContainers {
-		parts = mergeDefaults(&pod.Spec.InitContainers[i], &d, "init container", parts)
+		parts = mergeDefaults(&pod.Spec.InitContainers[i], lr, "init container", parts)
 	}
 	if len(parts) == 0 {
 		return
@@ -48,18 +27,23 @@ func setDefaults(lr *corev1.LimitRange, pod *corev1.Pod) {
 	pod.Annotations[Annotation] = "LimitRanger plugin set: " + strings.Join(parts, "; ")
 }
 
+// The two defaults a Container item gives.
+func defaultRequests(item *corev1.LimitRangeItem) corev1.ResourceList { return item.DefaultRequest }
+func defaultLimits(item *corev1.LimitRangeItem) corev1.ResourceList   { return item.Default }
+
 // mergeDefaults sets each default the container lacks and appends to parts
 // what it set: "<names> request for <what> <name>", then the same for limits.
 // Like upstream it leaves the container with non-nil requests and limits.
-func mergeDefaults(c *corev1.Container, d *corev1.ResourceRequirements, what string, parts []string) []string {
+func mergeDefaults(c *corev1.Container, lr *corev1.LimitRange, what string, parts []string) []string {
 	if c.Resources.Limits == nil {
-		c.Resources.Limits = corev1.ResourceList{}
+		c.Resources.Limits = make(corev1.ResourceList, defaultsSize(lr, defaultLimits))
 	}
 	if c.Resources.Requests == nil {
-		c.Resources.Requests = corev1.ResourceList{}
+		c.Resources.Requests = make(corev1.ResourceList, defaultsSize(lr, defaultRequests))
 	}
-	setLimits := fill(c.Resources.Limits, d.Limits)
-	setRequests := fill(c.Resources.Requests, d.Requests)
+	var limitsBuf, requestsBuf [8]string
+	setLimits := fill(c.Resources.Limits, lr, defaultLimits, limitsBuf[:0])
+	setRequests := fill(c.Resources.Requests, lr, defaultRequests, requestsBuf[:0])
 	if len(setRequests) > 0 {
 		parts = append(parts, strings.Join(setRequests, ", ")+" request for "+what+" "+c.Name)
 	}
@@ -69,16 +53,35 @@ func mergeDefaults(c *corev1.Container, d *corev1.ResourceRequirements, what str
 	return parts
 }
 
-// fill copies into list each entry of defaults it lacks and returns the
-// names it copied, sorted.
-func fill(list, defaults corev1.ResourceList) []string {
-	var set []string
-	for k, v := range defaults {
-		if _, ok := list[k]; !ok {
-			list[k] = v.DeepCopy()
-			set = append(set, string(k))
+// defaultsSize is how many defaults of one kind the Container items of lr
+// give at most: the size to make a container's empty list with.
+func defaultsSize(lr *corev1.LimitRange, of func(*corev1.LimitRangeItem) corev1.ResourceList) int {
+	n := 0
+	for i := range lr.Spec.Limits {
+		if item := &lr.Spec.Limits[i]; item.Type == corev1.LimitTypeContainer {
+			n += len(of(item))
 		}
 	}
-	sort.Strings(set)
+	return n
+}
+
+// fill copies into list each default of the Container items of lr that it
+// lacks — a later item's default wins over an earlier one's, so the items
+// are read last first — and returns set with the names it copied appended,
+// sorted.
+func fill(list corev1.ResourceList, lr *corev1.LimitRange, of func(*corev1.LimitRangeItem) corev1.ResourceList, set []string) []string {
+	for i := len(lr.Spec.Limits) - 1; i >= 0; i-- {
+		item := &lr.Spec.Limits[i]
+		if item.Type != corev1.LimitTypeContainer {
+			continue
+		}
+		for k, v := range of(item) {
+			if _, ok := list[k]; !ok {
+				list[k] = v.DeepCopy()
+				set = append(set, string(k))
+			}
+		}
+	}
+	slices.Sort(set)
 	return set
 }

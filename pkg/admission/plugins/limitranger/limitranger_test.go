@@ -3,6 +3,7 @@ package limitranger
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -123,11 +124,35 @@ func withPodResources(p *corev1.Pod, r corev1.ResourceRequirements) *corev1.Pod 
 	return p
 }
 
-func TestDefaultRequirements(t *testing.T) {
-	got := defaultRequirements(validLimitRange())
+func TestDefaultsFillEmptyContainer(t *testing.T) {
+	var c corev1.Container
+	mergeDefaults(&c, validLimitRange(), "container", nil)
 	want := reqs(compute("50m", "5Mi"), compute("75m", "10Mi"))
-	if !equalLists(got.Requests, want.Requests) || !equalLists(got.Limits, want.Limits) {
-		t.Errorf("defaultRequirements = %v, want %v", got, want)
+	if !equalLists(c.Resources.Requests, want.Requests) || !equalLists(c.Resources.Limits, want.Limits) {
+		t.Errorf("defaults = %v, want %v", c.Resources, want)
+	}
+}
+
+// TestDefaultsLaterItemWins: of two Container items giving the same
+// default, the later one's is set, and each name is listed once.
+func TestDefaultsLaterItemWins(t *testing.T) {
+	lr := &corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{
+		{Type: corev1.LimitTypeContainer, DefaultRequest: compute("10m", "1Mi"), Default: compute("20m", "2Mi")},
+		{Type: corev1.LimitTypePod, Max: compute("1", "1Gi")},
+		{Type: corev1.LimitTypeContainer, DefaultRequest: compute("30m", "")},
+	}}}
+	var c corev1.Container
+	c.Name = "app"
+	parts := mergeDefaults(&c, lr, "container", nil)
+	if got := c.Resources.Requests[corev1.ResourceCPU]; got.String() != "30m" {
+		t.Errorf("cpu request = %s, want the later item's 30m", got.String())
+	}
+	if got := c.Resources.Requests[corev1.ResourceMemory]; got.String() != "1Mi" {
+		t.Errorf("memory request = %s, want the earlier item's 1Mi", got.String())
+	}
+	want := []string{"cpu, memory request for container app", "cpu, memory limit for container app"}
+	if !slices.Equal(parts, want) {
+		t.Errorf("parts = %q, want %q", parts, want)
 	}
 }
 
