@@ -6,13 +6,10 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/admissiontest"
 	"github.com/admitd/admitd/pkg/admission/plugins/standard"
 )
 
@@ -39,27 +36,6 @@ func (denyLatestTag) Validate(_ context.Context, a *admission.Attributes) error 
 	return nil
 }
 
-// namespaces is a NamespaceLookup over a fixed set of namespaces.
-type namespaces map[string]*corev1.Namespace
-
-func (n namespaces) GetNamespace(_ context.Context, name string) (*corev1.Namespace, error) {
-	if ns, ok := n[name]; ok {
-		return ns, nil
-	}
-	return nil, apierrors.NewNotFound(corev1.Resource("namespaces"), name)
-}
-
-// noObjects is an ObjectCache of an empty cluster.
-type noObjects struct{}
-
-func (noObjects) GetCachedObject(_ context.Context, gvr schema.GroupVersionResource, _, name string) (runtime.Object, error) {
-	return nil, apierrors.NewNotFound(gvr.GroupResource(), name)
-}
-
-func (noObjects) ListCachedObjects(context.Context, schema.GroupVersionResource, string, labels.Selector) ([]runtime.Object, error) {
-	return nil, nil
-}
-
 func podCreate(namespace, image string) *admission.Attributes {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: namespace},
@@ -73,27 +49,30 @@ func podCreate(namespace, image string) *admission.Attributes {
 }
 
 // A plugin of one's own, under a name kube-apiserver does not have, runs in a
-// chain with the standard plugins: NamespaceLifecycle refuses Pods in a
-// namespace that does not exist, DenyLatestTag refuses the latest tag.
-// LimitRanger, which reads LimitRanges from a cache this example does not
-// have, is disabled.
+// chain with the standard plugins over a small in-memory cluster
+// (admissiontest.Cluster: the "default" namespace and its service account):
+// ServiceAccount and DefaultTolerationSeconds change the pod, NamespaceLifecycle
+// refuses Pods in a namespace that does not exist, DenyLatestTag refuses the
+// latest tag.
 func Example_ownPlugin() {
 	r := standard.NewRegistry(standard.Options{})
 	r.RegisterBefore("DenyLatestTag", "ValidatingAdmissionWebhook", func(admission.PluginContext) (admission.Handler, error) {
 		return denyLatestTag{}, nil
 	})
-	// ServiceAccount, Priority and LimitRanger read cluster objects that this
-	// example does not provide (see admissiontest.Cluster).
-	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority", "LimitRanger"})
+	names, err := r.Enabled(nil, nil)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(names)
 
-	pc := admission.PluginContext{Namespaces: namespaces{"default": {ObjectMeta: metav1.ObjectMeta{Name: "default"}}}, Cache: noObjects{},
+	cluster := admissiontest.NewCluster(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "default"}},
+	)
+	pc := cluster.Plugins(admission.PluginContext{
 		Authorizer: admission.AuthorizerFunc(func(context.Context, admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
 			return admission.AuthorizationAllow, "", nil // the certificate plugins ask it
-		})}
+		})})
 	chain, err := r.NewChain(names, pc, nil)
 	if err != nil {
 		panic(err)
@@ -108,11 +87,13 @@ func Example_ownPlugin() {
 		if err == nil {
 			err = chain.Validate(ctx, a)
 		}
-		fmt.Printf("%s/%s: %v\n", a.Namespace, a.Object.(*corev1.Pod).Spec.Containers[0].Image, err)
+		pod := a.Object.(*corev1.Pod)
+		fmt.Printf("%s/%s: %v (service account %q, %d volumes, %d tolerations)\n", a.Namespace, pod.Spec.Containers[0].Image, err,
+			pod.Spec.ServiceAccountName, len(pod.Spec.Volumes), len(pod.Spec.Tolerations))
 	}
 	// Output:
-	// [NamespaceLifecycle TaintNodesByCondition PodSecurity DefaultTolerationSeconds DefaultStorageClass StorageObjectInUseProtection PodGroupProtection PersistentVolumeClaimResize RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction DefaultIngressClass PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
-	// default/nginx:1.27: <nil>
-	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed
-	// missing/nginx:1.27: namespaces "missing" not found
+	// [NamespaceLifecycle LimitRanger ServiceAccount TaintNodesByCondition PodSecurity Priority DefaultTolerationSeconds DefaultStorageClass StorageObjectInUseProtection PodGroupProtection PersistentVolumeClaimResize RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction DefaultIngressClass PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// default/nginx:1.27: <nil> (service account "default", 1 volumes, 2 tolerations)
+	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed (service account "default", 1 volumes, 2 tolerations)
+	// missing/nginx:1.27: namespaces "missing" not found (service account "", 0 volumes, 0 tolerations)
 }
