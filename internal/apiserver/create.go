@@ -159,7 +159,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 		return obj, nil, nil
 	}
-	stored, err := registry.ToStorageVersion(obj)
+	stored, err := toStorage(ctx, res, obj)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +179,8 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
 	}
 	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
-	return obj, created, nil
+	out, err := fromStorage(ctx, res, obj, stored, kv.ModRevision)
+	return out, created, err
 }
 
 // alreadyExists is the conflict of a create with the object at key, said
