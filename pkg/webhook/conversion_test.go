@@ -54,9 +54,21 @@ type EndpointV3 struct {
 	} `json:"spec"`
 }
 
-func (e *EndpointV1) DeepCopyObject() runtime.Object { c := *e; e.ObjectMeta.DeepCopyInto(&c.ObjectMeta); return &c }
-func (e *EndpointV2) DeepCopyObject() runtime.Object { c := *e; e.ObjectMeta.DeepCopyInto(&c.ObjectMeta); return &c }
-func (e *EndpointV3) DeepCopyObject() runtime.Object { c := *e; e.ObjectMeta.DeepCopyInto(&c.ObjectMeta); return &c }
+func (e *EndpointV1) DeepCopyObject() runtime.Object {
+	c := *e
+	e.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+func (e *EndpointV2) DeepCopyObject() runtime.Object {
+	c := *e
+	e.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
+func (e *EndpointV3) DeepCopyObject() runtime.Object {
+	c := *e
+	e.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	return &c
+}
 
 func (*EndpointV2) Hub() {}
 
@@ -205,4 +217,3 @@ func TestConversionHandlerRejectsWhatIsNotAReview(t *testing.T) {
 		}
 	}
 }
-
