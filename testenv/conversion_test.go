@@ -8,11 +8,13 @@ import (
 	"sync/atomic"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/admitd/admitd/pkg/webhook"
@@ -137,5 +139,128 @@ func TestConversionWebhookConvertsReadsAndWrites(t *testing.T) {
 	}
 	if _, err := v1.Get(ctx, "db", metav1.GetOptions{}); err != nil {
 		t.Errorf("v1 read with the webhook down: %v", err)
+	}
+}
+
+// endpointClients starts an environment with the Endpoint definition
+// converted by a pkg/webhook conversion webhook; it returns the v1 and v2
+// clients and the webhook.
+func endpointClients(t *testing.T) (*testenv.Env, dynamic.ResourceInterface, dynamic.ResourceInterface, *testenv.Webhook) {
+	t.Helper()
+	env := testenv.Start(t)
+	client := dynamic.NewForConfigOrDie(env.Config)
+	createCRD(t, client)
+	w := env.ServeWebhook(t, webhook.ServeConversion(webhook.ConverterFunc(convertEndpoint)))
+	env.RegisterConversion(t, "endpoints.net.example.com", w, "/convert")
+	v1 := client.Resource(crdGV.WithResource("endpoints")).Namespace("default")
+	v2 := client.Resource(schema.GroupVersionResource{Group: "net.example.com", Version: "v2", Resource: "endpoints"}).Namespace("default")
+	return env, v1, v2, w
+}
+
+func specOf(t *testing.T, c dynamic.ResourceInterface, name string) map[string]any {
+	t.Helper()
+	got, err := c.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, _ := unstructured.NestedMap(got.Object, "spec")
+	return spec
+}
+
+func TestConversionOfPatchesAndApply(t *testing.T) {
+	_, v1, v2, _ := endpointClients(t)
+	ctx := context.Background()
+	apply := []byte(`{"apiVersion":"net.example.com/v2","kind":"Endpoint","metadata":{"name":"db"},"spec":{"address":"db.local:5432"}}`)
+	if _, err := v2.Patch(ctx, "db", types.ApplyPatchType, apply, metav1.PatchOptions{FieldManager: "tester"}); err != nil {
+		t.Fatal(err)
+	}
+	if spec := specOf(t, v1, "db"); spec["host"] != "db.local" || spec["port"] != int64(5432) {
+		t.Errorf("v1 read of a v2 apply: %v", spec)
+	}
+	if _, err := v2.Patch(ctx, "db", types.MergePatchType, []byte(`{"spec":{"address":"db2.local:5433"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if spec := specOf(t, v1, "db"); spec["host"] != "db2.local" || spec["port"] != int64(5433) {
+		t.Errorf("v1 read of a v2 merge patch: %v", spec)
+	}
+	if _, err := v1.Patch(ctx, "db", types.JSONPatchType, []byte(`[{"op":"replace","path":"/spec/port","value":6000}]`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if spec := specOf(t, v2, "db"); spec["address"] != "db2.local:6000" {
+		t.Errorf("v2 read of a v1 JSON patch: %v", spec)
+	}
+}
+
+// TestAdmissionSeesTheVersionItAskedFor registers a validating webhook for
+// v2 only (matchPolicy Equivalent): a v1 create reaches it converted.
+func TestAdmissionSeesTheVersionItAskedFor(t *testing.T) {
+	env, v1, _, _ := endpointClients(t)
+	seen := make(chan string, 4)
+	guard := env.ServeWebhook(t, webhook.Serve(webhook.HandlerFunc(func(_ context.Context, r webhook.Request) webhook.Response {
+		var u unstructured.Unstructured
+		if err := r.DecodeObject(&u); err != nil {
+			return webhook.Errored(400, err)
+		}
+		addr, _, _ := unstructured.NestedString(u.Object, "spec", "address")
+		seen <- u.GetAPIVersion() + " " + addr + " " + r.Kind.Version
+		return webhook.Allowed("")
+	})))
+	rule := testenv.Rule("endpoints.net.example.com", admissionregistrationv1.Create)
+	rule.APIVersions = []string{"v2"}
+	env.RegisterValidating(t, "v2-guard.example.com", guard, rule)
+	db := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "net.example.com/v1", "kind": "Endpoint",
+		"metadata": map[string]any{"name": "db"}, "spec": map[string]any{"host": "db.local", "port": int64(5432)}}}
+	if _, err := v1.Create(context.Background(), db, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-seen:
+		if got != "net.example.com/v2 db.local:5432 v2" {
+			t.Errorf("the v2 webhook saw %q", got)
+		}
+	default:
+		t.Fatal("the v2 webhook was not called")
+	}
+}
+
+// TestStorageVersionMigration moves the storage version from v1 to v2: an
+// object stored in v1 stays there (reads convert it) until a write, even
+// one that changes nothing, stores it in v2.
+func TestStorageVersionMigration(t *testing.T) {
+	env, v1, v2, w := endpointClients(t)
+	ctx := context.Background()
+	db := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "net.example.com/v1", "kind": "Endpoint",
+		"metadata": map[string]any{"name": "db"}, "spec": map[string]any{"host": "db.local", "port": int64(5432)}}}
+	if _, err := v1.Create(ctx, db, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	client := dynamic.NewForConfigOrDie(env.Config)
+	flip := []byte(`[{"op":"replace","path":"/spec/versions/0/storage","value":false},{"op":"replace","path":"/spec/versions/1/storage","value":true}]`)
+	if _, err := client.Resource(crdRes).Patch(ctx, "endpoints.net.example.com", types.JSONPatchType, flip, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	current, err := v2.Get(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rv := current.GetResourceVersion()
+	migrated, err := v2.Update(ctx, current, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if migrated.GetResourceVersion() == rv {
+		t.Fatalf("the no-op update did not rewrite the object stored in the old version")
+	}
+	w.Close()
+	if spec := specOf(t, v2, "db"); spec["address"] != "db.local:5432" {
+		t.Errorf("v2 read after migration: %v", spec)
+	}
+	if _, err := v1.Get(ctx, "db", metav1.GetOptions{}); err == nil || !strings.Contains(err.Error(), "conversion webhook for net.example.com/v2, Kind=Endpoint failed") {
+		t.Errorf("v1 read of the migrated object with the webhook down: %v", err)
+	}
+	// Another no-op update changes nothing now.
+	again, err := v2.Update(ctx, migrated, metav1.UpdateOptions{})
+	if err != nil || again.GetResourceVersion() != migrated.GetResourceVersion() {
+		t.Errorf("second no-op update: %v, resourceVersion %s -> %s", err, migrated.GetResourceVersion(), again.GetResourceVersion())
 	}
 }

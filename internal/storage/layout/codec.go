@@ -40,11 +40,18 @@ func Decode(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error)
 
 // DecodeContext is Decode with the context of a conversion webhook call.
 func DecodeContext(ctx context.Context, res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
-	objs, err := DecodeAll(ctx, res, []storage.KeyValue{kv})
+	if res.Unstructured {
+		objs, err := DecodeAll(ctx, res, []storage.KeyValue{kv})
+		if err != nil {
+			return nil, err
+		}
+		return objs[0], nil
+	}
+	obj, err := decodeStored(res, kv)
 	if err != nil {
 		return nil, err
 	}
-	return objs[0], nil
+	return obj, stamp(res, obj, kv)
 }
 
 // DecodeAll decodes stored values as Decode does; the custom resources
@@ -75,14 +82,23 @@ func DecodeAll(ctx context.Context, res *registry.Resource, kvs []storage.KeyVal
 		}
 	}
 	for i, obj := range objs {
-		obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
-		m, err := meta.Accessor(obj)
-		if err != nil {
+		if err := stamp(res, obj, kvs[i]); err != nil {
 			return nil, err
 		}
-		m.SetResourceVersion(strconv.FormatInt(kvs[i].ModRevision, 10))
 	}
 	return objs, nil
+}
+
+// stamp sets a decoded object's apiVersion and kind to res's and its
+// resourceVersion to the revision of kv.
+func stamp(res *registry.Resource, obj runtime.Object, kv storage.KeyValue) error {
+	obj.GetObjectKind().SetGroupVersionKind(res.GroupVersionKind())
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return err
+	}
+	m.SetResourceVersion(strconv.FormatInt(kv.ModRevision, 10))
+	return nil
 }
 
 // decodeStored decodes a stored value: a built-in object converted to
