@@ -3,6 +3,7 @@ package conversion
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -192,5 +193,51 @@ func TestConvertingFromAVersionTheDefinitionLacks(t *testing.T) {
 	err := conv.Convert(context.Background(), []*unstructured.Unstructured{obj}, gvV2)
 	if err == nil || err.Error() != "request to convert CR from an invalid group/version: stable.example.com/v0" {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// mapResolver resolves services from a map, as --service-map does.
+type mapResolver map[string]string
+
+func (m mapResolver) ResolveService(namespace, name string, port int32) (string, error) {
+	addr, ok := m[name+"."+namespace+".svc:"+strconv.Itoa(int(port))]
+	if !ok {
+		return "", fmt.Errorf("service %q not found", name)
+	}
+	return addr, nil
+}
+
+func TestServiceWebhookIsDialledWhereTheResolverSays(t *testing.T) {
+	rec := &recorder{next: webhook.ServeConversion(webhook.ConverterFunc(hostPortToAddress))}
+	srv, err := webhooktest.NewUnstartedServer(nil, rec, "convert.webhooks.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	port, path := int32(8443), "/convert"
+	crd := webhookCRD("", srv.CABundle(), "v1")
+	crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{CABundle: srv.CABundle(),
+		Service: &apiextensionsv1.ServiceReference{Namespace: "webhooks", Name: "convert", Port: &port, Path: &path}}
+	addr := strings.TrimPrefix(srv.URL, "https://")
+	conv, err := NewFactory(mapResolver{"convert.webhooks.svc:8443": addr}).ConverterFor(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := []*unstructured.Unstructured{endpointV1("a", "h", 1)}
+	if err := conv.Convert(context.Background(), objs, gvV2); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(objs[0].Object, "spec", "address"); got != "h:1" {
+		t.Errorf("converted %v", objs[0].Object)
+	}
+	other, err := NewFactory(mapResolver{}).ConverterFor(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = other.Convert(context.Background(), []*unstructured.Unstructured{endpointV1("a", "h", 1)}, gvV2)
+	want := `conversion webhook for stable.example.com/v1, Kind=Endpoint failed: Post "https://convert.webhooks.svc:8443/convert?timeout=30s": service "convert" not found`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant %s", err, want)
 	}
 }
