@@ -57,7 +57,7 @@ func newConvertingServer(tb testing.TB, n int) *testServer {
 	tb.Helper()
 	hook := webhooktest.Start(tb, webhook.ServeConversion(webhook.ConverterFunc(convertBackend)))
 	cat := registry.NewCatalogue()
-	cat.SetConverterFactory(conversion.NewFactory(nil).ConverterFor)
+	cat.SetConverterFactory(conversion.NewFactory(nil, nil).ConverterFor)
 	s := New(testConfig(memory.New(), cat))
 	if err := s.Bootstrap(context.Background()); err != nil {
 		tb.Fatalf("Bootstrap: %v", err)

@@ -21,12 +21,14 @@ type ServiceResolver interface {
 // between definitions with the same client configuration.
 type Factory struct {
 	clients *clientCache
+	metrics *Metrics
 }
 
 // NewFactory returns a factory whose service webhooks are reached through
-// resolver.
-func NewFactory(resolver ServiceResolver) *Factory {
-	return &Factory{clients: newClientCache(resolver)}
+// resolver and whose webhook conversions are recorded in metrics (nil:
+// not recorded).
+func NewFactory(resolver ServiceResolver, metrics *Metrics) *Factory {
+	return &Factory{clients: newClientCache(resolver), metrics: metrics}
 }
 
 // ConverterFor is the converter of crd's conversion strategy.
@@ -40,7 +42,7 @@ func (f *Factory) ConverterFor(crd *apiextensionsv1.CustomResourceDefinition) (r
 		if err != nil {
 			return nil, err
 		}
-		inner = &webhookConverter{client: client, reviewVersions: c.Webhook.ConversionReviewVersions}
+		inner = &webhookConverter{crdName: crd.Name, client: client, reviewVersions: c.Webhook.ConversionReviewVersions, metrics: f.metrics}
 	} else if c != nil && c.Strategy != "" && c.Strategy != apiextensionsv1.NoneConverter {
 		return nil, fmt.Errorf("unknown conversion strategy %q for CRD %s", c.Strategy, crd.Name)
 	}

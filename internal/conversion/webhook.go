@@ -3,6 +3,7 @@ package conversion
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,15 +14,22 @@ import (
 
 // webhookConverter is conversion strategy Webhook.
 type webhookConverter struct {
+	crdName        string
 	client         *rest.RESTClient
 	reviewVersions []string
+	metrics        *Metrics
 }
 
 // Convert sends the objects not in gv in one ConversionReview and puts the
 // checked answers in their place. A single object whose only fields are
 // apiVersion and kind is relabelled without a call, as upstream.
-func (c *webhookConverter) Convert(ctx context.Context, objs []*unstructured.Unstructured, gv schema.GroupVersion) error {
+func (c *webhookConverter) Convert(ctx context.Context, objs []*unstructured.Unstructured, gv schema.GroupVersion) (err error) {
 	desired := gv.String()
+	if len(objs) == 1 && isEmptyObject(objs[0]) {
+		objs[0].SetAPIVersion(desired)
+		return nil
+	}
+	start := time.Now()
 	var pending []int
 	for i, o := range objs {
 		if o.GetAPIVersion() != desired {
@@ -29,27 +37,39 @@ func (c *webhookConverter) Convert(ctx context.Context, objs []*unstructured.Uns
 		}
 	}
 	if len(pending) == 0 {
-		return nil
-	}
-	if len(objs) == 1 && isEmptyObject(objs[0]) {
-		objs[0].SetAPIVersion(desired)
+		c.metrics.observe(time.Since(start), "")
 		return nil
 	}
 	call := &webhookCall{in: objs, pending: pending, gv: gv, gvk: objs[pending[0]].GroupVersionKind()}
-	converted, err := c.send(ctx, call)
+	defer func() { c.metrics.observeCRD(c.crdName, call.gvk.Version, gv.Version, time.Since(start), err) }()
+	out, failure, err := c.convert(ctx, call)
+	if failure != "" {
+		c.metrics.observe(time.Since(start), failure)
+	}
 	if err != nil {
 		return err
 	}
-	out := make([]*unstructured.Unstructured, len(pending))
-	for n, raw := range converted {
-		if out[n], err = call.check(n, raw); err != nil {
-			return err
-		}
-	}
+	c.metrics.observe(time.Since(start), "")
 	for n, i := range pending {
 		objs[i] = out[n]
 	}
 	return nil
+}
+
+// convert sends the review and checks every converted object; failure is
+// the metrics' failure type of an error from the webhook's side.
+func (c *webhookConverter) convert(ctx context.Context, call *webhookCall) (out []*unstructured.Unstructured, failure string, err error) {
+	converted, failure, err := c.send(ctx, call)
+	if err != nil {
+		return nil, failure, err
+	}
+	out = make([]*unstructured.Unstructured, len(call.pending))
+	for n, raw := range converted {
+		if out[n], err = call.check(n, raw); err != nil {
+			return nil, failureInvalidConverted, err
+		}
+	}
+	return out, "", nil
 }
 
 // webhookCall is one review: the objects at pending, to convert to gv.
@@ -64,8 +84,9 @@ type webhookCall struct {
 // messages word as a list conversion.
 func (w *webhookCall) list() bool { return len(w.pending) > 1 }
 
-// send posts the review and returns the checked list of converted objects.
-func (c *webhookConverter) send(ctx context.Context, w *webhookCall) ([]runtime.RawExtension, error) {
+// send posts the review and returns the list of converted objects, of
+// the right length.
+func (c *webhookConverter) send(ctx context.Context, w *webhookCall) ([]runtime.RawExtension, string, error) {
 	objects := make([]runtime.RawExtension, len(w.pending))
 	for n, i := range w.pending {
 		objects[n] = runtime.RawExtension{Object: w.in[i]}
@@ -73,19 +94,19 @@ func (c *webhookConverter) send(ctx context.Context, w *webhookCall) ([]runtime.
 	uid := uuid.NewUUID()
 	request, answer, err := newReview(c.reviewVersions, objects, w.gv.String(), uid)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := c.client.Post().Body(request).Do(ctx).Into(answer); err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", w.gvk, err)
+		return nil, failureCall, fmt.Errorf("conversion webhook for %v failed: %v", w.gvk, err)
 	}
 	converted, err := convertedObjects(uid, answer)
 	if err != nil {
-		return nil, fmt.Errorf("conversion webhook for %v failed: %v", w.gvk, err)
+		return nil, failureMalformed, fmt.Errorf("conversion webhook for %v failed: %v", w.gvk, err)
 	}
 	if len(converted) != len(objects) {
-		return nil, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", w.gvk, len(converted), len(objects))
+		return nil, failurePartial, fmt.Errorf("conversion webhook for %v returned %d objects, expected %d", w.gvk, len(converted), len(objects))
 	}
-	return converted, nil
+	return converted, "", nil
 }
 
 // check decodes and checks the n-th converted object, with upstream's

@@ -106,7 +106,7 @@ func endpointV1(name, host string, port int64) *unstructured.Unstructured {
 
 func converterFor(t *testing.T, crd *apiextensionsv1.CustomResourceDefinition) registry.Converter {
 	t.Helper()
-	c, err := NewFactory(nil).ConverterFor(crd)
+	c, err := NewFactory(nil, nil).ConverterFor(crd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestServiceWebhookIsDialledWhereTheResolverSays(t *testing.T) {
 	crd.Spec.Conversion.Webhook.ClientConfig = &apiextensionsv1.WebhookClientConfig{CABundle: srv.CABundle(),
 		Service: &apiextensionsv1.ServiceReference{Namespace: "webhooks", Name: "convert", Port: &port, Path: &path}}
 	addr := strings.TrimPrefix(srv.URL, "https://")
-	conv, err := NewFactory(mapResolver{"convert.webhooks.svc:8443": addr}).ConverterFor(crd)
+	conv, err := NewFactory(mapResolver{"convert.webhooks.svc:8443": addr}, nil).ConverterFor(crd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestServiceWebhookIsDialledWhereTheResolverSays(t *testing.T) {
 	if got, _, _ := unstructured.NestedString(objs[0].Object, "spec", "address"); got != "h:1" {
 		t.Errorf("converted %v", objs[0].Object)
 	}
-	other, err := NewFactory(mapResolver{}).ConverterFor(crd)
+	other, err := NewFactory(mapResolver{}, nil).ConverterFor(crd)
 	if err != nil {
 		t.Fatal(err)
 	}

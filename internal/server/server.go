@@ -287,7 +287,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
-	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services())).ConverterFor)
+	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services()), conversion.NewMetrics(metricsReg)).ConverterFor)
 	serviceIPs, err := serviceip.New(cmp.Or(o.ServiceClusterIPRange, serviceip.DefaultRange))
 	if err != nil {
 		return nil, err

@@ -130,7 +130,7 @@ type result struct {
 
 func runAdmitd(t *testing.T, h *hook, def *apiextensionsv1.CustomResourceDefinition, objs []*unstructured.Unstructured, to schema.GroupVersion) result {
 	t.Helper()
-	conv, err := conversion.NewFactory(nil).ConverterFor(def)
+	conv, err := conversion.NewFactory(nil, nil).ConverterFor(def)
 	if err != nil {
 		t.Fatal(err)
 	}
