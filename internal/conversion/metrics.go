@@ -10,9 +10,9 @@ import (
 // The failure types of apiserver_conversion_webhook_request_total, as
 // upstream's.
 const (
-	failureCall            = "conversion_webhook_call_failure"
-	failureMalformed       = "conversion_webhook_malformed_response_failure"
-	failurePartial         = "conversion_webhook_partial_response_failure"
+	failureCall             = "conversion_webhook_call_failure"
+	failureMalformed        = "conversion_webhook_malformed_response_failure"
+	failurePartial          = "conversion_webhook_partial_response_failure"
 	failureInvalidConverted = "conversion_webhook_invalid_converted_object_failure"
 )
 
