@@ -177,6 +177,9 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	rev := current.ModRevision
 	m := accessor(obj)
 	m.SetResourceVersion(accessor(old).GetResourceVersion())
+	if dryRun { // as upstream's dry-run storage: nothing is encoded (nor converted)
+		return obj, false, nil
+	}
 	stored, err := toStorage(ctx, res, obj)
 	if err != nil {
 		return nil, false, err
@@ -189,7 +192,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	if err != nil {
 		return nil, false, err
 	}
-	if bytes.Equal(data, oldData) || dryRun {
+	if bytes.Equal(data, oldData) {
 		return obj, false, nil
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
