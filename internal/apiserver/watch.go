@@ -223,6 +223,19 @@ func bookmark(res *registry.Resource, rev int64, initialEnd bool) runtime.Object
 // decodeEvent decodes an event's object and previous object (nil when
 // absent), converting custom resources in one call.
 func decodeEvent(ctx context.Context, res *registry.Resource, ev storage.Event) (cur, prev runtime.Object, err error) {
+	if !res.Unstructured {
+		if ev.Type == storage.EventPut {
+			if cur, err = layout.Decode(res, ev.KV); err != nil {
+				return nil, nil, err
+			}
+		}
+		if ev.PrevKV != nil {
+			if prev, err = layout.Decode(res, *ev.PrevKV); err != nil {
+				return nil, nil, err
+			}
+		}
+		return cur, prev, nil
+	}
 	var kvs []storage.KeyValue
 	if ev.Type == storage.EventPut {
 		kvs = append(kvs, ev.KV)
