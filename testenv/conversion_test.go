@@ -264,3 +264,20 @@ func TestStorageVersionMigration(t *testing.T) {
 		t.Errorf("second no-op update: %v, resourceVersion %s -> %s", err, migrated.GetResourceVersion(), again.GetResourceVersion())
 	}
 }
+
+// TestApplyConflictsAcrossVersions: the field manager converts between the
+// versions of managedFields entries through the webhook, so an apply in v1
+// that changes the address a v2 manager owns conflicts with it.
+func TestApplyConflictsAcrossVersions(t *testing.T) {
+	_, v1, v2, _ := endpointClients(t)
+	ctx := context.Background()
+	owner := []byte(`{"apiVersion":"net.example.com/v2","kind":"Endpoint","metadata":{"name":"db"},"spec":{"address":"db.local:5432"}}`)
+	if _, err := v2.Patch(ctx, "db", types.ApplyPatchType, owner, metav1.PatchOptions{FieldManager: "owner"}); err != nil {
+		t.Fatal(err)
+	}
+	other := []byte(`{"apiVersion":"net.example.com/v1","kind":"Endpoint","metadata":{"name":"db"},"spec":{"host":"elsewhere","port":5432}}`)
+	_, err := v1.Patch(ctx, "db", types.ApplyPatchType, other, metav1.PatchOptions{FieldManager: "other"})
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "owner"`) || !strings.Contains(err.Error(), ".spec.address") {
+		t.Errorf("v1 apply over a v2 owner's address = %v, want a conflict on .spec.address", err)
+	}
+}
