@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/admitd/admitd/pkg/webhook"
@@ -279,5 +281,34 @@ func TestApplyConflictsAcrossVersions(t *testing.T) {
 	_, err := v1.Patch(ctx, "db", types.ApplyPatchType, other, metav1.PatchOptions{FieldManager: "other"})
 	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "owner"`) || !strings.Contains(err.Error(), ".spec.address") {
 		t.Errorf("v1 apply over a v2 owner's address = %v, want a conflict on .spec.address", err)
+	}
+}
+
+// TestWatchEventThatCannotBeConverted: with the webhook down, a v2 watch
+// ends with an ERROR event, the InternalError upstream's storage watcher
+// sends for an event it cannot decode.
+func TestWatchEventThatCannotBeConverted(t *testing.T) {
+	_, v1, v2, w := endpointClients(t)
+	ctx := context.Background()
+	watcher, err := v2.Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	w.Close()
+	db := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "net.example.com/v1", "kind": "Endpoint",
+		"metadata": map[string]any{"name": "db"}, "spec": map[string]any{"host": "db.local", "port": int64(5432)}}}
+	if _, err := v1.Create(ctx, db, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-watcher.ResultChan():
+		st, ok := ev.Object.(*metav1.Status)
+		want := "Internal error occurred: conversion webhook for net.example.com/v1, Kind=Endpoint failed: Post "
+		if ev.Type != watch.Error || !ok || st.Code != 500 || st.Reason != metav1.StatusReasonInternalError || !strings.HasPrefix(st.Message, want) {
+			t.Errorf("event %s %#v, want an ERROR event %q", ev.Type, ev.Object, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
 	}
 }

@@ -245,7 +245,8 @@ func decodeEvent(ctx context.Context, res *registry.Resource, ev storage.Event) 
 	}
 	objs, err := layout.DecodeAll(ctx, res, kvs)
 	if err != nil {
-		return nil, nil, err
+		// as upstream's storage watcher reports an event it cannot decode
+		return nil, nil, apierrors.NewInternalError(err)
 	}
 	if ev.Type == storage.EventPut {
 		cur, objs = objs[0], objs[1:]
