@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -261,5 +263,35 @@ func wantWatched(t *testing.T, w watch.Interface, want map[string]string) {
 		case <-timeout:
 			t.Fatalf("watch never showed %v", want)
 		}
+	}
+}
+
+// TestConversionWebhookBehindAService reaches a conversion webhook named
+// by service (webhooks/backend-conversion) through --service-map, with a
+// certificate for the service's DNS name.
+func TestConversionWebhookBehindAService(t *testing.T) {
+	scheme := runtime.NewScheme()
+	scheme.AddKnownTypeWithName(backendsV1.GroupVersion().WithKind("Backend"), &backendV1{})
+	scheme.AddKnownTypeWithName(backendsV2.GroupVersion().WithKind("Backend"), &backendV2{})
+	hook, err := webhooktest.NewUnstartedServer(nil, webhook.ServeConversion(webhook.SchemeConverter(scheme)), "backend-conversion.webhooks.svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook.StartTLS()
+	defer hook.Close()
+	dir := t.TempDir()
+	serviceMap := filepath.Join(dir, "services.json")
+	entry := fmt.Sprintf(`{"backend-conversion.webhooks.svc": %q}`, strings.TrimPrefix(hook.URL, "https://"))
+	if err := os.WriteFile(serviceMap, []byte(entry), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startAdmitd(t, filepath.Join(dir, "data"), "--service-map", serviceMap)
+	crd := strings.Replace(backendCRD("https://unused", hook.CABundle()),
+		`clientConfig: {url: "https://unused", `,
+		`clientConfig: {service: {namespace: webhooks, name: backend-conversion, path: /convert}, `, 1)
+	a.mustKubectl(t, crd, "apply", "-f", "-")
+	a.mustKubectl(t, "apiVersion: net.example.com/v1\nkind: Backend\nmetadata: {name: db}\nspec: {host: db.local, port: 5432}\n", "apply", "-f", "-")
+	if got := a.mustKubectl(t, "", "get", "backends.v2.net.example.com", "db", "-o", "jsonpath={.spec.address}"); got != "db.local:5432" {
+		t.Errorf("kubectl get v2 db through the service = %q", got)
 	}
 }
