@@ -17,11 +17,18 @@ import (
 // definition's converter, as upstream's storage encoding does. obj itself
 // when it is in that version already.
 func toStorage(ctx context.Context, res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok || !res.Unstructured {
-		return registry.ToStorageVersion(obj)
+	stored, err := registry.ToStorageVersion(obj)
+	if err != nil {
+		return nil, err
 	}
-	if res.StorageVersion == "" || u.GroupVersionKind().Version == res.StorageVersion {
+	return customToStorage(ctx, res, stored)
+}
+
+// customToStorage is toStorage for custom resources; other objects are
+// returned as they are.
+func customToStorage(ctx context.Context, res *registry.Resource, obj runtime.Object) (runtime.Object, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok || !res.Unstructured || res.StorageVersion == "" || u.GroupVersionKind().Version == res.StorageVersion {
 		return obj, nil
 	}
 	objs := []*unstructured.Unstructured{u.DeepCopy()}

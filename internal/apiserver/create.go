@@ -159,8 +159,11 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 		return obj, nil, nil
 	}
-	stored, err := toStorage(ctx, res, obj)
+	stored, err := registry.ToStorageVersion(obj)
 	if err != nil {
+		return nil, nil, err
+	}
+	if stored, err = customToStorage(ctx, res, stored); err != nil {
 		return nil, nil, err
 	}
 	data, err := layout.Encode(stored)
