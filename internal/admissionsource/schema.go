@@ -1,6 +1,7 @@
 package admissionsource
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,17 +36,23 @@ func (s *Schema) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	return layout.NewObject(res)
 }
 
-// ConvertTo converts obj to gvk: custom resources by changing apiVersion
-// (strategy None), built-in kinds served in several versions (HPAs) through
-// the scheme's conversions.
+// ConvertTo converts obj to gvk: custom resources through their
+// definition's converter (relabelling for strategy None, the conversion
+// webhook for Webhook), built-in kinds served in several versions (HPAs)
+// through the scheme's conversions.
 func (s *Schema) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
 	if obj.GetObjectKind().GroupVersionKind() == gvk {
 		return obj, nil
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		out := u.DeepCopy()
-		out.SetGroupVersionKind(gvk)
-		return out, nil
+		objs := []*unstructured.Unstructured{u.DeepCopy()}
+		if res, ok := s.cat.LookupKind(gvk); ok && res.Unstructured && u.GroupVersionKind().GroupKind() == gvk.GroupKind() {
+			if err := res.ConvertCustom(context.Background(), objs); err != nil {
+				return nil, err
+			}
+		}
+		objs[0].SetGroupVersionKind(gvk)
+		return objs[0], nil
 	}
 	if from := obj.GetObjectKind().GroupVersionKind(); from.GroupKind() == gvk.GroupKind() {
 		if out, err := registry.ConvertTo(obj.DeepCopyObject(), gvk); err == nil {

@@ -41,7 +41,7 @@ func syncCustomResources(ctx context.Context, store storage.Store, cat *registry
 		if crd.DeletionTimestamp != nil {
 			continue
 		}
-		custom[crd.Name] = registry.CustomResources(crd)
+		custom[crd.Name] = cat.CustomResourcesOf(crd)
 	}
 	cat.ReplaceCustom(custom)
 	return nil

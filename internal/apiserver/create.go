@@ -163,6 +163,9 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err != nil {
 		return nil, nil, err
 	}
+	if stored, err = customToStorage(ctx, res, stored); err != nil {
+		return nil, nil, err
+	}
 	data, err := layout.Encode(stored)
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +182,8 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		created, _ = createdResponse(data, m.GetUID(), kv.ModRevision)
 	}
 	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
-	return obj, created, nil
+	out, err := fromStorage(ctx, res, obj, stored, kv.ModRevision)
+	return out, created, err
 }
 
 // alreadyExists is the conflict of a create with the object at key, said

@@ -135,7 +135,7 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 		if dryRun {
 			return obj, false, false, nil
 		}
-		data, err := layout.Encode(obj)
+		data, err := encodeForStorage(ctx, res, obj)
 		if err != nil {
 			return nil, false, false, err
 		}

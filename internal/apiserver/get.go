@@ -41,7 +41,7 @@ func (s *Server) readStored(ctx context.Context, res *registry.Resource, key, na
 	if err != nil {
 		return kv, nil, err
 	}
-	obj, err := layout.Decode(res, kv)
+	obj, err := layout.DecodeContext(ctx, res, kv)
 	return kv, obj, err
 }
 

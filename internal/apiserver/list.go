@@ -114,11 +114,11 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 			return nil, lm, listError(err, lq)
 		}
 		opts.Revision = page.Revision
-		for _, kv := range page.Items {
-			obj, err := layout.Decode(res, kv)
-			if err != nil {
-				return nil, lm, err
-			}
+		objs, err := layout.DecodeAll(ctx, res, page.Items)
+		if err != nil {
+			return nil, lm, err
+		}
+		for _, obj := range objs {
 			if lq.filter.matches(obj) {
 				out = append(out, obj)
 			}

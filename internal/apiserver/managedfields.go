@@ -16,6 +16,7 @@ package apiserver
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -88,7 +89,7 @@ func (f *fieldManagers) entry(res *registry.Resource, subresource string) (field
 		return e, nil
 	}
 	kind := res.GroupVersionKind()
-	tc, conv := f.typeConverter(res), objectConvertor{}
+	tc, conv := f.typeConverter(res), objectConvertor{custom: res}
 	def, creater := defaulterFor(res), createrFor(res)
 	reset := resetFields(res, subresource)
 	newManager := managedfields.NewDefaultFieldManager
@@ -262,9 +263,9 @@ func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedF
 
 // objectConvertor converts objects between the versions a field manager
 // asks for: built-in kinds through the scheme (admitd serves each in one
-// version), custom resources by relabelling apiVersion (conversion
-// strategy None).
-type objectConvertor struct{}
+// version), custom resources through their definition's converter (of
+// custom, the resource the manager serves; relabelling without one).
+type objectConvertor struct{ custom *registry.Resource }
 
 var _ runtime.ObjectConvertor = objectConvertor{}
 
@@ -272,7 +273,7 @@ func (objectConvertor) Convert(in, out, context any) error {
 	return registry.Scheme.Convert(in, out, context)
 }
 
-func (objectConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
+func (c objectConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	u, ok := in.(*unstructured.Unstructured)
 	if !ok || registry.Scheme.Recognizes(u.GroupVersionKind()) {
 		return registry.Scheme.ConvertToVersion(in, target)
@@ -281,9 +282,14 @@ func (objectConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupV
 	if !ok {
 		return nil, fmt.Errorf("%v cannot be converted to %v", u.GroupVersionKind(), target)
 	}
-	out := u.DeepCopy()
-	out.SetGroupVersionKind(gvk)
-	return out, nil
+	out := []*unstructured.Unstructured{u.DeepCopy()}
+	if c.custom != nil && c.custom.Unstructured && gvk.GroupKind() == u.GroupVersionKind().GroupKind() {
+		if err := c.custom.ConvertCustomTo(context.Background(), out, gvk.Version); err != nil {
+			return nil, err
+		}
+	}
+	out[0].SetGroupVersionKind(gvk)
+	return out[0], nil
 }
 
 func (objectConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
@@ -359,5 +365,50 @@ func (f *fieldManagers) customTypeConverter(res *registry.Resource) managedfield
 	if f.custom == nil {
 		return nil
 	}
-	return f.custom.TypeConverter(res.GroupVersionKind())
+	tc := f.custom.TypeConverter(res.GroupVersionKind())
+	if tc == nil {
+		return nil
+	}
+	return &perVersionTypes{source: f.custom, own: tc, ownKind: res.GroupVersionKind(), byKind: map[schema.GroupVersionKind]managedfields.TypeConverter{}}
+}
+
+// perVersionTypes types a custom resource with the schema of the version
+// it is in: the field manager converts objects to the versions of other
+// managers' entries (through the conversion webhook) and types them there,
+// as upstream's type converter of a definition knows every version. It
+// lives as long as its field manager, which is rebuilt when the
+// definition changes.
+type perVersionTypes struct {
+	source  TypeConverterSource
+	own     managedfields.TypeConverter
+	ownKind schema.GroupVersionKind
+
+	mu     sync.Mutex
+	byKind map[schema.GroupVersionKind]managedfields.TypeConverter
+}
+
+func (p *perVersionTypes) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	return p.forKind(obj.GetObjectKind().GroupVersionKind()).ObjectToTyped(obj, opts...)
+}
+
+// forKind is the converter of gvk's version, or the resource's own.
+func (p *perVersionTypes) forKind(gvk schema.GroupVersionKind) managedfields.TypeConverter {
+	if gvk == p.ownKind || gvk.Empty() {
+		return p.own
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tc, ok := p.byKind[gvk]
+	if !ok {
+		tc = p.source.TypeConverter(gvk)
+		if tc == nil {
+			tc = p.own
+		}
+		p.byKind[gvk] = tc
+	}
+	return tc
+}
+
+func (p *perVersionTypes) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	return p.own.TypedToObject(v)
 }

@@ -71,11 +71,11 @@ func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource
 		if err != nil {
 			return nil, false, err
 		}
-		old, err := layout.Decode(res, kv)
+		old, err := layout.DecodeContext(ctx, res, kv)
 		if err != nil {
 			return nil, false, err
 		}
-		out, retry, err := s.updateOnce(ctx, rq, res, key, kv.ModRevision, old, next, opts)
+		out, retry, err := s.updateOnce(ctx, rq, res, key, kv, old, next, opts)
 		if retry {
 			continue
 		}
@@ -100,7 +100,7 @@ func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.
 
 // updateOnce tries one compare-and-swap. retry is true when the stored
 // object changed underneath: the caller reads it again and starts over.
-func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Resource, key string, rev int64, old runtime.Object, next transform, opts *metav1.UpdateOptions) (out runtime.Object, retry bool, err error) {
+func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Resource, key string, current storage.KeyValue, old runtime.Object, next transform, opts *metav1.UpdateOptions) (out runtime.Object, retry bool, err error) {
 	obj, err := next(old.DeepCopyObject())
 	if err != nil {
 		return nil, false, err
@@ -164,7 +164,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}
-	return s.commitUpdate(ctx, res, key, rev, obj, old, dryRun)
+	return s.commitUpdate(ctx, res, key, current, obj, old, dryRun)
 }
 
 // commitUpdate writes the updated object unless nothing changed; an object
@@ -173,18 +173,26 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 // GuaranteedUpdate, the update starts again from the new object, so a patch
 // applies to it and a body whose resourceVersion is now stale meets the
 // conflict check of updateOnce.
-func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, rev int64, obj, old runtime.Object, dryRun bool) (out runtime.Object, retry bool, err error) {
+func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, current storage.KeyValue, obj, old runtime.Object, dryRun bool) (out runtime.Object, retry bool, err error) {
+	rev := current.ModRevision
 	m := accessor(obj)
 	m.SetResourceVersion(accessor(old).GetResourceVersion())
-	data, err := layout.Encode(obj)
+	if dryRun { // as upstream's dry-run storage: nothing is encoded (nor converted)
+		return obj, false, nil
+	}
+	stored, err := toStorage(ctx, res, obj)
 	if err != nil {
 		return nil, false, err
 	}
-	oldData, err := layout.Encode(old)
+	data, err := layout.Encode(stored)
 	if err != nil {
 		return nil, false, err
 	}
-	if bytes.Equal(data, oldData) || dryRun {
+	oldData, err := storedBytes(res, current, old)
+	if err != nil {
+		return nil, false, err
+	}
+	if bytes.Equal(data, oldData) {
 		return obj, false, nil
 	}
 	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
@@ -207,7 +215,8 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	}
 	m.SetResourceVersion(fmt.Sprint(kv.ModRevision))
 	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
-	return obj, false, nil
+	out, err = fromStorage(ctx, res, obj, stored, kv.ModRevision)
+	return out, false, err
 }
 
 // prepareForUpdate carries server-owned fields over from the old object,

@@ -161,7 +161,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				return watcher.Err()
 			}
 			last = ev.KV.ModRevision
-			typ, obj, err := s.eventObject(res, ev, lq.filter)
+			typ, obj, err := s.eventObject(ctx, res, ev, lq.filter)
 			if err != nil {
 				return err
 			}
@@ -188,18 +188,10 @@ func (s *Server) bookmarkTicker(lq *listQuery) (<-chan time.Time, func()) {
 // eventObject turns a storage event into a watch event, honouring the
 // selector: an object that stops matching is reported as DELETED, one that
 // starts matching as ADDED. typ is empty when the event is filtered out.
-func (s *Server) eventObject(res *registry.Resource, ev storage.Event, f *objectFilter) (string, runtime.Object, error) {
-	var cur, prev runtime.Object
-	var err error
-	if ev.Type == storage.EventPut {
-		if cur, err = layout.Decode(res, ev.KV); err != nil {
-			return "", nil, err
-		}
-	}
-	if ev.PrevKV != nil {
-		if prev, err = layout.Decode(res, *ev.PrevKV); err != nil {
-			return "", nil, err
-		}
+func (s *Server) eventObject(ctx context.Context, res *registry.Resource, ev storage.Event, f *objectFilter) (string, runtime.Object, error) {
+	cur, prev, err := decodeEvent(ctx, res, ev)
+	if err != nil {
+		return "", nil, err
 	}
 	curMatch := cur != nil && f.matches(cur)
 	prevMatch := prev != nil && f.matches(prev)
@@ -226,4 +218,41 @@ func bookmark(res *registry.Resource, rev int64, initialEnd bool) runtime.Object
 		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	}
 	return obj
+}
+
+// decodeEvent decodes an event's object and previous object (nil when
+// absent), converting custom resources in one call.
+func decodeEvent(ctx context.Context, res *registry.Resource, ev storage.Event) (cur, prev runtime.Object, err error) {
+	if !res.Unstructured {
+		if ev.Type == storage.EventPut {
+			if cur, err = layout.Decode(res, ev.KV); err != nil {
+				return nil, nil, err
+			}
+		}
+		if ev.PrevKV != nil {
+			if prev, err = layout.Decode(res, *ev.PrevKV); err != nil {
+				return nil, nil, err
+			}
+		}
+		return cur, prev, nil
+	}
+	var kvs []storage.KeyValue
+	if ev.Type == storage.EventPut {
+		kvs = append(kvs, ev.KV)
+	}
+	if ev.PrevKV != nil {
+		kvs = append(kvs, *ev.PrevKV)
+	}
+	objs, err := layout.DecodeAll(ctx, res, kvs)
+	if err != nil {
+		// as upstream's storage watcher reports an event it cannot decode
+		return nil, nil, apierrors.NewInternalError(err)
+	}
+	if ev.Type == storage.EventPut {
+		cur, objs = objs[0], objs[1:]
+	}
+	if len(objs) > 0 {
+		prev = objs[0]
+	}
+	return cur, prev, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -22,7 +23,8 @@ import (
 )
 
 // CA injection, an admitd feature upstream does not have: a mutating or
-// validating webhook configuration annotated
+// validating webhook configuration, or a CustomResourceDefinition with a
+// conversion webhook, annotated
 //
 //	admitd.io/inject-ca-from: <namespace>/<secret-name>
 //
@@ -56,10 +58,16 @@ var (
 	validatingWebhooksGVR = admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations")
 )
 
-// IsWebhookConfiguration reports whether gvr is one of the two resources
-// CA injection applies to.
+// customResourceDefinitionsGVR: CA injection also fills a definition's
+// spec.conversion.webhook.clientConfig.caBundle.
+var customResourceDefinitionsGVR = apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")
+
+// IsWebhookConfiguration reports whether gvr is one of the resources CA
+// injection applies to: the two webhook configurations and
+// CustomResourceDefinitions (their conversion webhook).
 func IsWebhookConfiguration(gvr schema.GroupResource) bool {
-	return gvr == mutatingWebhooksGVR.GroupResource() || gvr == validatingWebhooksGVR.GroupResource()
+	return gvr == mutatingWebhooksGVR.GroupResource() || gvr == validatingWebhooksGVR.GroupResource() ||
+		gvr == customResourceDefinitionsGVR.GroupResource()
 }
 
 // caSource is the Secret a configuration takes its caBundle from.
@@ -125,8 +133,8 @@ func (c *CAInjection) Admit(ctx context.Context, a *admission.Attributes) error 
 	} else {
 		step.Mutated = staleCA(a.Object, bundle)
 		step.Reason = "caBundle from secret " + src.String()
-		for _, cc := range clientConfigs(a.Object) {
-			cc.CABundle = bytes.Clone(bundle)
+		for _, cb := range caBundlesOf(a.Object) {
+			*cb = bytes.Clone(bundle)
 		}
 	}
 	step.Duration = time.Since(start)
@@ -164,18 +172,23 @@ func (c *CAInjection) bundleFrom(ctx context.Context, src caSource) ([]byte, err
 	return nil, fmt.Errorf("secret %s has no %s", src, strings.Join(caBundleKeys, " or "))
 }
 
-// clientConfigs returns the client configurations of every webhook of a
-// webhook configuration, to read or set in place.
-func clientConfigs(obj runtime.Object) []*admissionregistrationv1.WebhookClientConfig {
-	var out []*admissionregistrationv1.WebhookClientConfig
+// caBundlesOf returns the caBundle of every webhook of a webhook
+// configuration, or of a definition's conversion webhook, to read or set
+// in place.
+func caBundlesOf(obj runtime.Object) []*[]byte {
+	var out []*[]byte
 	switch o := obj.(type) {
 	case *admissionregistrationv1.MutatingWebhookConfiguration:
 		for i := range o.Webhooks {
-			out = append(out, &o.Webhooks[i].ClientConfig)
+			out = append(out, &o.Webhooks[i].ClientConfig.CABundle)
 		}
 	case *admissionregistrationv1.ValidatingWebhookConfiguration:
 		for i := range o.Webhooks {
-			out = append(out, &o.Webhooks[i].ClientConfig)
+			out = append(out, &o.Webhooks[i].ClientConfig.CABundle)
+		}
+	case *apiextensionsv1.CustomResourceDefinition:
+		if c := o.Spec.Conversion; c != nil && c.Webhook != nil && c.Webhook.ClientConfig != nil {
+			out = append(out, &c.Webhook.ClientConfig.CABundle)
 		}
 	}
 	return out
@@ -183,8 +196,8 @@ func clientConfigs(obj runtime.Object) []*admissionregistrationv1.WebhookClientC
 
 // staleCA reports whether a webhook of obj has a caBundle other than bundle.
 func staleCA(obj runtime.Object, bundle []byte) bool {
-	for _, cc := range clientConfigs(obj) {
-		if !bytes.Equal(cc.CABundle, bundle) {
+	for _, cb := range caBundlesOf(obj) {
+		if !bytes.Equal(*cb, bundle) {
 			return true
 		}
 	}

@@ -295,13 +295,13 @@ type caSeer struct {
 func (c *caSeer) Handles(admission.Operation) bool { return true }
 
 func (c *caSeer) Validate(_ context.Context, a *admission.Attributes) error {
-	ccs := clientConfigs(a.Object)
-	if len(ccs) == 0 {
+	cbs := caBundlesOf(a.Object)
+	if len(cbs) == 0 {
 		return nil
 	}
 	set := true
-	for _, cc := range ccs {
-		set = set && len(cc.CABundle) > 0
+	for _, cb := range cbs {
+		set = set && len(*cb) > 0
 	}
 	call := fmt.Sprintf("%s caBundle=%v", a.Operation, set)
 	if a.UserInfo.Username != "" {

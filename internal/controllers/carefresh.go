@@ -48,7 +48,7 @@ func NewCARefresh(store storage.Store, cat *registry.Catalogue, client dynamic.I
 func (r *CARefresh) SecretWritten(ctx context.Context, secret metav1.Object) {
 	src := caSource{namespace: secret.GetNamespace(), name: secret.GetName()}
 	var bundle []byte
-	for _, gvr := range []schema.GroupVersionResource{mutatingWebhooksGVR, validatingWebhooksGVR} {
+	for _, gvr := range []schema.GroupVersionResource{mutatingWebhooksGVR, validatingWebhooksGVR, customResourceDefinitionsGVR} {
 		res, ok := r.cat.Lookup(gvr)
 		if !ok {
 			continue

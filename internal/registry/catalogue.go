@@ -17,6 +17,8 @@ type Catalogue struct {
 	current atomic.Pointer[snapshot]
 	builtin []*Resource
 	policy  ClusterPolicy
+	// converters builds custom resources' converters (crd_conversion.go).
+	converters ConverterFactory
 }
 
 // ClusterPolicy is what kube-apiserver's flags decide about API

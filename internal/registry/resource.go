@@ -107,6 +107,9 @@ type Resource struct {
 	// metadata.name and metadata.namespace (upstream's field label
 	// conversion functions); custom resources accept any.
 	FieldLabels []string
+	// Converter converts a custom resource between its definition's
+	// versions (nil: relabelling); nil for built-in resources.
+	Converter Converter
 	// DefaultGCPolicy is what a delete that names no propagation policy
 	// does to the object's dependents.
 	DefaultGCPolicy GCPolicy

@@ -26,6 +26,7 @@ import (
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/rbac"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
@@ -286,6 +287,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if err != nil {
 		return nil, err
 	}
+	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services()), conversion.NewMetrics(metricsReg)).ConverterFor)
 	serviceIPs, err := serviceip.New(cmp.Or(o.ServiceClusterIPRange, serviceip.DefaultRange))
 	if err != nil {
 		return nil, err

@@ -13,6 +13,11 @@
 // asked in), limits request sizes, recovers from panics and records Prometheus
 // metrics. Server is an HTTPS server for such handlers that reloads its
 // certificate when the files change, serves /readyz and shuts down gracefully.
+//
+// CRD conversion webhooks are Converters: NewConversionHandler answers
+// apiextensions.k8s.io/v1 and v1beta1 ConversionReviews with one, and
+// SchemeConverter converts typed versions through a Hub, as
+// controller-runtime's conversion webhook does.
 // Package webhooktest serves a webhook over HTTPS in a test and gives the
 // caBundle that trusts it.
 //
