@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// TestWhatControllersExpect runs, against one server, the behaviours
+// controller frameworks and operators assume of kube-apiserver (issue 14):
+// metadata-only responses, the kubernetes Service, discovery details,
+// status and apply on subresources, event field selectors and DELETE codes.
+func TestWhatControllersExpect(t *testing.T) {
+	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
+	t.Run("metadata client and informers", func(t *testing.T) { metadataClientAndInformers(t, a) })
+	t.Run("metadata negotiation errors", func(t *testing.T) { metadataNegotiation(t, a) })
+}
+
+// metadataClientAndInformers reads ConfigMaps with client-go's metadata
+// client (protobuf first, as it asks) and follows them with a metadata
+// informer, whose watch events must carry PartialObjectMetadata.
+func metadataClientAndInformers(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	mc := metadata.NewForConfigOrDie(a.restConfig(t))
+	cms := corev1.SchemeGroupVersion.WithResource("configmaps")
+	mkCM := func(name string) {
+		t.Helper()
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": "meta"}}, Data: map[string]string{"big": "value"}}
+		if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkCM("meta-before")
+
+	got, err := mc.Resource(cms).Namespace("default").Get(ctx, "meta-before", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("metadata Get: %v", err)
+	}
+	if got.Labels["app"] != "meta" {
+		t.Errorf("metadata Get labels = %v, want app=meta", got.Labels)
+	}
+	list, err := mc.Resource(cms).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: "app=meta"})
+	if err != nil {
+		t.Fatalf("metadata List: %v", err)
+	}
+	if len(list.Items) != 1 || list.ResourceVersion == "" {
+		t.Errorf("metadata List = %d items, rv %q; want 1 item and a resourceVersion", len(list.Items), list.ResourceVersion)
+	}
+
+	factory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, "default", nil)
+	inf := factory.ForResource(cms).Informer()
+	var mu sync.Mutex
+	events := map[string]string{}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			m := o.(*metav1.PartialObjectMetadata)
+			mu.Lock()
+			events[m.Name] = "add"
+			mu.Unlock()
+		},
+		DeleteFunc: func(o any) {
+			if m, ok := o.(*metav1.PartialObjectMetadata); ok {
+				mu.Lock()
+				events[m.Name] = "delete"
+				mu.Unlock()
+			}
+		},
+	})
+	infCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	factory.Start(infCtx.Done())
+	if !cache.WaitForCacheSync(infCtx.Done(), inf.HasSynced) {
+		t.Fatal("metadata informer did not sync")
+	}
+	mkCM("meta-after")
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, "meta-before", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "metadata informer events", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return events["meta-after"] == "add" && events["meta-before"] == "delete"
+	})
+}
+
+// metadataNegotiation checks the Accept clauses upstream answers with 406
+// and the fallbacks between clauses.
+func metadataNegotiation(t *testing.T, a *admitd) {
+	c := a.httpClient(t)
+	const pom = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+	cases := []struct {
+		name, path, accept string
+		code               int
+		kind, apiVersion   string
+	}{
+		{"object as metadata", "/api/v1/namespaces/default", pom, 200, "PartialObjectMetadata", "meta.k8s.io/v1"},
+		{"object as v1beta1 metadata", "/api/v1/namespaces/default", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", 200, "PartialObjectMetadata", "meta.k8s.io/v1beta1"},
+		{"list as metadata list", "/api/v1/namespaces", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 200, "PartialObjectMetadataList", "meta.k8s.io/v1"},
+		{"list as metadata", "/api/v1/namespaces", pom, 406, "Status", "v1"},
+		{"object as metadata list", "/api/v1/namespaces/default", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 406, "Status", "v1"},
+		{"unknown as", "/api/v1/namespaces/default", "application/json;as=Foo;g=meta.k8s.io;v=v1", 406, "Status", "v1"},
+		{"unknown as falls back", "/api/v1/namespaces/default", "application/json;as=Foo;g=meta.k8s.io;v=v1, application/json", 200, "Namespace", "v1"},
+		{"table first", "/api/v1/namespaces", "application/json;as=Table;g=meta.k8s.io;v=v1," + pom, 200, "Table", "meta.k8s.io/v1"},
+		{"protobuf metadata", "/api/v1/namespaces/default", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," + pom, 200, "", ""},
+		{"no protobuf table", "/api/v1/namespaces", "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1", 200, "PartialObjectMetadataList", "meta.k8s.io/v1"},
+	}
+	for _, tc := range cases {
+		req, _ := http.NewRequest("GET", a.URL+tc.path, nil)
+		req.Header.Set("Accept", tc.accept)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var tm metav1.TypeMeta
+		_ = json.Unmarshal(body, &tm)
+		if tc.kind == "" {
+			// protobuf: the type is in the envelope, after the 4-byte magic.
+			if ct := resp.Header.Get("Content-Type"); ct != "application/vnd.kubernetes.protobuf" || !strings.Contains(string(body), "PartialObjectMetadata") {
+				t.Errorf("%s: GET %s = %d %s, want protobuf PartialObjectMetadata", tc.name, tc.path, resp.StatusCode, ct)
+			}
+			continue
+		}
+		if resp.StatusCode != tc.code || tm.Kind != tc.kind || tm.APIVersion != tc.apiVersion {
+			t.Errorf("%s: GET %s = %d %s %s, want %d %s %s\n%s", tc.name, tc.path, resp.StatusCode, tm.APIVersion, tm.Kind, tc.code, tc.apiVersion, tc.kind, body)
+		}
+	}
+}
