@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -22,9 +23,10 @@ import (
 // metadata-only responses, the kubernetes Service, discovery details,
 // status and apply on subresources, event field selectors and DELETE codes.
 func TestWhatControllersExpect(t *testing.T) {
-	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
+	a := startAdmitd(t, t.TempDir(), "--storage", "memory", "--service-cluster-ip-range", "10.96.0.0/16")
 	t.Run("metadata client and informers", func(t *testing.T) { metadataClientAndInformers(t, a) })
 	t.Run("metadata negotiation errors", func(t *testing.T) { metadataNegotiation(t, a) })
+	t.Run("kubernetes service", func(t *testing.T) { kubernetesService(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -137,5 +139,43 @@ func metadataNegotiation(t *testing.T, a *admitd) {
 		if resp.StatusCode != tc.code || tm.Kind != tc.kind || tm.APIVersion != tc.apiVersion {
 			t.Errorf("%s: GET %s = %d %s %s, want %d %s %s\n%s", tc.name, tc.path, resp.StatusCode, tm.APIVersion, tm.Kind, tc.code, tc.apiVersion, tc.kind, body)
 		}
+	}
+}
+
+// kubernetesService finds default/kubernetes with kubectl: the first
+// address of the service range, 443 to the secure port, and its Endpoints
+// and EndpointSlice at this server; its address is not given to another.
+func kubernetesService(t *testing.T, a *admitd) {
+	port := a.URL[strings.LastIndex(a.URL, ":")+1:]
+	var out string
+	waitFor(t, "the kubernetes service and its endpoints", func() bool {
+		var err error
+		out, _, err = a.kubectl(t, "", "get", "svc,endpoints,endpointslices", "-A", "-o", "custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name", "--no-headers")
+		return err == nil && strings.Count(out, "kubernetes") == 3
+	})
+	for _, want := range []string{"Service        default   kubernetes", "Endpoints      default   kubernetes", "EndpointSlice  default   kubernetes"} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("kubectl get svc,endpoints,endpointslices -A:\n%s\nwant a line %q", out, want)
+		}
+	}
+	svc := a.mustKubectl(t, "", "get", "svc", "-A")
+	if !regexp.MustCompile(`default\s+kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443/TCP`).MatchString(svc) {
+		t.Errorf("kubectl get svc -A:\n%s\nwant default/kubernetes ClusterIP 10.96.0.1 443/TCP", svc)
+	}
+	target := a.mustKubectl(t, "", "get", "svc", "kubernetes", "-o", "jsonpath={.spec.ports[0].name} {.spec.ports[0].targetPort} {.metadata.labels.component}")
+	if target != "https "+port+" apiserver" {
+		t.Errorf("kubernetes service port = %q, want %q", target, "https "+port+" apiserver")
+	}
+	ep := a.mustKubectl(t, "", "get", "endpoints", "kubernetes", "-o", "jsonpath={.subsets[0].addresses[0].ip}:{.subsets[0].ports[0].port} {.metadata.labels.endpointslice\\.kubernetes\\.io/skip-mirror}")
+	if ep != "127.0.0.1:"+port+" true" {
+		t.Errorf("kubernetes endpoints = %q, want %q", ep, "127.0.0.1:"+port+" true")
+	}
+	slice := a.mustKubectl(t, "", "get", "endpointslice", "kubernetes", "-o", "jsonpath={.addressType} {.endpoints[0].addresses[0]} {.ports[0].port} {.metadata.labels.kubernetes\\.io/service-name}")
+	if slice != "IPv4 127.0.0.1 "+port+" kubernetes" {
+		t.Errorf("kubernetes endpointslice = %q, want %q", slice, "IPv4 127.0.0.1 "+port+" kubernetes")
+	}
+	_, errOut, err := a.kubectl(t, "", "create", "service", "clusterip", "taker", "--clusterip", "10.96.0.1", "--tcp", "80")
+	if err == nil || !strings.Contains(errOut, "provided IP is already allocated") {
+		t.Errorf("creating a service with the kubernetes service's address: err %v, %s; want provided IP is already allocated", err, errOut)
 	}
 }
