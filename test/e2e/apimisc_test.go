@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -27,6 +29,7 @@ func TestWhatControllersExpect(t *testing.T) {
 	t.Run("metadata client and informers", func(t *testing.T) { metadataClientAndInformers(t, a) })
 	t.Run("metadata negotiation errors", func(t *testing.T) { metadataNegotiation(t, a) })
 	t.Run("kubernetes service", func(t *testing.T) { kubernetesService(t, a) })
+	t.Run("create with resourceVersion", func(t *testing.T) { createWithResourceVersion(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -177,5 +180,28 @@ func kubernetesService(t *testing.T, a *admitd) {
 	_, errOut, err := a.kubectl(t, "", "create", "service", "clusterip", "taker", "--clusterip", "10.96.0.1", "--tcp", "80")
 	if err == nil || !strings.Contains(errOut, "provided IP is already allocated") {
 		t.Errorf("creating a service with the kubernetes service's address: err %v, %s; want provided IP is already allocated", err, errOut)
+	}
+}
+
+// createWithResourceVersion creates objects that carry a resourceVersion:
+// a dry run succeeds, an invalid object is refused by validation first,
+// and otherwise the storage's 500 answers.
+func createWithResourceVersion(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	cms := kubernetes.NewForConfigOrDie(a.restConfig(t)).CoreV1().ConfigMaps("default")
+	cm := func(name string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "42"}}
+	}
+	if _, err := cms.Create(ctx, cm("rv-dry"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		t.Errorf("dry-run create with resourceVersion: %v, want success", err)
+	}
+	_, err := cms.Create(ctx, cm("RV_Invalid"), metav1.CreateOptions{})
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("create of an invalid object with resourceVersion: %v, want 422 Invalid", err)
+	}
+	_, err = cms.Create(ctx, cm("rv-set"), metav1.CreateOptions{})
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Code != 500 || st.Status().Message != "resourceVersion should not be set on objects to be created" {
+		t.Errorf("create with resourceVersion: %v, want 500 resourceVersion should not be set on objects to be created", err)
 	}
 }
