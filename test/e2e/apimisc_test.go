@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -14,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -30,6 +33,8 @@ func TestWhatControllersExpect(t *testing.T) {
 	t.Run("metadata negotiation errors", func(t *testing.T) { metadataNegotiation(t, a) })
 	t.Run("kubernetes service", func(t *testing.T) { kubernetesService(t, a) })
 	t.Run("create with resourceVersion", func(t *testing.T) { createWithResourceVersion(t, a) })
+	t.Run("CRD version priority in discovery", func(t *testing.T) { crdVersionPriority(t, a) })
+	t.Run("APIGroup of every group", func(t *testing.T) { apiGroupOfEveryGroup(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -203,5 +208,105 @@ func createWithResourceVersion(t *testing.T, a *admitd) {
 	var st apierrors.APIStatus
 	if !errors.As(err, &st) || st.Status().Code != 500 || st.Status().Message != "resourceVersion should not be set on objects to be created" {
 		t.Errorf("create with resourceVersion: %v, want 500 resourceVersion should not be set on objects to be created", err)
+	}
+}
+
+const prioritizedCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.priority.example.com
+spec:
+  group: priority.example.com
+  scope: Namespaced
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  versions:
+  - {name: foo, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1alpha1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1beta1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v2, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+`
+
+// crdVersionPriority lists a CRD's versions, given in a shuffled order,
+// through client-go's legacy and aggregated discovery: Kubernetes version
+// priority, the highest preferred.
+func crdVersionPriority(t *testing.T, a *admitd) {
+	a.mustKubectl(t, prioritizedCRD, "apply", "-f", "-")
+	want := []string{"v2", "v1", "v1beta1", "v1alpha1", "foo"}
+	cfg := a.restConfig(t)
+	waitFor(t, "the CRD's versions in discovery", func() bool {
+		g, err := discoveryGroup(cfg, false, "priority.example.com")
+		return err == nil && len(g.Versions) == len(want)
+	})
+	for _, aggregated := range []bool{false, true} {
+		g, err := discoveryGroup(cfg, aggregated, "priority.example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range g.Versions {
+			got = append(got, v.Version)
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") || g.PreferredVersion.Version != "v2" {
+			t.Errorf("discovery (aggregated %v) versions = %v preferred %q, want %v preferred v2", aggregated, got, g.PreferredVersion.Version, want)
+		}
+	}
+	out := a.mustKubectl(t, "", "get", "--raw", "/apis/priority.example.com")
+	var g metav1.APIGroup
+	if err := json.Unmarshal([]byte(out), &g); err != nil || g.PreferredVersion.Version != "v2" || len(g.Versions) != 5 || g.Versions[0].Version != "v2" {
+		t.Errorf("GET /apis/priority.example.com = %s (%v), want v2 first and preferred", out, err)
+	}
+}
+
+// discoveryGroup reads one group from /apis with client-go's discovery
+// client, aggregated or legacy.
+func discoveryGroup(cfg *rest.Config, aggregated bool, name string) (*metav1.APIGroup, error) {
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	dc.UseLegacyDiscovery = !aggregated
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		return nil, err
+	}
+	for i := range groups.Groups {
+		if groups.Groups[i].Name == name {
+			return &groups.Groups[i], nil
+		}
+	}
+	return nil, fmt.Errorf("group %s not in discovery", name)
+}
+
+// apiGroupOfEveryGroup reads GET /apis/<group> for every group /apis
+// lists, built-in and custom, and finds the same APIGroup.
+func apiGroupOfEveryGroup(t *testing.T, a *admitd) {
+	cfg := a.restConfig(t)
+	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
+	dc.UseLegacyDiscovery = true
+	groups, err := dc.ServerGroups()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := dc.RESTClient()
+	for _, want := range groups.Groups {
+		if want.Name == "" {
+			continue
+		}
+		body, err := rc.Get().AbsPath("/apis/" + want.Name).DoRaw(t.Context())
+		if err != nil {
+			t.Errorf("GET /apis/%s: %v", want.Name, err)
+			continue
+		}
+		var got metav1.APIGroup
+		if err := json.Unmarshal(body, &got); err != nil || got.Kind != "APIGroup" || got.Name != want.Name ||
+			got.PreferredVersion != want.PreferredVersion || len(got.Versions) != len(want.Versions) {
+			t.Errorf("GET /apis/%s = %s, want the APIGroup of /apis %+v", want.Name, body, want)
+		}
+	}
+	if _, err := rc.Get().AbsPath("/apis/nothing.example.com").DoRaw(t.Context()); !apierrors.IsNotFound(err) {
+		t.Errorf("GET /apis/nothing.example.com: %v, want 404", err)
+	}
+	body, err := rc.Get().AbsPath("/api").DoRaw(t.Context())
+	var versions metav1.APIVersions
+	if err != nil || json.Unmarshal(body, &versions) != nil || versions.Kind != "APIVersions" || len(versions.Versions) != 1 || versions.Versions[0] != "v1" {
+		t.Errorf("GET /api = %s (%v), want APIVersions [v1]", body, err)
 	}
 }
