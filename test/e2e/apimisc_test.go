@@ -15,6 +15,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	autoscalingv1ac "k8s.io/client-go/applyconfigurations/autoscaling/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -35,6 +39,7 @@ func TestWhatControllersExpect(t *testing.T) {
 	t.Run("create with resourceVersion", func(t *testing.T) { createWithResourceVersion(t, a) })
 	t.Run("CRD version priority in discovery", func(t *testing.T) { crdVersionPriority(t, a) })
 	t.Run("APIGroup of every group", func(t *testing.T) { apiGroupOfEveryGroup(t, a) })
+	t.Run("apply on scale and status", func(t *testing.T) { applyOnSubresources(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -308,5 +313,52 @@ func apiGroupOfEveryGroup(t *testing.T, a *admitd) {
 	var versions metav1.APIVersions
 	if err != nil || json.Unmarshal(body, &versions) != nil || versions.Kind != "APIVersions" || len(versions.Versions) != 1 || versions.Versions[0] != "v1" {
 		t.Errorf("GET /api = %s (%v), want APIVersions [v1]", body, err)
+	}
+}
+
+// applyOnSubresources applies to a Deployment's /scale and /status with
+// client-go: the scale's manager owns spec.replicas of the Deployment
+// (subresource scale, the Deployment's apiVersion) beside the creator.
+func applyOnSubresources(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	deps := kubernetes.NewForConfigOrDie(a.restConfig(t)).AppsV1().Deployments("default")
+	dep := appsv1ac.Deployment("scaled", "default").WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(map[string]string{"app": "scaled"})).
+		WithTemplate(corev1ac.PodTemplateSpec().WithLabels(map[string]string{"app": "scaled"}).
+			WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName("c").WithImage("nginx")))))
+	if _, err := deps.Apply(ctx, dep, metav1.ApplyOptions{FieldManager: "creator"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := deps.ApplyScale(ctx, "scaled", autoscalingv1ac.Scale().WithSpec(autoscalingv1ac.ScaleSpec().WithReplicas(3)), metav1.ApplyOptions{FieldManager: "scaler"})
+	if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), `conflict with "creator": .spec.replicas`) {
+		t.Errorf("apply to /scale of a field another applier owns: %v, want upstream's conflict", err)
+	}
+	sc, err := deps.ApplyScale(ctx, "scaled", autoscalingv1ac.Scale().WithSpec(autoscalingv1ac.ScaleSpec().WithReplicas(3)), metav1.ApplyOptions{FieldManager: "scaler", Force: true})
+	if err != nil || sc.Spec.Replicas != 3 {
+		t.Fatalf("forced apply to /scale = %v, %v; want 3 replicas", sc, err)
+	}
+	got, err := deps.Get(ctx, "scaled", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scaler, creator *metav1.ManagedFieldsEntry
+	for i, e := range got.ManagedFields {
+		switch e.Manager {
+		case "scaler":
+			scaler = &got.ManagedFields[i]
+		case "creator":
+			creator = &got.ManagedFields[i]
+		}
+	}
+	if *got.Spec.Replicas != 3 || scaler == nil || scaler.Operation != metav1.ManagedFieldsOperationApply || scaler.Subresource != "scale" ||
+		scaler.APIVersion != "apps/v1" || string(scaler.FieldsV1.Raw) != `{"f:spec":{"f:replicas":{}}}` {
+		t.Errorf("after apply to /scale: replicas %d, scaler entry %+v; want 3 and an Apply entry of scale owning spec.replicas", *got.Spec.Replicas, scaler)
+	}
+	if creator == nil || strings.Contains(string(creator.FieldsV1.Raw), `"f:replicas"`) {
+		t.Errorf("after a forced apply to /scale the creator still owns spec.replicas: %+v", creator)
+	}
+	status := appsv1ac.Deployment("scaled", "default").WithStatus(appsv1ac.DeploymentStatus().WithObservedGeneration(7))
+	if _, err := deps.ApplyStatus(ctx, status, metav1.ApplyOptions{FieldManager: "statuser"}); err != nil {
+		t.Errorf("apply to /status: %v", err)
 	}
 }
