@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -40,6 +41,7 @@ func TestWhatControllersExpect(t *testing.T) {
 	t.Run("CRD version priority in discovery", func(t *testing.T) { crdVersionPriority(t, a) })
 	t.Run("APIGroup of every group", func(t *testing.T) { apiGroupOfEveryGroup(t, a) })
 	t.Run("apply on scale and status", func(t *testing.T) { applyOnSubresources(t, a) })
+	t.Run("events.k8s.io field selectors", func(t *testing.T) { eventFieldSelectors(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -360,5 +362,62 @@ func applyOnSubresources(t *testing.T, a *admitd) {
 	status := appsv1ac.Deployment("scaled", "default").WithStatus(appsv1ac.DeploymentStatus().WithObservedGeneration(7))
 	if _, err := deps.ApplyStatus(ctx, status, metav1.ApplyOptions{FieldManager: "statuser"}); err != nil {
 		t.Errorf("apply to /status: %v", err)
+	}
+}
+
+// eventFieldSelectors lists events.k8s.io/v1 Events by the field labels
+// upstream maps for that version, and core/v1 Events by source.
+func eventFieldSelectors(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	events := cs.EventsV1().Events("default")
+	mk := func(name, reason, typ, kind, controller string) {
+		t.Helper()
+		ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, EventTime: metav1.NowMicro(),
+			Reason: reason, Type: typ, Action: "Testing", Note: "n", ReportingController: controller, ReportingInstance: controller + "-1",
+			Regarding: corev1.ObjectReference{Kind: kind, Namespace: "default", Name: name + "-target", APIVersion: "v1"}}
+		if _, err := events.Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("ev-a", "Started", "Normal", "Pod", "example.com/ctrl-a")
+	mk("ev-b", "Failed", "Warning", "Node", "example.com/ctrl-b")
+	for sel, want := range map[string]string{
+		"reason=Started":                          "ev-a",
+		"type=Warning":                            "ev-b",
+		"regarding.kind=Pod":                      "ev-a",
+		"regarding.name=ev-b-target":              "ev-b",
+		"regarding.namespace=default,type=Normal": "ev-a",
+		"reportingController=example.com/ctrl-b":  "ev-b",
+		"metadata.name=ev-a":                      "ev-a",
+	} {
+		list, err := events.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		var got []string
+		for _, e := range list.Items {
+			if strings.HasPrefix(e.Name, "ev-") {
+				got = append(got, e.Name)
+			}
+		}
+		if err != nil || strings.Join(got, ",") != want {
+			t.Errorf("list events.k8s.io/v1 events with %q = %v, %v; want [%s]", sel, got, err, want)
+		}
+	}
+	_, err := events.List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod"})
+	if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "field label not supported: involvedObject.kind") {
+		t.Errorf("list events.k8s.io/v1 events by involvedObject.kind: %v, want 400 field label not supported", err)
+	}
+	coreEvents := cs.CoreV1().Events("default")
+	for name, src := range map[string]corev1.EventSource{"core-kubelet": {Component: "kubelet"}, "core-reported": {}} {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, Reason: "R", Type: "Normal", Source: src,
+			ReportingController: "example.com/reporter", InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p"}}
+		if _, err := coreEvents.Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for sel, want := range map[string]string{"source=kubelet": "core-kubelet", "source=example.com/reporter,involvedObject.kind=Pod": "core-reported"} {
+		core, err := coreEvents.List(ctx, metav1.ListOptions{FieldSelector: sel})
+		if err != nil || len(core.Items) != 1 || core.Items[0].Name != want {
+			t.Errorf("list core/v1 events with %q = %v, %v; want %s", sel, core, err, want)
+		}
 	}
 }
