@@ -21,6 +21,10 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 		s.serveGetScale(w, r, rq, res)
 		return
 	}
+	if rq.info.Subresource == "log" && res.Group == "" && res.Resource == "pods" {
+		s.servePodLog(w, r, rq, res)
+		return
+	}
 	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
 	if err != nil {
 		writeError(w, r, err)

@@ -12,10 +12,13 @@ import (
 	"sync"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv1ac "k8s.io/client-go/applyconfigurations/autoscaling/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -42,6 +45,9 @@ func TestWhatControllersExpect(t *testing.T) {
 	t.Run("APIGroup of every group", func(t *testing.T) { apiGroupOfEveryGroup(t, a) })
 	t.Run("apply on scale and status", func(t *testing.T) { applyOnSubresources(t, a) })
 	t.Run("events.k8s.io field selectors", func(t *testing.T) { eventFieldSelectors(t, a) })
+	t.Run("status writes keep metadata per kind", func(t *testing.T) { statusWritesKeepMetadata(t, a) })
+	t.Run("delete status codes", func(t *testing.T) { deleteStatusCodes(t, a) })
+	t.Run("kubelet subresources without a kubelet", func(t *testing.T) { kubeletSubresources(t, a) })
 }
 
 // metadataClientAndInformers reads ConfigMaps with client-go's metadata
@@ -418,6 +424,172 @@ func eventFieldSelectors(t *testing.T, a *admitd) {
 		core, err := coreEvents.List(ctx, metav1.ListOptions{FieldSelector: sel})
 		if err != nil || len(core.Items) != 1 || core.Items[0].Name != want {
 			t.Errorf("list core/v1 events with %q = %v, %v; want %s", sel, core, err, want)
+		}
+	}
+}
+
+// statusWritesKeepMetadata updates metadata through /status with client-go:
+// a Deployment keeps the new annotations and finalizers but not labels, a
+// Pod keeps labels but not owner references, a custom resource keeps none,
+// as upstream's status strategies.
+func statusWritesKeepMetadata(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	deps := cs.AppsV1().Deployments("default")
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "statusmeta", Labels: map[string]string{"l": "old"}},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "s"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "s"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}}}
+	dep, err := deps.Create(ctx, dep, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep.Labels = map[string]string{"l": "new"}
+	dep.Annotations = map[string]string{"a": "new"}
+	dep.Finalizers = []string{"example.com/keep"}
+	dep.Status.ObservedGeneration = 1
+	got, err := deps.UpdateStatus(ctx, dep, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["l"] != "old" || got.Annotations["a"] != "new" || len(got.Finalizers) != 1 || got.Status.ObservedGeneration != 1 {
+		t.Errorf("Deployment after a status write: labels %v annotations %v finalizers %v; want old labels, new annotations and finalizers",
+			got.Labels, got.Annotations, got.Finalizers)
+	}
+	got.Finalizers = nil
+	if _, err := deps.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	pods := cs.CoreV1().Pods("default")
+	pod, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "statusmeta"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Labels = map[string]string{"l": "new"}
+	pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "0b9e1d3a-1111-2222-3333-444455556666"}}
+	pod.Status.Message = "status write"
+	gotPod, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotPod.Labels["l"] != "new" || len(gotPod.OwnerReferences) != 0 || gotPod.Status.Message != "status write" {
+		t.Errorf("Pod after a status write: labels %v ownerReferences %v; want the new labels and no owner references", gotPod.Labels, gotPod.OwnerReferences)
+	}
+}
+
+// deleteStatusCodes deletes objects that stay with client-go's REST client:
+// 200 with the object (202 only for orphanDependents=false), and a
+// Namespace DELETE reaches a validating webhook with the namespace's uid
+// as precondition, as kube-apiserver's namespace storage adds it.
+func deleteStatusCodes(t *testing.T, a *admitd) {
+	ctx := t.Context()
+	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	var mu sync.Mutex
+	var nsOptions []string
+	hook := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		if req.Operation == admissionv1.Delete && req.Resource.Resource == "namespaces" {
+			mu.Lock()
+			nsOptions = append(nsOptions, string(req.Options.Raw))
+			mu.Unlock()
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	})
+	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: e2e-namespace-deletes}
+webhooks:
+- name: namespaces.e2e.admitd.io
+  clientConfig: {url: "`+hook.url+`/validate", caBundle: "`+hook.caBundle+`"}
+  rules: [{operations: [DELETE], apiGroups: [""], apiVersions: [v1], resources: [namespaces]}]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+`, "apply", "-f", "-")
+	cms := cs.CoreV1().ConfigMaps("default")
+	for _, name := range []string{"stays", "stays-orphan"} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc := cs.CoreV1().RESTClient()
+	del := func(path string, body string) (int, metav1.TypeMeta) {
+		t.Helper()
+		var code int
+		req := rc.Delete().AbsPath(path)
+		if body != "" {
+			req = req.Body([]byte(body)).SetHeader("Content-Type", "application/json")
+		}
+		raw, err := req.SetHeader("Accept", "application/json").Do(ctx).StatusCode(&code).Raw()
+		if err != nil {
+			t.Fatalf("DELETE %s: %v", path, err)
+		}
+		var tm metav1.TypeMeta
+		_ = json.Unmarshal(raw, &tm)
+		return code, tm
+	}
+	if code, tm := del("/api/v1/namespaces/default/configmaps/stays", ""); code != 200 || tm.Kind != "ConfigMap" {
+		t.Errorf("DELETE of a ConfigMap with a finalizer = %d %s, want 200 ConfigMap", code, tm.Kind)
+	}
+	if code, tm := del("/api/v1/namespaces/default/configmaps/stays-orphan", `{"orphanDependents":false}`); code != 202 || tm.Kind != "ConfigMap" {
+		t.Errorf("DELETE with orphanDependents=false of a ConfigMap with a finalizer = %d %s, want 202 ConfigMap", code, tm.Kind)
+	}
+	for _, name := range []string{"stays", "stays-orphan"} {
+		_, _ = cms.Patch(ctx, name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	}
+	ns, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "deleted-ns"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, tm := del("/api/v1/namespaces/deleted-ns", ""); code != 200 || tm.Kind != "Namespace" {
+		t.Errorf("DELETE of a namespace = %d %s, want 200 Namespace", code, tm.Kind)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(nsOptions) != 1 || !strings.Contains(nsOptions[0], `"preconditions":{"uid":"`+string(ns.UID)+`"}`) {
+		t.Errorf("the webhook saw namespace DELETE options %v, want preconditions.uid %s", nsOptions, ns.UID)
+	}
+}
+
+// kubeletSubresources runs kubectl logs and exec, and reads the proxy
+// subresources, with no kubelet: upstream's errors, never the object.
+func kubeletSubresources(t *testing.T, a *admitd) {
+	a.mustKubectl(t, `apiVersion: v1
+kind: Pod
+metadata: {name: unscheduled}
+spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scheduled}
+spec:
+  nodeName: node-a
+  containers: [{name: a, image: nginx}, {name: b, image: nginx}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: lonely}
+spec: {selector: {app: none}, ports: [{port: 80}]}
+`, "apply", "-f", "-")
+	out, errOut, err := a.kubectl(t, "", "logs", "unscheduled")
+	if err != nil || out != "" {
+		t.Errorf("kubectl logs of an unscheduled pod = %q, %q, %v; want an empty log", out, errOut, err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exec", "unscheduled", "--", "ls"}, "pod unscheduled does not have a host assigned"},
+		{[]string{"get", "--raw", "/api/v1/namespaces/default/pods/scheduled/log"}, "a container name must be specified for pod scheduled, choose one of: [a b]"},
+		{[]string{"logs", "scheduled", "-c", "z"}, "container z is not valid for pod scheduled"},
+		{[]string{"logs", "scheduled", "-c", "a"}, `nodes "node-a" not found`},
+		{[]string{"get", "--raw", "/api/v1/namespaces/default/pods/unscheduled/proxy/"}, "address not allowed"},
+		{[]string{"get", "--raw", "/api/v1/namespaces/default/services/lonely/proxy/"}, `no endpoints available for service "lonely"`},
+	}
+	for _, tc := range cases {
+		out, errOut, err := a.kubectl(t, "", tc.args...)
+		if err == nil || !strings.Contains(errOut, tc.want) || strings.Contains(out, "apiVersion") {
+			t.Errorf("kubectl %s = %q, %q, %v; want an error with %q", strings.Join(tc.args, " "), out, errOut, err, tc.want)
 		}
 	}
 }
