@@ -32,6 +32,11 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 	if s.serveReview(w, r, rq, res) {
 		return
 	}
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := parseCreateOptions(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -49,6 +54,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.ResponseObject = out
+	if n.as != "" {
+		s.writeResult(w, r, http.StatusCreated, res, out)
+		return
+	}
 	writeObjectWithJSON(w, r, http.StatusCreated, out, created)
 }
 

@@ -161,6 +161,18 @@ func metadataNegotiation(t *testing.T, a *admitd) {
 			t.Errorf("%s: GET %s = %d %s %s, want %d %s %s\n%s", tc.name, tc.path, resp.StatusCode, tm.APIVersion, tm.Kind, tc.code, tc.apiVersion, tc.kind, body)
 		}
 	}
+	req, _ := http.NewRequest("POST", a.URL+"/api/v1/namespaces/default/configmaps", strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"created-as-metadata"},"data":{"k":"v"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", pom)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || strings.Contains(string(body), `"data"`) {
+		t.Errorf("POST with Accept %s = %d %s, want 201 PartialObjectMetadata", pom, resp.StatusCode, body)
+	}
 }
 
 // kubernetesService finds default/kubernetes with kubectl: the first
