@@ -23,7 +23,10 @@ import (
 // out (the pod, its container, its node, the node's address, the upgrade
 // request), and then that the backend cannot be reached.
 
-var nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
+var (
+	nodesGVR     = corev1.SchemeGroupVersion.WithResource("nodes")
+	endpointsGVR = corev1.SchemeGroupVersion.WithResource("endpoints")
+)
 
 // kubeletPort is the port kube-apiserver dials a kubelet on when the node
 // reports none (--kubelet-port).
@@ -58,7 +61,7 @@ func (s *Server) connectBackendError(r *http.Request, rq *request, res *registry
 	case *corev1.Node:
 		return s.nodeProxyError(ctx, o, r)
 	case *corev1.Service:
-		return serviceProxyError(o)
+		return s.serviceProxyError(ctx, o)
 	}
 	return apierrors.NewBadRequest("Upgrade request required")
 }
@@ -106,11 +109,21 @@ func (s *Server) nodeProxyError(ctx context.Context, node *corev1.Node, r *http.
 	return s.kubeletUnreachable(ctx, node.Name, rest)
 }
 
-// serviceProxyError follows upstream's service ResourceLocation: a
-// Service without a selector's endpoints has none to reach here.
-func serviceProxyError(svc *corev1.Service) error {
+// serviceProxyError follows upstream's service ResourceLocation: an
+// ExternalName Service is reached at its name, any other at a ready
+// endpoint, of which there must be one.
+func (s *Server) serviceProxyError(ctx context.Context, svc *corev1.Service) error {
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return apierrors.NewBadRequest(fmt.Sprintf("no endpoints available for service %q", svc.Name))
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: admitd does not proxy to %s", svc.Spec.ExternalName))
+	}
+	if res, ok := s.cat.Lookup(endpointsGVR); ok {
+		if obj, err := s.getObject(ctx, res, svc.Namespace, svc.Name); err == nil {
+			for _, sub := range obj.(*corev1.Endpoints).Subsets {
+				if len(sub.Addresses) > 0 {
+					return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: admitd does not proxy to endpoint %s", sub.Addresses[0].IP))
+				}
+			}
+		}
 	}
 	return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", svc.Name))
 }
