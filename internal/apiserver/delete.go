@@ -66,6 +66,11 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, errMethodNotSupported(res.GroupResource(), "delete"))
 		return
 	}
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := s.parseDeleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -85,11 +90,11 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		if opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck // upstream still reads it
 			code = http.StatusAccepted
 		}
-		writeObject(w, r, code, out)
+		s.writeDeleted(w, r, code, res, n, out)
 		return
 	}
 	if returnsDeletedObject(res) {
-		writeObject(w, r, http.StatusOK, out)
+		s.writeDeleted(w, r, http.StatusOK, res, n, out)
 		return
 	}
 	m := accessor(out)
@@ -98,6 +103,16 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		Status:   metav1.StatusSuccess,
 		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: res.Group, Kind: res.Resource, UID: m.GetUID()},
 	})
+}
+
+// writeDeleted writes the object a DELETE answers with, turned into what
+// the Accept header asks (a Status never is).
+func (s *Server) writeDeleted(w http.ResponseWriter, r *http.Request, code int, res *registry.Resource, n negotiated, out runtime.Object) {
+	if n.as == "" {
+		writeObject(w, r, code, out)
+		return
+	}
+	s.writeResult(w, r, code, res, out)
 }
 
 // preconditionOnUID adds the object's uid to the delete's preconditions,

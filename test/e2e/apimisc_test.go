@@ -173,6 +173,17 @@ func metadataNegotiation(t *testing.T, a *admitd) {
 	if resp.StatusCode != 201 || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || strings.Contains(string(body), `"data"`) {
 		t.Errorf("POST with Accept %s = %d %s, want 201 PartialObjectMetadata", pom, resp.StatusCode, body)
 	}
+	a.mustKubectl(t, "", "run", "deleted-as-metadata", "--image=nginx")
+	req, _ = http.NewRequest("DELETE", a.URL+"/api/v1/namespaces/default/pods/deleted-as-metadata", nil)
+	req.Header.Set("Accept", pom)
+	if resp, err = c.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || strings.Contains(string(body), `"spec"`) {
+		t.Errorf("DELETE of a pod with Accept %s = %d %s, want 200 PartialObjectMetadata", pom, resp.StatusCode, body)
+	}
 }
 
 // kubernetesService finds default/kubernetes with kubectl: the first
