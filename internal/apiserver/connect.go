@@ -13,8 +13,8 @@ import (
 )
 
 // serveConnect admits a connect request (pods/exec, attach, portforward,
-// proxy) as CONNECT, before looking at the pod as upstream does, and then
-// answers that no kubelet is attached.
+// proxy, and nodes/ and services/proxy) as CONNECT, before looking at the
+// object as upstream does, and then answers as kubelet.go says.
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
 	sub, _ := res.Subresource(rq.info.Subresource)
 	opts, err := connectOptions(r, sub.Kind)
@@ -31,11 +31,12 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *reques
 		writeError(w, r, err)
 		return
 	}
-	if _, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name); err != nil {
+	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeError(w, r, apierrors.NewBadRequest("Upgrade request required"))
+	writeError(w, r, s.connectBackendError(r, rq, res, obj))
 }
 
 // connectOptions decodes the options object of a connect request (e.g.

@@ -32,6 +32,11 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 	if s.serveReview(w, r, rq, res) {
 		return
 	}
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := parseCreateOptions(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -49,6 +54,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.ResponseObject = out
+	if n.as != "" {
+		s.writeResult(w, r, http.StatusCreated, res, out)
+		return
+	}
 	writeObjectWithJSON(w, r, http.StatusCreated, out, created)
 }
 
@@ -112,9 +121,6 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 		return nil, nil, err
 	}
 	m = accessor(obj)
-	if m.GetResourceVersion() != "" {
-		return nil, nil, errors.New("resourceVersion should not be set on objects to be created")
-	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 0; ; attempt++ {
 		out, created, err := s.createOnce(ctx, rq, res, obj, attrs, dryRun)
@@ -158,6 +164,11 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 			return nil, nil, s.alreadyExists(ctx, res, key, m.GetName())
 		}
 		return obj, nil, nil
+	}
+	if m.GetResourceVersion() != "" {
+		// upstream's storage refuses it (after validation and dry run) with
+		// a plain error, hence a 500.
+		return nil, nil, errors.New("resourceVersion should not be set on objects to be created")
 	}
 	stored, err := registry.ToStorageVersion(obj)
 	if err != nil {

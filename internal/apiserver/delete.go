@@ -66,6 +66,11 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, errMethodNotSupported(res.GroupResource(), "delete"))
 		return
 	}
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, err := s.parseDeleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -78,11 +83,18 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	rq.event.ResponseObject = out
 	if !deleted {
-		writeObject(w, r, http.StatusAccepted, out)
+		// As upstream: the object that stays (finalizers, graceful
+		// deletion, a terminating namespace) with 200, or 202 when the
+		// client asked for orphanDependents=false.
+		code := http.StatusOK
+		if opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck // upstream still reads it
+			code = http.StatusAccepted
+		}
+		s.writeDeleted(w, r, code, res, n, out)
 		return
 	}
-	if res.Group == "" && (res.Resource == "pods" || res.Resource == "services") {
-		writeObject(w, r, http.StatusOK, out)
+	if returnsDeletedObject(res) {
+		s.writeDeleted(w, r, http.StatusOK, res, n, out)
 		return
 	}
 	m := accessor(out)
@@ -91,6 +103,50 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		Status:   metav1.StatusSuccess,
 		Details:  &metav1.StatusDetails{Name: m.GetName(), Group: res.Group, Kind: res.Resource, UID: m.GetUID()},
 	})
+}
+
+// writeDeleted writes the object a DELETE answers with, turned into what
+// the Accept header asks (a Status never is).
+func (s *Server) writeDeleted(w http.ResponseWriter, r *http.Request, code int, res *registry.Resource, n negotiated, out runtime.Object) {
+	if n.as == "" {
+		writeObject(w, r, code, out)
+		return
+	}
+	s.writeResult(w, r, code, res, out)
+}
+
+// preconditionOnUID adds the object's uid to the delete's preconditions,
+// as upstream's namespace storage does after mutating admission (so that
+// validating admission sees it).
+func preconditionOnUID(opts *metav1.DeleteOptions, m metav1.Object) {
+	if opts.Preconditions == nil {
+		opts.Preconditions = &metav1.Preconditions{}
+	}
+	if opts.Preconditions.UID == nil {
+		uid := m.GetUID()
+		opts.Preconditions.UID = &uid
+	}
+}
+
+// returnsDeletedObject reports whether a DELETE of res answers with the
+// deleted object rather than a Status, as the kinds whose upstream storage
+// sets ReturnDeletedObject.
+func returnsDeletedObject(res *registry.Resource) bool {
+	switch res.Group {
+	case "":
+		switch res.Resource {
+		case "namespaces", "pods", "services", "serviceaccounts", "persistentvolumes", "persistentvolumeclaims", "resourcequotas", "podtemplates":
+			return true
+		}
+	case "storage.k8s.io":
+		switch res.Resource {
+		case "storageclasses", "csidrivers", "csinodes", "volumeattachments", "volumeattributesclasses":
+			return true
+		}
+	case "resource.k8s.io":
+		return true
+	}
+	return false
 }
 
 // delete admits and performs the deletion of one object. deleted is false
@@ -110,6 +166,9 @@ func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource
 		attrs := s.attributes(rq, res, admission.Delete, attrName, nil, old.DeepCopyObject(), opts, len(opts.DryRun) > 0)
 		if err := s.admit(ctx, attrs); err != nil {
 			return nil, false, err
+		}
+		if res.Group == "" && res.Resource == "namespaces" {
+			preconditionOnUID(opts, accessor(old))
 		}
 		if err := s.validate(ctx, attrs); err != nil {
 			return nil, false, err

@@ -101,8 +101,20 @@ func resourceDiscovery(res *registry.Resource) apidiscoveryv2.APIResourceDiscove
 	return d
 }
 
+// serveAPIGroup answers /apis/<group> with the group's APIGroup: its
+// served versions and the preferred one.
+func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group string) {
+	if len(s.cat.Versions(group)) == 0 {
+		writeError(w, r, errNotFoundPath())
+		return
+	}
+	grp := s.apiGroup(group)
+	grp.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+	writeObject(w, r, http.StatusOK, &grp)
+}
+
 // serveGroupVersion answers legacy per-group-version discovery
-// (/api/v1, /apis/<group>/<version>) and /apis/<group>.
+// (/api/v1, /apis/<group>/<version>).
 func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, info *requestInfo) {
 	if info.Version == "" || (info.APIPrefix == "apis" && info.Group == "") {
 		writeError(w, r, errNotFoundPath())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -77,6 +78,10 @@ func fieldSet(obj runtime.Object, sel fields.Selector) fields.Set {
 			}
 		}
 		v, found, _ := unstructured.NestedFieldNoCopy(content, strings.Split(req.Field, ".")...)
+		if req.Field == "source" && isCoreEvent(obj) {
+			set[req.Field] = coreEventSource(content)
+			continue
+		}
 		if found {
 			set[req.Field] = fmt.Sprint(v)
 		} else {
@@ -84,6 +89,23 @@ func fieldSet(obj runtime.Object, sel fields.Selector) fields.Set {
 		}
 	}
 	return set
+}
+
+// isCoreEvent reports whether obj is a core/v1 Event, whose "source" field
+// label is not a field of the same path.
+func isCoreEvent(obj runtime.Object) bool {
+	_, ok := obj.(*corev1.Event)
+	return ok
+}
+
+// coreEventSource is a core/v1 Event's "source" field label, as upstream's
+// event strategy sets it: source.component, else reportingComponent.
+func coreEventSource(content map[string]any) string {
+	if c, _, _ := unstructured.NestedString(content, "source", "component"); c != "" {
+		return c
+	}
+	c, _, _ := unstructured.NestedString(content, "reportingComponent")
+	return c
 }
 
 func containsString(list []string, s string) bool {

@@ -13,8 +13,16 @@ import (
 )
 
 func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if _, err := negotiateOutput(r, res); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if rq.info.Subresource == "scale" {
 		s.serveGetScale(w, r, rq, res)
+		return
+	}
+	if rq.info.Subresource == "log" && res.Group == "" && res.Resource == "pods" {
+		s.servePodLog(w, r, rq, res)
 		return
 	}
 	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
@@ -45,13 +53,20 @@ func (s *Server) readStored(ctx context.Context, res *registry.Resource, key, na
 	return kv, obj, err
 }
 
-// writeResult writes an object, or a Table of it when the client asks for one.
+// writeResult writes an object, or what the client's Accept header asks
+// it to be turned into (a Table, its metadata).
 func (s *Server) writeResult(w http.ResponseWriter, r *http.Request, code int, res *registry.Resource, obj runtime.Object) {
-	if wantsTable(r) {
-		writeObject(w, r, code, s.tableFor(res, []runtime.Object{obj}, "", tableIncludeObject(r)))
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, code, obj)
+	out, err := s.transformObject(r, res, n, obj)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeNegotiated(w, r, code, n, out)
 }
 
 func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }

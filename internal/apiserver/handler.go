@@ -167,6 +167,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 	case p == "/api" || p == "/apis":
 		s.serveDiscoveryRoot(w, r, p)
 		return
+	case strings.HasPrefix(p, "/apis/") && strings.Count(p, "/") == 2:
+		s.serveAPIGroup(w, r, strings.TrimPrefix(p, "/apis/"))
+		return
 	case p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/v3/"):
 		s.serveOpenAPIV3(w, r)
 		return

@@ -64,6 +64,11 @@ func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
 }
 
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	lq, err := parseListQuery(res, r.URL.Query())
 	if err != nil {
 		writeError(w, r, err)
@@ -74,21 +79,12 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		writeError(w, r, err)
 		return
 	}
-	if wantsTable(r) {
-		t := s.tableFor(res, items, "", tableIncludeObject(r))
-		t.ListMeta = meta
-		writeObject(w, r, http.StatusOK, t)
+	out, err := s.transformList(r, res, n, items, meta)
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
-	for _, it := range items {
-		if !res.Unstructured {
-			it.GetObjectKind().SetGroupVersionKind(emptyGVK)
-		}
-	}
-	if items == nil {
-		items = []runtime.Object{}
-	}
-	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: meta, Items: items})
+	writeNegotiated(w, r, http.StatusOK, n, out)
 }
 
 // listObjects reads one page of matching objects, scanning storage pages at

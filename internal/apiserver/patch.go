@@ -36,9 +36,6 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 	mt := mediaTypeOf(r)
 	switch {
 	case mt == mediaJSONPatch, mt == mediaMergePatch:
-	case mt == mediaApplyPatch && rq.info.Subresource == "scale":
-		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch))
-		return
 	case mt == mediaApplyPatch:
 	case mt == mediaStrategicPatch:
 		if res.Unstructured {
@@ -62,7 +59,14 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 	uopts := &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	if rq.info.Subresource == "scale" {
-		s.finishScaleWrite(w, r, rq, res, scalePatcher(rq, res, mt, patch, opts.FieldValidation), uopts)
+		next := scalePatcher(rq, res, mt, patch, opts.FieldValidation)
+		if mt == mediaApplyPatch {
+			if next, err = s.scaleApplier(rq, res, patch, opts); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+		s.finishScaleWrite(w, r, rq, res, next, uopts)
 		return
 	}
 	next := func(current runtime.Object) (runtime.Object, error) {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -74,6 +75,9 @@ func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) 
 			spec.ClusterIPs = []string{ip}
 		}
 		parsed := net.ParseIP(ip)
+		if isKubernetesService(svc) && parsed.Equal(alloc.Reserved()) {
+			return nothing, nil // the address kept for it
+		}
 		if err := alloc.Allocate(parsed); err != nil {
 			el := field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %v: %v", ip, err))}
 			return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, el)
@@ -81,6 +85,12 @@ func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) 
 		return func() { alloc.Release(parsed) }, nil
 	}
 	return nothing, nil
+}
+
+// isKubernetesService reports whether svc is default/kubernetes, the API
+// server's own Service, for which the range's first address is kept.
+func isKubernetesService(svc *corev1.Service) bool {
+	return svc.Namespace == metav1.NamespaceDefault && svc.Name == "kubernetes"
 }
 
 // releaseServiceIPs gives back the cluster IPs of a deleted Service.

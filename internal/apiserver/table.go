@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"net/http"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -10,12 +9,6 @@ import (
 	"github.com/admitd/admitd/internal/printers"
 	"github.com/admitd/admitd/internal/registry"
 )
-
-// wantsTable reports whether the client asked for meta.k8s.io Table output.
-func wantsTable(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	return strings.Contains(accept, "as=Table") && strings.Contains(accept, "g=meta.k8s.io")
-}
 
 // tableIncludeObject reports whether rows carry the whole object
 // (includeObject=Object) rather than its metadata only.

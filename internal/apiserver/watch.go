@@ -31,28 +31,56 @@ type watchStream struct {
 	enc     *json.Encoder
 	s       *Server
 	res     *registry.Resource
-	table   bool
+	out     negotiated
 	first   bool
 }
 
 func (ws *watchStream) send(typ string, obj runtime.Object) error {
-	var payload any = obj
-	if ws.table && typ != "ERROR" && typ != "BOOKMARK" {
-		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", true)
-		if !ws.first {
-			t.ColumnDefinitions = nil
-		}
-		ws.first = false
-		payload = t
+	payload := ws.payload(typ, obj)
+	var err error
+	if ws.out.media == mediaProtobuf && ws.out.as == asPartial {
+		err = writeProtobufEvent(ws.w, typ, payload)
+	} else {
+		err = ws.enc.Encode(watchEvent{Type: typ, Object: payload})
 	}
-	if err := ws.enc.Encode(watchEvent{Type: typ, Object: payload}); err != nil {
+	if err != nil {
 		return err
 	}
 	ws.flusher.Flush()
 	return nil
 }
 
+// payload is what an event carries: obj, or what the client asked it to
+// be turned into. As upstream, an object that cannot be turned into the
+// kind asked for (a list kind) is sent as it is, and errors never are.
+func (ws *watchStream) payload(typ string, obj runtime.Object) any {
+	if typ == "ERROR" {
+		return obj
+	}
+	switch ws.out.as {
+	case asTable:
+		if typ == "BOOKMARK" {
+			return obj
+		}
+		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", true)
+		t.APIVersion = ws.out.metaAPIVersion()
+		if !ws.first {
+			t.ColumnDefinitions = nil
+		}
+		ws.first = false
+		return t
+	case asPartial:
+		return partialOf(obj, ws.out.version)
+	}
+	return obj
+}
+
 func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	out, err := negotiateWatch(r, res)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	q := r.URL.Query()
 	lq, err := parseListQuery(res, q)
 	if err != nil {
@@ -76,11 +104,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 		return
 	}
 	setWarnings(w, rq)
-	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("Content-Type", out.streamContentType())
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	ws := &watchStream{w: w, flusher: flusher, enc: json.NewEncoder(w), s: s, res: res, table: wantsTable(r), first: true}
+	ws := &watchStream{w: w, flusher: flusher, enc: json.NewEncoder(w), s: s, res: res, out: out, first: true}
 	if err := s.streamWatch(ctx, ws, rq, res, lq, q); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))
 	}

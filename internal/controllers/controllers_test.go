@@ -182,8 +182,8 @@ func TestGarbageCollectionPolicies(t *testing.T) {
 		depRefsAfter int
 	}{
 		{policy: "Background", ownerCode: 200},
-		{policy: "Foreground", block: true, ownerWaits: true, ownerCode: 202, ownerFinal: metav1.FinalizerDeleteDependents},
-		{policy: "Orphan", keepsDep: true, ownerWaits: true, ownerCode: 202, ownerFinal: metav1.FinalizerOrphanDependents},
+		{policy: "Foreground", block: true, ownerWaits: true, ownerCode: 200, ownerFinal: metav1.FinalizerDeleteDependents},
+		{policy: "Orphan", keepsDep: true, ownerWaits: true, ownerCode: 200, ownerFinal: metav1.FinalizerOrphanDependents},
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
 			c.t = t
@@ -213,7 +213,7 @@ func TestForegroundWaitsForBlockingDependents(t *testing.T) {
 	o := c.must(201, "POST", nsPath, `{"metadata":{"name":"owner"}}`)
 	// A finalizer keeps the dependent (and so the owner) around.
 	c.must(201, "POST", nsPath, `{"metadata":{"name":"dep","finalizers":["example.com/hold"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"`+string(o.UID)+`","blockOwnerDeletion":true}]}}`)
-	c.must(202, "DELETE", nsPath+"/owner", deleteWith("Foreground"))
+	c.must(200, "DELETE", nsPath+"/owner", deleteWith("Foreground"))
 	c.eventually("the dependent is being deleted", func() bool {
 		_, out := c.do("GET", nsPath+"/dep", "")
 		return strings.Contains(out, "deletionTimestamp")
@@ -247,7 +247,7 @@ func TestGarbageCollectionOwnersAndDefaults(t *testing.T) {
 	rc := c.must(201, "POST", "/api/v1/namespaces/default/replicationcontrollers",
 		`{"metadata":{"name":"rc"},"spec":{"replicas":0,"selector":{"app":"x"},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}`)
 	c.must(201, "POST", nsPath, fmt.Sprintf(`{"metadata":{"name":"rc-dep","ownerReferences":[{"apiVersion":"v1","kind":"ReplicationController","name":"rc","uid":%q}]}}`, rc.UID))
-	c.must(202, "DELETE", "/api/v1/namespaces/default/replicationcontrollers/rc", "")
+	c.must(200, "DELETE", "/api/v1/namespaces/default/replicationcontrollers/rc", "")
 	c.eventually("the replication controller is gone", c.gone("/api/v1/namespaces/default/replicationcontrollers/rc"))
 	if d := c.must(200, "GET", nsPath+"/rc-dep", ""); len(d.OwnerReferences) != 0 {
 		t.Errorf("dependent of an orphaning delete keeps %v", d.OwnerReferences)

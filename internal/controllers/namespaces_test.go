@@ -43,7 +43,7 @@ func TestNamespaceFinalization(t *testing.T) {
 	c.must(http.StatusCreated, "POST", cms, `{"metadata":{"name":"plain"}}`)
 	c.must(http.StatusCreated, "POST", cms, `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
 
-	c.must(http.StatusAccepted, "DELETE", "/api/v1/namespaces/team", "")
+	c.must(http.StatusOK, "DELETE", "/api/v1/namespaces/team", "")
 	c.eventually("the plain config map is deleted", c.gone(cms+"/plain"))
 	byController := "configmaps team/plain by " + NamespacesUser.Username
 	if !slices.Contains(seer.seen(), byController) {

@@ -25,7 +25,7 @@ func (c *cluster) createDeletedClaim(name, metadata string) {
 	c.t.Helper()
 	c.must(http.StatusCreated, "POST", claims, `{"metadata":{"name":"`+name+`","finalizers":["kubernetes.io/pvc-protection"]`+metadata+`},`+
 		`"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}`)
-	c.must(http.StatusAccepted, "DELETE", claims+"/"+name, "")
+	c.must(http.StatusOK, "DELETE", claims+"/"+name, "")
 }
 
 // settled deletes an unused claim and waits until it is gone: the
@@ -106,8 +106,8 @@ func TestPVProtection(t *testing.T) {
 	create("bound")
 	c.must(http.StatusOK, "PATCH", volumes+"/bound/status", `{"status":{"phase":"Bound"}}`)
 	create("free")
-	c.must(http.StatusAccepted, "DELETE", volumes+"/bound", "")
-	c.must(http.StatusAccepted, "DELETE", volumes+"/free", "")
+	c.must(http.StatusOK, "DELETE", volumes+"/bound", "")
+	c.must(http.StatusOK, "DELETE", volumes+"/free", "")
 	c.eventually("the unbound volume is gone", c.gone(volumes+"/free"))
 	c.stays(volumes + "/bound")
 

@@ -62,7 +62,7 @@ func TestRootCAPublisher(t *testing.T) {
 	c.eventually("the deleted ConfigMap is recreated", c.published(path))
 
 	c.must(http.StatusCreated, "POST", "/api/v1/namespaces/team/configmaps", `{"metadata":{"name":"held","finalizers":["example.com/hold"]}}`)
-	c.must(http.StatusAccepted, "DELETE", "/api/v1/namespaces/team", "")
+	c.must(http.StatusOK, "DELETE", "/api/v1/namespaces/team", "")
 	c.eventually("the namespace controller deletes kube-root-ca.crt", c.gone(path))
 	c.must(http.StatusOK, "PATCH", "/api/v1/namespaces/team/configmaps/held", `{"metadata":{"finalizers":null}}`)
 	c.eventually("the namespace is gone", c.gone("/api/v1/namespaces/team"))

@@ -19,6 +19,7 @@ func admissionregistrationKinds() []descriptor {
 	}
 	vap := kind("validatingadmissionpolicies", "ValidatingAdmissionPolicy", true)
 	vap.status = statusSubresource
+	vap.strategy.ResetStatusMetadata = resetStatusMetadataAll
 	return []descriptor{
 		kind("mutatingadmissionpolicies", "MutatingAdmissionPolicy", true),
 		kind("mutatingadmissionpolicybindings", "MutatingAdmissionPolicyBinding", true),

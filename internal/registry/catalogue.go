@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 )
 
 // Catalogue is the set of served resources. Lookups read an immutable
@@ -88,6 +89,7 @@ func (c *Catalogue) publish(custom map[string][]*Resource) {
 			add(r)
 		}
 	}
+	sortCustomVersions(s.versions, c.builtin)
 	seen := map[string]bool{}
 	for _, g := range groupOrder {
 		if _, ok := s.versions[g]; ok {
@@ -104,6 +106,22 @@ func (c *Catalogue) publish(custom map[string][]*Resource) {
 	sort.Strings(rest)
 	s.groups = append(s.groups, rest...)
 	c.current.Store(s)
+}
+
+// sortCustomVersions orders the versions of the custom resources' groups
+// by Kubernetes version priority (v2 before v1, GA before beta before
+// alpha, other names last), as apiextensions-apiserver lists them; the
+// first is the group's preferred version.
+func sortCustomVersions(versions map[string][]string, builtin []*Resource) {
+	isBuiltin := map[string]bool{}
+	for _, r := range builtin {
+		isBuiltin[r.Group] = true
+	}
+	for g, vs := range versions {
+		if !isBuiltin[g] {
+			sort.SliceStable(vs, func(i, j int) bool { return version.CompareKubeAwareVersionStrings(vs[i], vs[j]) > 0 })
+		}
+	}
 }
 
 // SetCustom replaces the resources served for one custom resource

@@ -68,7 +68,7 @@ func PrepareForCreate(r *Resource, obj runtime.Object) {
 func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) runtime.Object {
 	switch {
 	case subresource == "status":
-		obj = statusUpdate(old, obj)
+		obj = statusUpdate(r, old, obj)
 	case subresource == "":
 		if r.StatusSubresource {
 			copyStatus(obj, old)
@@ -86,16 +86,40 @@ func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) 
 	return obj
 }
 
-// statusUpdate is the object a status-subresource write produces: the old
-// object with the new status.
-func statusUpdate(old, obj runtime.Object) runtime.Object {
+// statusUpdate is the object a status-subresource write produces, as
+// upstream's status strategies: for a built-in kind, the old object with
+// the new status and the new metadata less what the kind's
+// ResetStatusMetadata puts back; for a custom resource, the old object
+// with the new status only.
+func statusUpdate(r *Resource, old, obj runtime.Object) runtime.Object {
 	out := old.DeepCopyObject()
 	copyStatus(out, obj)
 	m := objectMeta(obj)
+	if !r.Unstructured && copyObjectMeta(out, obj) {
+		if r.Strategy.ResetStatusMetadata != nil {
+			r.Strategy.ResetStatusMetadata(objectMeta(out), objectMeta(old))
+		}
+		return out
+	}
 	objectMeta(out).SetResourceVersion(m.GetResourceVersion())
 	objectMeta(out).SetManagedFields(m.GetManagedFields())
 	return out
 }
+
+// resetStatusMetadataAll puts back the metadata upstream's
+// ResetObjectMetaForStatus does: labels, annotations, finalizers, owner
+// references, deletion timestamp and generation.
+func resetStatusMetadataAll(obj, old metav1.Object) {
+	metav1.ResetObjectMetaForStatus(obj, old)
+}
+
+// resetStatusLabels is the Deployment rule: its status strategy keeps the
+// old labels.
+func resetStatusLabels(obj, old metav1.Object) { obj.SetLabels(old.GetLabels()) }
+
+// resetStatusOwners is the Pod rule: its status strategy keeps the old
+// owner references (and the deletion timestamp, which every update keeps).
+func resetStatusOwners(obj, old metav1.Object) { obj.SetOwnerReferences(old.GetOwnerReferences()) }
 
 // objectMeta is obj's metadata; every object the catalogue serves has some.
 func objectMeta(obj runtime.Object) metav1.Object {

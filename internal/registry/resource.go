@@ -18,6 +18,7 @@ package registry
 import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -42,6 +43,10 @@ type Strategy struct {
 	PrepareForCreateBy func(obj runtime.Object, user authenticationv1.UserInfo)
 	// PrepareForUpdate carries server-owned fields over from the old object.
 	PrepareForUpdate func(obj, old runtime.Object)
+	// ResetStatusMetadata puts back, in a write through /status, the
+	// metadata of old the kind's status strategy does not let change (nil:
+	// every metadata change is kept; custom resources keep none).
+	ResetStatusMetadata func(obj, old metav1.Object)
 	// PrepareForSubresourceUpdate prepares a write through a subresource,
 	// after the status rule.
 	PrepareForSubresourceUpdate func(subresource string, obj, old runtime.Object)

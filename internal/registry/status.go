@@ -20,6 +20,20 @@ func statusField(obj runtime.Object) (reflect.Value, bool) {
 	return f, f.IsValid() && f.CanSet()
 }
 
+// copyObjectMeta sets dst's ObjectMeta to src's, for k8s.io/api structs.
+func copyObjectMeta(dst, src runtime.Object) bool {
+	d, s := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if d.Kind() != reflect.Pointer || s.Kind() != reflect.Pointer || d.Type() != s.Type() || d.Elem().Kind() != reflect.Struct {
+		return false
+	}
+	df, sf := d.Elem().FieldByName("ObjectMeta"), s.Elem().FieldByName("ObjectMeta")
+	if !df.IsValid() || !df.CanSet() || !sf.IsValid() {
+		return false
+	}
+	df.Set(sf)
+	return true
+}
+
 // clearStatus removes the status of an object.
 func clearStatus(obj runtime.Object) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {

@@ -258,6 +258,7 @@ type apiParts struct {
 	closeAudit func() error
 	sa         *saTokens
 	openid     *openID
+	serviceIPs *serviceip.Allocator
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -319,7 +320,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
@@ -376,6 +377,9 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
 	if err := startControllers(runCtx, p.api, s.store, p.cat, s.CAPEM, log); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
+	}
+	if err := startKubernetesService(runCtx, p, s.listener.Addr(), log); err != nil {
+		return fmt.Errorf("starting the kubernetes service controller: %w", err)
 	}
 	if err := s.startTokens(runCtx, p, log); err != nil {
 		return fmt.Errorf("starting the token controller: %w", err)

@@ -1,0 +1,52 @@
+package apiserver
+
+import (
+	"bytes"
+	"encoding/binary"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// negotiateWatch negotiates a watch's output: as for a list, and then the
+// chosen media type must have a streaming form (YAML has none), else
+// upstream's 406 naming the streaming media types.
+func negotiateWatch(r *http.Request, res *registry.Resource) (negotiated, error) {
+	n, err := negotiateOutput(r, res)
+	if err != nil {
+		return n, err
+	}
+	if n.media == mediaYAML {
+		return n, errNotAcceptable("only the following media types are accepted: application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch")
+	}
+	return n, nil
+}
+
+// streamContentType is the Content-Type of a watch stream negotiated as n.
+// Events are JSON except metadata-only events asked for in protobuf.
+func (n negotiated) streamContentType() string {
+	if n.media == mediaProtobuf && n.as == asPartial {
+		return mediaProtobuf + ";stream=watch"
+	}
+	return mediaJSON
+}
+
+// writeProtobufEvent writes one protobuf watch frame: the length of the
+// event, then the event, whose object is in Kubernetes protobuf.
+func writeProtobufEvent(w http.ResponseWriter, typ string, obj any) error {
+	var embedded bytes.Buffer
+	if err := protobufSerializer.Encode(obj.(runtime.Object), &embedded); err != nil {
+		return err
+	}
+	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: embedded.Bytes()}}
+	data, err := ev.Marshal()
+	if err != nil {
+		return err
+	}
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
+	_, err = w.Write(append(frame, data...))
+	return err
+}
