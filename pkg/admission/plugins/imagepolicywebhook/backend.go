@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -20,9 +21,15 @@ import (
 const requestTimeout = 30 * time.Second
 
 // reviewCodec writes ImageReviews as imagepolicy.k8s.io/v1alpha1 JSON and
-// reads the backend's answers (JSON, YAML or protobuf).
+// reads the backend's answers (JSON, YAML or protobuf). It knows every
+// built-in kind, as kube-apiserver's codec does, so that an answer of
+// another kind is refused in the same words ("converting ... unknown
+// conversion").
 var reviewCodec = func() runtime.Codec {
 	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
 	if err := imagepolicyv1alpha1.AddToScheme(s); err != nil {
 		panic(err)
 	}
