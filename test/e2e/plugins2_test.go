@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	imagepolicyv1alpha1 "k8s.io/api/imagepolicy/v1alpha1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -238,4 +240,55 @@ spec:
 	if got != "True" {
 		t.Errorf("after bob's approval the Approved condition is %q, want True", got)
 	}
+}
+
+// TestImagePolicyFailOpen: with defaultAllow and an unreachable backend a
+// pod is admitted; as in kube-apiserver, the validating webhook after the
+// plugin sees it annotated alpha.image-policy.k8s.io/failed-open, the stored
+// pod is not, and the audit log records the failed-open annotation.
+func TestImagePolicyFailOpen(t *testing.T) {
+	backend := startImagePolicyBackend(t)
+	dir := t.TempDir()
+	kubeconfig := backend.kubeconfig(t, dir)
+	backend.Close() // unreachable from now on
+	var seen atomic.Value
+	hooks := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		var pod corev1.Pod
+		if json.Unmarshal(req.Object.Raw, &pod) == nil && pod.Name == "web" {
+			seen.Store(pod.Annotations["alpha.image-policy.k8s.io/failed-open"])
+		}
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	})
+	admissionConfig := writeE2EFile(t, filepath.Join(dir, "admission.yaml"), fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ImagePolicyWebhook
+  configuration:
+    imagePolicy: {kubeConfigFile: %q, retryBackoff: 1, defaultAllow: true}
+`, kubeconfig))
+	auditPolicy := writeE2EFile(t, filepath.Join(dir, "audit-policy.yaml"), "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n")
+	auditLog := filepath.Join(dir, "audit.log")
+	a := startAdmitd(t, filepath.Join(dir, "data"), "--enable-admission-plugins=ImagePolicyWebhook",
+		"--admission-control-config-file", admissionConfig, "--audit-log-path", auditLog, "--audit-policy-file", auditPolicy)
+	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: e2e-see-pods}
+webhooks:
+- name: see.e2e.admitd.io
+  clientConfig: {url: "`+hooks.url+`/see", caBundle: "`+hooks.caBundle+`"}
+  rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+`, "apply", "-f", "-")
+	waitForKubectl(t, a, "-n", "default", "get", "serviceaccount", "default")
+
+	a.mustKubectl(t, podYAML("web", evilImage), "create", "-f", "-")
+	if got, _ := seen.Load().(string); got != "true" {
+		t.Errorf("the validating webhook saw failed-open = %q, want \"true\"", got)
+	}
+	stored := a.mustKubectl(t, "", "-n", "default", "get", "pod", "web", "-o", "jsonpath={.metadata.annotations}")
+	if strings.Contains(stored, "failed-open") {
+		t.Errorf("stored pod annotations = %s, want no failed-open (kube-apiserver stores the pod as admitted)", stored)
+	}
+	waitForAuditAnnotation(t, auditLog, `"imagepolicywebhook.image-policy.k8s.io/failed-open":"true"`)
 }

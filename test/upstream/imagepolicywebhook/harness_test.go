@@ -213,7 +213,7 @@ type outcome struct {
 	Reason      metav1.StatusReason
 	Sent        []string          // the bodies the backend received
 	Audit       map[string]string // audit annotations
-	Annotations map[string]string // of the pod, afterwards
+	Annotations map[string]string // of the pod the later validating plugins see
 }
 
 func (o *outcome) setErr(err error) {
@@ -282,6 +282,7 @@ func (p pair) runOurs(b *backend, s script, r request) outcome {
 		for _, an := range a.Record.Annotations(admission.LevelRequestResponse) {
 			o.Audit[an.Key] = an.Value
 		}
+		obj = a.Object // what the later validating plugins see
 	}
 	if pod, ok := obj.(*corev1.Pod); ok {
 		o.Annotations = pod.Annotations

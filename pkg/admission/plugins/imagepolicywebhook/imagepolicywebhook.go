@@ -12,6 +12,10 @@
 // annotations the backend returns are recorded under
 // imagepolicywebhook.image-policy.k8s.io/.
 //
+// A pod admitted because the backend failed (defaultAllow) is marked with
+// an audit annotation, and the later validating plugins see it annotated
+// alpha.image-policy.k8s.io/failed-open; the stored pod is not.
+//
 // Its configuration is mandatory: the plugin's section of
 // --admission-control-config-file (see LoadConfiguration). It only looks
 // at pods.
@@ -191,17 +195,23 @@ func (p *Plugin) ttl(s imagepolicyv1alpha1.ImageReviewStatus) time.Duration {
 }
 
 // backendFailed decides when the backend gave no answer: with defaultAllow
-// the pod is admitted and marked (an audit annotation and an annotation on
-// the pod itself, as upstream writes it even in this validating phase);
-// otherwise it is refused with the failure.
+// the pod is admitted and marked, with an audit annotation and with an
+// annotation on the pod that the later validating plugins see (webhooks
+// and policies receive it) but that is not stored: upstream writes it on
+// the copy of the object its validating phase is given. Here the server
+// validates the object it stores, so the plugin marks a copy and hands
+// that on in a.Object. Without defaultAllow the pod is refused with the
+// failure.
 func (p *Plugin) backendFailed(pod *corev1.Pod, a *admission.Attributes, err error) error {
 	if !p.defaultAllow {
 		return admission.NewForbidden(a, err)
 	}
 	_ = a.Record.AddAnnotation(FailedOpenAuditKey, "true")
-	if pod.Annotations == nil {
-		pod.Annotations = map[string]string{}
+	marked := pod.DeepCopy()
+	if marked.Annotations == nil {
+		marked.Annotations = map[string]string{}
 	}
-	pod.Annotations[FailedOpenPodAnnotation] = "true"
+	marked.Annotations[FailedOpenPodAnnotation] = "true"
+	a.Object = marked
 	return nil
 }

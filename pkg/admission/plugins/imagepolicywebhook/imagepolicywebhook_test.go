@@ -220,8 +220,11 @@ func TestDefaultAllow(t *testing.T) {
 	if got := annotations(a); !reflect.DeepEqual(got, map[string]string{"imagepolicywebhook.image-policy.k8s.io/failed-open": "true"}) {
 		t.Errorf("audit annotations = %v", got)
 	}
-	if pd.Annotations["alpha.image-policy.k8s.io/failed-open"] != "true" {
-		t.Errorf("pod annotations = %v, want alpha.image-policy.k8s.io/failed-open", pd.Annotations)
+	if seen := a.Object.(*corev1.Pod); seen.Annotations["alpha.image-policy.k8s.io/failed-open"] != "true" {
+		t.Errorf("pod annotations after the plugin = %v, want alpha.image-policy.k8s.io/failed-open", seen.Annotations)
+	}
+	if len(pd.Annotations) != 0 {
+		t.Errorf("the pod to store was annotated %v, want it unchanged", pd.Annotations)
 	}
 
 	closed := plugin(t, config, b.kubeconfig(t, b.CA.CertPEM, true))
@@ -230,7 +233,7 @@ func TestDefaultAllow(t *testing.T) {
 	if err := closed.Validate(context.Background(), a); !apierrors.IsForbidden(err) {
 		t.Fatalf("Validate = %v, want a 403 (fail closed)", err)
 	}
-	if len(annotations(a)) != 0 || len(pd.Annotations) != 0 {
+	if len(annotations(a)) != 0 || len(pd.Annotations) != 0 || a.Object != pd {
 		t.Errorf("fail closed: annotations %v, pod annotations %v, want none", annotations(a), pd.Annotations)
 	}
 }
