@@ -71,3 +71,29 @@ clusters:
 		t.Error("kubeconfig without context: built, want an error")
 	}
 }
+
+// FuzzLoadConfiguration: any document is read or refused, never a panic;
+// what is read has its durations within upstream's bounds, or disabled.
+func FuzzLoadConfiguration(f *testing.F) {
+	for _, seed := range []string{
+		"imagePolicy: {kubeConfigFile: k, allowTTL: 50, denyTTL: 50, retryBackoff: 500, defaultAllow: true}",
+		`{"imagePolicy": {"allowTTL": -1, "denyTTL": 0, "retryBackoff": 300000}}`,
+		"imagePolicy: {allowTTL: 9223372036854775807}",
+		"imagePolicy: [",
+		"",
+		"apiVersion: v1\nkind: X\nimagePolicy: {denyTTL: 1.5}",
+	} {
+		f.Add(seed)
+	}
+	within := func(d, lo, hi time.Duration) bool { return d == 0 || (d >= lo && d <= hi) }
+	f.Fuzz(func(t *testing.T, doc string) {
+		c, err := imagepolicywebhook.LoadConfiguration(strings.NewReader(doc))
+		if err != nil {
+			return
+		}
+		if !within(c.AllowTTL, time.Second, 30*time.Minute) || !within(c.DenyTTL, time.Second, 30*time.Minute) ||
+			!within(c.RetryBackoff, time.Nanosecond, 5*time.Minute) {
+			t.Fatalf("LoadConfiguration(%q) = %+v: a duration out of bounds", doc, *c)
+		}
+	})
+}

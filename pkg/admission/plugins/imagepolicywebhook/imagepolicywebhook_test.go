@@ -2,9 +2,11 @@ package imagepolicywebhook_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -295,4 +297,38 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestConcurrent: requests from many goroutines share the client and the
+// cache; each gets the answer for its own images.
+func TestConcurrent(t *testing.T) {
+	b := newBackend(t)
+	b.decide = denyBad
+	p := plugin(t, config, b.kubeconfig(t, b.CA.CertPEM, true))
+	var wg sync.WaitGroup
+	errs := make(chan error, 16*20)
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 20 {
+				image := fmt.Sprintf("img-%d", (g+i)%5)
+				if i%4 == 0 {
+					image = "bad"
+				}
+				err := p.Validate(context.Background(), createAttrs(pod("p", image)))
+				if (err != nil) != (image == "bad") {
+					errs <- fmt.Errorf("image %s: Validate = %v", image, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := b.calls(); n < 6 || n > 16*20 {
+		t.Errorf("backend calls = %d, want between 6 (all cached) and %d", n, 16*20)
+	}
 }
