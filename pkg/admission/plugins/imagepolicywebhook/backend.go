@@ -3,6 +3,7 @@ package imagepolicywebhook
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	imagepolicyv1alpha1 "k8s.io/api/imagepolicy/v1alpha1"
@@ -24,8 +25,8 @@ const requestTimeout = 30 * time.Second
 // reads the backend's answers (JSON, YAML or protobuf). It knows every
 // built-in kind, as kube-apiserver's codec does, so that an answer of
 // another kind is refused in the same words ("converting ... unknown
-// conversion").
-var reviewCodec = func() runtime.Codec {
+// conversion"). It is built when the first plugin is.
+var reviewCodec = sync.OnceValue(func() runtime.Codec {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		panic(err)
@@ -34,7 +35,7 @@ var reviewCodec = func() runtime.Codec {
 		panic(err)
 	}
 	return serializer.NewCodecFactory(s).LegacyCodec(imagepolicyv1alpha1.SchemeGroupVersion)
-}()
+})
 
 // backend posts ImageReviews to the server a kubeconfig names.
 type backend struct {
@@ -55,7 +56,7 @@ func newBackend(kubeconfig string, retryBackoff time.Duration) (*backend, error)
 	cfg.Timeout = requestTimeout
 	cfg.QPS = -1
 	cfg.ContentType = runtime.ContentTypeJSON
-	cfg.NegotiatedSerializer = serializer.NegotiatedSerializerWrapper(runtime.SerializerInfo{Serializer: reviewCodec})
+	cfg.NegotiatedSerializer = serializer.NegotiatedSerializerWrapper(runtime.SerializerInfo{Serializer: reviewCodec()})
 	client, err := rest.UnversionedRESTClientFor(cfg)
 	if err != nil {
 		return nil, err
