@@ -292,3 +292,34 @@ webhooks:
 	}
 	waitForAuditAnnotation(t, auditLog, `"imagepolicywebhook.image-policy.k8s.io/failed-open":"true"`)
 }
+
+// TestImagePolicyConfigRefused: the server does not start without the
+// plugin's configuration or with a duration out of bounds, with
+// kube-apiserver's messages.
+func TestImagePolicyConfigRefused(t *testing.T) {
+	dir := t.TempDir()
+	outOfBounds := writeE2EFile(t, filepath.Join(dir, "admission.yaml"), `apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ImagePolicyWebhook
+  configuration:
+    imagePolicy: {kubeConfigFile: /nonexistent, allowTTL: 5000}
+`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, `couldn't init admission plugin "ImagePolicyWebhook": no config specified`},
+		{[]string{"--admission-control-config-file", outOfBounds}, `couldn't init admission plugin "ImagePolicyWebhook": valid value is between 1s and 30m0s, got 1h23m20s`},
+	} {
+		args := append([]string{"--enable-admission-plugins=ImagePolicyWebhook"}, tc.args...)
+		a, err := tryStartAdmitd(filepath.Join(t.TempDir(), "data"), args...)
+		if err == nil {
+			a.stop()
+			t.Fatalf("admitd %v started, want %q", args, tc.want)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("admitd %v: %v, want %q", args, err, tc.want)
+		}
+	}
+}
