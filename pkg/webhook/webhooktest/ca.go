@@ -74,15 +74,9 @@ func (ca *CA) Pool() *x509.CertPool {
 // addresses) and returns it and its key in PEM, as a server's tls.crt and
 // tls.key files hold them. Every certificate has a new serial number.
 func (ca *CA) IssuePEM(hosts ...string) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(ca.serial.Add(1)), Subject: pkix.Name{CommonName: first(hosts)},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(validity),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{CommonName: first(hosts)},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -91,6 +85,30 @@ func (ca *CA) IssuePEM(hosts ...string) (certPEM, keyPEM []byte, err error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
+	return ca.issue(tmpl)
+}
+
+// IssueClientPEM issues a client certificate with the common name name
+// (for a server that requires and verifies client certificates issued by
+// the CA) and returns it and its key in PEM.
+func (ca *CA) IssueClientPEM(name string) (certPEM, keyPEM []byte, err error) {
+	return ca.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: name},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	})
+}
+
+// issue signs tmpl (subject, names and extended key usage set) with a new
+// key, a new serial number and the CA's validity.
+func (ca *CA) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := time.Now()
+	tmpl.SerialNumber = big.NewInt(ca.serial.Add(1))
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Hour), now.Add(validity)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return nil, nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/denyserviceexternalips"
 	"github.com/admitd/admitd/pkg/admission/plugins/eventratelimit"
 	"github.com/admitd/admitd/pkg/admission/plugins/extendedresourcetoleration"
+	"github.com/admitd/admitd/pkg/admission/plugins/imagepolicywebhook"
 	"github.com/admitd/admitd/pkg/admission/plugins/limitpodhardantiaffinitytopology"
 	"github.com/admitd/admitd/pkg/admission/plugins/limitranger"
 	"github.com/admitd/admitd/pkg/admission/plugins/namespaceautoprovision"
@@ -68,6 +69,7 @@ func Register(r *admission.Registry, o Options) {
 	alwaysadmit.Register(r)
 	alwaysdeny.Register(r)
 	alwayspullimages.Register(r)
+	imagepolicywebhook.Register(r)
 	limitpodhardantiaffinitytopology.Register(r)
 	limitranger.Register(r)
 	namespaceautoprovision.Register(r)

@@ -21,6 +21,7 @@ var all = []string{
 	"NodeRestriction",
 	"TaintNodesByCondition",
 	"AlwaysPullImages",
+	"ImagePolicyWebhook",
 	"PodSecurity",
 	"PodNodeSelector",
 	"Priority",
@@ -51,7 +52,7 @@ var all = []string{
 }
 
 var offByDefault = []string{"NodeRestriction", "EventRateLimit", "OwnerReferencesPermissionEnforcement", "PodNodeSelector", "PodTolerationRestriction", "ExtendedResourceToleration", "AlwaysAdmit", "NamespaceAutoProvision", "NamespaceExists", "LimitPodHardAntiAffinityTopology",
-	"AlwaysPullImages", "AlwaysDeny", "DenyServiceExternalIPs"}
+	"AlwaysPullImages", "ImagePolicyWebhook", "AlwaysDeny", "DenyServiceExternalIPs"}
 
 func TestRegisterListsEveryPlugin(t *testing.T) {
 	r := standard.NewRegistry(standard.Options{})
