@@ -100,4 +100,3 @@ func lintInput(cmd *cobra.Command, o lintOptions) (*lint.Set, error) {
 	}
 	return lint.FromServer(cmd.Context(), cfg)
 }
-

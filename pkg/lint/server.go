@@ -168,4 +168,3 @@ func (r *serverReader) params(ctx context.Context, mapper *restmapper.DeferredDi
 	}
 	return nil
 }
-
