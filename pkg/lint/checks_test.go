@@ -81,6 +81,17 @@ func TestScopeSemantics(t *testing.T) {
 			"reinvocationPolicy: IfNeeded", `rules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]`) + "---\n" +
 			strings.Replace(webhookYAML("MutatingWebhookConfiguration", urlClient, notKubeSystem, "timeoutSeconds: 20",
 				`rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["deployments/*"]}]`), "name: cfg", "name: cfg2", 1), []string{"AL007"}, Error},
+		{"complementary wildcards meet on pods/status", webhookYAML("MutatingWebhookConfiguration", urlClient, notKubeSystem, "timeoutSeconds: 30",
+			`rules: [{operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: ["pods/*"]}]`) + "---\n" +
+			strings.Replace(webhookYAML("MutatingWebhookConfiguration", urlClient, notKubeSystem, "timeoutSeconds: 30",
+				`objectSelector: {matchLabels: {app: x}}`,
+				`rules: [{operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: ["*/status"]}]`), "name: cfg", "name: cfg2", 1), []string{"AL007"}, Warning},
+		{"disjoint object selectors", webhookYAML("MutatingWebhookConfiguration", urlClient, notKubeSystem, "timeoutSeconds: 30",
+			`objectSelector: {matchExpressions: [{key: app, operator: DoesNotExist}]}`,
+			`rules: [{operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: ["pods/*"]}]`) + "---\n" +
+			strings.Replace(webhookYAML("MutatingWebhookConfiguration", urlClient, notKubeSystem, "timeoutSeconds: 30",
+				`objectSelector: {matchLabels: {app: x}}`,
+				`rules: [{operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: ["*/status"]}]`), "name: cfg", "name: cfg2", 1), nil, Info},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

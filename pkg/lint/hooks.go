@@ -27,6 +27,7 @@ type hook struct {
 	client         v1.WebhookClientConfig
 	reinvoked      bool
 	criteria       *match.Criteria
+	selectors      parsedSelectors
 }
 
 // field is the path of a field of the hook in its configuration.
@@ -84,5 +85,6 @@ func newHook(obj Object, i int, name string, mutating bool, rules []v1.RuleWithO
 		h.timeout = *timeout
 	}
 	h.criteria = match.Webhook(rules, mp, ns, os)
+	h.selectors = parseSelectors(ns, os)
 	return h
 }

@@ -19,23 +19,41 @@ type keyLimit struct {
 // labelLimits is what a conjunction of selectors requires of a label set.
 type labelLimits map[string]*keyLimit
 
-// add narrows l by sel and reports whether some label set still satisfies
-// every selector added. An invalid selector matches nothing.
-func (l labelLimits) add(sel *metav1.LabelSelector) bool {
-	if sel == nil {
-		return false
-	}
-	s, err := metav1.LabelSelectorAsSelector(sel)
-	if err != nil {
-		return false
-	}
-	reqs, _ := s.Requirements()
+// add narrows l by the requirements of a selector and reports whether
+// some label set still satisfies every selector added.
+func (l labelLimits) add(reqs []labels.Requirement) bool {
 	for _, r := range reqs {
 		if !l.require(r) {
 			return false
 		}
 	}
 	return true
+}
+
+// parsedSelectors are a hook's selectors as requirements, parsed once.
+type parsedSelectors struct {
+	namespace, object []labels.Requirement
+	// valid is false when a selector is nil or does not parse: it
+	// matches nothing.
+	valid bool
+}
+
+func parseSelectors(ns, obj *metav1.LabelSelector) parsedSelectors {
+	n, okN := requirements(ns)
+	o, okO := requirements(obj)
+	return parsedSelectors{namespace: n, object: o, valid: okN && okO}
+}
+
+func requirements(sel *metav1.LabelSelector) ([]labels.Requirement, bool) {
+	if sel == nil {
+		return nil, false
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, false
+	}
+	reqs, _ := s.Requirements()
+	return reqs, true
 }
 
 func (l labelLimits) require(r labels.Requirement) bool {

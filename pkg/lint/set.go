@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/admissionregistration/v1"
 	v1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -187,18 +188,17 @@ func (s *Set) originOf(obj runtime.Object) Object {
 	return objectOf(obj)
 }
 
-// objectOf names a v1 object that was not added through Add.
+// objectOf names an object that was not added through Add.
 func objectOf(obj runtime.Object) Object {
-	u, err := toUnstructured(obj)
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return Object{}
 	}
-	o := Object{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-	if o.Kind == "" {
-		o.APIVersion = admissionGroup + "/v1"
-		o.Kind = kindOfTyped(obj)
+	apiVersion, kind := obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+	if kind == "" {
+		apiVersion, kind = admissionGroup+"/v1", kindOfTyped(obj)
 	}
-	return o
+	return Object{APIVersion: apiVersion, Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 }
 
 func kindOfTyped(obj runtime.Object) string {

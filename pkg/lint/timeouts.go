@@ -22,18 +22,24 @@ type call struct{ op, group, resource, sub string }
 // sequence (those with reinvocationPolicy IfNeeded possibly twice),
 // validating webhooks in parallel.
 func lintTimeouts(hooks []hook, deadline time.Duration) []Finding {
+	all := make([]*hook, len(hooks))
+	for i := range hooks {
+		all[i] = &hooks[i]
+	}
+	if worstCase(all) < deadline {
+		return nil // not even every webhook at once
+	}
+	cov := newCoverage(hooks)
 	seen := map[string]bool{}
 	var out []Finding
 	for _, c := range candidateCalls(hooks) {
-		var matched []*hook
-		for i := range hooks {
-			if hookCovers(&hooks[i], c) {
-				matched = append(matched, &hooks[i])
-			}
+		matched := cov.hooks(c, all)
+		if worstCase(matched) < deadline {
+			continue // even if every selector agreed
 		}
 		matched = compatible(matched)
 		worst := worstCase(matched)
-		if worst < deadline || len(matched) == 0 {
+		if worst < deadline {
 			continue
 		}
 		key := hookSetKey(matched)
@@ -56,7 +62,7 @@ func compatible(hooks []*hook) []*hook {
 	var out []*hook
 	for _, h := range sorted {
 		n, o := ns.clone(), obj.clone()
-		if n.add(h.namespaceSel) && o.add(h.objectSel) {
+		if h.selectors.valid && n.add(h.selectors.namespace) && o.add(h.selectors.object) {
 			ns, obj = n, o
 			out = append(out, h)
 		}
@@ -136,75 +142,90 @@ func hookSetKey(hooks []*hook) string {
 	return strings.Join(keys, "|")
 }
 
-// candidateCalls is every combination of the operations, groups,
-// resources and subresources the rules name, plus a name none of them
-// names; the request most webhooks can match is among them.
+// candidateCalls are the requests to try: each rule's own shapes
+// (wildcards standing for a name no rule lists), and where a shape has a
+// wildcard, its meets with the other shapes (a "*/status" rule and a
+// "pods/*" rule meet on pods/status). Meets are skipped when there would
+// be more than maxMeets of them.
 func candidateCalls(hooks []hook) []call {
-	groups, resources, subs := []string{anyValue}, []string{anyValue}, []string{"", anyValue}
-	for i := range hooks {
-		for _, r := range hooks[i].rules {
-			groups = appendNew(groups, r.APIGroups...)
-			for _, p := range r.Resources {
-				res, sub, _ := strings.Cut(p, "/")
-				resources = appendNew(resources, res)
-				subs = appendNew(subs, sub)
+	seen := map[call]bool{}
+	var natural, wild []call
+	add := func(c call) {
+		if !seen[c] {
+			seen[c] = true
+			natural = append(natural, c)
+			if c.group == anyValue || c.resource == anyValue || c.sub == anyValue {
+				wild = append(wild, c)
 			}
 		}
 	}
-	ops := []string{string(v1.Create), string(v1.Update), string(v1.Delete), string(v1.Connect)}
-	var out []call
-	for _, op := range ops {
-		for _, g := range groups {
-			for _, r := range resources {
-				for _, s := range subs {
-					out = append(out, call{op, g, r, s})
+	for i := range hooks {
+		for _, r := range hooks[i].rules {
+			for _, op := range expandOps(r.Operations) {
+				for _, g := range r.APIGroups {
+					for _, p := range r.Resources {
+						res, sub, hasSub := strings.Cut(p, "/")
+						if !hasSub {
+							sub = ""
+						}
+						add(call{op, wildcard(g), wildcard(res), wildcard(sub)})
+					}
 				}
 			}
 		}
 	}
-	return out
-}
-
-func appendNew(list []string, values ...string) []string {
-	for _, v := range values {
-		if v != "*" && !slices.Contains(list, v) {
-			list = append(list, v)
-		}
+	if len(wild)*len(natural) > maxMeets {
+		return natural
 	}
-	return list
-}
-
-// hookCovers reports whether a rule of h matches c, wildcards included.
-func hookCovers(h *hook, c call) bool {
-	for _, r := range h.rules {
-		if listHas(opsOf(r.Operations), c.op) && listHas(r.APIGroups, c.group) && resourcesCover(r.Resources, c.resource, c.sub) {
-			return true
+	out := natural
+	for _, w := range wild {
+		for _, n := range natural {
+			if m, ok := meet(w, n); ok && !seen[m] {
+				seen[m] = true
+				out = append(out, m)
+			}
 		}
-	}
-	return false
-}
-
-func opsOf(ops []v1.OperationType) []string {
-	out := make([]string, len(ops))
-	for i, o := range ops {
-		out[i] = string(o)
 	}
 	return out
 }
 
-func listHas(list []string, v string) bool {
-	return slices.Contains(list, "*") || slices.Contains(list, v)
+// maxMeets bounds the work of candidateCalls on huge wildcard-heavy sets.
+const maxMeets = 1 << 20
+
+func wildcard(v string) string {
+	if v == "*" {
+		return anyValue
+	}
+	return v
 }
 
-// resourcesCover applies the resource patterns of a rule as upstream
-// does: "r" is resource r without subresource, "*" any resource, and after
-// a slash "*" any subresource (or none) and "s" subresource s.
-func resourcesCover(patterns []string, res, sub string) bool {
-	for _, p := range patterns {
-		pr, ps, _ := strings.Cut(p, "/")
-		if (pr == "*" || pr == res) && (ps == "*" || ps == sub) {
-			return true
+func expandOps(ops []v1.OperationType) []string {
+	var out []string
+	for _, op := range ops {
+		if op == v1.OperationAll {
+			return []string{string(v1.Create), string(v1.Update), string(v1.Delete), string(v1.Connect)}
 		}
+		out = append(out, string(op))
 	}
-	return false
+	return out
+}
+
+// meet is the most specific call both a and b stand for, if any.
+func meet(a, b call) (call, bool) {
+	one := func(x, y string) (string, bool) {
+		switch {
+		case x == anyValue:
+			return y, true
+		case y == anyValue || x == y:
+			return x, true
+		}
+		return "", false
+	}
+	var m call
+	var ok1, ok2, ok3 bool
+	m.op = a.op
+	m.group, ok1 = one(a.group, b.group)
+	m.resource, ok2 = one(a.resource, b.resource)
+	m.sub, ok3 = one(a.sub, b.sub)
+	return m, a.op == b.op && ok1 && ok2 && ok3
 }
