@@ -44,8 +44,8 @@ func lintInterception(s *Set, h *hook) []Finding {
 		id     string
 		probes []probe
 	}{
-		{InterceptsLeases, leaseProbes()},
-		{InterceptsNodes, nodeProbes()},
+		{InterceptsLeases, leaseProbes},
+		{InterceptsNodes, nodeProbes},
 	}
 	if svc != nil {
 		checks = append(checks, struct {
@@ -130,7 +130,11 @@ func first(values []string, wildcard string) string {
 	return values[0]
 }
 
-func leaseProbes() []probe {
+// leaseProbes and nodeProbes are the same for every webhook; Match only
+// reads them.
+var leaseProbes, nodeProbes = newLeaseProbes(), newNodeProbes()
+
+func newLeaseProbes() []probe {
 	gvr := schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 	var out []probe
 	for _, op := range []admission.Operation{admission.Update, admission.Create} {
@@ -141,7 +145,7 @@ func leaseProbes() []probe {
 	return out
 }
 
-func nodeProbes() []probe {
+func newNodeProbes() []probe {
 	gvr := schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	lbls := map[string]string{"kubernetes.io/hostname": "node-1", "kubernetes.io/os": "linux"}
 	return []probe{
@@ -199,7 +203,7 @@ func newProbe(what string, op admission.Operation, gvr schema.GroupVersionResour
 // firstIntercepted returns the first probe h matches (or fails on, which
 // rejects the request too).
 func firstIntercepted(s *Set, h *hook, probes []probe) (probe, bool) {
-	env := match.Env{Namespaces: namespaceLookup{s}, Equivalents: versionEquivalents{}}
+	env := match.Env{Namespaces: s.namespaceLookup(), Equivalents: versionEquivalents{}}
 	for _, p := range probes {
 		if match.WebhookExemption(&p.attrs, true) != match.NotExempt {
 			continue
@@ -214,16 +218,27 @@ func firstIntercepted(s *Set, h *hook, probes []probe) (probe, bool) {
 
 // namespaceLookup serves the set's namespaces; any other namespace has
 // the one label the API server gives every namespace.
-type namespaceLookup struct{ s *Set }
+type namespaceLookup map[string]*corev1.Namespace
 
-func (l namespaceLookup) GetNamespace(_ context.Context, name string) (*corev1.Namespace, error) {
-	for _, ns := range l.s.Namespaces {
-		if ns.Name == name {
-			return ns, nil
+// namespaceLookup returns the set's lookup, built on first use.
+func (s *Set) namespaceLookup() namespaceLookup {
+	if s.namespaces == nil {
+		s.namespaces = namespaceLookup{}
+		for _, ns := range s.Namespaces {
+			s.namespaces[ns.Name] = ns
 		}
 	}
-	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
-		Labels: map[string]string{corev1.LabelMetadataName: name}}}, nil
+	return s.namespaces
+}
+
+func (l namespaceLookup) GetNamespace(_ context.Context, name string) (*corev1.Namespace, error) {
+	if ns, ok := l[name]; ok {
+		return ns, nil
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{corev1.LabelMetadataName: name}}}
+	l[name] = ns
+	return ns, nil
 }
 
 // versionEquivalents makes every version of a group and resource

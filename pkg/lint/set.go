@@ -19,7 +19,7 @@ import (
 // admissionregistration.k8s.io/v1 form (defaulted as the API server
 // defaults them), the namespaces and services they refer to, and every
 // other object as a candidate param. Build it with Add, Decode, Load or
-// FromServer.
+// FromServer. A Set is not safe for concurrent use.
 type Set struct {
 	MutatingWebhooks   []*v1.MutatingWebhookConfiguration
 	ValidatingWebhooks []*v1.ValidatingWebhookConfiguration
@@ -35,7 +35,8 @@ type Set struct {
 	// Params are the other objects, looked up by policies' paramKind.
 	Params []*unstructured.Unstructured
 
-	origin map[runtime.Object]Object
+	origin     map[runtime.Object]Object
+	namespaces namespaceLookup // by name, filled by namespaceLookup
 }
 
 const admissionGroup = "admissionregistration.k8s.io"
@@ -48,6 +49,7 @@ func (s *Set) Add(obj runtime.Object, source string) error {
 	if err != nil {
 		return err
 	}
+	s.namespaces = nil
 	gvk := u.GroupVersionKind()
 	origin := Object{APIVersion: u.GetAPIVersion(), Kind: gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), Source: source}
 	typed, err := s.typed(u)
