@@ -177,6 +177,32 @@ spec:
 		t.Errorf("after an unbound policy: %v, want [AL009 AL020]", ids)
 	}
 
+	// A binding whose param is missing, until it is created.
+	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  paramKind: {apiVersion: v1, kind: ConfigMap}
+  matchConstraints:
+    resourceRules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]
+  validations: [{expression: "object.spec.replicas <= int(params.data.max)"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec:
+  policyName: max-replicas
+  paramRef: {name: replica-limits, namespace: default, parameterNotFoundAction: Deny}
+  validationActions: [Deny]
+`, "apply", "-f", "-")
+	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL022"}) {
+		t.Errorf("with a missing param: %v, want [AL009 AL020 AL022]", ids)
+	}
+	a.mustKubectl(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replica-limits, namespace: default}\ndata: {max: \"3\"}\n", "apply", "-f", "-")
+	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020"}) {
+		t.Errorf("with the param created: %v, want [AL009 AL020]", ids)
+	}
+
 	// The issue's example: deny-all on */*, failing closed, two 30s
 	// timeouts, kube-system in scope. Applied last: it denies every write.
 	risky := `apiVersion: admissionregistration.k8s.io/v1
