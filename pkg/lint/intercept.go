@@ -18,9 +18,8 @@ import (
 // probe is a request the control plane depends on, tried against a
 // webhook's scope with the real matcher.
 type probe struct {
-	what   string // how the finding names it
-	attrs  admission.Attributes
-	labels map[string]string
+	what  string // how the finding names it
+	attrs admission.Attributes
 }
 
 // lintInterception reports the webhooks whose rules and selectors let them
@@ -40,26 +39,22 @@ func lintInterception(s *Set, h *hook) []Finding {
 					h.name, what, svc.Namespace, svc.Namespace, svc.Name, h.failurePolicy)))
 		}
 	}
-	checks := []struct {
-		id     string
-		probes []probe
-	}{
-		{InterceptsLeases, leaseProbes},
-		{InterceptsNodes, nodeProbes},
-	}
+	out = append(out, interceptsResource(s, h, InterceptsLeases, leaseProbes)...)
+	out = append(out, interceptsResource(s, h, InterceptsNodes, nodeProbes)...)
 	if svc != nil {
-		checks = append(checks, struct {
-			id     string
-			probes []probe
-		}{InterceptsOwnEndpoints, endpointProbes(s, svc)})
-	}
-	for _, c := range checks {
-		if p, ok := firstIntercepted(s, h, c.probes); ok {
-			out = append(out, h.finding(c.id, sev, h.field("rules"),
-				fmt.Sprintf("webhook %q can intercept %s (failurePolicy %s)", h.name, p.what, h.failurePolicy)))
-		}
+		out = append(out, interceptsResource(s, h, InterceptsOwnEndpoints, endpointProbes(s, svc))...)
 	}
 	return out
+}
+
+// interceptsResource reports rule id when h intercepts one of probes.
+func interceptsResource(s *Set, h *hook, id string, probes []probe) []Finding {
+	p, ok := firstIntercepted(s, h, probes)
+	if !ok {
+		return nil
+	}
+	return []Finding{h.finding(id, h.riskSeverity(), h.field("rules"),
+		fmt.Sprintf("webhook %q can intercept %s (failurePolicy %s)", h.name, p.what, h.failurePolicy))}
 }
 
 // interceptsNamespace reports whether some rule of h matches a request in
@@ -197,7 +192,7 @@ func newProbe(what string, op admission.Operation, gvr schema.GroupVersionResour
 	case admission.Delete:
 		a.OldObject = obj
 	}
-	return probe{what: what, attrs: a, labels: lbls}
+	return probe{what: what, attrs: a}
 }
 
 // firstIntercepted returns the first probe h matches (or fails on, which

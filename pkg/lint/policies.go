@@ -2,12 +2,14 @@ package lint
 
 import (
 	"fmt"
+	"slices"
 
 	v1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // policyRef is what the binding checks need of a policy.
@@ -78,6 +80,11 @@ func lintParams(s *Set, p policyRef, b bindingRef) []Finding {
 	case b.paramRef == nil:
 		return []Finding{newFinding(ParamKindMismatch, Warning, b.obj, "", "spec.paramRef",
 			fmt.Sprintf("%s %q has no paramRef, but policy %q has paramKind %s %s: its expressions see params as null",
+				b.obj.Kind, b.obj.Name, b.policy, p.paramKind.APIVersion, p.paramKind.Kind))}
+	}
+	if gv, err := schema.ParseGroupVersion(p.paramKind.APIVersion); err == nil && slices.Contains(s.unservedKinds, gv.WithKind(p.paramKind.Kind)) {
+		return []Finding{newFinding(ParamKindMismatch, Error, b.obj, "", "spec.paramRef",
+			fmt.Sprintf("%s %q binds policy %q, whose paramKind %s %s the server does not serve: every request it matches fails",
 				b.obj.Kind, b.obj.Name, b.policy, p.paramKind.APIVersion, p.paramKind.Kind))}
 	}
 	if paramExists(s, p.paramKind, b.paramRef) {

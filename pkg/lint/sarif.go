@@ -3,6 +3,8 @@ package lint
 import (
 	"encoding/json"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -123,7 +125,8 @@ func sarifLocationOf(f Finding) sarifLocation {
 	}
 	loc := sarifLocation{LogicalLocations: []sarifLogical{{FullyQualifiedName: name, Kind: "object"}}}
 	if file := sourceFile(f.Object.Source); file != "" {
-		loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: file}}
+		uri := (&url.URL{Path: filepath.ToSlash(file)}).String()
+		loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: uri}}
 	}
 	return loc
 }

@@ -160,6 +160,7 @@ func (r *serverReader) params(ctx context.Context, mapper *restmapper.DeferredDi
 		seen[gvk] = true
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
+			r.set.unservedKinds = append(r.set.unservedKinds, gvk)
 			continue
 		}
 		if err := r.list(ctx, m.Resource, ""); err != nil {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	"github.com/admitd/admitd/pkg/apis/admissionregistration"
@@ -37,6 +38,8 @@ type Set struct {
 
 	origin     map[runtime.Object]Object
 	namespaces namespaceLookup // by name, filled by namespaceLookup
+	// unservedKinds are param kinds the server does not serve (FromServer).
+	unservedKinds []schema.GroupVersionKind
 }
 
 const admissionGroup = "admissionregistration.k8s.io"
