@@ -177,8 +177,26 @@ spec:
 		t.Errorf("after an unbound policy: %v, want [AL009 AL020]", ids)
 	}
 
-	// A binding whose param is missing, until it is created.
+	// A binding whose param is missing, until it is created, and one whose
+	// policy's paramKind the server does not serve.
 	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: unknown-param-kind}
+spec:
+  paramKind: {apiVersion: limits.example.com/v1, kind: Limit}
+  matchConstraints:
+    resourceRules: [{operations: [CREATE], apiGroups: [apps], apiVersions: [v1], resources: [deployments]}]
+  validations: [{expression: "object.spec.replicas <= params.max"}]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: unknown-param-kind}
+spec:
+  policyName: unknown-param-kind
+  paramRef: {name: default, parameterNotFoundAction: Deny}
+  validationActions: [Deny]
+---
+apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: max-replicas}
 spec:
@@ -195,12 +213,12 @@ spec:
   paramRef: {name: replica-limits, namespace: default, parameterNotFoundAction: Deny}
   validationActions: [Deny]
 `, "apply", "-f", "-")
-	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL022"}) {
-		t.Errorf("with a missing param: %v, want [AL009 AL020 AL022]", ids)
+	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL022", "AL023"}) {
+		t.Errorf("with a missing param: %v, want [AL009 AL020 AL022 AL023]", ids)
 	}
 	a.mustKubectl(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replica-limits, namespace: default}\ndata: {max: \"3\"}\n", "apply", "-f", "-")
-	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020"}) {
-		t.Errorf("with the param created: %v, want [AL009 AL020]", ids)
+	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL023"}) {
+		t.Errorf("with the param created: %v, want [AL009 AL020 AL023]", ids)
 	}
 
 	// The issue's example: deny-all on */*, failing closed, two 30s
