@@ -47,6 +47,7 @@ var all = []string{
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
+	"ResourceQuota",
 	"AlwaysDeny",
 }
 
