@@ -222,6 +222,7 @@ func (p *pods) Usage(obj runtime.Object) (corev1.ResourceList, error) {
 	if !p.charged(pod) {
 		return out, nil
 	}
+	pod = unshared(pod)
 	ro := resourcehelper.PodResourcesOptions{
 		UseStatusResources:    p.opts.InPlacePodVerticalScaling,
 		SkipPodLevelResources: !p.opts.PodLevelResources,
@@ -230,6 +231,19 @@ func (p *pods) Usage(obj runtime.Object) (corev1.ResourceList, error) {
 		out[k] = v
 	}
 	return out, nil
+}
+
+// unshared returns pod, or a copy of it whose pod-level resources are its
+// own when it has both those and an overhead: component-helpers adds the
+// overhead to the pod-level quantities in place, and pod may be shared
+// (a cached object).
+func unshared(pod *corev1.Pod) *corev1.Pod {
+	if pod.Spec.Resources == nil || pod.Spec.Overhead == nil {
+		return pod
+	}
+	cp := *pod
+	cp.Spec.Resources = pod.Spec.Resources.DeepCopy()
+	return &cp
 }
 
 // charged reports whether the pod's compute resources count: not
