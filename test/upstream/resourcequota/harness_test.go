@@ -169,7 +169,7 @@ func toInternal(t testing.TB, obj runtime.Object) runtime.Object {
 // stats counts how the comparisons went.
 type stats struct {
 	cases, refused, charged, reordered int
-	outcomes                map[string]int
+	outcomes                           map[string]int
 }
 
 func (s *stats) compare(t *testing.T, r request) {
