@@ -67,22 +67,27 @@ func (c *claims) scopeFunc() ScopeFunc {
 }
 
 func (c *claims) Matches(q *corev1.ResourceQuota, obj runtime.Object) (bool, error) {
-	return matches(q, obj, c.MatchingResources, c.scopeFunc())
+	return matches(q, obj, claimTracks, c.scopeFunc())
 }
 
 func (c *claims) MatchingResources(input []corev1.ResourceName) []corev1.ResourceName {
 	out := []corev1.ResourceName{}
-	count := ObjectCountName(claimsResource)
 	for _, n := range input {
-		switch {
-		case n == count || containsName(claimNames, n):
-			out = append(out, n)
-		case strings.HasSuffix(string(n), storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims)),
-			strings.HasSuffix(string(n), storageClassSuffix+string(corev1.ResourceRequestsStorage)):
+		if claimTracks(n) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+var claimsCount = ObjectCountName(claimsResource)
+
+// claimTracks reports whether the claim evaluator tracks n: the claim
+// count, claims and storage, in total or of a class.
+func claimTracks(n corev1.ResourceName) bool {
+	return n == claimsCount || containsName(claimNames, n) ||
+		strings.HasSuffix(string(n), storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims)) ||
+		strings.HasSuffix(string(n), storageClassSuffix+string(corev1.ResourceRequestsStorage))
 }
 
 func (c *claims) MatchingScopes(obj runtime.Object, sels []corev1.ScopedResourceSelectorRequirement) ([]corev1.ScopedResourceSelectorRequirement, error) {

@@ -58,12 +58,19 @@ func QuotaSelectors(q *corev1.ResourceQuota) []corev1.ScopedResourceSelectorRequ
 }
 
 // matches is the Matches of every evaluator: q's status.hard names a
-// tracked resource and every selector of q selects obj.
-func matches(q *corev1.ResourceQuota, obj runtime.Object, tracked func([]corev1.ResourceName) []corev1.ResourceName, scope ScopeFunc) (bool, error) {
+// resource tracks says the evaluator tracks, and every selector of q
+// selects obj.
+func matches(q *corev1.ResourceQuota, obj runtime.Object, tracks func(corev1.ResourceName) bool, scope ScopeFunc) (bool, error) {
 	if q == nil {
 		return false, fmt.Errorf("expected non-nil quota")
 	}
-	tracks := len(tracked(hardNames(q))) > 0
+	tracked := false
+	for n := range q.Status.Hard {
+		if tracks(n) {
+			tracked = true
+			break
+		}
+	}
 	all := true
 	for _, sel := range QuotaSelectors(q) {
 		ok, err := scope(sel, obj)
@@ -72,15 +79,7 @@ func matches(q *corev1.ResourceQuota, obj runtime.Object, tracked func([]corev1.
 		}
 		all = all && ok
 	}
-	return tracks && all, nil
-}
-
-func hardNames(q *corev1.ResourceQuota) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(q.Status.Hard))
-	for k := range q.Status.Hard {
-		out = append(out, k)
-	}
-	return out
+	return tracked && all, nil
 }
 
 // matchingScopes returns the selectors scope says select obj.
@@ -177,7 +176,7 @@ func (o *objectCount) Handles(a *admission.Attributes) bool {
 }
 
 func (o *objectCount) Matches(q *corev1.ResourceQuota, obj runtime.Object) (bool, error) {
-	return matches(q, obj, o.MatchingResources, noScopes)
+	return matches(q, obj, func(n corev1.ResourceName) bool { return containsName(o.names, n) }, noScopes)
 }
 
 func (o *objectCount) MatchingResources(input []corev1.ResourceName) []corev1.ResourceName {

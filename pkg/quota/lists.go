@@ -10,6 +10,7 @@
 package quota
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -128,9 +129,7 @@ func Names(l corev1.ResourceList) []corev1.ResourceName {
 }
 
 // SortNames sorts names in place.
-func SortNames(names []corev1.ResourceName) {
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-}
+func SortNames(names []corev1.ResourceName) { slices.Sort(names) }
 
 // FormatList writes l as upstream's messages do: name=quantity, sorted by
 // name, joined by commas.

@@ -103,7 +103,7 @@ func (p *pods) Handles(a *admission.Attributes) bool {
 }
 
 func (p *pods) Matches(q *corev1.ResourceQuota, obj runtime.Object) (bool, error) {
-	return matches(q, obj, p.MatchingResources, p.scope)
+	return matches(q, obj, podTracks, p.scope)
 }
 
 func (p *pods) MatchingResources(input []corev1.ResourceName) []corev1.ResourceName {
@@ -118,6 +118,13 @@ func (p *pods) MatchingResources(input []corev1.ResourceName) []corev1.ResourceN
 		}
 	}
 	return out
+}
+
+// podTracks reports whether the pod evaluator tracks n.
+func podTracks(n corev1.ResourceName) bool {
+	s := string(n)
+	return containsName(podNames, n) || strings.HasPrefix(s, corev1.ResourceHugePagesPrefix) ||
+		strings.HasPrefix(s, corev1.ResourceRequestsHugePagesPrefix) || isExtendedQuotaName(n)
 }
 
 // isExtendedQuotaName reports whether n is requests.<extended resource>:
@@ -174,12 +181,17 @@ func (p *pods) Constraints(required []corev1.ResourceName, obj runtime.Object) e
 			need = append(need, n)
 		}
 	}
-	missing := map[corev1.ResourceName][]string{}
+	if len(need) == 0 {
+		return nil
+	}
+	var missing map[corev1.ResourceName][]string
 	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
 		for i := range cs {
-			have := containerUsage(cs[i].Resources.Requests, cs[i].Resources.Limits)
 			for _, n := range need {
-				if _, ok := have[n]; !ok {
+				if !states(&cs[i].Resources, n) {
+					if missing == nil {
+						missing = map[corev1.ResourceName][]string{}
+					}
 					missing[n] = appendOnce(missing[n], cs[i].Name)
 				}
 			}
@@ -199,6 +211,24 @@ func (p *pods) Constraints(required []corev1.ResourceName, obj runtime.Object) e
 		parts[i] = fmt.Sprintf("%s for: %s", n, strings.Join(missing[n], ","))
 	}
 	return fmt.Errorf("must specify %s", strings.Join(parts, "; "))
+}
+
+// states reports whether a container's resources give the quota name n
+// (one of requiredPerContainer): cpu and requests.cpu are the cpu request,
+// limits.cpu its limit; memory likewise.
+func states(r *corev1.ResourceRequirements, n corev1.ResourceName) bool {
+	var ok bool
+	switch n {
+	case corev1.ResourceCPU, corev1.ResourceRequestsCPU:
+		_, ok = r.Requests[corev1.ResourceCPU]
+	case corev1.ResourceMemory, corev1.ResourceRequestsMemory:
+		_, ok = r.Requests[corev1.ResourceMemory]
+	case corev1.ResourceLimitsCPU:
+		_, ok = r.Limits[corev1.ResourceCPU]
+	case corev1.ResourceLimitsMemory:
+		_, ok = r.Limits[corev1.ResourceMemory]
+	}
+	return ok
 }
 
 func appendOnce(s []string, v string) []string {

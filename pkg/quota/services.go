@@ -35,7 +35,7 @@ func (services) Handles(a *admission.Attributes) bool {
 }
 
 func (s services) Matches(q *corev1.ResourceQuota, obj runtime.Object) (bool, error) {
-	return matches(q, obj, s.MatchingResources, noScopes)
+	return matches(q, obj, func(n corev1.ResourceName) bool { return containsName(serviceNames, n) }, noScopes)
 }
 
 func (services) MatchingResources(input []corev1.ResourceName) []corev1.ResourceName {

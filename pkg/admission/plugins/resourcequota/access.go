@@ -19,14 +19,17 @@ type quotaAccess struct {
 	status admission.StatusUpdater
 
 	mu      sync.Mutex
-	written map[string]*corev1.ResourceQuota // by namespace/name
+	written map[quotaKey]*corev1.ResourceQuota
 }
+
+// quotaKey names a quota.
+type quotaKey struct{ namespace, name string }
 
 // maxWritten bounds the copies remembered (upstream keeps 100).
 const maxWritten = 1000
 
 func newQuotaAccess(cache admission.ObjectCache, status admission.StatusUpdater) *quotaAccess {
-	return &quotaAccess{cache: cache, status: status, written: map[string]*corev1.ResourceQuota{}}
+	return &quotaAccess{cache: cache, status: status, written: map[quotaKey]*corev1.ResourceQuota{}}
 }
 
 // list returns the quotas of ns, by name. They share their maps with the
@@ -49,7 +52,7 @@ func (q *quotaAccess) list(ctx context.Context, ns string) ([]corev1.ResourceQuo
 
 // newest returns the copy written last when it is newer than cached.
 func (q *quotaAccess) newest(cached *corev1.ResourceQuota) *corev1.ResourceQuota {
-	key := cached.Namespace + "/" + cached.Name
+	key := quotaKey{cached.Namespace, cached.Name}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	w, ok := q.written[key]
@@ -85,7 +88,7 @@ func (q *quotaAccess) updateStatus(ctx context.Context, rq *corev1.ResourceQuota
 	if len(q.written) >= maxWritten {
 		clear(q.written) // quotas deleted before the cache caught up
 	}
-	q.written[rq.Namespace+"/"+rq.Name] = stored
+	q.written[quotaKey{rq.Namespace, rq.Name}] = stored
 	q.mu.Unlock()
 	return nil
 }

@@ -194,10 +194,10 @@ func charge(quotas []corev1.ResourceQuota, indexes []int, deltas map[int]corev1.
 			continue
 		}
 		q := &out[i]
-		requested := quota.Mask(d, quota.Names(q.Status.Hard))
+		requested := onlyIn(d, q.Status.Hard)
 		used := quota.Add(q.Status.Used, requested)
 		if a.Subresource != "status" {
-			if over := quota.Exceeded(quota.Mask(used, quota.Names(requested)), q.Status.Hard); len(over) > 0 {
+			if over := exceeded(requested, used, q.Status.Hard); len(over) > 0 {
 				return nil, admission.NewForbidden(a, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited: %s",
 					q.Name, quota.FormatList(quota.Mask(requested, over)), quota.FormatList(quota.Mask(q.Status.Used, over)), quota.FormatList(quota.Mask(q.Status.Hard, over))))
 			}
@@ -205,6 +205,29 @@ func charge(quotas []corev1.ResourceQuota, indexes []int, deltas map[int]corev1.
 		q.Status.Used = used
 	}
 	return out, nil
+}
+
+// onlyIn returns the entries of l whose names are in names (shared, not
+// copied).
+func onlyIn(l, names corev1.ResourceList) corev1.ResourceList {
+	out := make(corev1.ResourceList, len(l))
+	for k, v := range l {
+		if _, ok := names[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// exceeded returns the requested names whose used figure is over hard.
+func exceeded(requested, used, hard corev1.ResourceList) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	for k := range requested {
+		if u, h := used[k], hard[k]; u.Cmp(h) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // limitedScopesOf returns the configured scopes of limited resources the
