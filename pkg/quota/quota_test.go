@@ -92,7 +92,7 @@ func TestRegistryUsage(t *testing.T) {
 		&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}},
 	}
 	objs := map[schema.GroupResource][]runtime.Object{
-		{Resource: "pods"}: pods,
+		{Resource: "pods"}:                          pods,
 		{Group: "example.com", Resource: "widgets"}: {w, w, w},
 	}
 	list := func(gr schema.GroupResource, _ string) ([]runtime.Object, error) { return objs[gr], nil }
