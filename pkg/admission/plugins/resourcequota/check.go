@@ -124,62 +124,65 @@ func withoutUsage(q *corev1.ResourceQuota, names []corev1.ResourceName) bool {
 // constrains it, what it adds at all. An update adds only the growth over
 // the old object for quotas that constrained the old object too.
 func deltasOf(quotas []corev1.ResourceQuota, indexes []int, a *admission.Attributes, e quota.Evaluator, usage corev1.ResourceList) (map[int]corev1.ResourceList, corev1.ResourceList, error) {
-	deltas := make(map[int]corev1.ResourceList, len(indexes))
-	for _, i := range indexes {
-		deltas[i] = usage
-	}
 	var none corev1.ResourceList
 	if a.Operation == admission.Create && len(indexes) == 0 {
 		none = usage
 	}
+	grown := make([]bool, len(indexes)) // charged the growth, not the usage
+	var growth corev1.ResourceList
 	if a.Operation == admission.Update {
-		if err := updateDeltas(quotas, indexes, a, e, usage, deltas, &none); err != nil {
+		var err error
+		if growth, err = updateDeltas(quotas, indexes, a, e, usage, grown, &none); err != nil {
 			return nil, nil, err
 		}
 	}
-	for i, d := range deltas {
-		if d = quota.WithoutZeros(d); len(d) == 0 {
-			delete(deltas, i)
-		} else {
+	full, grew := quota.WithoutZeros(usage), quota.WithoutZeros(growth)
+	deltas := make(map[int]corev1.ResourceList, len(indexes))
+	for j, i := range indexes {
+		d := full
+		if grown[j] {
+			d = grew
+		}
+		if len(d) != 0 {
 			deltas[i] = d
 		}
 	}
 	return deltas, none, nil
 }
 
-func updateDeltas(quotas []corev1.ResourceQuota, indexes []int, a *admission.Attributes, e quota.Evaluator, usage corev1.ResourceList, deltas map[int]corev1.ResourceList, none *corev1.ResourceList) error {
+// updateDeltas returns the growth of an update over its old object, marks
+// in grown the quotas that matched the old object too, and sets none.
+func updateDeltas(quotas []corev1.ResourceQuota, indexes []int, a *admission.Attributes, e quota.Evaluator, usage corev1.ResourceList, grown []bool, none *corev1.ResourceList) (corev1.ResourceList, error) {
 	old := a.OldObject
 	if old == nil {
-		return admission.NewForbidden(a, fmt.Errorf("unable to get previous usage since prior version of object was not found"))
+		return nil, admission.NewForbidden(a, fmt.Errorf("unable to get previous usage since prior version of object was not found"))
 	}
 	m, err := meta.Accessor(old)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	if m.GetResourceVersion() == "" {
 		if len(indexes) == 0 {
 			*none = usage
 		}
-		return nil
+		return nil, nil
 	}
 	prev, err := e.Usage(old)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	growth := quota.SubtractNonNegative(usage, prev)
 	if len(indexes) == 0 {
 		*none = growth
 	}
-	for _, i := range indexes {
+	for j, i := range indexes {
 		ok, err := e.Matches(&quotas[i], old)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if ok {
-			deltas[i] = growth
-		}
+		grown[j] = ok
 	}
-	return nil
+	return growth, nil
 }
 
 // charge adds each quota's delta (limited to its hard names) to its used
