@@ -76,15 +76,17 @@ func podCreate(namespace, image string) *admission.Attributes {
 // chain with the standard plugins: NamespaceLifecycle refuses Pods in a
 // namespace that does not exist, DenyLatestTag refuses the latest tag.
 // LimitRanger, which reads LimitRanges from a cache this example does not
-// have, is disabled.
+// have, and ResourceQuota, which writes quota status through the server,
+// are disabled.
 func Example_ownPlugin() {
 	r := standard.NewRegistry(standard.Options{})
 	r.RegisterBefore("DenyLatestTag", "ValidatingAdmissionWebhook", func(admission.PluginContext) (admission.Handler, error) {
 		return denyLatestTag{}, nil
 	})
 	// ServiceAccount, Priority and LimitRanger read cluster objects that this
-	// example does not provide (see admissiontest.Cluster).
-	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority", "LimitRanger"})
+	// example does not provide, and ResourceQuota writes through the server
+	// (see admissiontest.Cluster).
+	names, err := r.Enabled(nil, []string{"ServiceAccount", "Priority", "LimitRanger", "ResourceQuota"})
 	if err != nil {
 		panic(err)
 	}
