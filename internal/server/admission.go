@@ -92,7 +92,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 		return nil, err
 	}
 	pc := admission.PluginContext{Context: ctx, Namespaces: parts.sources.Namespaces(), Objects: admissionsource.NewObjectLookup(store, cat),
-		Schema: schema, Authorizer: admissionAuthorizer(authz), Cache: parts.sources.Objects(), Creator: creator, Features: gates}
+		Schema: schema, Authorizer: admissionAuthorizer(authz), Cache: parts.sources.Objects(), Creator: creator, Status: creator, Features: gates}
 	configs, err := loadAdmissionConfig(o.AdmissionControlConfigFile)
 	if err != nil {
 		return nil, err

@@ -124,6 +124,8 @@ type Options struct {
 	ServiceNodePortRange string
 	// ServiceAccounts configure service-account tokens (see satoken.go).
 	ServiceAccounts ServiceAccountOptions
+	// Quota configures the resource quota controller (see quota.go).
+	Quota QuotaOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
 }
@@ -232,6 +234,12 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	s.URL = "https://" + ln.Addr().String()
 	parts.openid.listening(ln.Addr().String())
 	if err := s.writeKubeconfig(o); err != nil {
+		stop()
+		ln.Close()
+		_ = parts.closeAudit()
+		return nil, err
+	}
+	if err := startQuotaController(life, parts, store, o); err != nil {
 		stop()
 		ln.Close()
 		_ = parts.closeAudit()

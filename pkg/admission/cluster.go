@@ -34,6 +34,14 @@ type ObjectCreator interface {
 	CreateObject(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) error
 }
 
+// StatusUpdater replaces the status subresource of objects through the API
+// server, as the server's loopback client (system:apiserver), with
+// optimistic concurrency: a resourceVersion that is not the current one is
+// a Conflict StatusError. It returns the object as stored, in obj's type.
+type StatusUpdater interface {
+	UpdateObjectStatus(ctx context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) (runtime.Object, error)
+}
+
 // FeatureGates reports whether a feature gate (--feature-gates) is on.
 type FeatureGates interface {
 	Enabled(name string) bool

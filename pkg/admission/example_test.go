@@ -92,7 +92,7 @@ func Example_ownPlugin() {
 			pod.Spec.ServiceAccountName, len(pod.Spec.Volumes), len(pod.Spec.Tolerations))
 	}
 	// Output:
-	// [NamespaceLifecycle LimitRanger ServiceAccount TaintNodesByCondition PodSecurity Priority DefaultTolerationSeconds DefaultStorageClass StorageObjectInUseProtection PodGroupProtection PersistentVolumeClaimResize RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction DefaultIngressClass PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook]
+	// [NamespaceLifecycle LimitRanger ServiceAccount TaintNodesByCondition PodSecurity Priority DefaultTolerationSeconds DefaultStorageClass StorageObjectInUseProtection PodGroupProtection PersistentVolumeClaimResize RuntimeClass CertificateApproval CertificateSigning ClusterTrustBundleAttest CertificateSubjectRestriction DefaultIngressClass PodTopologyLabels NodeDeclaredFeatureValidator PodResizeValidator MutatingAdmissionPolicy MutatingAdmissionWebhook ValidatingAdmissionPolicy DenyLatestTag ValidatingAdmissionWebhook ResourceQuota]
 	// default/nginx:1.27: <nil> (service account "default", 1 volumes, 2 tolerations)
 	// default/nginx:latest: pods "web" is forbidden: container "web": the latest tag is not allowed (service account "default", 1 volumes, 2 tolerations)
 	// missing/nginx:1.27: namespaces "missing" not found (service account "", 0 volumes, 0 tolerations)

@@ -53,6 +53,9 @@ type PluginContext struct {
 	// Creator creates objects through the API server (never nil when built
 	// by the server).
 	Creator ObjectCreator
+	// Status writes the status of objects through the API server (never
+	// nil when built by the server).
+	Status StatusUpdater
 	// Features are the feature gates; nil means upstream's defaults (read
 	// them with Gates).
 	Features FeatureGates

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,6 +32,7 @@ var (
 	_ admission.ObjectLookup    = (*Cluster)(nil)
 	_ admission.ObjectCache     = (*Cluster)(nil)
 	_ admission.ObjectCreator   = (*Cluster)(nil)
+	_ admission.StatusUpdater   = (*Cluster)(nil)
 )
 
 // NewCluster returns a cluster holding objs (see Add).
@@ -67,10 +69,10 @@ func (c *Cluster) AddAs(gvr schema.GroupVersionResource, obj runtime.Object) {
 	c.objects[gvr][m.GetNamespace()+"/"+m.GetName()] = obj
 }
 
-// Plugins returns pc with the cluster as its namespaces, objects, cache and
-// creator.
+// Plugins returns pc with the cluster as its namespaces, objects, cache,
+// creator and status updater.
 func (c *Cluster) Plugins(pc admission.PluginContext) admission.PluginContext {
-	pc.Namespaces, pc.Objects, pc.Cache, pc.Creator = c, c, c, c
+	pc.Namespaces, pc.Objects, pc.Cache, pc.Creator, pc.Status = c, c, c, c, c
 	return pc
 }
 
@@ -143,4 +145,32 @@ func (c *Cluster) CreateObject(ctx context.Context, gvr schema.GroupVersionResou
 	}
 	c.AddAs(gvr, obj)
 	return nil
+}
+
+// UpdateObjectStatus replaces the stored object with a copy of obj whose
+// resourceVersion is one more, or fails with NotFound, or with Conflict when
+// obj's resourceVersion is not the stored one's.
+func (c *Cluster) UpdateObjectStatus(_ context.Context, gvr schema.GroupVersionResource, namespace string, obj runtime.Object) (runtime.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := namespace + "/" + m.GetName()
+	cur, ok := c.objects[gvr][key]
+	if !ok {
+		return nil, apierrors.NewNotFound(gvr.GroupResource(), m.GetName())
+	}
+	cm, _ := meta.Accessor(cur)
+	if m.GetResourceVersion() != cm.GetResourceVersion() {
+		return nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
+			fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+	}
+	rv, _ := strconv.ParseUint(cm.GetResourceVersion(), 10, 64)
+	stored := obj.DeepCopyObject()
+	sm, _ := meta.Accessor(stored)
+	sm.SetResourceVersion(strconv.FormatUint(rv+1, 10))
+	c.objects[gvr][key] = stored
+	return stored.DeepCopyObject(), nil
 }

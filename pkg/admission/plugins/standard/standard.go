@@ -40,6 +40,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission/plugins/podtolerationrestriction"
 	"github.com/admitd/admitd/pkg/admission/plugins/podtopologylabels"
 	"github.com/admitd/admitd/pkg/admission/plugins/priority"
+	"github.com/admitd/admitd/pkg/admission/plugins/resourcequota"
 	"github.com/admitd/admitd/pkg/admission/plugins/runtimeclass"
 	"github.com/admitd/admitd/pkg/admission/plugins/serviceaccount"
 	"github.com/admitd/admitd/pkg/admission/plugins/storageobjectinuseprotection"
@@ -100,6 +101,7 @@ func Register(r *admission.Registry, o Options) {
 	persistentvolumeclaimresize.Register(r)
 	defaultingressclass.Register(r)
 	denyserviceexternalips.Register(r)
+	resourcequota.Register(r)
 	policies.Register(r, o.Policies)
 	webhooks.Register(r, o.Webhooks)
 }

@@ -48,6 +48,7 @@ var all = []string{
 	"MutatingAdmissionWebhook",
 	"ValidatingAdmissionPolicy",
 	"ValidatingAdmissionWebhook",
+	"ResourceQuota",
 	"AlwaysDeny",
 }
 
