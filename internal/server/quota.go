@@ -12,9 +12,12 @@ import (
 // QuotaOptions configure the resource quota controller, which
 // kube-controller-manager runs beside kube-apiserver.
 type QuotaOptions struct {
-	// Controller runs it (--quota-controller). Off by default: a
-	// kube-apiserver alone leaves quota status to whoever writes it, and
-	// the conformance recordings are of a kube-apiserver alone.
+	// Controller runs it (--quota-controller, on by default in admitd
+	// serve: a cluster has kube-controller-manager beside kube-apiserver,
+	// and without it a new quota has no status and enforces nothing). Off
+	// in the zero Options (testenv, as envtest's kube-apiserver alone) and
+	// with --quota-controller=false, as the conformance recordings of a
+	// kube-apiserver alone assume.
 	Controller bool
 	// Resync is how often every quota is recalculated
 	// (--resource-quota-sync-period); 0 means 5 minutes.
