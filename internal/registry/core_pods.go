@@ -26,12 +26,13 @@ func pods() descriptor {
 			{Name: "log", Kind: v1("Pod"), Verbs: []string{"get"}},
 			{Name: "portforward", Kind: v1("PodPortForwardOptions"), Verbs: []string{"create", "get"}},
 			{Name: "proxy", Kind: v1("PodProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
-			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
+			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs, Fields: podResizeFields},
 		},
-		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate},
+		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
+			Subresources: map[string]SubresourceStrategy{"resize": podResize}},
 	}
 }
 
 func validatePodStrategy(obj runtime.Object) field.ErrorList {
-	return validatePodCreate(obj.(*corev1.Pod), nil)
+	return validatePodCreate(obj.(*corev1.Pod))
 }
