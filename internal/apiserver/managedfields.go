@@ -136,12 +136,8 @@ var (
 
 // resetFields are the fields a write through subresource cannot set, so
 // that nobody manages them through it: status on a resource with a status
-// subresource, spec on the status subresource, everything but its own
-// fields on a subresource that names them (pods/resize).
+// subresource, spec on the status subresource.
 func resetFields(res *registry.Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
-	if sub, ok := res.Subresource(subresource); ok && sub.Fields != nil {
-		return map[fieldpath.APIVersion]fieldpath.Filter{fieldpath.APIVersion(res.GroupVersion().String()): sub.Fields}
-	}
 	var set *fieldpath.Set
 	switch {
 	case subresource == "status":

@@ -26,7 +26,7 @@ func pods() descriptor {
 			{Name: "log", Kind: v1("Pod"), Verbs: []string{"get"}},
 			{Name: "portforward", Kind: v1("PodPortForwardOptions"), Verbs: []string{"create", "get"}},
 			{Name: "proxy", Kind: v1("PodProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
-			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs, Fields: podResizeFields},
+			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
 		},
 		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
 			Subresources: map[string]SubresourceStrategy{"resize": podResize}},

@@ -4,7 +4,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // The pods/resize subresource (upstream's podResizeStrategy): a write
@@ -12,18 +11,12 @@ import (
 // containers, the pod-level resources (InPlacePodLevelResourcesVerticalScaling)
 // and, with InPlacePodVerticalScalingMemoryBackedVolumes, the volumes;
 // everything else is taken from the stored pod. Generation grows when the
-// spec changed (the generic rule of PrepareForUpdate).
+// spec changed (the generic rule of PrepareForUpdate). As upstream's
+// ResizeREST sets no reset fields, managedFields record a resize like any
+// update (including fields the strategy then dropped).
 
 // podResize is the strategy of pods/resize.
 var podResize = SubresourceStrategy{PrepareForUpdate: preparePodResize, ValidateUpdate: validatePodResizeUpdate}
-
-// podResizeFields are the only fields a resize records for its manager.
-var podResizeFields = fieldpath.NewIncludeMatcherFilter(
-	fieldpath.MakePrefixMatcherOrDie("spec", "containers", fieldpath.MatchAnyPathElement(), "resources"),
-	fieldpath.MakePrefixMatcherOrDie("spec", "containers", fieldpath.MatchAnyPathElement(), "resizePolicy"),
-	fieldpath.MakePrefixMatcherOrDie("spec", "initContainers", fieldpath.MatchAnyPathElement(), "resources"),
-	fieldpath.MakePrefixMatcherOrDie("spec", "initContainers", fieldpath.MatchAnyPathElement(), "resizePolicy"),
-)
 
 func preparePodResize(obj, old runtime.Object, gates FeatureGates) {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)

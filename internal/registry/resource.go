@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Subresource describes one subresource of a resource, e.g. "status".
@@ -30,10 +29,6 @@ type Subresource struct {
 	// Kind is the kind a client sends and receives on the subresource.
 	Kind  schema.GroupVersionKind
 	Verbs []string
-	// Fields, when set, are the only fields a write through the
-	// subresource records for its manager in managedFields (upstream's
-	// reset fields filter of the subresource's strategy).
-	Fields fieldpath.Filter
 }
 
 // SubresourceStrategy is how an update through one subresource is prepared
