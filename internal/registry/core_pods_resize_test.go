@@ -297,3 +297,22 @@ func TestPodQOS(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparePodForCreatePodLevel: a create completes pod-level resources
+// and computes the QoS class whatever the client sent (checked on
+// kube-apiserver 1.37.2: Burstable, requests cpu 500m memory 64Mi, limits
+// memory 128Mi).
+func TestPreparePodForCreatePodLevel(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Resources: &corev1.ResourceRequirements{Requests: rl("500m", "", "")},
+		Containers: []corev1.Container{{Name: "c", Image: "img", Resources: corev1.ResourceRequirements{
+			Requests: rl("100m", "64Mi", ""), Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}}},
+		Status: corev1.PodStatus{QOSClass: corev1.PodQOSGuaranteed}}
+	defaultPod(pod)
+	preparePodForCreate(pod)
+	r := pod.Spec.Resources
+	got := []string{string(pod.Status.QOSClass), r.Requests.Cpu().String(), r.Requests.Memory().String(), r.Limits.Memory().String()}
+	if want := []string{"Burstable", "500m", "64Mi", "128Mi"}; strings.Join(got, " ") != strings.Join(want, " ") || r.Limits.Cpu().String() != "0" {
+		t.Errorf("prepared pod: qos, cpu and memory requests, memory limit = %v (cpu limit %v), want %v and no cpu limit", got, r.Limits.Cpu(), want)
+	}
+}
