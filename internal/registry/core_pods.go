@@ -28,7 +28,8 @@ func pods() descriptor {
 			{Name: "proxy", Kind: v1("PodProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
 			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
 		},
-		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
+		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, PrepareForUpdate: preparePodForUpdate,
+			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
 			Subresources: map[string]SubresourceStrategy{"resize": podResize}},
 	}
 }

@@ -40,6 +40,16 @@ func preparePodForCreate(obj runtime.Object) {
 	pod.Status.QOSClass = computePodQOS(pod)
 }
 
+// preparePodForUpdate keeps the stored pod-level resources when an update
+// leaves them out (a client that does not know them;
+// PodLevelResourcesFixDefaulting, on by default).
+func preparePodForUpdate(obj, old runtime.Object) {
+	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+	if pod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
+		pod.Spec.Resources = oldPod.Spec.Resources.DeepCopy()
+	}
+}
+
 // mutatePodAffinity merges matchLabelKeys (In) and mismatchLabelKeys (NotIn)
 // of every pod (anti-)affinity term into its label selector.
 func mutatePodAffinity(pod *corev1.Pod) {

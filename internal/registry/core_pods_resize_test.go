@@ -316,3 +316,14 @@ func TestPreparePodForCreatePodLevel(t *testing.T) {
 		t.Errorf("prepared pod: qos, cpu and memory requests, memory limit = %v (cpu limit %v), want %v and no cpu limit", got, r.Limits.Cpu(), want)
 	}
 }
+
+// TestPodUpdateKeepsPodLevelResources: an update of the main resource
+// without spec.resources keeps the stored ones.
+func TestPodUpdateKeepsPodLevelResources(t *testing.T) {
+	old := resizePod(rl("100m", "", ""), none, withPodResources(rl("500m", "", ""), none))
+	sent := old.DeepCopy()
+	sent.Spec.Resources = nil
+	if errs := updateErrors(t, sent, old); len(errs) > 0 || sent.Spec.Resources == nil {
+		t.Errorf("update without pod-level resources: errors %v, resources %v; want none and the stored ones", errs, sent.Spec.Resources)
+	}
+}
