@@ -3,6 +3,7 @@ package podresize
 import (
 	"fmt"
 	"math/rand"
+	"sort"
 	"strings"
 	"testing"
 
@@ -235,16 +236,10 @@ func (g *generator) mutate(p *corev1.Pod) string {
 		return "other resource " + string(name)
 	case n == 9:
 		if g.chance(0.5) {
-			for k := range c.Resources.Requests {
-				delete(c.Resources.Requests, k)
-				break
-			}
+			g.removeOne(c.Resources.Requests)
 			return "remove a request"
 		}
-		for k := range c.Resources.Limits {
-			delete(c.Resources.Limits, k)
-			break
-		}
+		g.removeOne(c.Resources.Limits)
 		return "remove a limit"
 	case n == 10:
 		c.ResizePolicy = g.resizePolicy()
@@ -315,6 +310,19 @@ func (g *generator) resizeKeepingShape(c *corev1.Container) string {
 		setQ(&c.Resources.Requests, name, q)
 	}
 	return "resize " + string(name)
+}
+
+// removeOne deletes a random resource of list (the same one for a seed).
+func (g *generator) removeOne(list corev1.ResourceList) {
+	if len(list) == 0 {
+		return
+	}
+	names := make([]string, 0, len(list))
+	for name := range list {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	delete(list, corev1.ResourceName(names[g.rng.Intn(len(names))]))
 }
 
 // someContainer is a random regular or init container of p.
