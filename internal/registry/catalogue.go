@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/admitd/admitd/pkg/features"
 )
 
 // Catalogue is the set of served resources. Lookups read an immutable
@@ -28,6 +30,27 @@ type ClusterPolicy struct {
 	// allowPrivileged is --allow-privileged: whether containers may be
 	// privileged (upstream's default: no).
 	allowPrivileged atomic.Bool
+	// gates are --feature-gates (nil: every gate at its 1.37 default).
+	gates atomic.Pointer[FeatureGates]
+}
+
+// SetFeatureGates sets the feature gates the resources' strategies read
+// (--feature-gates); without it every gate is at its 1.37 default.
+func (c *Catalogue) SetFeatureGates(g FeatureGates) { c.policy.gates.Store(&g) }
+
+// defaultGates are the gates at their kube-apiserver 1.37 defaults.
+type defaultGates struct{}
+
+func (defaultGates) Enabled(name string) bool { return features.Default(name) }
+
+// gates are the feature gates of the catalogue r belongs to.
+func (r *Resource) gates() FeatureGates {
+	if r.policy != nil {
+		if g := r.policy.gates.Load(); g != nil && *g != nil {
+			return *g
+		}
+	}
+	return defaultGates{}
 }
 
 // SetAllowPrivileged sets --allow-privileged for every resource of the

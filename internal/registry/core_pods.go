@@ -28,11 +28,12 @@ func pods() descriptor {
 			{Name: "proxy", Kind: v1("PodProxyOptions"), Verbs: []string{"create", "delete", "get", "patch", "update"}},
 			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
 		},
-		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
-			ResetStatusMetadata: resetStatusOwners},
+		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, PrepareForUpdate: preparePodForUpdate,
+			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate, ResetStatusMetadata: resetStatusOwners,
+			Subresources: map[string]SubresourceStrategy{"resize": podResize}},
 	}
 }
 
 func validatePodStrategy(obj runtime.Object) field.ErrorList {
-	return validatePodCreate(obj.(*corev1.Pod), nil)
+	return validatePodCreate(obj.(*corev1.Pod))
 }

@@ -54,7 +54,7 @@ func validateProbesAndLifecycle(c *corev1.Container, grace *int64, path *field.P
 	return append(errs, validateProbe(c.StartupProbe, grace, path.Child("startupProbe"), true)...)
 }
 
-func validateInitContainers(containers, regular []corev1.Container, vols map[string]corev1.VolumeSource, claims sets.Set[string], grace *int64, fldPath *field.Path, restartPolicy corev1.RestartPolicy) field.ErrorList {
+func validateInitContainers(containers, regular []corev1.Container, vols map[string]corev1.VolumeSource, claims sets.Set[string], grace *int64, fldPath *field.Path, restartPolicy corev1.RestartPolicy, restartContainerAllowed bool) field.ErrorList {
 	var errs field.ErrorList
 	names := sets.New[string]()
 	for _, c := range regular {
@@ -89,8 +89,35 @@ func validateInitContainers(containers, regular []corev1.Container, vols map[str
 				}
 			}
 		}
+		if !sidecar && !restartContainerAllowed {
+			for j, p := range c.ResizePolicy {
+				if p.RestartPolicy == corev1.RestartContainer {
+					errs = append(errs, field.Invalid(path.Child("resizePolicy").Index(j).Child("restartPolicy"), p.RestartPolicy,
+						"must not be set to 'RestartContainer' for non-sidecar initContainers"))
+				}
+			}
+		}
 	}
 	return errs
+}
+
+// hasNonSidecarRestartContainer: a non-sidecar init container of spec has
+// a RestartContainer resize policy (nil spec: no).
+func hasNonSidecarRestartContainer(spec *corev1.PodSpec) bool {
+	if spec == nil {
+		return false
+	}
+	for i := range spec.InitContainers {
+		if isSidecar(&spec.InitContainers[i]) {
+			continue
+		}
+		for _, p := range spec.InitContainers[i].ResizePolicy {
+			if p.RestartPolicy == corev1.RestartContainer {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // validateEphemeralContainers checks ephemeral containers against the regular

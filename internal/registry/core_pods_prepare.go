@@ -11,17 +11,14 @@ import (
 
 // Pod create/update preparation (upstream pkg/registry/core/pod/strategy.go).
 
-// preparePodForCreate sets the initial status (Pending, QoS class), the
-// SchedulingGated condition, merges matchLabelKeys into label selectors and
-// copies deprecated AppArmor annotations into fields.
+// preparePodForCreate sets the initial status (Pending), the
+// SchedulingGated condition, merges matchLabelKeys into label selectors,
+// copies deprecated AppArmor annotations into fields, completes pod-level
+// resources and sets the QoS class (computed: a class the client sent is
+// ignored, as in kube-apiserver 1.37).
 func preparePodForCreate(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
-	// Upstream reads an already-set QoS class before resetting the status.
-	qos := pod.Status.QOSClass
-	if qos == "" {
-		qos = computePodQOS(pod)
-	}
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: qos}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 	if len(pod.Spec.SchedulingGates) > 0 {
 		pod.Status.Conditions = []corev1.PodCondition{{
 			Type:               corev1.PodScheduled,
@@ -39,6 +36,18 @@ func preparePodForCreate(obj runtime.Object) {
 		}
 	}
 	syncAppArmorAnnotations(pod)
+	defaultPodLevelResources(pod, defaultGates{})
+	pod.Status.QOSClass = computePodQOS(pod)
+}
+
+// preparePodForUpdate keeps the stored pod-level resources when an update
+// leaves them out (a client that does not know them;
+// PodLevelResourcesFixDefaulting, on by default).
+func preparePodForUpdate(obj, old runtime.Object) {
+	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
+	if pod.Spec.Resources == nil && oldPod.Spec.Resources != nil {
+		pod.Spec.Resources = oldPod.Spec.Resources.DeepCopy()
+	}
 }
 
 // mutatePodAffinity merges matchLabelKeys (In) and mismatchLabelKeys (NotIn)

@@ -2,63 +2,89 @@ package registry
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
-// computePodQOS classifies a pod as upstream's qos.ComputePodQOS does: from
-// the pod-level resources when set (PodLevelResources is on by default),
-// otherwise from the cpu and memory of its regular and init containers.
-func computePodQOS(pod *corev1.Pod) corev1.PodQOSClass {
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	guaranteed := true
-	if r := pod.Spec.Resources; r != nil {
-		addQOSResources(requests, r.Requests)
-		if len(r.Limits) > 0 && !addQOSResources(limits, r.Limits) {
-			guaranteed = false
-		}
-	} else {
-		containers := append(append([]corev1.Container{}, pod.Spec.Containers...), pod.Spec.InitContainers...)
-		for _, c := range containers {
-			addQOSResources(requests, c.Resources.Requests)
-			if !addQOSResources(limits, c.Resources.Limits) {
-				guaranteed = false
-			}
-		}
+// The feature gates pod preparation and validation read.
+const (
+	gatePodLevelResources                = "PodLevelResources"
+	gatePodLevelResourcesFixKubeletQOS   = "PodLevelResourcesFixKubeletQOSClass"
+	gatePodLevelResourcesFixDefaulting   = "PodLevelResourcesFixDefaulting"
+	gateInPlacePodLevelResourcesResize   = "InPlacePodLevelResourcesVerticalScaling"
+	gateInPlaceResizeInitContainers      = "InPlacePodVerticalScalingInitContainers"
+	gateInPlaceResizeMemoryBackedVolumes = "InPlacePodVerticalScalingMemoryBackedVolumes"
+	gateEmptyDirVolumeMode               = "EmptyDirVolumeMode"
+)
+
+// computePodQOS is podQOS with every gate at its default.
+func computePodQOS(pod *corev1.Pod) corev1.PodQOSClass { return podQOS(pod, defaultGates{}) }
+
+// storedPodQOS is the class recorded in the pod's status, else the computed
+// one (upstream's GetPodQOS).
+func storedPodQOS(pod *corev1.Pod, gates FeatureGates) corev1.PodQOSClass {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass
 	}
-	if len(requests) == 0 && len(limits) == 0 {
-		return corev1.PodQOSBestEffort
-	}
-	if guaranteed {
-		for name, req := range requests {
-			if lim, ok := limits[name]; !ok || lim.Cmp(req) != 0 {
-				guaranteed = false
-				break
-			}
-		}
-	}
-	if guaranteed && len(requests) == len(limits) {
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
+	return podQOS(pod, gates)
 }
 
-// addQOSResources sums the positive cpu and memory quantities of list into
-// total and reports whether both cpu and memory were present.
-func addQOSResources(total, list corev1.ResourceList) bool {
-	found := 0
-	for name, q := range list {
-		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-			continue
-		}
-		if q.Cmp(resource.Quantity{}) <= 0 {
-			continue
-		}
-		found++
-		sum := q.DeepCopy()
-		if prev, ok := total[name]; ok {
-			sum.Add(prev)
-		}
-		total[name] = sum
+// podQOS classifies a pod as upstream's ComputePodQOS: by its pod-level
+// resources when they are set (and PodLevelResources is on), else by
+// combining the class of every init and regular container.
+func podQOS(pod *corev1.Pod, gates FeatureGates) corev1.PodQOSClass {
+	if r := pod.Spec.Resources; gates.Enabled(gatePodLevelResources) && r != nil &&
+		(!gates.Enabled(gatePodLevelResourcesFixKubeletQOS) || resourcehelper.IsPodLevelResourcesSet(pod)) {
+		return requirementsQOS(r)
 	}
-	return found == 2
+	var class corev1.PodQOSClass
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			c := requirementsQOS(&list[i].Resources)
+			switch {
+			case c == corev1.PodQOSBurstable:
+				return c
+			case class == "":
+				class = c
+			case class != c:
+				return corev1.PodQOSBurstable
+			}
+		}
+	}
+	if class == "" {
+		return corev1.PodQOSBestEffort
+	}
+	return class
+}
+
+// requirementsQOS is the class of one set of requirements: BestEffort
+// without cpu and memory, Guaranteed when both have equal non-zero requests
+// and limits, Burstable otherwise.
+func requirementsQOS(r *corev1.ResourceRequirements) corev1.PodQOSClass {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return corev1.PodQOSBestEffort
+	}
+	var class corev1.PodQOSClass
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		c := resourceQOS(r, name)
+		switch {
+		case c == corev1.PodQOSBurstable:
+			return c
+		case class == "":
+			class = c
+		case class != c:
+			return corev1.PodQOSBurstable
+		}
+	}
+	return class
+}
+
+func resourceQOS(r *corev1.ResourceRequirements, name corev1.ResourceName) corev1.PodQOSClass {
+	req, limit := r.Requests[name], r.Limits[name]
+	switch {
+	case !req.Equal(limit):
+		return corev1.PodQOSBurstable
+	case req.IsZero():
+		return corev1.PodQOSBestEffort
+	}
+	return corev1.PodQOSGuaranteed
 }

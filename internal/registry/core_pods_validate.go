@@ -31,8 +31,8 @@ const (
 )
 
 // validatePodCreate validates a new Pod (metadata excluded).
-func validatePodCreate(pod *corev1.Pod, oldAnnotations map[string]string) field.ErrorList {
-	errs := validatePodMetadataAndSpec(pod, oldAnnotations)
+func validatePodCreate(pod *corev1.Pod) field.ErrorList {
+	errs := validatePodMetadataAndSpec(pod, nil)
 	if len(pod.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers"), "cannot be set on create"))
 	}
@@ -43,12 +43,19 @@ func validatePodCreate(pod *corev1.Pod, oldAnnotations map[string]string) field.
 }
 
 // validatePodMetadataAndSpec checks the pod-specific annotations and the
-// spec, plus the rules that apply to pods but not templates.
-func validatePodMetadataAndSpec(pod *corev1.Pod, oldAnnotations map[string]string) field.ErrorList {
+// spec, plus the rules that apply to pods but not templates; old is the
+// stored pod of an update (nil on create), whose use of a rule's field keeps
+// it allowed.
+func validatePodMetadataAndSpec(pod, old *corev1.Pod) field.ErrorList {
+	var oldAnnotations map[string]string
+	var oldSpec *corev1.PodSpec
+	if old != nil {
+		oldAnnotations, oldSpec = old.Annotations, &old.Spec
+	}
 	// An invalid deletion cost already stored stays allowed.
 	_, oldCostErr := parseDeletionCost(oldAnnotations)
 	errs := validatePodAnnotations(pod.Annotations, &pod.Spec, metadataPath.Child("annotations"), oldAnnotations != nil && oldCostErr != nil)
-	errs = append(errs, validatePodSpec(&pod.Spec, &pod.ObjectMeta, specPath, true)...)
+	errs = append(errs, validatePodSpec(&pod.Spec, &pod.ObjectMeta, specPath, true, hasNonSidecarRestartContainer(oldSpec))...)
 	if pod.Spec.ServiceAccountName == "" {
 		for vi, v := range pod.Spec.Volumes {
 			if v.Projected == nil {
@@ -101,7 +108,7 @@ func validatePodTemplateSpec(t *corev1.PodTemplateSpec, fldPath *field.Path) fie
 	errs := metav1validation.ValidateLabels(t.Labels, fldPath.Child("labels"))
 	errs = append(errs, apivalidation.ValidateAnnotations(t.Annotations, fldPath.Child("annotations"))...)
 	errs = append(errs, validatePodAnnotations(t.Annotations, &t.Spec, fldPath.Child("annotations"), false)...)
-	errs = append(errs, validatePodSpec(&t.Spec, nil, fldPath.Child("spec"), false)...)
+	errs = append(errs, validatePodSpec(&t.Spec, nil, fldPath.Child("spec"), false, true)...)
 	if len(t.Spec.EphemeralContainers) > 0 {
 		errs = append(errs, field.Forbidden(fldPath.Child("spec", "ephemeralContainers"), "ephemeral containers not allowed in pod template"))
 	}
@@ -109,7 +116,9 @@ func validatePodTemplateSpec(t *corev1.PodTemplateSpec, fldPath *field.Path) fie
 }
 
 // validatePodSpec validates a PodSpec; podMeta is set for real pods only.
-func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *field.Path, isPod bool) field.ErrorList {
+// restartContainerAllowed: non-sidecar init containers may keep a
+// RestartContainer resize policy (the stored pod has one).
+func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *field.Path, isPod, restartContainerAllowed bool) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TerminationGracePeriodSeconds == nil {
 		errs = append(errs, field.Required(fldPath.Child("terminationGracePeriodSeconds"), ""))
@@ -120,8 +129,9 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, fldPath *
 	claims, cErrs := validatePodResourceClaims(spec.ResourceClaims, fldPath.Child("resourceClaims"))
 	errs = append(errs, cErrs...)
 	errs = append(errs, validateContainers(spec.Containers, vols, claims, grace, fldPath.Child("containers"), spec.RestartPolicy)...)
-	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, claims, grace, fldPath.Child("initContainers"), spec.RestartPolicy)...)
+	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, claims, grace, fldPath.Child("initContainers"), spec.RestartPolicy, restartContainerAllowed)...)
 	errs = append(errs, validateEphemeralContainers(spec.EphemeralContainers, spec.Containers, spec.InitContainers, vols, claims, fldPath.Child("ephemeralContainers"), spec.RestartPolicy)...)
+	errs = append(errs, validatePodLevelResources(spec, claims, fldPath)...)
 	errs = append(errs, validateHostNetworkPorts(spec, fldPath, isPod)...)
 	errs = append(errs, validateRestartPolicy(spec.RestartPolicy, fldPath.Child("restartPolicy"))...)
 	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, fldPath.Child("dnsPolicy"))...)

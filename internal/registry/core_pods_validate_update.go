@@ -29,7 +29,7 @@ var updatablePodSpecFields = []string{
 
 func validatePodUpdate(obj, old runtime.Object) field.ErrorList {
 	pod, oldPod := obj.(*corev1.Pod), old.(*corev1.Pod)
-	errs := validatePodMetadataAndSpec(pod, oldPod.Annotations)
+	errs := validatePodMetadataAndSpec(pod, oldPod)
 	errs = append(errs, validatePodAnnotationUpdates(pod.Annotations, oldPod.Annotations)...)
 	for _, c := range []struct {
 		name     string

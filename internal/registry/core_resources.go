@@ -98,12 +98,18 @@ func validateHugePageValue(name corev1.ResourceName, q resource.Quantity, path *
 }
 
 func validateResourceRequirements(r *corev1.ResourceRequirements, claims sets.Set[string], fldPath *field.Path) field.ErrorList {
+	return validateRequirements(r, validateContainerResourceName, claims, fldPath)
+}
+
+// validateRequirements checks resource requirements whose names nameRule
+// checks (a container's or the pod's).
+func validateRequirements(r *corev1.ResourceRequirements, nameRule func(corev1.ResourceName, *field.Path) field.ErrorList, claims sets.Set[string], fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	limPath, reqPath := fldPath.Child("limits"), fldPath.Child("requests")
 	cpuOrMemory, hugePages := false, false
 	for _, name := range sortedResourceNames(r.Limits) {
 		q, path := r.Limits[name], limPath.Key(string(name))
-		errs = append(errs, validateContainerResourceName(name, path)...)
+		errs = append(errs, nameRule(name, path)...)
 		errs = append(errs, validateResourceQuantity(name, q, path)...)
 		if isHugePages(name) {
 			hugePages = true
@@ -113,7 +119,7 @@ func validateResourceRequirements(r *corev1.ResourceRequirements, claims sets.Se
 	}
 	for _, name := range sortedResourceNames(r.Requests) {
 		q, path := r.Requests[name], reqPath.Key(string(name))
-		errs = append(errs, validateContainerResourceName(name, path)...)
+		errs = append(errs, nameRule(name, path)...)
 		errs = append(errs, validateResourceQuantity(name, q, path)...)
 		if limit, ok := r.Limits[name]; ok {
 			if q.Cmp(limit) != 0 && !isOvercommitAllowed(name) {

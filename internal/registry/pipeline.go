@@ -66,7 +66,12 @@ func PrepareForCreate(r *Resource, obj runtime.Object) {
 // anything outside metadata and status changed. Metadata the server owns
 // (uid, creation and deletion fields, generation) must already be old's.
 func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) runtime.Object {
+	sub, ownStrategy := r.Strategy.Subresources[subresource]
 	switch {
+	case ownStrategy:
+		if sub.PrepareForUpdate != nil {
+			sub.PrepareForUpdate(obj, old, r.gates())
+		}
 	case subresource == "status":
 		obj = statusUpdate(r, old, obj)
 	case subresource == "":
@@ -77,7 +82,7 @@ func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) 
 			r.Strategy.PrepareForUpdate(obj, old)
 		}
 	}
-	if subresource != "" && r.Strategy.PrepareForSubresourceUpdate != nil {
+	if subresource != "" && !ownStrategy && r.Strategy.PrepareForSubresourceUpdate != nil {
 		r.Strategy.PrepareForSubresourceUpdate(subresource, obj, old)
 	}
 	if r.TracksGeneration && specChanged(obj, old) {
@@ -150,6 +155,17 @@ func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
 		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
 	}
 	return r.applyPolicy(errs)
+}
+
+// ValidateSubresourceChange checks an update of old into obj through
+// subresource ("" for the main resource): with the subresource's own
+// strategy when it has one, else as ValidateChange.
+func (r *Resource) ValidateSubresourceChange(subresource string, obj, old runtime.Object) field.ErrorList {
+	sub, ok := r.Strategy.Subresources[subresource]
+	if !ok || sub.ValidateUpdate == nil {
+		return r.ValidateChange(obj, old)
+	}
+	return r.applyPolicy(sub.ValidateUpdate(obj, old, r.gates()))
 }
 
 // privilegedDisallowed is the error every privileged container gets from

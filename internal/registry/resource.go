@@ -32,6 +32,23 @@ type Subresource struct {
 	Verbs []string
 }
 
+// SubresourceStrategy is how an update through one subresource is prepared
+// and validated, in place of the kind's own PrepareForUpdate and
+// ValidateUpdate (and of the status rule). gates are the server's feature
+// gates.
+type SubresourceStrategy struct {
+	// PrepareForUpdate keeps what the subresource may change and takes
+	// everything else from old.
+	PrepareForUpdate func(obj, old runtime.Object, gates FeatureGates)
+	// ValidateUpdate checks the update, metadata included.
+	ValidateUpdate func(obj, old runtime.Object, gates FeatureGates) field.ErrorList
+}
+
+// FeatureGates answers whether a feature gate is on (pkg/features.Gates).
+type FeatureGates interface {
+	Enabled(name string) bool
+}
+
 // Strategy is the per-kind behaviour applied by the REST verbs. Every field is
 // optional; a nil func does nothing.
 type Strategy struct {
@@ -50,6 +67,9 @@ type Strategy struct {
 	// PrepareForSubresourceUpdate prepares a write through a subresource,
 	// after the status rule.
 	PrepareForSubresourceUpdate func(subresource string, obj, old runtime.Object)
+	// Subresources are the strategies of subresources whose updates follow
+	// rules of their own (pods/resize), by subresource name.
+	Subresources map[string]SubresourceStrategy
 	// Validate checks a new object (metadata is checked generically).
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).

@@ -56,6 +56,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 	if err != nil {
 		return nil, err
 	}
+	cat.SetFeatureGates(gates)
 	creator, err := newLoopbackCreator(loopback)
 	if err != nil {
 		return nil, err
