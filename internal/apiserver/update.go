@@ -155,7 +155,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 	}()
 	keepManagedFieldsTimes(obj, old)
-	if errs := res.ValidateChange(obj, old); len(errs) > 0 {
+	if errs := res.ValidateChangeThrough(rq.info.Subresource, obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
 	if rq.info.Subresource == "" {

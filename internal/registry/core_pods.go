@@ -29,7 +29,8 @@ func pods() descriptor {
 			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
 		},
 		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate,
-			ResetStatusMetadata: resetStatusOwners},
+			ResetStatusMetadata: resetStatusOwners, PrepareForSubresourceUpdate: preparePodSubresourceUpdate,
+			ValidateSubresourceUpdate: validatePodSubresourceUpdate},
 	}
 }
 

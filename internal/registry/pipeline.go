@@ -152,6 +152,20 @@ func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
 	return r.applyPolicy(errs)
 }
 
+// ValidateChangeThrough checks an update of old into obj written through
+// subresource ("" for the main resource): as ValidateChange, unless the
+// kind validates writes through that subresource its own way.
+func (r *Resource) ValidateChangeThrough(subresource string, obj, old runtime.Object) field.ErrorList {
+	if subresource == "" || r.Strategy.ValidateSubresourceUpdate == nil {
+		return r.ValidateChange(obj, old)
+	}
+	errs, ok := r.Strategy.ValidateSubresourceUpdate(subresource, obj, old)
+	if !ok {
+		return r.ValidateChange(obj, old)
+	}
+	return r.applyPolicy(append(ValidateObjectMetaUpdate(obj, old), errs...))
+}
+
 // privilegedDisallowed is the error every privileged container gets from
 // validation; applyPolicy drops it when the cluster allows privileged
 // containers. Reporting it always and dropping it after keeps its place

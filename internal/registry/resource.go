@@ -50,6 +50,10 @@ type Strategy struct {
 	// PrepareForSubresourceUpdate prepares a write through a subresource,
 	// after the status rule.
 	PrepareForSubresourceUpdate func(subresource string, obj, old runtime.Object)
+	// ValidateSubresourceUpdate checks an update through a subresource in
+	// place of ValidateUpdate when ok (pods/ephemeralcontainers); metadata
+	// is checked generically.
+	ValidateSubresourceUpdate func(subresource string, obj, old runtime.Object) (errs field.ErrorList, ok bool)
 	// Validate checks a new object (metadata is checked generically).
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).
