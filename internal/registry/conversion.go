@@ -65,3 +65,17 @@ func convertAcrossGroups(obj runtime.Object, gvk schema.GroupVersionKind) (runti
 	out.GetObjectKind().SetGroupVersionKind(gvk)
 	return out, nil
 }
+
+// SameStoredKind reports whether objects of kinds a and b are the same
+// stored objects, so that ConvertTo converts between them: the same kind,
+// or a kind stored as another group's (events.k8s.io and core Events).
+func SameStoredKind(a, b schema.GroupKind) bool {
+	return storedGroupKind(a) == storedGroupKind(b)
+}
+
+func storedGroupKind(gk schema.GroupKind) schema.GroupKind {
+	if gv, ok := storageVersions()[gk]; ok {
+		return gv.WithKind(gk.Kind).GroupKind()
+	}
+	return gk
+}

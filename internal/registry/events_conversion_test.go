@@ -107,3 +107,20 @@ func TestEventsShareStorageInTheCatalogue(t *testing.T) {
 		t.Errorf("Equivalents(pods) = %v", pods)
 	}
 }
+
+func TestSameStoredKind(t *testing.T) {
+	for _, tc := range []struct {
+		a, b schema.GroupKind
+		want bool
+	}{
+		{coreEventGVK.GroupKind(), eventsV1GVK.GroupKind(), true},
+		{eventsV1GVK.GroupKind(), coreEventGVK.GroupKind(), true},
+		{schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}, true},
+		{coreEventGVK.GroupKind(), schema.GroupKind{Kind: "Pod"}, false},
+		{eventsV1GVK.GroupKind(), schema.GroupKind{Group: "events.k8s.io", Kind: "Other"}, false},
+	} {
+		if got := SameStoredKind(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameStoredKind(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +116,56 @@ func metav1Object(o any) (string, error) {
 		return "", apierrors.NewBadRequest("not an object")
 	}
 	return m.GetName(), nil
+}
+
+// coreEventsPolicy denies core/v1 Events whose message starts with
+// "forbidden", matching by Equivalent: an events.k8s.io/v1 request reaches
+// it converted to core/v1 (note as message), as upstream's equivalent
+// resources are those of one storage.
+const coreEventsPolicy = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: event-words}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    matchPolicy: Equivalent
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [events]}
+  validations:
+  - expression: "!object.message.startsWith('forbidden')"
+    messageExpression: "'message ' + object.message + ' (seen as ' + object.apiVersion + ')'"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: event-words}
+spec:
+  policyName: event-words
+  validationActions: [Deny]
+`
+
+func TestPoliciesSeeEventsThroughEquivalentGroups(t *testing.T) {
+	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
+	a.mustKubectl(t, coreEventsPolicy, "apply", "-f", "-")
+	v1 := kubernetes.NewForConfigOrDie(a.restConfig(t)).EventsV1().Events("default")
+	mk := func(name, note string) error {
+		_, err := v1.Create(t.Context(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, EventTime: metav1.NowMicro(),
+			Reason: "R", Type: "Normal", Action: "A", Note: note, ReportingController: "example.com/c", ReportingInstance: "c-1",
+			Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: "default", Name: "p"}}, metav1.CreateOptions{})
+		return err
+	}
+	want := "message forbidden word (seen as v1)"
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		err := mk("denied-"+strconv.Itoa(i), "forbidden word")
+		if apierrors.IsInvalid(err) && strings.Contains(err.Error(), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("events.k8s.io create with a forbidden note: %v, want 422 %q", err, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := mk("allowed", "fine words"); err != nil {
+		t.Errorf("events.k8s.io create with an allowed note: %v", err)
+	}
 }
