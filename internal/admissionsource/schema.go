@@ -39,7 +39,7 @@ func (s *Schema) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 // ConvertTo converts obj to gvk: custom resources through their
 // definition's converter (relabelling for strategy None, the conversion
 // webhook for Webhook), built-in kinds served in several versions (HPAs)
-// through the scheme's conversions.
+// or groups (Events) through the scheme's conversions.
 func (s *Schema) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
 	if obj.GetObjectKind().GroupVersionKind() == gvk {
 		return obj, nil
@@ -54,7 +54,7 @@ func (s *Schema) ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (run
 		objs[0].SetGroupVersionKind(gvk)
 		return objs[0], nil
 	}
-	if from := obj.GetObjectKind().GroupVersionKind(); from.GroupKind() == gvk.GroupKind() {
+	if from := obj.GetObjectKind().GroupVersionKind(); registry.SameStoredKind(from.GroupKind(), gvk.GroupKind()) {
 		if out, err := registry.ConvertTo(obj.DeepCopyObject(), gvk); err == nil {
 			return out, nil
 		}

@@ -103,7 +103,7 @@ var errNamespaceNotEmpty = errors.New("namespace not empty yet")
 func (c *Namespaces) finalize(ctx context.Context, name string) error {
 	remaining := 0
 	for _, res := range c.cat.Resources() {
-		if !res.Namespaced || res.Version != res.StorageVersion || !slices.Contains(res.Verbs, "delete") {
+		if !res.Namespaced || res.Version != res.StorageVersion || res.StoredAs != nil || !slices.Contains(res.Verbs, "delete") {
 			continue
 		}
 		n, err := c.emptyResource(ctx, res, name)

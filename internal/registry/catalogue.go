@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -66,6 +67,9 @@ type snapshot struct {
 	versions map[string][]string
 	groups   []string // discovery order
 	custom   map[string][]*Resource
+	// cohabitants are, for a group/resource, the other groups' resources
+	// stored with it (Resource.StoredAs).
+	cohabitants map[schema.GroupResource][]schema.GroupResource
 }
 
 // NewCatalogue returns a catalogue of the built-in resources.
@@ -83,10 +87,11 @@ func NewCatalogue() *Catalogue {
 
 func (c *Catalogue) publish(custom map[string][]*Resource) {
 	s := &snapshot{
-		byGVR:    map[schema.GroupVersionResource]*Resource{},
-		byGVK:    map[schema.GroupVersionKind]*Resource{},
-		versions: map[string][]string{},
-		custom:   custom,
+		byGVR:       map[schema.GroupVersionResource]*Resource{},
+		byGVK:       map[schema.GroupVersionKind]*Resource{},
+		versions:    map[string][]string{},
+		custom:      custom,
+		cohabitants: map[schema.GroupResource][]schema.GroupResource{},
 	}
 	add := func(r *Resource) {
 		s.resources = append(s.resources, r)
@@ -98,6 +103,7 @@ func (c *Catalogue) publish(custom map[string][]*Resource) {
 		if !contains(vs, r.Version) {
 			s.versions[r.Group] = append(vs, r.Version)
 		}
+		s.addCohabitant(r)
 	}
 	for _, r := range c.builtin {
 		add(r)
@@ -193,12 +199,36 @@ func (c *Catalogue) Versions(group string) []string {
 }
 
 // Equivalents returns every served version of the same group and resource
-// as gvr (gvr itself included), preferred version first.
+// as gvr (gvr itself included), preferred version first, then those of the
+// other groups' resources stored with it (core and events.k8s.io events),
+// as upstream's equivalent resources are those of one storage prefix.
 func (c *Catalogue) Equivalents(gvr schema.GroupVersionResource) []schema.GroupVersionResource {
 	s := c.current.Load()
+	out := s.groupEquivalents(gvr.Group, gvr.Resource)
+	for _, gr := range s.cohabitants[gvr.GroupResource()] {
+		out = append(out, s.groupEquivalents(gr.Group, gr.Resource)...)
+	}
+	return out
+}
+
+// addCohabitant records r as stored with its StoredAs resource, both ways.
+func (s *snapshot) addCohabitant(r *Resource) {
+	if r.StoredAs == nil {
+		return
+	}
+	mine, stored := r.GroupResource(), schema.GroupResource{Group: r.StoredAs.Group, Resource: r.Resource}
+	if !slices.Contains(s.cohabitants[stored], mine) {
+		s.cohabitants[stored] = append(s.cohabitants[stored], mine)
+		s.cohabitants[mine] = append(s.cohabitants[mine], stored)
+	}
+}
+
+// groupEquivalents returns the served versions of group's resource,
+// preferred first.
+func (s *snapshot) groupEquivalents(group, resource string) []schema.GroupVersionResource {
 	var out []schema.GroupVersionResource
-	for _, v := range s.versions[gvr.Group] {
-		g := schema.GroupVersionResource{Group: gvr.Group, Version: v, Resource: gvr.Resource}
+	for _, v := range s.versions[group] {
+		g := schema.GroupVersionResource{Group: group, Version: v, Resource: resource}
 		if _, ok := s.byGVR[g]; ok {
 			out = append(out, g)
 		}

@@ -30,7 +30,7 @@ func pods() descriptor {
 		},
 		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, PrepareForUpdate: preparePodForUpdate,
 			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate, ResetStatusMetadata: resetStatusOwners,
-			Subresources: map[string]SubresourceStrategy{"resize": podResize}},
+			Subresources: map[string]SubresourceStrategy{"resize": podResize, ephemeralContainersSubresource: podEphemeralContainers}},
 	}
 }
 

@@ -17,6 +17,9 @@ type descriptor struct {
 	// alsoServed are further versions of the group serving the kind, in
 	// discovery order after gv's; they convert through Scheme.
 	alsoServed []string
+	// storedAs is the group/version of another group's resource of the
+	// same name that stores the kind's objects ("v1": core), when set.
+	storedAs   string
 	resource   string
 	kind       string
 	namespaced bool
@@ -110,6 +113,10 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 		DefaultGCPolicy:      d.gc,
 		FieldLabels:          d.fields,
 	}
+	if d.storedAs != "" {
+		stored := d.storedGroupVersion()
+		out.StoredAs, out.StorageVersion = &stored, stored.Version
+	}
 	if out.Verbs == nil {
 		out.Verbs = StandardVerbs
 	}
@@ -126,6 +133,19 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 
 func (d descriptor) groupVersion() schema.GroupVersion {
 	gv, err := schema.ParseGroupVersion(d.gv)
+	if err != nil {
+		panic(err)
+	}
+	return gv
+}
+
+// storedGroupVersion is the group and version the kind's objects are
+// stored in.
+func (d descriptor) storedGroupVersion() schema.GroupVersion {
+	if d.storedAs == "" {
+		return d.groupVersion()
+	}
+	gv, err := schema.ParseGroupVersion(d.storedAs)
 	if err != nil {
 		panic(err)
 	}

@@ -107,8 +107,15 @@ type Resource struct {
 	TracksGeneration bool
 	// AllowCreateOnUpdate: PUT of a missing object creates it.
 	AllowCreateOnUpdate bool
-	// StorageVersion is the version objects are stored in (same group).
+	// StorageVersion is the version objects are stored in: a version of
+	// the resource's own group, or of StoredAs's group when that is set.
 	StorageVersion string
+	// StoredAs, when not nil, is the group and version of the resource of
+	// the same name that stores this one's objects (events.k8s.io's events
+	// are core v1 Events, converted on every read and write, as upstream
+	// serves one events resource in two groups); nil for every other
+	// resource.
+	StoredAs *schema.GroupVersion
 	// Unstructured resources (custom resources) decode to
 	// *unstructured.Unstructured; built-in ones to their k8s.io/api type.
 	Unstructured bool
@@ -143,6 +150,15 @@ type Resource struct {
 // GroupVersionKind returns the kind of the resource's objects.
 func (r *Resource) GroupVersionKind() schema.GroupVersionKind {
 	return r.GroupVersion().WithKind(r.Kind)
+}
+
+// StorageGroupVersion is the group and version the resource's objects are
+// stored in.
+func (r *Resource) StorageGroupVersion() schema.GroupVersion {
+	if r.StoredAs != nil {
+		return *r.StoredAs
+	}
+	return schema.GroupVersion{Group: r.Group, Version: r.StorageVersion}
 }
 
 // Subresource returns the named subresource.

@@ -15,7 +15,7 @@ import (
 
 // Scheme knows every built-in Go type admitd serves (k8s.io/api plus the
 // apiextensions types). Its only conversions are those of the kinds served
-// in several versions (HorizontalPodAutoscaler); it has no defaulters:
+// in several versions (HorizontalPodAutoscaler) or groups (Event); it has no defaulters:
 // admitd defaults through Strategy.
 var Scheme = newScheme()
 
@@ -30,6 +30,7 @@ func newScheme() *runtime.Scheme {
 	s.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.DeleteOptions{}, &metav1.CreateOptions{},
 		&metav1.UpdateOptions{}, &metav1.PatchOptions{}, &metav1.Status{})
 	addHPAConversions(s)
+	addEventConversions(s)
 	return s
 }
 

@@ -105,9 +105,8 @@ func stamp(res *registry.Resource, obj runtime.Object, kv storage.KeyValue) erro
 // res's version, a custom resource in the version it was stored in.
 func decodeStored(res *registry.Resource, kv storage.KeyValue) (runtime.Object, error) {
 	stored := res
-	if res.Version != res.StorageVersion && !res.Unstructured {
-		stored = &registry.Resource{GroupVersionResource: res.GroupVersionResource, Kind: res.Kind}
-		stored.Version = res.StorageVersion
+	if sgv := res.StorageGroupVersion(); sgv != res.GroupVersion() && !res.Unstructured {
+		stored = &registry.Resource{GroupVersionResource: sgv.WithResource(res.Resource), Kind: res.Kind}
 	}
 	obj, err := NewObject(stored)
 	if err != nil {

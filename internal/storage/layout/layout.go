@@ -31,9 +31,10 @@ func Key(res *registry.Resource, namespace, name string) string {
 }
 
 // ResourcePrefix is the key prefix of every object of res (all versions of
-// a resource share it).
+// a resource share it, and so does a resource stored as another group's:
+// events.k8s.io's events are core events).
 func ResourcePrefix(res *registry.Resource) string {
-	return GroupPrefix(res.Group) + res.Resource + "/"
+	return GroupPrefix(res.StorageGroupVersion().Group) + res.Resource + "/"
 }
 
 // GroupPrefix is the key prefix of every resource of group ("" for core).
