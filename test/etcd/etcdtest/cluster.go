@@ -74,7 +74,7 @@ func (c *Cluster) start(m *Member, state string) error {
 	cfg := embed.NewConfig()
 	cfg.Name = m.Name
 	cfg.Dir = m.dir
-	cfg.Logger, cfg.LogLevel = "zap", "error"
+	cfg.Logger, cfg.LogLevel = "zap", "fatal" // shutdown and compaction noise is logged at error level
 	cfg.LogOutputs = []string{"stderr"}
 	curl, purl := mustParse(m.ClientURL), mustParse(m.peerURL)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{curl}, []url.URL{curl}
