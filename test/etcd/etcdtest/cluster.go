@@ -135,3 +135,27 @@ func mustParse(s string) url.URL {
 	}
 	return *u
 }
+
+// Leader is the running member that leads the cluster, or nil.
+func (c *Cluster) Leader() *Member {
+	for _, m := range c.Members {
+		if m.etcd != nil && m.etcd.Server.Leader() == m.etcd.Server.MemberID() {
+			return m
+		}
+	}
+	return nil
+}
+
+// WaitLeader waits until a running member leads.
+func (c *Cluster) WaitLeader() *Member {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := c.Leader(); m != nil {
+			return m
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.t.Fatalf("no etcd leader within 30s")
+	return nil
+}
