@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 
 // startServer starts admitd over the etcd endpoints, as
 // `admitd serve --etcd-servers=...` does.
-func startServer(t *testing.T, endpoints []string, compaction time.Duration) (*server.Server, kubernetes.Interface) {
+func startServer(t *testing.T, endpoints []string, compaction time.Duration) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
 	o := server.DefaultOptions()
 	o.DataDir, o.SecurePort, o.KubeconfigOut = t.TempDir(), 0, "-"
@@ -35,11 +36,12 @@ func startServer(t *testing.T, endpoints []string, compaction time.Duration) (*s
 	t.Cleanup(func() { _ = srv.Close() })
 	cfg := &rest.Config{Host: srv.URL, QPS: -1, TLSClientConfig: rest.TLSClientConfig{
 		CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
-	return srv, kubernetes.NewForConfigOrDie(cfg)
+	return cfg, kubernetes.NewForConfigOrDie(cfg)
 }
 
 // TestServerOnEtcd: objects written through admitd are in etcd under
-// --etcd-prefix, their resourceVersion is etcd's mod revision, and the
+// kube-apiserver's key, in protobuf, their resourceVersion is etcd's mod
+// revision, and the
 // server compacts etcd through compact_rev_key as kube-apiserver does.
 func TestServerOnEtcd(t *testing.T) {
 	c := etcdtest.Start(t, 1)
@@ -51,7 +53,7 @@ func TestServerOnEtcd(t *testing.T) {
 		t.Fatalf("create: %v", err)
 	}
 	raw := rawClient(t, c)
-	resp, err := raw.Get(ctx, "/registry/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	resp, err := raw.Get(ctx, "/registry/", clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +61,9 @@ func TestServerOnEtcd(t *testing.T) {
 	for _, kv := range resp.Kvs {
 		if string(kv.Key) == configMapKey {
 			modRev = kv.ModRevision
+			if !strings.HasPrefix(string(kv.Value), "k8s\x00") {
+				t.Errorf("%s stored as %q, want kube-apiserver's protobuf envelope", configMapKey, kv.Value)
+			}
 		}
 	}
 	if modRev == 0 {
@@ -104,4 +109,4 @@ func rawClient(t *testing.T, c *etcdtest.Cluster) *clientv3.Client {
 	return raw
 }
 
-const configMapKey = "/registry/core/configmaps/default/a"
+const configMapKey = "/registry/configmaps/default/a"
