@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/admitd/admitd/internal/storage/etcd"
 	"github.com/admitd/admitd/pkg/storage"
@@ -27,4 +28,35 @@ func TestConformance(t *testing.T) {
 	storagetest.Run(t, func(t *testing.T) storage.Store {
 		return openStore(t, etcdtest.Start(t, 1), "/suite")
 	})
+}
+
+// TestWatchProgress: a watcher's Progress follows writes outside its
+// prefix through etcd's progress notifications.
+func TestWatchProgress(t *testing.T) {
+	s := openStore(t, etcdtest.Start(t, 1), "/p")
+	w, err := s.Watch(t.Context(), "/a/", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	kv, err := s.Create(t.Context(), "/b/x", []byte("v"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := w.(*etcd.Watcher).Progress
+	deadline := time.Now().Add(10 * time.Second)
+	for progress() < kv.ModRevision {
+		if time.Now().After(deadline) {
+			t.Fatalf("Progress() = %d, want %d after a write outside the prefix", progress(), kv.ModRevision)
+		}
+		if err := s.RequestProgress(t.Context()); err != nil {
+			t.Fatalf("RequestProgress: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case ev := <-w.Events():
+		t.Errorf("event outside the prefix: %+v", ev)
+	default:
+	}
 }
