@@ -181,6 +181,17 @@ func (m *mapping) valueToKube(key string, value []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// decodable reports whether admitd can read the value of key: a protobuf
+// value of a kind admitd does not serve (an APIService, say) is not.
+func (m *mapping) decodable(key string, value []byte) bool {
+	if !bytes.HasPrefix(value, protoMagic) {
+		return true
+	}
+	prefix, _, _ := resourcePrefix(key)
+	_, ok := m.kinds[prefix]
+	return ok
+}
+
 // valueFromKube turns a stored value back into admitd's JSON.
 func (m *mapping) valueFromKube(key string, value []byte) ([]byte, error) {
 	if !bytes.HasPrefix(value, protoMagic) {

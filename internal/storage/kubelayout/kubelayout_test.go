@@ -129,8 +129,10 @@ func TestWidePrefixes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := inner.Create(t.Context(), "/registry/ranges/serviceips", []byte("x")); err != nil {
-		t.Fatal(err)
+	for _, k := range []string{"/registry/ranges/serviceips", "/registry/apiregistration.k8s.io/apiservices/v1.apps"} {
+		if _, err := inner.Create(t.Context(), k, []byte("k8s\x00upstream's own")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res, err := s.List(t.Context(), "/registry/core/", storage.ListOptions{Limit: 2})
 	if err != nil {

@@ -28,7 +28,7 @@ func (s *Store) Inner() storage.Store { return s.Store }
 // no admitd object.
 func (s *Store) kv(in storage.KeyValue) (storage.KeyValue, bool, error) {
 	key, ok := s.m.keyFromKube(in.Key)
-	if !ok {
+	if !ok || !s.m.decodable(key, in.Value) {
 		return storage.KeyValue{}, false, nil
 	}
 	value, err := s.m.valueFromKube(key, in.Value)
