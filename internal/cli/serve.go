@@ -50,6 +50,7 @@ func newServeCommand() *cobra.Command {
 	f := cmd.Flags()
 	addServiceAccountFlags(f, &o.ServiceAccounts)
 	addServiceIPFlags(f, &o)
+	addEtcdFlags(f, &o)
 	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on")
 	f.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port (0 picks a free port)")
 	f.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory for the embedded store and generated certificates")

@@ -49,6 +49,8 @@ type Options struct {
 	DataDir string
 	// Storage is "bolt" (default, in DataDir) or "memory".
 	Storage string
+	// Etcd, when it has servers, stores everything in etcd instead.
+	Etcd EtcdOptions
 	// TLSCertFile and TLSPrivateKeyFile serve a given certificate instead
 	// of a generated one.
 	TLSCertFile       string
@@ -196,6 +198,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 }
 
 func openStore(o Options) (storage.Store, error) {
+	if len(o.Etcd.Servers) > 0 {
+		return openEtcd(o)
+	}
 	switch o.Storage {
 	case "", "bolt":
 		return bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
@@ -393,7 +398,7 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, lo
 		return fmt.Errorf("starting the token controller: %w", err)
 	}
 	if o := s.compactionInterval; o > 0 {
-		go (&compactor{store: s.store, log: log.With("component", "compactor")}).run(runCtx, o)
+		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"))
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)

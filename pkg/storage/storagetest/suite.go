@@ -29,11 +29,13 @@ func Run(t *testing.T, newStore func(t *testing.T) storage.Store) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := &checked{Store: newStore(t), writes: make(map[int64]string)}
-			t.Cleanup(func() {
+			// Deferred, not a Cleanup: t.Context() is cancelled before
+			// Cleanup functions run, and a backend may honour it.
+			defer func() {
 				if !t.Failed() && !s.isClosed() {
 					checkInvariants(t, s)
 				}
-			})
+			}()
 			tc.run(t, s)
 		})
 	}
