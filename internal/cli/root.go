@@ -21,6 +21,7 @@ func NewRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newServeCommand(), newVersionCommand(), newWebhookCommand())
 	root.AddCommand(newCertsCommand())
+	root.AddCommand(NewExplainCommand("admitd"))
 	return root
 }
 

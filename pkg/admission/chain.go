@@ -110,6 +110,9 @@ func (c *Chain) Handles(op Operation) bool {
 func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "admit") }()
+	if a.Record != nil {
+		a.Record.noteRequest(a)
+	}
 	if err := c.admitOnce(ctx, a); err != nil {
 		return err
 	}
@@ -135,6 +138,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
 		c.addPluginStep(a, i, "admit", round, took, err)
 		if err != nil {
+			c.rejected(a, i)
 			return err
 		}
 	}
@@ -145,6 +149,9 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "validate") }()
+	if a.Record != nil {
+		a.Record.noteRequest(a)
+	}
 	for i, p := range c.plugins {
 		v, ok := p.Plugin.(Validator)
 		if !ok || !v.Handles(a.Operation) {
@@ -156,6 +163,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		c.observePlugin(i, took, err != nil, a.Operation, "validate")
 		c.addPluginStep(a, i, "validate", 0, took, err)
 		if err != nil {
+			c.rejected(a, i)
 			return err
 		}
 	}
@@ -175,4 +183,11 @@ func (c *Chain) addPluginStep(a *Attributes, i int, phase string, round int, too
 		s.Err = err.Error()
 	}
 	a.Record.AddStep(s)
+}
+
+// rejected notes in the record that plugin i ended admission.
+func (c *Chain) rejected(a *Attributes, i int) {
+	if a.Record != nil {
+		a.Record.markRejected(c.plugins[i].Name)
+	}
 }

@@ -286,5 +286,5 @@ func (d *mapDispatch) step(inv invocation, mutated bool) {
 		round = 1
 	}
 	d.a.Record.AddStep(admission.Step{Plugin: MutatingName, Name: inv.h.name, Config: inv.b.name, Round: round,
-		Matched: true, Mutated: mutated})
+		Matched: true, Mutated: mutated, Reason: "evaluated", Detail: &admission.StepDetail{FailurePolicy: string(inv.h.failurePolicy)}})
 }
