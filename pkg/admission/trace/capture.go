@@ -90,7 +90,7 @@ func (e *Entry) Trace() *Trace {
 }
 
 // Redacted replaces a value a trace does not show.
-const Redacted = "<redacted>"
+const Redacted = "REDACTED"
 
 // Sensitive reports whether objects of the resource carry credentials, so
 // that the values of their patches are redacted: Secrets, TokenReviews and
