@@ -18,7 +18,9 @@ func TestWhy(t *testing.T) {
 	cluster := pods
 	cluster.Scope = ptrScope(v1.ClusterScope)
 	deployments := v1.RuleWithOperations{Operations: []v1.OperationType{v1.Create, v1.Update}, Rule: v1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"*"}, Resources: []string{"deployments", "deployments/scale"}}}
-	sel := func(k, v string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}} }
+	sel := func(k, v string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{k: v}}
+	}
 	all := &metav1.LabelSelector{}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team-a", Labels: map[string]string{"app": "web"}}}
 	for _, tc := range []struct {
