@@ -59,6 +59,25 @@ metadata: {name: no-forbidden-pods}
 spec:
   policyName: no-forbidden-pods
   validationActions: [Deny]
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: only-never}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+  matchConditions:
+  - {name: named-never, expression: "object.metadata.name == 'never'"}
+  validations:
+  - expression: "false"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: only-never}
+spec:
+  policyName: only-never
+  validationActions: [Deny]
 `
 }
 
@@ -109,6 +128,8 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 		"other.explain.admitd.io (explain-other-teams): skipped (NamespaceSelector)",
 		`why: namespaceSelector "team=other" does not select namespace "mine" (labels: kubernetes.io/metadata.name=mine)`,
 		"no-forbidden-pods (no-forbidden-pods): admitted",
+		"only-never (only-never): skipped (MatchCondition)",
+		`why: matchCondition "named-never" is false`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("admitd explain output lacks %q:\n%s", want, out)

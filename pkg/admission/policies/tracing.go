@@ -1,6 +1,8 @@
 package policies
 
 import (
+	"fmt"
+
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/match"
 )
@@ -61,4 +63,36 @@ func traceNoParams(plugin string, a *admission.Attributes, h *hook, b *binding) 
 	a.Record.AddStep(admission.Step{Plugin: plugin, Name: h.name, Config: b.name, Reason: "skipped", Skip: admission.SkipParams,
 		Detail: &admission.StepDetail{Why: admission.Explanation("the binding's paramRef selects no params; parameterNotFoundAction Allow"),
 			FailurePolicy: string(h.failurePolicy)}})
+}
+
+// traceSkipped records an invocation of a policy binding that did not run.
+func traceSkipped(plugin string, a *admission.Attributes, h *hook, b *binding, skip string, why admission.Explainer) {
+	if a.Record == nil {
+		return
+	}
+	s := admission.Step{Plugin: plugin, Name: h.name, Config: b.name, Reason: "skipped", Skip: skip,
+		Detail: &admission.StepDetail{Why: why, FailurePolicy: string(h.failurePolicy)}}
+	if a.Record.IsReinvoke() {
+		s.Round = 1
+	}
+	a.Record.AddStep(s)
+}
+
+// conditionFalse explains a policy skipped by the matchCondition it names
+// (empty: a condition failed to evaluate under failurePolicy Ignore).
+type conditionFalse string
+
+func (c conditionFalse) Explain() string {
+	if c == "" {
+		return "matchConditions errored, failurePolicy Ignore: the policy is skipped"
+	}
+	return fmt.Sprintf("matchCondition %q is false", string(c))
+}
+
+// notReinvoked explains an invocation the reinvocation pass does not run.
+func notReinvoked(ifNeeded bool) admission.Explainer {
+	if ifNeeded {
+		return admission.Explanation("reinvocationPolicy IfNeeded: the object did not change after this policy's first run")
+	}
+	return admission.Explanation("reinvocationPolicy Never: run once, in the first pass")
 }

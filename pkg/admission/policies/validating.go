@@ -158,6 +158,13 @@ func (d *vapDispatch) step(h *hook, b *binding, res validationResult, elapsed ti
 			}
 			break
 		}
+		if dec.eval == evalError {
+			s.Err, s.Detail.FailedOpen = dec.message, true // failurePolicy Ignore
+		}
+	}
+	if res.falseCondition != "" {
+		s.Matched, s.Reason, s.Skip = false, "skipped", admission.SkipMatchCondition
+		s.Detail.Why = conditionFalse(res.falseCondition)
 	}
 	d.a.Record.AddStep(s)
 }
