@@ -168,6 +168,8 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 		t.Errorf("alice listing her allowed pod traces: %v, %s; want the one explained", err, list)
 	}
 
+	explainUpdateAndDelete(t, a, dir)
+
 	out, errOut, err = runKubectlPlugin(t, a, "admission", "explain", "-f", podFile, "-n", "mine")
 	if err == nil || !strings.Contains(out, "decision: Denied (422) by ValidatingAdmissionPolicy") {
 		t.Errorf("kubectl admission explain: err=%v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
@@ -245,4 +247,22 @@ func runKubectlPlugin(t *testing.T, a *admitd, args ...string) (string, string, 
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	return out.String(), errb.String(), err
+}
+
+// explainUpdateAndDelete explains an UPDATE (of the stored object, whose
+// resourceVersion explain fills in) and a DELETE of a ConfigMap.
+func explainUpdateAndDelete(t *testing.T, a *admitd, dir string) {
+	t.Helper()
+	cm := filepath.Join(dir, "cm.yaml")
+	writeFile(t, cm, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, namespace: mine}\ndata: {a: b}\n")
+	a.mustKubectl(t, "", "create", "-f", cm)
+	for op, want := range map[string]string{"UPDATE": "UPDATE configmaps mine/c1 (dry run)", "DELETE": "DELETE configmaps mine/c1 (dry run)"} {
+		out, errOut, err := runAdmitd(t, a.Kubeconfig, "explain", "-f", cm, "--operation", op)
+		if err != nil || !strings.Contains(out, want) || !strings.Contains(out, "decision: Allowed (200)") {
+			t.Errorf("explain --operation %s: %v\n%s%s\nwant %q, Allowed (200)", op, err, out, errOut, want)
+		}
+	}
+	if got := a.mustKubectl(t, "", "get", "configmap", "c1", "-n", "mine", "-o", "jsonpath={.data.a}"); got != "b" {
+		t.Errorf("after dry runs, configmap data a = %q, want b (unchanged)", got)
+	}
 }
