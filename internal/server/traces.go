@@ -35,7 +35,8 @@ func mountTraces(cfg *apiserver.Config, o Options) *trace.Ring {
 	return ring
 }
 
-// keepTrace captures the trace of a request that ran admission.
+// keepTrace keeps the trace of a request that ran admission (the record
+// is done with: the audit log, called next, only reads it).
 func keepTrace(ring *trace.Ring, ev *apiserver.RequestEvent) {
 	if ev.Record == nil || ev.Resource == "" {
 		return
@@ -44,10 +45,7 @@ func keepTrace(ring *trace.Ring, ev *apiserver.RequestEvent) {
 	if ev.Status != nil {
 		out.Message = ev.Status.Message
 	}
-	e := trace.Capture(requestFacts(ev), out, ev.Record)
-	if e.HasSteps() {
-		ring.Add(e)
-	}
+	ring.Add(trace.Capture(requestFacts(ev), out, ev.Record))
 }
 
 func requestFacts(ev *apiserver.RequestEvent) trace.Request {

@@ -171,6 +171,13 @@ func (r *Record) AddStep(s Step) {
 	r.mu.Unlock()
 }
 
+// HasSteps reports whether any step was recorded.
+func (r *Record) HasSteps() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.steps) > 0
+}
+
 // Steps returns a copy of the trace.
 func (r *Record) Steps() []Step {
 	r.mu.Lock()

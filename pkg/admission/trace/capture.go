@@ -19,35 +19,23 @@ type Outcome struct {
 
 // Entry is a captured request: what its Trace is built from, when read.
 type Entry struct {
-	req         Request
-	out         Outcome
-	steps       []admission.Step
-	annotations []admission.Annotation
-	warnings    []string
-	rejectedBy  string
-	verbose     bool
+	req Request
+	out Outcome
+	// rec is the finished request's record, kept as it is (nothing
+	// writes to it once the request has ended): copying its steps,
+	// annotations and warnings waits until the trace is read.
+	rec *admission.Record
 }
 
-// Capture takes the trace of a finished request from its record: copies of
-// the steps, annotations and warnings (the record is not kept). It is
-// cheap: the JSON form is built by Entry.Trace.
+// Capture takes the trace of a finished request from its record, or
+// returns nil when admission left no step in it (the request did not run
+// admission). It is cheap: the record is kept, not copied, and the JSON
+// form is built by Entry.Trace. The caller must not write to rec again.
 func Capture(req Request, out Outcome, rec *admission.Record) *Entry {
-	e := &Entry{req: req, out: out}
-	if rec != nil {
-		e.steps = rec.Steps()
-		e.annotations = rec.Annotations(admission.LevelRequestResponse)
-		e.warnings = rec.Warnings()
-		e.rejectedBy = rec.RejectedBy()
-		e.verbose = rec.Verbose()
-		name, op := rec.Request()
-		if e.req.Name == "" {
-			e.req.Name = name
-		}
-		if op != "" {
-			e.req.Operation = string(op)
-		}
+	if rec == nil || !rec.HasSteps() {
+		return nil
 	}
-	return e
+	return &Entry{req: req, out: out, rec: rec}
 }
 
 // Request returns the captured request's facts.
@@ -56,7 +44,7 @@ func (e *Entry) Request() Request { return e.req }
 // Decision is Allowed, Denied or Error.
 func (e *Entry) Decision() string {
 	switch {
-	case e.rejectedBy != "":
+	case e.rec.RejectedBy() != "":
 		return Denied
 	case e.out.Code >= 400:
 		return Error
@@ -64,21 +52,25 @@ func (e *Entry) Decision() string {
 	return Allowed
 }
 
-// HasSteps reports whether admission ran for the request.
-func (e *Entry) HasSteps() bool { return len(e.steps) > 0 }
-
 // Trace builds the JSON form, redacting what Sensitive says.
 func (e *Entry) Trace() *Trace {
+	steps, annotations := e.rec.Steps(), e.rec.Annotations(admission.LevelRequestResponse)
 	t := &Trace{APIVersion: APIVersion, Kind: Kind, Request: e.req, Decision: e.Decision(), Code: e.out.Code,
-		Message: e.out.Message, RejectedBy: e.rejectedBy, Duration: formatDuration(e.out.Duration), Verbose: e.verbose,
-		Steps: make([]Step, 0, len(e.steps)), Warnings: e.warnings}
+		Message: e.out.Message, RejectedBy: e.rec.RejectedBy(), Duration: formatDuration(e.out.Duration), Verbose: e.rec.Verbose(),
+		Steps: make([]Step, 0, len(steps)), Warnings: e.rec.Warnings()}
+	if name, op := e.rec.Request(); op != "" {
+		if t.Request.Name == "" {
+			t.Request.Name = name
+		}
+		t.Request.Operation = string(op)
+	}
 	secret := Sensitive(e.req.APIGroup, e.req.Resource, e.req.Subresource)
-	for _, s := range e.steps {
+	for _, s := range steps {
 		t.Steps = append(t.Steps, stepOf(s, secret))
 	}
-	if len(e.annotations) > 0 {
-		t.AuditAnnotations = make(map[string]string, len(e.annotations))
-		for _, a := range e.annotations {
+	if len(annotations) > 0 {
+		t.AuditAnnotations = make(map[string]string, len(annotations))
+		for _, a := range annotations {
 			v := a.Value
 			if secret && strings.HasPrefix(a.Key, "patch.webhook.admission.k8s.io/") {
 				v = Redacted

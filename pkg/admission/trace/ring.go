@@ -25,9 +25,10 @@ func NewRing(size int) *Ring {
 	return &Ring{buf: make([]*Entry, size)}
 }
 
-// Add keeps e, dropping the oldest entry when the ring is full.
+// Add keeps e, dropping the oldest entry when the ring is full; a nil
+// entry (nothing captured) is not kept.
 func (r *Ring) Add(e *Entry) {
-	if r == nil || len(r.buf) == 0 {
+	if r == nil || e == nil || len(r.buf) == 0 {
 		return
 	}
 	r.mu.Lock()
