@@ -2,22 +2,19 @@ package apiserver
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 )
 
 // TraceHeader asks for a verbose admission trace of a dry run: every
 // webhook and policy the server knows is traced with the reason it was
 // skipped, not only those its match indexes look at. Its values are
-// "true" or "verbose"; it is ignored on requests that are not dry runs.
+// "true" or "verbose"; admission ignores it on requests that are not dry
+// runs (admission.Record.Verbose).
 const TraceHeader = "X-Admitd-Trace"
 
 func wantsVerboseTrace(r *http.Request) bool {
 	v := r.Header.Get(TraceHeader)
-	if v != "true" && v != "verbose" {
-		return false
-	}
-	return slices.Contains(r.URL.Query()["dryRun"], "All")
+	return v == "true" || v == "verbose"
 }
 
 // extraHandler finds the Config.Extra handler of a path: an exact key, or

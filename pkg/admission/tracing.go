@@ -59,7 +59,8 @@ type StepDetail struct {
 
 // traceState is what a Record keeps for tracing beyond its steps.
 type traceState struct {
-	verbose    bool
+	verbose    bool // asked for; granted to dry runs only
+	dryRun     bool
 	rejectedBy string
 	// name and operation are the admitted object's, noted by the chain
 	// (a create's name is not in its URL).
@@ -69,21 +70,22 @@ type traceState struct {
 
 // SetVerbose asks plugins to trace every webhook and policy they know,
 // including those their indexes rule out without looking (an explain dry
-// run); by default only those looked at are traced.
+// run); by default only those looked at are traced. It takes effect for
+// dry runs only.
 func (r *Record) SetVerbose(v bool) {
 	r.mu.Lock()
 	r.trace.verbose = v
 	r.mu.Unlock()
 }
 
-// Verbose reports whether SetVerbose asked for a full trace.
+// Verbose reports whether SetVerbose asked for a full trace of a dry run.
 func (r *Record) Verbose() bool {
 	if r == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trace.verbose
+	return r.trace.verbose && r.trace.dryRun
 }
 
 // markRejected remembers the first plugin whose error ended admission.
@@ -107,15 +109,15 @@ func (r *Record) RejectedBy() string {
 func (r *Record) noteRequest(a *Attributes) {
 	r.mu.Lock()
 	if r.trace.operation == "" {
-		r.trace.name, r.trace.operation = a.Name, a.Operation
+		r.trace.name, r.trace.operation, r.trace.dryRun = a.Name, a.Operation, a.DryRun
 	}
 	r.mu.Unlock()
 }
 
-// Request returns the object name and operation admission ran for; empty
-// when it did not run.
-func (r *Record) Request() (name string, op Operation) {
+// Request returns the object name, operation and dry-run flag admission
+// ran with; empty when it did not run.
+func (r *Record) Request() (name string, op Operation, dryRun bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trace.name, r.trace.operation
+	return r.trace.name, r.trace.operation, r.trace.dryRun
 }

@@ -58,11 +58,11 @@ func (e *Entry) Trace() *Trace {
 	t := &Trace{APIVersion: APIVersion, Kind: Kind, Request: e.req, Decision: e.Decision(), Code: e.out.Code,
 		Message: e.out.Message, RejectedBy: e.rec.RejectedBy(), Duration: formatDuration(e.out.Duration), Verbose: e.rec.Verbose(),
 		Steps: make([]Step, 0, len(steps)), Warnings: e.rec.Warnings()}
-	if name, op := e.rec.Request(); op != "" {
+	if name, op, dryRun := e.rec.Request(); op != "" {
 		if t.Request.Name == "" {
 			t.Request.Name = name
 		}
-		t.Request.Operation = string(op)
+		t.Request.Operation, t.Request.DryRun = string(op), dryRun
 	}
 	secret := Sensitive(e.req.APIGroup, e.req.Resource, e.req.Subresource)
 	for _, s := range steps {
