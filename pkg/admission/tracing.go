@@ -1,6 +1,9 @@
 package admission
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Skip reasons of a trace step: which check excluded a webhook or policy.
 // They are constants so that recording a skip allocates nothing.
@@ -59,8 +62,9 @@ type StepDetail struct {
 
 // traceState is what a Record keeps for tracing beyond its steps.
 type traceState struct {
-	verbose    bool // asked for; granted to dry runs only
-	dryRun     bool
+	// flags holds verboseAsked and dryRunSeen, read without the lock on
+	// every plugin's hot path.
+	flags      atomic.Uint32
 	rejectedBy string
 	// name and operation are the admitted object's, noted by the chain
 	// (a create's name is not in its URL).
@@ -73,19 +77,21 @@ type traceState struct {
 // run); by default only those looked at are traced. It takes effect for
 // dry runs only.
 func (r *Record) SetVerbose(v bool) {
-	r.mu.Lock()
-	r.trace.verbose = v
-	r.mu.Unlock()
+	if v {
+		r.trace.flags.Or(verboseAsked)
+	} else {
+		r.trace.flags.And(^uint32(verboseAsked))
+	}
 }
+
+const (
+	verboseAsked = 1 << iota
+	dryRunSeen
+)
 
 // Verbose reports whether SetVerbose asked for a full trace of a dry run.
 func (r *Record) Verbose() bool {
-	if r == nil {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.trace.verbose && r.trace.dryRun
+	return r != nil && r.trace.flags.Load() == verboseAsked|dryRunSeen
 }
 
 // markRejected remembers the first plugin whose error ended admission.
@@ -109,7 +115,10 @@ func (r *Record) RejectedBy() string {
 func (r *Record) noteRequest(a *Attributes) {
 	r.mu.Lock()
 	if r.trace.operation == "" {
-		r.trace.name, r.trace.operation, r.trace.dryRun = a.Name, a.Operation, a.DryRun
+		r.trace.name, r.trace.operation = a.Name, a.Operation
+		if a.DryRun {
+			r.trace.flags.Or(dryRunSeen)
+		}
 	}
 	r.mu.Unlock()
 }
@@ -119,5 +128,5 @@ func (r *Record) noteRequest(a *Attributes) {
 func (r *Record) Request() (name string, op Operation, dryRun bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trace.name, r.trace.operation, r.trace.dryRun
+	return r.trace.name, r.trace.operation, r.trace.flags.Load()&dryRunSeen != 0
 }
