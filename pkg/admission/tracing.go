@@ -64,12 +64,29 @@ type StepDetail struct {
 type traceState struct {
 	// flags holds verboseAsked and dryRunSeen, read without the lock on
 	// every plugin's hot path.
-	flags      atomic.Uint32
+	flags atomic.Uint32
+	// info is allocated when admission runs, so that a record of a
+	// request without admission stays small.
+	info *traceInfo
+}
+
+// traceInfo is what the chain notes for the trace.
+type traceInfo struct {
+	// rejectedBy is the plugin whose error ended admission.
 	rejectedBy string
-	// name and operation are the admitted object's, noted by the chain
-	// (a create's name is not in its URL).
+	// name and operation are the admitted object's (a create's name is
+	// not in its URL).
 	name      string
 	operation Operation
+}
+
+// traceInfoLocked returns the record's traceInfo, allocating it; r.mu is
+// held.
+func (r *Record) traceInfoLocked() *traceInfo {
+	if r.trace.info == nil {
+		r.trace.info = &traceInfo{}
+	}
+	return r.trace.info
 }
 
 // SetVerbose asks plugins to trace every webhook and policy they know,
@@ -97,8 +114,8 @@ func (r *Record) Verbose() bool {
 // markRejected remembers the first plugin whose error ended admission.
 func (r *Record) markRejected(plugin string) {
 	r.mu.Lock()
-	if r.trace.rejectedBy == "" {
-		r.trace.rejectedBy = plugin
+	if info := r.traceInfoLocked(); info.rejectedBy == "" {
+		info.rejectedBy = plugin
 	}
 	r.mu.Unlock()
 }
@@ -108,14 +125,17 @@ func (r *Record) markRejected(plugin string) {
 func (r *Record) RejectedBy() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trace.rejectedBy
+	if r.trace.info == nil {
+		return ""
+	}
+	return r.trace.info.rejectedBy
 }
 
 // noteRequest remembers the object name and operation admission saw.
 func (r *Record) noteRequest(a *Attributes) {
 	r.mu.Lock()
-	if r.trace.operation == "" {
-		r.trace.name, r.trace.operation = a.Name, a.Operation
+	if info := r.traceInfoLocked(); info.operation == "" {
+		info.name, info.operation = a.Name, a.Operation
 		if a.DryRun {
 			r.trace.flags.Or(dryRunSeen)
 		}
@@ -128,5 +148,8 @@ func (r *Record) noteRequest(a *Attributes) {
 func (r *Record) Request() (name string, op Operation, dryRun bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.trace.name, r.trace.operation, r.trace.flags.Load()&dryRunSeen != 0
+	if r.trace.info == nil {
+		return "", "", false
+	}
+	return r.trace.info.name, r.trace.info.operation, r.trace.flags.Load()&dryRunSeen != 0
 }
