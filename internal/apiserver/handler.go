@@ -91,6 +91,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Audit-Id", auditID)
 	info := parseRequestInfo(r)
 	rq := &request{info: info, record: admission.NewRecord()}
+	if wantsVerboseTrace(r) {
+		rq.record.SetVerbose(true)
+	}
 	rq.event = &RequestEvent{AuditID: auditID, Verb: info.Verb, Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
 		HTTPRequest: r, UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
 	rec := &statusRecorder{ResponseWriter: w}
@@ -158,7 +161,7 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
-	if h, ok := s.cfg.Extra[r.URL.Path]; ok {
+	if h, ok := s.extraHandler(r.URL.Path); ok {
 		h.ServeHTTP(w, r)
 		return
 	}

@@ -91,7 +91,8 @@ type Config struct {
 	// resources for managedFields and apply; nil (or a nil answer) deduces
 	// them from the object.
 	CustomTypeConverters TypeConverterSource
-	// Extra handlers mounted on exact paths (e.g. /metrics).
+	// Extra handlers mounted on exact paths (e.g. /metrics); a key ending
+	// in "/" also serves the paths one level below it.
 	Extra map[string]http.Handler
 	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
 	// key generated in memory.

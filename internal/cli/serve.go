@@ -79,5 +79,6 @@ func newServeCommand() *cobra.Command {
 		"ordered list of authorizers: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook (ABAC: not implemented yet); system:masters is always allowed")
 	addAuthorizationWebhookFlags(f, &o.AuthorizationWebhook)
 	addAuthorizationConfigFlag(f, &o.AuthorizationConfigFile)
+	addTraceFlags(f, &o)
 	return cmd
 }

@@ -130,6 +130,10 @@ type Options struct {
 	Quota QuotaOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
+	// AdmissionTraceBuffer is how many admission traces are kept for
+	// /admission/traces; 0 means trace.DefaultRingSize (300), negative
+	// keeps none.
+	AdmissionTraceBuffer int
 }
 
 // DefaultOptions returns the options `admitd serve` starts from.
@@ -333,6 +337,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
+	mountTraces(&cfg, o)
 	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

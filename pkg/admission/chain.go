@@ -141,6 +141,7 @@ func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "admit") }()
 	if a.Record != nil {
 		a.Record.reserveSteps(c.stepsHint[operationIndex(a.Operation)])
+		a.Record.noteRequest(a)
 	}
 	if err := c.admitOnce(ctx, a); err != nil {
 		return err
@@ -167,6 +168,7 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
 		c.addPluginStep(a, i, "admit", round, took, err)
 		if err != nil {
+			c.rejected(a, i)
 			return err
 		}
 	}
@@ -177,6 +179,9 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	start := time.Now()
 	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "validate") }()
+	if a.Record != nil {
+		a.Record.noteRequest(a)
+	}
 	for i, p := range c.plugins {
 		v, ok := p.Plugin.(Validator)
 		if !ok || !v.Handles(a.Operation) {
@@ -188,6 +193,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		c.observePlugin(i, took, err != nil, a.Operation, "validate")
 		c.addPluginStep(a, i, "validate", 0, took, err)
 		if err != nil {
+			c.rejected(a, i)
 			return err
 		}
 	}
@@ -207,4 +213,11 @@ func (c *Chain) addPluginStep(a *Attributes, i int, phase string, round int, too
 		s.Err = err.Error()
 	}
 	a.Record.AddStep(s)
+}
+
+// rejected notes in the record that plugin i ended admission.
+func (c *Chain) rejected(a *Attributes, i int) {
+	if a.Record != nil {
+		a.Record.markRejected(c.plugins[i].Name)
+	}
 }

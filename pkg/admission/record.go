@@ -40,6 +40,13 @@ type Step struct {
 	Mutated  bool          // whether it changed the object
 	Duration time.Duration // time spent
 	Err      string        // error text, if it failed
+	// Skip names the check that excluded a step that did not match (one of
+	// the Skip* constants), empty otherwise.
+	Skip string
+	// Detail is what a trace shows beyond the summary; nil for a plain
+	// plugin step. It is filled when the step is recorded and rendered only
+	// when a trace is read.
+	Detail *StepDetail
 }
 
 // Record is the per-request log of admission: audit annotations, warnings
@@ -51,6 +58,7 @@ type Record struct {
 	warnings    []string
 	steps       []Step
 	reinvoke    reinvocationState
+	trace       traceState
 }
 
 // NewRecord returns an empty Record.
@@ -171,6 +179,13 @@ func (r *Record) reserveSteps(n int) {
 		r.steps = make([]Step, 0, n)
 	}
 	r.mu.Unlock()
+}
+
+// HasSteps reports whether any step was recorded.
+func (r *Record) HasSteps() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.steps) > 0
 }
 
 // Steps returns a copy of the trace.

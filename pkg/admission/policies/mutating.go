@@ -96,7 +96,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	var buf [16]int32
 	d := &mapDispatch{Mutating: m, a: a, versioned: map[schema.GroupVersionKind]*versionedObject{}}
 	for _, set := range sets {
-		for _, i := range set.candidates(&mr, buf[:0]) {
+		for _, i := range set.visit(&mr, buf[:0]) {
 			d.collect(ctx, &mr, set.hooks[i])
 		}
 	}
@@ -117,6 +117,7 @@ func (d *mapDispatch) collect(ctx context.Context, mr *match.Request, h *hook) {
 		d.configError(h, nil, dec.Err)
 		return
 	default:
+		traceSkip(MutatingName, mr, h, nil, dec)
 		return
 	}
 	if !d.paramKindKnown(h) {
@@ -130,6 +131,7 @@ func (d *mapDispatch) collect(ctx context.Context, mr *match.Request, h *hook) {
 			d.configError(h, b, bd.Err)
 			continue
 		default:
+			traceSkip(MutatingName, mr, h, b, bd)
 			continue
 		}
 		vo, err := d.versionedFor(dec.Kind)
@@ -141,6 +143,9 @@ func (d *mapDispatch) collect(ctx context.Context, mr *match.Request, h *hook) {
 		if err != nil {
 			d.configError(h, b, err)
 			continue
+		}
+		if len(params) == 0 {
+			traceNoParams(MutatingName, d.a, h, b)
 		}
 		for _, p := range params {
 			d.invocations = append(d.invocations, invocation{h: h, b: b, param: mutatingParam(p), dec: dec, vo: vo})
@@ -155,6 +160,7 @@ func (d *mapDispatch) configError(h *hook, b *binding, err error) {
 		err = fmt.Errorf("failed to configure binding: %w", err)
 	}
 	d.errs = append(d.errs, policyError{h: h, b: b, err: err})
+	traceConfigError(MutatingName, d.a, h, b, err)
 }
 
 // mutatingParam is a param as mutating policies see it: a built-in param

@@ -161,13 +161,19 @@ func (d *mapDispatch) run(ctx context.Context) error {
 			return apierrors.NewInternalError(fmt.Errorf("expected %v compiled evaluators for policy %v, got %v",
 				mu.mutations, inv.h.name, len(mu.patchers)))
 		}
-		run, err := d.applies(ctx, inv, mu, authz)
+		run, falseCondition, err := d.applies(ctx, inv, mu, authz)
 		if err != nil {
 			d.errs = append(d.errs, policyError{h: inv.h, b: inv.b, err: err, reason: metav1.StatusReasonInvalid})
+			traceConfigError(MutatingName, d.a, inv.h, inv.b, fmt.Errorf("matchConditions: %w", err))
 			continue
 		}
 		key := invocationKey{inv.h.name, inv.b.name, paramKey(inv.param)}
-		if !run || (reinvoking && !st.reinvoke[key]) {
+		if !run {
+			traceSkipped(MutatingName, d.a, inv.h, inv.b, admission.SkipMatchCondition, conditionFalse(falseCondition))
+			continue
+		}
+		if reinvoking && !st.reinvoke[key] {
+			traceSkipped(MutatingName, d.a, inv.h, inv.b, admission.SkipNotReinvoked, notReinvoked(mu.ifNeeded))
 			continue
 		}
 		if last, err = d.mutateAll(ctx, inv, mu, ns, authz, last); err != nil {
@@ -191,18 +197,18 @@ func (d *mapDispatch) run(ctx context.Context) error {
 }
 
 // applies evaluates the policy's matchConditions for an invocation.
-func (d *mapDispatch) applies(ctx context.Context, inv invocation, mu *mutator, authz admission.Authorizer) (bool, error) {
+func (d *mapDispatch) applies(ctx context.Context, inv invocation, mu *mutator, authz admission.Authorizer) (bool, string, error) {
 	if mu.conditions == nil {
-		return true, nil
+		return true, "", nil
 	}
 	obj, old, err := inv.vo.celObjects()
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	res := mu.conditions.Match(ctx, admcel.Input{Attributes: d.a, Kind: inv.vo.kind, Resource: d.a.Resource,
 		Object: obj, OldObject: old, Params: inv.param, Authorizer: authz})
 	mu.mc.observe(res, d.a)
-	return res.Matches, res.Err
+	return res.Matches, res.FailedCondition, res.Err
 }
 
 // mutateAll runs an invocation's mutations in order and returns the
@@ -211,6 +217,7 @@ func (d *mapDispatch) applies(ctx context.Context, inv invocation, mu *mutator, 
 func (d *mapDispatch) mutateAll(ctx context.Context, inv invocation, mu *mutator, ns *corev1.Namespace, authz admission.Authorizer, last *versionedObject) (*versionedObject, error) {
 	vo := inv.vo
 	before := vo.obj
+	began := time.Now()
 	for _, pt := range mu.patchers {
 		last = vo
 		if vo.obj == nil {
@@ -231,7 +238,7 @@ func (d *mapDispatch) mutateAll(ctx context.Context, inv invocation, mu *mutator
 		mapStateOf(d.a).promote()
 		d.a.Record.RequestReinvocation()
 	}
-	d.step(inv, !equality.Semantic.DeepEqual(before, vo.obj))
+	d.step(inv, !equality.Semantic.DeepEqual(before, vo.obj), time.Since(began))
 	return last, nil
 }
 
@@ -280,11 +287,11 @@ func (d *mapDispatch) typed(u *unstructured.Unstructured, kind schema.GroupVersi
 }
 
 // step records an invocation in the admission trace.
-func (d *mapDispatch) step(inv invocation, mutated bool) {
+func (d *mapDispatch) step(inv invocation, mutated bool, took time.Duration) {
 	round := 0
 	if d.a.Record.IsReinvoke() {
 		round = 1
 	}
 	d.a.Record.AddStep(admission.Step{Plugin: MutatingName, Name: inv.h.name, Config: inv.b.name, Round: round,
-		Matched: true, Mutated: mutated})
+		Matched: true, Mutated: mutated, Reason: "evaluated", Duration: took, Detail: &admission.StepDetail{FailurePolicy: string(inv.h.failurePolicy)}})
 }

@@ -61,7 +61,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 	var buf [16]int32
 	d := &vapDispatch{plugin: v.plugin, a: a, authz: admcel.NewCachingAuthorizer(v.authorizer)}
 	for _, set := range sets {
-		for _, i := range set.candidates(&mr, buf[:0]) {
+		for _, i := range set.visit(&mr, buf[:0]) {
 			if err := d.hook(ctx, &mr, set.hooks[i]); err != nil {
 				return err
 			}
@@ -88,6 +88,7 @@ func (d *vapDispatch) hook(ctx context.Context, mr *match.Request, h *hook) erro
 		d.configError(h, nil, dec.Err)
 		return nil
 	default:
+		traceSkip(ValidatingName, mr, h, nil, dec)
 		return nil
 	}
 	if !d.paramKindKnown(h) {
@@ -111,12 +112,16 @@ func (d *vapDispatch) binding(ctx context.Context, mr *match.Request, h *hook, b
 		d.configError(h, b, bd.Err)
 		return nil
 	default:
+		traceSkip(ValidatingName, mr, h, b, bd)
 		return nil
 	}
 	params, err := collectParams(ctx, d.o.Params, h, b, d.a.Namespace)
 	if err != nil {
 		d.configError(h, b, err)
 		return nil
+	}
+	if len(params) == 0 {
+		traceNoParams(ValidatingName, d.a, h, b)
 	}
 	var objs [2]runtime.Object
 	if len(params) > 0 {
@@ -143,7 +148,8 @@ func (d *vapDispatch) binding(ctx context.Context, mr *match.Request, h *hook, b
 
 // step records one evaluation in the admission trace.
 func (d *vapDispatch) step(h *hook, b *binding, res validationResult, elapsed time.Duration) {
-	s := admission.Step{Plugin: ValidatingName, Name: h.name, Config: b.name, Matched: true, Reason: "admitted", Duration: elapsed}
+	s := admission.Step{Plugin: ValidatingName, Name: h.name, Config: b.name, Matched: true, Reason: "admitted", Duration: elapsed,
+		Detail: &admission.StepDetail{FailurePolicy: string(h.failurePolicy)}}
 	for _, dec := range res.decisions {
 		if dec.deny {
 			s.Reason = "failed: " + dec.message
@@ -152,6 +158,13 @@ func (d *vapDispatch) step(h *hook, b *binding, res validationResult, elapsed ti
 			}
 			break
 		}
+		if dec.eval == evalError {
+			s.Err, s.Detail.FailedOpen = dec.message, true // failurePolicy Ignore
+		}
+	}
+	if res.falseCondition != "" {
+		s.Matched, s.Reason, s.Skip = false, "skipped", admission.SkipMatchCondition
+		s.Detail.Why = conditionFalse(res.falseCondition)
 	}
 	d.a.Record.AddStep(s)
 }
@@ -235,6 +248,7 @@ func (d *vapDispatch) record(h *hook, b *binding, res validationResult, collecto
 // configError records a policy (b == nil) or binding configuration error
 // under the policy's failurePolicy; it ignores validationActions.
 func (d *vapDispatch) configError(h *hook, b *binding, err error) {
+	traceConfigError(ValidatingName, d.a, h, b, err)
 	var msg string
 	switch {
 	case h.failurePolicy == admissionregistrationv1.Ignore:

@@ -126,6 +126,9 @@ type annotation struct {
 type validationResult struct {
 	decisions   []decision
 	annotations []annotation
+	// falseCondition names the matchCondition that was false (the policy
+	// did not apply), for the trace.
+	falseCondition string
 }
 
 // errorDecision is a failed evaluation under the failure policy.
@@ -145,7 +148,7 @@ func (v *validator) validate(ctx context.Context, in admcel.Input, rawNS *corev1
 			return validationResult{decisions: []decision{v.errorDecision(res.Err.Error())}}
 		}
 		if !res.Matches {
-			return validationResult{}
+			return validationResult{falseCondition: res.FailedCondition}
 		}
 	}
 	act, err := v.comp.NewActivation(ctx, in)

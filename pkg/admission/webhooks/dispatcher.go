@@ -146,10 +146,10 @@ func (d *dispatcher) skip(a *admission.Attributes) bool {
 
 // observe records one webhook call in the request's admission trace and in
 // the webhook metrics.
-func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round int, start time.Time, err error, changed bool) {
+func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round int, start time.Time, err error, changed bool, detail *admission.StepDetail) {
 	elapsed := time.Since(start)
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Round: round, Matched: true,
-		Mutated: changed, Duration: elapsed}
+		Mutated: changed, Duration: elapsed, Reason: "called", Detail: detail}
 	code, errorType := 200, "no_error"
 	var ce *callError
 	var rj *rejection
@@ -159,14 +159,19 @@ func (d *dispatcher) observe(a *admission.Attributes, h *hook, typ string, round
 		code, errorType = int(ce.Code), "calling_webhook_error"
 	case errors.As(err, &rj):
 		code = int(rj.Status.ErrStatus.Code)
+		step.Reason = "denied"
 	default:
 		code, errorType = 0, "apiserver_internal_error"
 	}
 	if err != nil {
 		step.Err = err.Error()
+		if rj == nil {
+			step.Reason = "error"
+		}
 	}
-	a.Record.AddStep(step)
 	ignored := ce != nil && h.failOpen()
+	detail.FailedOpen = ignored
+	a.Record.AddStep(step)
 	rejected := err != nil && !ignored
 	d.metrics.ObserveWebhook(elapsed, rejected, a.Operation, typ, h.Name, code)
 	if rejected && !errors.Is(err, context.Canceled) {

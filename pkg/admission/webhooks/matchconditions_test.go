@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -106,8 +107,9 @@ func TestShouldCallMatchConditions(t *testing.T) {
 			}
 			if tc.skipped != "" {
 				steps := a.Record.Steps()
-				if len(steps) != 1 || steps[0].Reason != tc.skipped || steps[0].Matched {
-					t.Errorf("trace = %+v, want one unmatched step with reason %q", steps, tc.skipped)
+				if len(steps) != 1 || steps[0].Skip != admission.SkipMatchCondition || steps[0].Matched || steps[0].Detail == nil ||
+					!strings.HasPrefix(steps[0].Detail.Why.Explain(), tc.skipped) {
+					t.Errorf("trace = %+v, want one unmatched step skipped by a matchCondition: %q", steps, tc.skipped)
 				}
 			}
 		})

@@ -62,12 +62,14 @@ func (d *dispatcher) matchEnv() match.Env {
 // failurePolicy Fail) end the request. matchConditions run last, against
 // the objects in the invocation's kind.
 func (d *dispatcher) shouldCall(ctx context.Context, mr *match.Request, h *hook, a *admission.Attributes) (*invocation, error) {
-	dec := h.compile().criteria.Match(mr)
+	c := h.compile().criteria
+	dec := c.Match(mr)
 	switch dec.Reason {
 	case match.Matched:
 	case match.Errored:
 		return nil, dec.Err
 	default:
+		d.skipped(a, h, dec.Reason.SkipName(), c.Why(mr, dec), nil)
 		return nil, nil
 	}
 	inv := &invocation{Resource: dec.Resource, Subresource: dec.Subresource, Kind: dec.Kind, Object: a.Object, OldObject: a.OldObject}
@@ -109,15 +111,11 @@ func (d *dispatcher) matchConditions(ctx context.Context, h *hook, a *admission.
 	res.Observe(d.metrics, h.Name, "webhook", d.webhookType(), a.Operation)
 	if res.Err != nil {
 		d.log.Warn("failed evaluating match conditions, failing closed", "webhook", h.Name, "err", res.Err)
-		d.skipped(a, h, "", res.Err)
+		d.skipped(a, h, admission.SkipMatchCondition, conditionWhy(h, res), res.Err)
 		return nil, apierrors.NewForbidden(a.Resource.GroupResource(), a.Name, res.Err)
 	}
 	if !res.Matches {
-		reason := "matchConditions errored, failurePolicy Ignore"
-		if res.FailedCondition != "" {
-			reason = fmt.Sprintf("matchCondition %q is false", res.FailedCondition)
-		}
-		d.skipped(a, h, reason, nil)
+		d.skipped(a, h, admission.SkipMatchCondition, conditionWhy(h, res), nil)
 		d.metrics.ObserveMatchConditionExclusion(h.Name, "webhook", d.exclusionType(), a.Operation)
 		return nil, nil
 	}
@@ -142,10 +140,11 @@ func (d *dispatcher) exclusionType() string {
 	return "validate"
 }
 
-// skipped records in the trace a hook that matched by rules but was not
-// called.
-func (d *dispatcher) skipped(a *admission.Attributes, h *hook, reason string, err error) {
-	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Reason: reason}
+// skipped records in the trace a hook that was not called: skip names the
+// check (admission.Skip*), why explains it.
+func (d *dispatcher) skipped(a *admission.Attributes, h *hook, skip string, why admission.Explainer, err error) {
+	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Reason: "skipped", Skip: skip,
+		Detail: &admission.StepDetail{Why: why, FailurePolicy: failurePolicyOf(h)}}
 	if a.Record.IsReinvoke() {
 		step.Round = 1
 	}
@@ -153,6 +152,54 @@ func (d *dispatcher) skipped(a *admission.Attributes, h *hook, reason string, er
 		step.Err = err.Error()
 	}
 	a.Record.AddStep(step)
+}
+
+// conditionWhy explains a matchConditions outcome that skipped or failed
+// a hook: the condition that was false, with its expression, or the
+// evaluation error and the failure policy applied. It formats only when
+// the trace is read.
+func conditionWhy(h *hook, res admcel.MatchResult) admission.Explainer {
+	return &conditionOutcome{h: h, failed: res.FailedCondition, err: res.Err}
+}
+
+type conditionOutcome struct {
+	h      *hook
+	failed string
+	err    error
+}
+
+func (c *conditionOutcome) Explain() string {
+	if c.err != nil {
+		return fmt.Sprintf("matchConditions failed to evaluate, failurePolicy %s: %v", failurePolicyOf(c.h), c.err)
+	}
+	if c.failed == "" {
+		return fmt.Sprintf("matchConditions errored, failurePolicy %s: the hook is skipped", failurePolicyOf(c.h))
+	}
+	for _, mc := range c.h.MatchConditions {
+		if mc.Name == c.failed {
+			return fmt.Sprintf("matchCondition %q is false: %s", mc.Name, mc.Expression)
+		}
+	}
+	return fmt.Sprintf("matchCondition %q is false", c.failed)
+}
+
+// failurePolicyOf is the hook's failurePolicy as the trace shows it (Fail
+// when unset, as the API defaults it).
+func failurePolicyOf(h *hook) string {
+	if h.failOpen() {
+		return "Ignore"
+	}
+	return "Fail"
+}
+
+// visit returns the hooks a request looks at: the candidates of the
+// index, or, for a verbose trace, every hook (so that each one out of
+// scope is traced with its reason).
+func (l hookList) visit(mr *match.Request) []*hook {
+	if mr.Attributes().Record.Verbose() {
+		return l.hooks
+	}
+	return l.candidates(mr)
 }
 
 func (d *dispatcher) convert(obj runtime.Object, dec match.Decision) (runtime.Object, error) {

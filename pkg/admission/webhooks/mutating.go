@@ -98,7 +98,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err erro
 	}
 	defer st.rememberOutput(a)
 	static := onlyStatic(a)
-	for _, h := range snap.mutating.candidates(&mr) {
+	for _, h := range snap.mutating.visit(&mr) {
 		if static && !h.Static {
 			continue
 		}
@@ -106,7 +106,11 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) (err erro
 		if err != nil {
 			return err
 		}
-		if inv == nil || (reinvoking && !st.reinvokeSet[h.UID]) {
+		if inv == nil {
+			continue
+		}
+		if reinvoking && !st.reinvokeSet[h.UID] {
+			m.skipped(a, h, admission.SkipNotReinvoked, notReinvoked(h), nil)
 			continue
 		}
 		changed, err := m.callMutating(ctx, h, a, inv, round)
@@ -152,7 +156,8 @@ func (m *Mutating) handleFailure(ctx context.Context, h *hook, a *admission.Attr
 // whether the object changed.
 func (m *Mutating) callMutating(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation, round int) (changed bool, err error) {
 	start := time.Now()
-	defer func() { m.observe(a, h, "admit", round, start, err, changed) }()
+	detail := &admission.StepDetail{ReviewVersion: reviewVersionOf(h), FailurePolicy: failurePolicyOf(h)}
+	defer func() { m.observe(a, h, "admit", round, start, err, changed, detail) }()
 	annotate := func(mutated bool) {
 		v, _ := json.Marshal(struct {
 			Configuration string `json:"configuration"`
@@ -171,17 +176,18 @@ func (m *Mutating) callMutating(ctx context.Context, h *hook, a *admission.Attri
 		return false, err
 	}
 	recordResponse(h, a, resp)
+	detail.Warnings, detail.AuditAnnotations = resp.Warnings, resp.AuditAnnotations
 	if !resp.Allowed {
 		annotate(false)
 		return false, &rejection{Status: denialStatus(h.Name, resp.Result)}
 	}
-	changed, err = m.applyPatch(h, a, inv, resp, round)
+	changed, err = m.applyPatch(h, a, inv, resp, round, detail)
 	annotate(changed)
 	return changed, err
 }
 
 // applyPatch applies a webhook's JSON patch to the request object.
-func (m *Mutating) applyPatch(h *hook, a *admission.Attributes, inv *invocation, resp *admissionv1.AdmissionResponse, round int) (bool, error) {
+func (m *Mutating) applyPatch(h *hook, a *admission.Attributes, inv *invocation, resp *admissionv1.AdmissionResponse, round int, detail *admission.StepDetail) (bool, error) {
 	if len(resp.Patch) == 0 {
 		return false, nil
 	}
@@ -206,6 +212,7 @@ func (m *Mutating) applyPatch(h *hook, a *admission.Attributes, inv *invocation,
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
+	detail.Patch, detail.Base = resp.Patch, inv.objectJSON
 	changed := !equality.Semantic.DeepEqual(inv.Object, patched)
 	m.annotatePatch(h, a, patch, round)
 	m.schema.Default(patched)
@@ -298,3 +305,20 @@ func decodePatch(raw []byte) (jsonpatch.Patch, error) {
 
 // RecordsOwnSteps: the plugin leaves a trace step per webhook it considers.
 func (*Mutating) RecordsOwnSteps() {}
+
+// notReinvoked explains a hook the reinvocation pass does not call again.
+func notReinvoked(h *hook) admission.Explainer {
+	if h.reinvokeIfNeeded() {
+		return admission.Explanation("reinvocationPolicy IfNeeded: the object did not change after this webhook's first call")
+	}
+	return admission.Explanation("reinvocationPolicy Never: called once, in the first pass")
+}
+
+// reviewVersionOf is the AdmissionReview apiVersion the hook is sent.
+func reviewVersionOf(h *hook) string {
+	v, ok := reviewVersion(h.AdmissionReviewVersions)
+	if !ok {
+		return ""
+	}
+	return "admission.k8s.io/" + v
+}

@@ -40,7 +40,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 	mr := match.NewRequest(ctx, v.matchEnv(), a)
 	var matched []matchedHook
 	static := onlyStatic(a)
-	for _, h := range snap.validating.candidates(&mr) {
+	for _, h := range snap.validating.visit(&mr) {
 		if static && !h.Static {
 			continue
 		}
@@ -91,14 +91,15 @@ func (v *Validating) callValidating(ctx context.Context, h *hook, a *admission.A
 			err = v.applyPolicy(h, a, fmt.Errorf("%s/%s has panicked: %v", ValidatingName, h.Name, r), index, true)
 		}
 	}()
-	raw := v.invoke(ctx, h, a, inv)
-	v.observe(a, h, "validating", 0, start, raw, false)
+	detail := &admission.StepDetail{ReviewVersion: reviewVersionOf(h), FailurePolicy: failurePolicyOf(h)}
+	raw := v.invoke(ctx, h, a, inv, detail)
+	v.observe(a, h, "validating", 0, start, raw, false, detail)
 	return v.applyPolicy(h, a, raw, index, false)
 }
 
 // invoke calls the webhook; the error is a *callError, a *rejection or an
 // error of the server's own.
-func (v *Validating) invoke(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation) error {
+func (v *Validating) invoke(ctx context.Context, h *hook, a *admission.Attributes, inv *invocation, detail *admission.StepDetail) error {
 	if err := checkDryRun(h, a); err != nil {
 		return err
 	}
@@ -107,6 +108,7 @@ func (v *Validating) invoke(ctx context.Context, h *hook, a *admission.Attribute
 		return err
 	}
 	recordResponse(h, a, resp)
+	detail.Warnings, detail.AuditAnnotations = resp.Warnings, resp.AuditAnnotations
 	if !resp.Allowed {
 		return &rejection{Status: denialStatus(h.Name, resp.Result)}
 	}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"slices"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/pkg/admission/trace"
+)
+
+// mountTraces keeps the admission trace of every request that ran
+// admission in a ring of o.AdmissionTraceBuffer entries and serves it at
+// trace.Path (behind the server's authentication and authorization: a
+// non-resource URL, granted by RBAC with trace.ClusterRoleRules; only
+// system:masters by default).
+func mountTraces(cfg *apiserver.Config, o Options) *trace.Ring {
+	size := o.AdmissionTraceBuffer
+	switch {
+	case size == 0:
+		size = trace.DefaultRingSize
+	case size < 0:
+		return nil
+	}
+	ring := trace.NewRing(size)
+	h := trace.Handler(ring)
+	cfg.Extra[trace.Path] = h
+	cfg.Extra[trace.Path+"/"] = h
+	next := cfg.OnRequestDone
+	cfg.OnRequestDone = func(ctx context.Context, ev *apiserver.RequestEvent) {
+		keepTrace(ring, ev)
+		if next != nil {
+			next(ctx, ev)
+		}
+	}
+	return ring
+}
+
+// keepTrace keeps the trace of a request that ran admission (the record
+// is done with: the audit log, called next, only reads it).
+func keepTrace(ring *trace.Ring, ev *apiserver.RequestEvent) {
+	if ev.Record == nil || ev.Resource == "" {
+		return
+	}
+	out := trace.Outcome{Code: ev.Code, Duration: ev.Finished.Sub(ev.Started)}
+	if ev.Status != nil {
+		out.Message = ev.Status.Message
+	}
+	ring.Add(trace.Capture(requestFacts(ev), out, ev.Record))
+}
+
+func requestFacts(ev *apiserver.RequestEvent) trace.Request {
+	q := trace.Request{AuditID: ev.AuditID, Time: ev.Started, User: ev.User.Username, Groups: ev.User.Groups,
+		Verb: ev.Verb, Operation: operationOf(ev.Verb), APIGroup: ev.APIGroup, APIVersion: ev.APIVersion,
+		Resource: ev.Resource, Subresource: ev.Subresource, Namespace: ev.Namespace, Name: ev.Name}
+	if ev.Impersonated != nil {
+		// ev.User is the requester; the request acts as the impersonated user
+		q.User, q.Groups, q.Impersonator = ev.Impersonated.Username, ev.Impersonated.Groups, ev.User.Username
+	}
+	if r := ev.HTTPRequest; r != nil {
+		q.DryRun = slices.Contains(r.URL.Query()["dryRun"], "All")
+	}
+	return q
+}
+
+// operationOf is the admission operation of an API verb.
+func operationOf(verb string) string {
+	switch verb {
+	case "create":
+		return "CREATE"
+	case "update", "patch":
+		return "UPDATE"
+	case "delete", "deletecollection":
+		return "DELETE"
+	case "connect":
+		return "CONNECT"
+	}
+	return ""
+}
