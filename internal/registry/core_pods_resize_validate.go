@@ -5,6 +5,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/admitd/admitd/pkg/apis/core/qos"
 )
 
 // Resize validation (upstream ValidatePodResize): the new pod must be valid,
@@ -26,7 +28,7 @@ func validatePodResizeUpdate(obj, old runtime.Object, gates FeatureGates) field.
 	if oldPod.Spec.OS != nil && oldPod.Spec.OS.Name == corev1.Windows {
 		return field.ErrorList{field.Forbidden(rootPath, "windows pods cannot be resized")}
 	}
-	if storedPodQOS(oldPod, gates) != podQOS(pod, gates) {
+	if qos.Of(oldPod, gates) != qos.Compute(pod, gates) {
 		errs = append(errs, field.Invalid(specPath, pod.Status.QOSClass, "Pod QOS Class may not change as a result of resizing"))
 	}
 	if !nodeSupportsResize(oldPod) {

@@ -14,6 +14,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/apis/core/qos"
 )
 
 // deviceClassPrefix names the implicit extended resources of DRA device
@@ -343,9 +344,9 @@ func (p *pods) scope(sel corev1.ScopedResourceSelectorRequirement, obj runtime.O
 	case corev1.ResourceQuotaScopeNotTerminating:
 		return !isTerminating(pod), nil
 	case corev1.ResourceQuotaScopeBestEffort:
-		return podQOS(pod, p.opts.PodLevelResources) == corev1.PodQOSBestEffort, nil
+		return qos.Of(pod, podLevelGates(p.opts.PodLevelResources)) == corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopeNotBestEffort:
-		return podQOS(pod, p.opts.PodLevelResources) != corev1.PodQOSBestEffort, nil
+		return qos.Of(pod, podLevelGates(p.opts.PodLevelResources)) != corev1.PodQOSBestEffort, nil
 	case corev1.ResourceQuotaScopePriorityClass:
 		if sel.Operator == corev1.ScopeSelectorOpExists {
 			return pod.Spec.PriorityClassName != "", nil
@@ -395,4 +396,16 @@ func crossNamespaceAffinity(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// podLevelGates are the gates QoS classification reads: PodLevelResources as
+// the evaluator was built with, PodLevelResourcesFixKubeletQOSClass at its
+// 1.37 default (on).
+type podLevelGates bool
+
+func (g podLevelGates) Enabled(name string) bool {
+	if name == "PodLevelResources" {
+		return bool(g)
+	}
+	return name == "PodLevelResourcesFixKubeletQOSClass"
 }

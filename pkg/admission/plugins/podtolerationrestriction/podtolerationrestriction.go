@@ -21,6 +21,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/plugins/internal/tolerations"
+	"github.com/admitd/admitd/pkg/apis/core/qos"
 )
 
 // Name is the upstream plugin name.
@@ -104,7 +105,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 		}
 		extra = append(extra, ts...)
 	}
-	if podQOS(pod, p.gates) != corev1.PodQOSBestEffort {
+	if qos.Of(pod, p.gates) != corev1.PodQOSBestEffort {
 		extra = append(extra, corev1.Toleration{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
 	}
 	if len(extra) > 0 {
