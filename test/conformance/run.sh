@@ -51,7 +51,15 @@ done
   echo "conformance harness failed:"; tail -20 "$work/run.log"; exit 1; }
 (cd "$harness_src" && "$work/harness" diff results/oracle "$work/results/http") >"$work/diff.txt" 2>&1 || true
 tail -1 "$work/diff.txt"
-grep '^PASS ' "$work/diff.txt" | awk '{print $2}' | sort >"$work/passing.txt"
+grep '^PASS ' "$work/diff.txt" | awk '{print $2}' >"$work/passing.unsorted"
+# Scenarios whose oracle (recorded from upstream's admission library) differs
+# from the real kube-apiserver's recording (results/kas), where admitd follows
+# the real server (kas-wins.txt says why for each): they pass against results/kas.
+(cd "$harness_src" && "$work/harness" diff results/kas "$work/results/http") >"$work/diff-kas.txt" 2>&1 || true
+grep -v '^#' "$here/kas-wins.txt" | while read -r s _; do
+  [ -n "$s" ] && grep -qx "PASS $s" "$work/diff-kas.txt" && echo "$s"
+done >>"$work/passing.unsorted"
+sort -u "$work/passing.unsorted" >"$work/passing.txt"
 
 if [ "${1:-}" = "--update" ]; then
   cp "$work/passing.txt" "$here/passing.txt"
