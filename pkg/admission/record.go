@@ -57,6 +57,7 @@ type Record struct {
 	annotations []Annotation
 	warnings    []string
 	steps       []Step
+	stepsRoom   int // the room the first step makes, when reserved
 	reinvoke    reinvocationState
 	trace       traceState
 }
@@ -165,18 +166,23 @@ const initialSteps = 32
 func (r *Record) AddStep(s Step) {
 	r.mu.Lock()
 	if r.steps == nil {
-		r.steps = make([]Step, 0, initialSteps)
+		n := r.stepsRoom
+		if n <= 0 {
+			n = initialSteps
+		}
+		r.steps = make([]Step, 0, n)
 	}
 	r.steps = append(r.steps, s)
 	r.mu.Unlock()
 }
 
-// reserveSteps makes room for n steps in a trace that has none yet: the
-// chain knows how many steps its plugins leave on a request.
+// reserveSteps says how much room the first step makes: the chain knows
+// how many steps its plugins leave on a request. Nothing is allocated until
+// a step is recorded.
 func (r *Record) reserveSteps(n int) {
 	r.mu.Lock()
-	if r.steps == nil && n > 0 {
-		r.steps = make([]Step, 0, n)
+	if r.steps == nil {
+		r.stepsRoom = n
 	}
 	r.mu.Unlock()
 }
