@@ -56,10 +56,13 @@ type Record struct {
 	mu          sync.Mutex
 	annotations []Annotation
 	warnings    []string
-	steps       []Step
-	stepsRoom   int // the room the first step makes, when reserved
-	reinvoke    reinvocationState
-	trace       traceState
+	// order is the trace in order: compiled-in plugin steps in compact
+	// form, and references into steps for the others.
+	order     []stepRef
+	steps     []Step
+	stepsRoom int // the room the first step makes, when reserved
+	reinvoke  reinvocationState
+	trace     traceState
 }
 
 // NewRecord returns an empty Record.
@@ -162,18 +165,46 @@ func (r *Record) Warnings() []string {
 // a step per phase of the default plugins, grown once at most.
 const initialSteps = 32
 
+// fullStepsRoom is the room for steps kept whole (webhooks, policies,
+// plugin errors) when the first one is recorded.
+const fullStepsRoom = 4
+
 // AddStep appends one trace step.
 func (r *Record) AddStep(s Step) {
 	r.mu.Lock()
 	if r.steps == nil {
+		r.steps = make([]Step, 0, fullStepsRoom)
+	}
+	r.steps = append(r.steps, s)
+	r.appendRefLocked(stepRef{full: int32(len(r.steps))})
+	r.mu.Unlock()
+}
+
+// addPluginStep appends the step of a compiled-in plugin that ran without
+// error: the plugin's interned name, its phase, pass and duration. Nothing
+// of it holds a pointer, so the trace of a request costs one small
+// allocation that the garbage collector does not scan.
+func (r *Record) addPluginStep(name uint16, validate bool, round int, took time.Duration) {
+	ref := stepRef{dur: took, name: name, round: uint8(round)}
+	if validate {
+		ref.phase = 1
+	}
+	r.mu.Lock()
+	r.appendRefLocked(ref)
+	r.mu.Unlock()
+}
+
+// appendRefLocked appends to the trace order, making the reserved room
+// first; r.mu is held.
+func (r *Record) appendRefLocked(ref stepRef) {
+	if r.order == nil {
 		n := r.stepsRoom
 		if n <= 0 {
 			n = initialSteps
 		}
-		r.steps = make([]Step, 0, n)
+		r.order = make([]stepRef, 0, n)
 	}
-	r.steps = append(r.steps, s)
-	r.mu.Unlock()
+	r.order = append(r.order, ref)
 }
 
 // reserveSteps says how much room the first step makes: the chain knows
@@ -181,7 +212,7 @@ func (r *Record) AddStep(s Step) {
 // a step is recorded.
 func (r *Record) reserveSteps(n int) {
 	r.mu.Lock()
-	if r.steps == nil {
+	if r.order == nil {
 		r.stepsRoom = n
 	}
 	r.mu.Unlock()
@@ -191,12 +222,19 @@ func (r *Record) reserveSteps(n int) {
 func (r *Record) HasSteps() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.steps) > 0
+	return len(r.order) > 0
 }
 
 // Steps returns a copy of the trace.
 func (r *Record) Steps() []Step {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Step(nil), r.steps...)
+	if len(r.order) == 0 {
+		return nil
+	}
+	out := make([]Step, len(r.order))
+	for i, ref := range r.order {
+		out[i] = ref.step(r.steps)
+	}
+	return out
 }

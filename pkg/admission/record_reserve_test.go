@@ -11,12 +11,41 @@ func TestReservedStepsWaitForAStep(t *testing.T) {
 		t.Errorf("reserveSteps allocated %v times", n)
 	}
 	r.AddStep(Step{Plugin: "p"})
-	if got := cap(r.steps); got != 8 {
+	if got := cap(r.order); got != 8 {
 		t.Errorf("first step made room for %d steps, want the 8 reserved", got)
 	}
 	r2 := NewRecord()
 	r2.AddStep(Step{Plugin: "p"})
-	if got := cap(r2.steps); got != initialSteps {
+	if got := cap(r2.order); got != initialSteps {
 		t.Errorf("unreserved record: room for %d steps, want %d", got, initialSteps)
+	}
+}
+
+// TestCompactAndWholeStepsKeepTheirOrder: plugin steps kept compact and
+// steps kept whole come back from Steps in the order they were recorded.
+func TestCompactAndWholeStepsKeepTheirOrder(t *testing.T) {
+	r := NewRecord()
+	a, _ := internStepName("A")
+	b, _ := internStepName("B")
+	r.addPluginStep(a, false, 0, 3)
+	r.AddStep(Step{Plugin: "MutatingAdmissionWebhook", Name: "w", Matched: true, Reason: "patched"})
+	r.addPluginStep(b, true, 1, 5)
+	got := r.Steps()
+	want := []Step{
+		{Plugin: "A", Matched: true, Reason: "admit", Duration: 3},
+		{Plugin: "MutatingAdmissionWebhook", Name: "w", Matched: true, Reason: "patched"},
+		{Plugin: "B", Matched: true, Reason: "validate", Round: 1, Duration: 5},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Steps() = %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Plugin != want[i].Plugin || got[i].Name != want[i].Name || got[i].Reason != want[i].Reason ||
+			got[i].Round != want[i].Round || got[i].Duration != want[i].Duration || got[i].Matched != want[i].Matched {
+			t.Errorf("Steps()[%d] = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if !r.HasSteps() {
+		t.Error("HasSteps() = false, want true")
 	}
 }
