@@ -69,6 +69,7 @@ func Register(r *admission.Registry, o Options) {
 // Plugin is the PodSecurity plugin.
 type Plugin struct {
 	delegate *psadmission.Admission
+	fast     fastPath
 }
 
 var _ admission.Validator = (*Plugin)(nil)
@@ -108,7 +109,7 @@ func newPlugin(pc admission.PluginContext, rec psmetrics.Recorder) (*Plugin, err
 	if err := d.ValidateConfiguration(); err != nil {
 		return nil, fmt.Errorf("%s invalid: %w", Name, err)
 	}
-	return &Plugin{delegate: d}, nil
+	return &Plugin{delegate: d, fast: fastPath{cfg: d, namespaces: ns}}, nil
 }
 
 // Handles CREATE and UPDATE.
@@ -135,6 +136,14 @@ var applicable = map[schema.GroupResource]bool{
 // warnings, its audit annotations (under the pod-security.kubernetes.io/
 // prefix, in key order) and its refusal as kube-apiserver's wiring does.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
+	if p.fast.admit(ctx, a) {
+		return nil
+	}
+	return p.validateWithLibrary(ctx, a)
+}
+
+// validateWithLibrary is Validate without the fast path.
+func (p *Plugin) validateWithLibrary(ctx context.Context, a *admission.Attributes) error {
 	if !applicable[a.Resource.GroupResource()] {
 		return nil
 	}
