@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 
 	"github.com/admitd/admitd/pkg/admission"
 )
@@ -84,7 +83,7 @@ var (
 // the cache does not have them.
 func New(cache admission.ObjectCache, objects admission.ObjectLookup) *Plugin {
 	return &Plugin{cache: cache, objects: objects,
-		volumeName: func() string { return VolumeNamePrefix + utilrand.String(5) },
+		volumeName: randomVolumeName,
 		sleep:      sleepCtx}
 }
 
@@ -140,7 +139,19 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 			pod.Spec.ImagePullSecrets[i].Name = s.Name
 		}
 	}
-	return p.Validate(ctx, a)
+	// What Validate checks of a create, with the account just read.
+	return checkMountableSecrets(a, sa, pod)
+}
+
+// checkMountableSecrets refuses a pod that references secrets an
+// enforcing account does not list.
+func checkMountableSecrets(a *admission.Attributes, sa *corev1.ServiceAccount, pod *corev1.Pod) error {
+	if enforcesMountableSecrets(sa) {
+		if err := checkSecretReferences(sa, pod); err != nil {
+			return admission.NewForbidden(a, err)
+		}
+	}
+	return nil
 }
 
 // Validate refuses pods whose account is missing, mirror pods that
@@ -167,12 +178,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if err != nil {
 		return admission.NewForbidden(a, fmt.Errorf("error looking up service account %s/%s: %w", a.Namespace, pod.Spec.ServiceAccountName, err))
 	}
-	if enforcesMountableSecrets(sa) {
-		if err := checkSecretReferences(sa, pod); err != nil {
-			return admission.NewForbidden(a, err)
-		}
-	}
-	return nil
+	return checkMountableSecrets(a, sa, pod)
 }
 
 // validateEphemeralContainers checks the ephemeral containers' secret
