@@ -2,7 +2,6 @@ package limitranger
 
 import (
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -11,30 +10,34 @@ import (
 // containers, of pod, and records what it set in the pod's annotation
 // (replacing the annotation only when it set something).
 func setDefaults(lr *corev1.LimitRange, pod *corev1.Pod) {
-	var parts []string
+	// The annotation is built in place: one allocation when anything was
+	// set, none otherwise.
+	var buf [256]byte
+	text := buf[:0]
 	for i := range pod.Spec.Containers {
-		parts = mergeDefaults(&pod.Spec.Containers[i], lr, "container", parts)
+		text = mergeDefaults(&pod.Spec.Containers[i], lr, "container", text)
 	}
 	for i := range pod.Spec.InitContainers {
-		parts = mergeDefaults(&pod.Spec.InitContainers[i], lr, "init container", parts)
+		text = mergeDefaults(&pod.Spec.InitContainers[i], lr, "init container", text)
 	}
-	if len(parts) == 0 {
+	if len(text) == 0 {
 		return
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[Annotation] = "LimitRanger plugin set: " + strings.Join(parts, "; ")
+	pod.Annotations[Annotation] = string(text)
 }
 
 // The two defaults a Container item gives.
 func defaultRequests(item *corev1.LimitRangeItem) corev1.ResourceList { return item.DefaultRequest }
 func defaultLimits(item *corev1.LimitRangeItem) corev1.ResourceList   { return item.Default }
 
-// mergeDefaults sets each default the container lacks and appends to parts
-// what it set: "<names> request for <what> <name>", then the same for limits.
-// Like upstream it leaves the container with non-nil requests and limits.
-func mergeDefaults(c *corev1.Container, lr *corev1.LimitRange, what string, parts []string) []string {
+// mergeDefaults sets each default the container lacks and appends to text
+// what it set: "<names> request for <what> <name>", then the same for
+// limits, each part after "LimitRanger plugin set: " or "; ". Like
+// upstream it leaves the container with non-nil requests and limits.
+func mergeDefaults(c *corev1.Container, lr *corev1.LimitRange, what string, text []byte) []byte {
 	if c.Resources.Limits == nil {
 		c.Resources.Limits = make(corev1.ResourceList, defaultsSize(lr, defaultLimits))
 	}
@@ -44,13 +47,32 @@ func mergeDefaults(c *corev1.Container, lr *corev1.LimitRange, what string, part
 	var limitsBuf, requestsBuf [8]string
 	setLimits := fill(c.Resources.Limits, lr, defaultLimits, limitsBuf[:0])
 	setRequests := fill(c.Resources.Requests, lr, defaultRequests, requestsBuf[:0])
-	if len(setRequests) > 0 {
-		parts = append(parts, strings.Join(setRequests, ", ")+" request for "+what+" "+c.Name)
+	text = appendPart(text, setRequests, " request for ", what, c.Name)
+	return appendPart(text, setLimits, " limit for ", what, c.Name)
+}
+
+// appendPart appends "<names, comma-separated><kind><what> <name>" to text,
+// after the annotation's prefix or the parts before it; nothing when names
+// is empty.
+func appendPart(text []byte, names []string, kind, what, name string) []byte {
+	if len(names) == 0 {
+		return text
 	}
-	if len(setLimits) > 0 {
-		parts = append(parts, strings.Join(setLimits, ", ")+" limit for "+what+" "+c.Name)
+	if len(text) == 0 {
+		text = append(text, "LimitRanger plugin set: "...)
+	} else {
+		text = append(text, "; "...)
 	}
-	return parts
+	for i, n := range names {
+		if i > 0 {
+			text = append(text, ", "...)
+		}
+		text = append(text, n...)
+	}
+	text = append(text, kind...)
+	text = append(text, what...)
+	text = append(text, ' ')
+	return append(text, name...)
 }
 
 // defaultsSize is how many defaults of one kind the Container items of lr

@@ -3,7 +3,6 @@ package limitranger
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"testing"
 
@@ -150,9 +149,9 @@ func TestDefaultsLaterItemWins(t *testing.T) {
 	if got := c.Resources.Requests[corev1.ResourceMemory]; got.String() != "1Mi" {
 		t.Errorf("memory request = %s, want the earlier item's 1Mi", got.String())
 	}
-	want := []string{"cpu, memory request for container app", "cpu, memory limit for container app"}
-	if !slices.Equal(parts, want) {
-		t.Errorf("parts = %q, want %q", parts, want)
+	want := "LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app"
+	if string(parts) != want {
+		t.Errorf("annotation = %q, want %q", parts, want)
 	}
 }
 
