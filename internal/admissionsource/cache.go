@@ -3,7 +3,7 @@ package admissionsource
 import (
 	"context"
 	"errors"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,24 +125,36 @@ func (c *Cache) List(ctx context.Context, namespace string, sel labels.Selector)
 func (c *Cache) listCached(namespace string) []runtime.Object {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var keys []objKey
-	for ns, byName := range c.objs {
-		if namespace != "" && ns != namespace {
-			continue
-		}
-		for name := range byName {
-			keys = append(keys, objKey{ns, name})
-		}
+	if namespace != "" {
+		// One namespace: its names only, not a walk of every namespace.
+		return sortedObjects(c.objs[namespace])
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].namespace != keys[j].namespace {
-			return keys[i].namespace < keys[j].namespace
-		}
-		return keys[i].name < keys[j].name
-	})
-	out := make([]runtime.Object, len(keys))
-	for i, k := range keys {
-		out[i] = c.objs[k.namespace][k.name].obj
+	namespaces := make([]string, 0, len(c.objs))
+	for ns := range c.objs {
+		namespaces = append(namespaces, ns)
+	}
+	slices.Sort(namespaces)
+	var out []runtime.Object
+	for _, ns := range namespaces {
+		out = append(out, sortedObjects(c.objs[ns])...)
+	}
+	return out
+}
+
+// sortedObjects returns the objects of one namespace by name; nil when it
+// has none.
+func sortedObjects(byName map[string]entry) []runtime.Object {
+	if len(byName) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(byName))
+	for name := range byName {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]runtime.Object, len(names))
+	for i, name := range names {
+		out[i] = byName[name].obj
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -416,5 +417,54 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestCacheListOfOneNamespace: a synced cache lists the objects of the
+// namespace asked for, by name, and every namespace's, by namespace then
+// name, for "".
+func TestCacheListOfOneNamespace(t *testing.T) {
+	store, c := newConfigMapCache(t)
+	in := newInstance(t, store, nil)
+	for _, k := range [][2]string{{"b", "y"}, {"a", "z"}, {"b", "x"}, {"c", "w"}, {"a", "y"}} {
+		in.put(k[0], k[1], k[0]+k[1])
+	}
+	go c.Run(t.Context(), nil)
+	if err := c.WaitSynced(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]string{"a": "ay az", "b": "bx by", "none": "", "": "ay az bx by cw"} {
+		objs, err := c.List(t.Context(), ns, nil)
+		var got []string
+		for _, o := range objs {
+			got = append(got, dataOf(t, o))
+		}
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("List(%q) = %v, %v; want %s", ns, got, err, want)
+		}
+	}
+}
+
+// BenchmarkCacheListNamespace lists one namespace's object out of 500
+// namespaces (LimitRanger lists its namespace's LimitRanges twice per pod
+// create).
+func BenchmarkCacheListNamespace(b *testing.B) {
+	store := memory.New()
+	b.Cleanup(func() { _ = store.Close() })
+	res, _ := registry.NewCatalogue().Lookup(configMaps)
+	c := NewCache(store, res)
+	in := &instance{store: store, res: res}
+	for i := range 500 {
+		in.put(fmt.Sprintf("ns%d", i), "x", "v")
+	}
+	go c.Run(b.Context(), nil)
+	if err := c.WaitSynced(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if objs, _ := c.List(b.Context(), "ns250", nil); len(objs) != 1 {
+			b.Fatalf("%d objects", len(objs))
+		}
 	}
 }
