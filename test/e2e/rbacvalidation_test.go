@@ -69,4 +69,11 @@ func TestKubectlRBACValidation(t *testing.T) {
 	if err == nil || strings.TrimSpace(errOut) != want {
 		t.Errorf("change roleRef: err=%v stderr=%q, want %q", err, errOut, want)
 	}
+
+	// A PUT of a missing RBAC object creates it (AllowCreateOnUpdate).
+	put := strings.NewReplacer("readers", "putme", "name: alice", "name: bob").Replace(readersRoleBinding)
+	if out := a.mustKubectl(t, put, "replace", "-f", "-"); !strings.Contains(out, "rolebinding.rbac.authorization.k8s.io/putme replaced") {
+		t.Errorf("replace of a missing RoleBinding = %q, want it replaced (created)", out)
+	}
+	a.mustKubectl(t, "", "get", "rolebinding", "putme", "-n", "team-a")
 }
