@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"io"
 	"strings"
 
@@ -102,7 +103,11 @@ func runEval(cmd *cobra.Command, o evaluate.Options, output string) error {
 // quietKlog silences what client-go and the in-process server's
 // libraries log through klog (the server's own logs are discarded too).
 func quietKlog() {
-	klog.LogToStderr(false)
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("logtostderr", "false")
+	_ = fs.Set("alsologtostderr", "false")
+	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
 }
 
