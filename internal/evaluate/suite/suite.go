@@ -108,7 +108,8 @@ type Expect struct {
 	// containing the item given).
 	Object map[string]any `json:"object,omitempty"`
 	// Fields are JSONPath expressions ({.metadata.labels.team}, braces
-	// optional) of the final object and the value each must have.
+	// optional) of the final object and the value each must have: one
+	// match is compared as a value, several as a list.
 	Fields map[string]any `json:"fields,omitempty"`
 	// Warnings must each be in one of the warnings.
 	Warnings []string `json:"warnings,omitempty"`
