@@ -4,7 +4,10 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -82,7 +85,9 @@ func runEval(cmd *cobra.Command, o evaluate.Options, output string) error {
 	if err != nil {
 		return usageError(err)
 	}
-	r, err := evaluate.Run(cmd.Context(), in)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	r, err := evaluate.Run(ctx, in)
 	if err != nil {
 		var ce *evaluate.ConfigError
 		if errors.As(err, &ce) {

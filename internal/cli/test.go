@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"regexp"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +64,9 @@ func runTest(cmd *cobra.Command, args []string, o testOptions) error {
 	}
 	out := cmd.OutOrStdout()
 	opts.OnCase = func(r suite.CaseResult) { _ = suite.WriteCase(out, r) }
-	results := suite.Run(cmd.Context(), suites, opts)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	results := suite.Run(ctx, suites, opts)
 	fmt.Fprintln(out, suite.Summary(results))
 	if o.junit != "" {
 		if err := writeJUnitFile(o.junit, results); err != nil {

@@ -45,6 +45,9 @@ func Run(ctx context.Context, suites []*Suite, o Options) []CaseResult {
 			if o.Run != nil && !o.Run.MatchString(s.Name+"/"+c.Name) {
 				continue
 			}
+			if ctx.Err() != nil {
+				return out
+			}
 			r := runCase(ctx, s, c)
 			if o.OnCase != nil {
 				o.OnCase(r)
