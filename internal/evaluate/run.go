@@ -80,7 +80,7 @@ func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request
 	if err != nil {
 		return nil, err
 	}
-	t, err := fetchTrace(ctx, inst.admin, ans.auditID)
+	t, err := fetchTrace(ctx, inst.admin, ans.auditID, traceWait(ans))
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +134,25 @@ func result(q Request, ans *sent, t *trace.Trace) *Result {
 	return r
 }
 
-// fetchTrace reads the request's trace, kept just after its response; nil
-// when the request did not run admission.
-func fetchTrace(ctx context.Context, admin *rest.Config, auditID string) (*trace.Trace, error) {
+// traceWait is how long to wait for the trace of an answer: a trace is
+// kept just after the response; a request refused by authentication or
+// authorization never ran admission and leaves none.
+func traceWait(ans *sent) time.Duration {
+	if st := ans.status; st != nil && (st.Code == 401 || st.Code == 403 && strings.Contains(st.Message, "\" cannot ")) {
+		return 50 * time.Millisecond
+	}
+	return time.Second
+}
+
+// fetchTrace reads the request's trace, waiting up to wait for it; nil
+// when there is none (the request did not run admission).
+func fetchTrace(ctx context.Context, admin *rest.Config, auditID string, wait time.Duration) (*trace.Trace, error) {
 	hc, err := rest.HTTPClientFor(admin)
 	if err != nil {
 		return nil, err
 	}
 	u := strings.TrimSuffix(admin.Host, "/") + trace.Path + "/" + url.PathEscape(auditID)
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
 		code, body, err := get(ctx, hc, u)
 		if err != nil {
 			return nil, err

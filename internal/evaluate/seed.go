@@ -94,7 +94,32 @@ func (c *cluster) seed(ctx context.Context, objs []Object) error {
 			}
 		}
 	}
+	c.awaitAggregation(ctx, plain)
 	return nil
+}
+
+var clusterRoles = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+
+// awaitAggregation waits (briefly) until every aggregated ClusterRole
+// given has rules, which the server's aggregation controller fills from
+// the roles its selectors pick, as they are in a cluster by the time
+// anyone relies on them.
+func (c *cluster) awaitAggregation(ctx context.Context, objs []Object) {
+	deadline := time.Now().Add(2 * time.Second)
+	for _, o := range objs {
+		if o.GetKind() != "ClusterRole" || o.Object["aggregationRule"] == nil {
+			continue
+		}
+		for ; time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			got, err := c.dyn.Resource(clusterRoles).Get(ctx, o.GetName(), metav1.GetOptions{})
+			if err != nil {
+				break
+			}
+			if rules, _, _ := unstructured.NestedSlice(got.Object, "rules"); len(rules) > 0 {
+				break
+			}
+		}
+	}
 }
 
 func partition(objs []Object) (crds, namespaces, plain, configs []Object) {
