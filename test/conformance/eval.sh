@@ -59,7 +59,7 @@ start_server() {
     --kubeconfig-out - "$@" >"$dir/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 300); do
-    grep -q "serving on" "$dir/server.log" && break
+    grep -q "serving on" "$dir/server.log" 2>/dev/null && break
     kill -0 "$server_pid" 2>/dev/null || { echo "admitd did not start: $(tail -3 "$dir/server.log")"; exit 1; }
     sleep 0.1
   done
