@@ -2,7 +2,7 @@
 # Runs the conformance scenarios (../shared/conformance) both ways and
 # compares: (a) through a running `admitd serve` (the harness's http target,
 # under each area's server configuration from area-flags.sh) and (b) through
-# `admitd eval` (evaltarget/evaltarget.go, added to a copy of the harness),
+# `admitd eval` (evaltarget/*.go, added to a copy of the harness),
 # with the harness's own scripted webhook server answering webhooks in both.
 # Every scenario admitd eval can express (see notEvaluable in evaltarget.go)
 # must give the same decision, status, final object, warnings, audit
@@ -33,7 +33,9 @@ trap 'stop_server; rm -rf "$work"' EXIT
 (cd "$repo" && go build -o "$work/admitd" ./cmd/admitd)
 mkdir "$work/harness"
 (cd "$harness_src" && tar --exclude=./results -cf - .) | (cd "$work/harness" && tar -xf -)
-sed '/^\/\/go:build ignore$/d' "$here/evaltarget/evaltarget.go" >"$work/harness/evaltarget.go"
+for f in "$here"/evaltarget/*.go; do
+  sed '/^\/\/go:build ignore$/d' "$f" >"$work/harness/$(basename "$f")"
+done
 (cd "$work/harness" && go build -o "$work/conformance" .)
 . "$harness_src/area-flags.sh"
 "$work/conformance" tokens --scenarios "$harness_src/scenarios" --token-file "$work/tokens.csv"
