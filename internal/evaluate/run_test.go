@@ -160,3 +160,25 @@ func TestObjectDiff(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func TestRunUpdateOfAReviewFromACluster(t *testing.T) {
+	review := map[string]any{"request": map[string]any{
+		"operation": "UPDATE", "namespace": "default", "userInfo": map[string]any{"username": "bob"},
+		"object": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "new"},
+			"metadata": map[string]any{"name": "c", "namespace": "default", "resourceVersion": "4711", "uid": "u-1"}},
+		"oldObject": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"k": "old"},
+			"metadata": map[string]any{"name": "c", "namespace": "default", "resourceVersion": "4711", "uid": "u-1",
+				"creationTimestamp": "2026-01-01T00:00:00Z"}},
+	}}
+	q, err := FromReview(review)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(context.Background(), Input{Request: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Allowed || r.Object["data"].(map[string]any)["k"] != "new" {
+		t.Errorf("Run(UPDATE with a stale resourceVersion) = %s %+v, want the update stored", r.Decision, r.Status)
+	}
+}

@@ -152,6 +152,7 @@ func bindingRank(o Object) int {
 // made), then writes its status through the status subresource.
 func (c *cluster) put(ctx context.Context, o Object) error {
 	u := o.DeepCopy()
+	clearServerSet(u)
 	ri, _, err := c.resourceOf(u, "")
 	if err != nil {
 		return &ConfigError{Err: fmt.Errorf("%s: %w", o.Source, err)}
@@ -201,6 +202,20 @@ func (c *cluster) replace(ctx context.Context, ri dynamic.ResourceInterface, u *
 		}
 	}
 	return ri.Update(ctx, u, metav1.UpdateOptions{})
+}
+
+// clearServerSet removes the metadata a server sets, which an object
+// copied from a cluster or an AdmissionReview carries and a create refuses
+// (resourceVersion) or ignores.
+func clearServerSet(u *unstructured.Unstructured) {
+	md, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	for _, k := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink",
+		"deletionTimestamp", "deletionGracePeriodSeconds"} {
+		delete(md, k)
+	}
 }
 
 func name(u *unstructured.Unstructured) string {

@@ -27,15 +27,15 @@ type sent struct {
 }
 
 // send sends q as its user and returns the answer. The object's kind
-// names the resource; an UPDATE without a resourceVersion replaces the
-// stored object.
+// names the resource (unless q.Resource does); an UPDATE replaces the
+// stored object, whatever resourceVersion the object says.
 func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, error) {
 	obj := q.Object.DeepCopy()
 	gvr, err := c.target(obj, q)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("the request: %w", err)}
 	}
-	if q.Operation == Update && obj.GetResourceVersion() == "" {
+	if q.Operation == Update {
 		ri := on(c.dyn, gvr, obj)
 		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 		if err != nil {
