@@ -17,7 +17,9 @@ import (
 	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
-func objects(t *testing.T, docs string) []Object {
+func objects(t testing.TB, docs string) []Object { return objectsOf(t, docs) }
+
+func objectsOf(t testing.TB, docs string) []Object {
 	t.Helper()
 	var out []Object
 	for i, doc := range strings.Split(docs, "\n---\n") {
