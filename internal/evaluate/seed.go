@@ -87,7 +87,7 @@ func (c *cluster) seed(ctx context.Context, objs []Object) error {
 			return err
 		}
 	}
-	for _, group := range [][]Object{namespaces, plain, configs} {
+	for _, group := range [][]Object{namespaces, plain} {
 		for _, o := range group {
 			if err := c.put(ctx, o); err != nil {
 				return err
@@ -95,6 +95,11 @@ func (c *cluster) seed(ctx context.Context, objs []Object) error {
 		}
 	}
 	c.awaitAggregation(ctx, plain)
+	for _, o := range configs {
+		if err := c.put(ctx, o); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -104,12 +109,23 @@ var clusterRoles = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io
 // given has rules, which the server's aggregation controller fills from
 // the roles its selectors pick, as they are in a cluster by the time
 // anyone relies on them.
+//
+// The authorizer may not see the controller's write at once (it catches up
+// within a second, from its watch): an RBAC write of eval's own, before any
+// configuration given exists, makes it read the current policy.
 func (c *cluster) awaitAggregation(ctx context.Context, objs []Object) {
 	deadline := time.Now().Add(2 * time.Second)
+	aggregated := false
+	defer func() {
+		if aggregated {
+			c.touchRBAC(ctx)
+		}
+	}()
 	for _, o := range objs {
 		if o.GetKind() != "ClusterRole" || o.Object["aggregationRule"] == nil {
 			continue
 		}
+		aggregated = true
 		for ; time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 			got, err := c.dyn.Resource(clusterRoles).Get(ctx, o.GetName(), metav1.GetOptions{})
 			if err != nil {
@@ -254,6 +270,17 @@ func (c *cluster) established(ctx context.Context, name string) bool {
 		}
 	}
 	return false
+}
+
+// touchRBAC creates and deletes a ClusterRole without rules, so that the
+// server reloads its RBAC policy.
+func (c *cluster) touchRBAC(ctx context.Context) {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata": map[string]any{"generateName": "admitd-eval-sync-"}}}
+	made, err := c.dyn.Resource(clusterRoles).Create(ctx, u, metav1.CreateOptions{})
+	if err == nil {
+		_ = c.dyn.Resource(clusterRoles).Delete(ctx, made.GetName(), metav1.DeleteOptions{})
+	}
 }
 
 // awaitServiceAccount waits (briefly) for the default ServiceAccount the
