@@ -79,10 +79,16 @@ for config in $(printf '%s\n' "${!areas_of[@]}" | sort); do
   hookport=$(( 40000 + RANDOM % 20000 ))
   start_server "$dir" "${flags[@]}"
   for a in ${areas_of[$config]}; do
-    (cd "$harness_src" && "$work/conformance" http --server "$server_url" --ca-file "$dir/data/pki/ca.crt" \
-      --scenarios scenarios --results "$work/results" --settle 0s --service-map "$dir/svc.json" \
-      --webhook-listen "127.0.0.1:$hookport" --audit-log "$dir/audit.log" --run "$a/" >>"$dir/http.log" 2>&1) || {
-      echo "conformance eval: the http target failed on $a:"; tail -5 "$dir/http.log"; exit 1; }
+    for try in 1 2 3 4 5; do
+      : >"$dir/http.log"
+      (cd "$harness_src" && "$work/conformance" http --server "$server_url" --ca-file "$dir/data/pki/ca.crt" \
+        --scenarios scenarios --results "$work/results" --settle 0s --service-map "$dir/svc.json" \
+        --webhook-listen "127.0.0.1:$hookport" --audit-log "$dir/audit.log" --run "$a/" >"$dir/http.log" 2>&1) && break
+      # the webhook port was taken: another one (the server re-reads the service map)
+      grep -q "address already in use" "$dir/http.log" && [ "$try" -lt 5 ] || {
+        echo "conformance eval: the http target failed on $a:"; tail -5 "$dir/http.log"; exit 1; }
+      hookport=$(( 40000 + RANDOM % 20000 ))
+    done
   done
   stop_server
   for a in ${areas_of[$config]}; do
