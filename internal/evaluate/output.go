@@ -51,6 +51,9 @@ func writeTree(w io.Writer, r *Result) error {
 		changes := ObjectDiff(r.sent.Object, r.Object)
 		fmt.Fprintf(&b, "object: %d changes by admission and the server (server-set metadata left out)\n", len(changes))
 		for _, c := range changes {
+			if r.sensitive() {
+				c = redactChange(c)
+			}
 			fmt.Fprintf(&b, "  %s\n", c)
 		}
 	}
@@ -107,4 +110,22 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// sensitive reports whether the object's values are not shown in the tree
+// (Secrets, TokenRequests, TokenReviews: see trace.Sensitive).
+func (r *Result) sensitive() bool {
+	if r.Trace == nil {
+		return r.sent.GetKind() == "Secret" && r.sent.GroupVersionKind().Group == ""
+	}
+	q := r.Trace.Request
+	return trace.Sensitive(q.APIGroup, q.Resource, q.Subresource)
+}
+
+// redactChange keeps a change's field and drops its values.
+func redactChange(c string) string {
+	if i := strings.Index(c, ": "); i >= 0 {
+		return c[:i] + ": " + trace.Redacted
+	}
+	return c
 }

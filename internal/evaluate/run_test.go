@@ -184,3 +184,19 @@ func TestRunUpdateOfAReviewFromACluster(t *testing.T) {
 		t.Errorf("Run(UPDATE with a stale resourceVersion) = %s %+v, want the update stored", r.Decision, r.Status)
 	}
 }
+
+func TestTreeRedactsSecretValues(t *testing.T) {
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "s", "namespace": "default"}, "stringData": map[string]any{"password": "hunter2"}}}
+	r, err := Run(context.Background(), Input{Request: Request{Object: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Write(&out, r, "tree"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "hunter2") || strings.Contains(out.String(), "aHVudGVyMg==") || !strings.Contains(out.String(), "+ data: REDACTED") {
+		t.Errorf("the tree of a Secret shows its values:\n%s", out.String())
+	}
+}
