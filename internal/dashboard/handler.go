@@ -155,6 +155,10 @@ const heartbeat = 15 * time.Second
 // "dropped" when this client fell behind) until the client goes or the
 // server stops.
 func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		w.Header().Set("Content-Type", "text/event-stream")
+		return
+	}
 	s, err := d.hub.subscribe(d.o.StreamBuffer)
 	if err == errTooManyStreams {
 		writeStatus(w, apierrors.NewTooManyRequests(err.Error(), 5))

@@ -132,7 +132,6 @@ async function showTrace(id, row) {
   if (row) row.classList.add('selected');
   const pane = $('#trace');
   pane.hidden = false;
-  $('#trace-id').textContent = 'audit ID ' + id;
   $('#trace-json').href = 'api/traces/' + encodeURIComponent(id);
   const pre = $('#trace-tree');
   pre.textContent = 'loading…';
