@@ -132,10 +132,15 @@ func (d *Dashboard) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case f := <-d.queue:
-			d.stats.add(f.rec, d.o.Now())
-			d.hub.publish(decisionOf(f))
+			d.handle(f)
 		}
 	}
+}
+
+// handle counts one request's calls and streams its decision.
+func (d *Dashboard) handle(f finished) {
+	d.stats.add(f.rec, d.o.Now())
+	d.hub.publish(decisionOf(f))
 }
 
 // configCache reads the configuration at most once per maxAge.

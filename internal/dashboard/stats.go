@@ -74,26 +74,28 @@ type stats struct {
 	mu       sync.Mutex
 	requests uint64
 	calls    map[callKey]*callWindow
+	steps    []admission.Step // add's buffer, reused
 }
 
 func newStats() *stats { return &stats{calls: map[callKey]*callWindow{}} }
 
 // add counts the webhook and policy steps of one request.
 func (s *stats) add(rec *admission.Record, now time.Time) {
-	var steps []admission.Step
-	if rec != nil {
-		steps = rec.Steps()
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
-	for i := range steps {
-		st := &steps[i]
+	if rec == nil {
+		return
+	}
+	s.steps = rec.AppendSteps(s.steps[:0])
+	for i := range s.steps {
+		st := &s.steps[i]
 		if st.Name == "" || st.Skip != "" || !st.Matched {
 			continue // a compiled-in plugin, or not called
 		}
 		s.window(st, now).count(st, now)
 	}
+	clear(s.steps) // keep no record's strings alive
 }
 
 func (s *stats) window(st *admission.Step, now time.Time) *callWindow {
