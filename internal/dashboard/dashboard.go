@@ -58,6 +58,12 @@ type Options struct {
 	StreamBuffer int
 	// ConfigMaxAge is how long a read configuration is reused. Default 2s.
 	ConfigMaxAge time.Duration
+	// Heartbeat is how often an idle stream sends a comment, so that
+	// proxies keep it open and a gone client is noticed. Default 15s.
+	Heartbeat time.Duration
+	// WriteTimeout bounds one write to a stream whose client stopped
+	// reading; the stream ends then. Default 10s.
+	WriteTimeout time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -78,6 +84,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ConfigMaxAge <= 0 {
 		o.ConfigMaxAge = 2 * time.Second
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 10 * time.Second
 	}
 	return o
 }

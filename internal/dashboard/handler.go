@@ -147,10 +147,6 @@ func (d *Dashboard) serveTrace(w http.ResponseWriter, r *http.Request, id string
 	trace.Handler(d.o.Traces).ServeHTTP(w, in)
 }
 
-// heartbeat is how often an idle stream sends a comment, so that proxies
-// keep it open and a gone client is noticed.
-const heartbeat = 15 * time.Second
-
 // serveEvents streams decisions as server-sent events ("decision", and
 // "dropped" when this client fell behind) until the client goes or the
 // server stops.
@@ -175,10 +171,10 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache, no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	sse := &eventWriter{w: w, rc: rc}
+	sse := &eventWriter{w: w, rc: rc, timeout: d.o.WriteTimeout}
 	sse.comment("connected")
 	sse.raw("retry: 3000\n\n")
-	tick := time.NewTicker(heartbeat)
+	tick := time.NewTicker(d.o.Heartbeat)
 	defer tick.Stop()
 	var reported uint64
 	for sse.err == nil {
@@ -202,21 +198,24 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 // eventWriter writes server-sent events, flushing each; the first error
 // ends the stream.
 type eventWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	err error
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	err     error
 }
 
-// writeWait bounds one write to a client that stopped reading.
-const writeWait = 10 * time.Second
-
+// raw writes s within the timeout. The deadline is lifted after the write:
+// over HTTP/2 a deadline that passes ends the stream even while it is idle.
 func (e *eventWriter) raw(s string) {
 	if e.err != nil {
 		return
 	}
-	_ = e.rc.SetWriteDeadline(time.Now().Add(writeWait)) // not every writer supports it
+	deadline := e.rc.SetWriteDeadline(time.Now().Add(e.timeout)) == nil // not every writer supports it
 	if _, e.err = e.w.Write([]byte(s)); e.err == nil {
 		e.err = e.rc.Flush()
+	}
+	if deadline && e.err == nil {
+		e.err = e.rc.SetWriteDeadline(time.Time{})
 	}
 }
 

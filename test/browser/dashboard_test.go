@@ -68,6 +68,8 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.WaitVisible(css(`[data-config="shop-checks"] [data-webhook="check.dashboard.test"]`)),
 		chromedp.WaitVisible(css(`[data-config="risky-everything"] .badge.sev-error`)),
 		chromedp.WaitVisible(css(`[data-policy="no-forbidden-key"]`)),
+		// the policy's dry-run denial in configure, from the kept traces
+		chromedp.WaitVisible(`//table[@id="decisions"]//tr[td[normalize-space()="shop/bad"]]/td[normalize-space()="Denied"]`),
 	)
 	findings := text(t, browser, css(`#finding-table`))
 	if !strings.Contains(findings, "AL006") || !strings.Contains(findings, "everything.dashboard.test") {
@@ -78,7 +80,8 @@ func TestDashboardInChromium(t *testing.T) {
 	if _, err := client.CoreV1().ConfigMaps("shop").Create(ctx, live, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	row := `//table[@id="decisions"]//tr[td[normalize-space()="shop/live-1"]]` // an XPath search
+	// an XPath search; the class "new" marks a row that came by the event stream
+	row := `//table[@id="decisions"]//tr[contains(concat(" ", @class, " "), " new ")][td[normalize-space()="shop/live-1"]]`
 	run(t, browser, shots, "02-live.png", chromedp.WaitVisible(row))
 
 	run(t, browser, shots, "03-trace.png",
@@ -97,6 +100,7 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.Click(css(`#trace-close`)),
 		chromedp.WaitVisible(`//table[@id="stats"]//td[normalize-space()="check.dashboard.test"]`),
 		chromedp.ScrollIntoView(css(`#latency`)),
+		chromedp.WaitVisible(css(`#status.live`)), // the stream never broke
 	)
 	if t.Failed() {
 		t.Logf("admitd stderr:\n%s", a.stderr)
@@ -106,7 +110,9 @@ func TestDashboardInChromium(t *testing.T) {
 // run runs steps in the browser, then saves a screenshot named name.
 func run(t *testing.T, browser context.Context, dir, name string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	err := chromedp.Do(browser, steps...)
+	step, cancel := context.WithTimeout(browser, 30*time.Second)
+	defer cancel()
+	err := chromedp.Do(step, steps...)
 	path := filepath.Join(dir, name)
 	if png, serr := chromedp.Run(browser, chromedp.FullScreenshot(100)); serr == nil {
 		_ = os.WriteFile(path, png, 0o644)
