@@ -34,6 +34,8 @@ type descriptor struct {
 	// subresources other than status (which status adds).
 	subresources []Subresource
 	strategy     Strategy
+	// createOnUpdate: a PUT of a missing object creates it.
+	createOnUpdate bool
 	// name is upstream's rule for metadata.name; nil is the path-segment
 	// rule every name must meet.
 	name NameValidator
@@ -107,6 +109,7 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 		StatusSubresource:    d.status != noStatus,
 		ClearStatusOnCreate:  d.status == statusReset,
 		TracksGeneration:     d.generation,
+		AllowCreateOnUpdate:  d.createOnUpdate,
 		StorageVersion:       d.groupVersion().Version,
 		Strategy:             d.strategy,
 		NameValidator:        d.name,

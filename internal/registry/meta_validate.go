@@ -28,9 +28,9 @@ var nameRules = sync.OnceValue(func() map[schema.GroupKind]NameValidator {
 
 // NameRule returns the rule metadata.name of a built-in kind must follow (for
 // example a DNS-1035 label for Services, a DNS label for Namespaces and
-// StatefulSets). Kinds without a specific rule, RBAC kinds among them, get the
-// path-segment rule every resource must satisfy; custom resources use DNS
-// subdomains upstream and are not covered here.
+// StatefulSets). Kinds without a specific rule get the path-segment rule every
+// resource must satisfy (RBAC kinds hold a generateName prefix to it too);
+// custom resources use DNS subdomains upstream and are not covered here.
 func NameRule(gk schema.GroupKind) apivalidation.ValidateNameFunc {
 	if fn, ok := nameRules()[gk]; ok {
 		return fn

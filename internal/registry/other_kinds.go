@@ -6,7 +6,8 @@ import (
 )
 
 // otherKinds are the kinds of the remaining groups: metadata validation
-// only; the strategies hold just their decoding defaults.
+// only, and the strategies hold just their decoding defaults, except for
+// the RBAC kinds (rbac_defaults.go, rbac_validate.go).
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
@@ -36,10 +37,14 @@ func otherKinds() []descriptor {
 		{gv: "authorization.k8s.io/v1", resource: "selfsubjectaccessreviews", kind: "SelfSubjectAccessReview", verbs: create},
 		{gv: "authorization.k8s.io/v1", resource: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview", verbs: create},
 		{gv: "authorization.k8s.io/v1", resource: "subjectaccessreviews", kind: "SubjectAccessReview", verbs: create},
-		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", kind: "ClusterRoleBinding"},
-		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterroles", kind: "ClusterRole"},
-		{gv: "rbac.authorization.k8s.io/v1", resource: "rolebindings", kind: "RoleBinding", namespaced: true},
-		{gv: "rbac.authorization.k8s.io/v1", resource: "roles", kind: "Role", namespaced: true},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterrolebindings", kind: "ClusterRoleBinding", name: rbacName,
+			createOnUpdate: true, strategy: clusterRoleBindingStrategy()},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "clusterroles", kind: "ClusterRole", name: rbacName,
+			createOnUpdate: true, strategy: clusterRoleStrategy()},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "rolebindings", kind: "RoleBinding", namespaced: true, name: rbacName,
+			createOnUpdate: true, strategy: roleBindingStrategy()},
+		{gv: "rbac.authorization.k8s.io/v1", resource: "roles", kind: "Role", namespaced: true, name: rbacName,
+			createOnUpdate: true, strategy: roleStrategy()},
 		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns,
 			strategy: Strategy{Default: defaultPriorityClass}},
 		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns,

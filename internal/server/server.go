@@ -337,7 +337,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
-	mountTraces(&cfg, o)
+	mountDashboard(ctx, &cfg, o, parts)
 	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

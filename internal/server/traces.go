@@ -12,8 +12,8 @@ import (
 // admission in a ring of o.AdmissionTraceBuffer entries and serves it at
 // trace.Path (behind the server's authentication and authorization: a
 // non-resource URL, granted by RBAC with trace.ClusterRoleRules; only
-// system:masters by default).
-func mountTraces(cfg *apiserver.Config, o Options) *trace.Ring {
+// system:masters by default). observe, if not nil, is shown every kept trace.
+func mountTraces(cfg *apiserver.Config, o Options, observe func(*trace.Entry, *apiserver.RequestEvent)) *trace.Ring {
 	size := o.AdmissionTraceBuffer
 	switch {
 	case size == 0:
@@ -27,7 +27,9 @@ func mountTraces(cfg *apiserver.Config, o Options) *trace.Ring {
 	cfg.Extra[trace.Path+"/"] = h
 	next := cfg.OnRequestDone
 	cfg.OnRequestDone = func(ctx context.Context, ev *apiserver.RequestEvent) {
-		keepTrace(ring, ev)
+		if e := keepTrace(ring, ev); e != nil && observe != nil {
+			observe(e, ev)
+		}
 		if next != nil {
 			next(ctx, ev)
 		}
@@ -36,16 +38,18 @@ func mountTraces(cfg *apiserver.Config, o Options) *trace.Ring {
 }
 
 // keepTrace keeps the trace of a request that ran admission (the record
-// is done with: the audit log, called next, only reads it).
-func keepTrace(ring *trace.Ring, ev *apiserver.RequestEvent) {
+// is done with: the audit log, called next, only reads it) and returns it.
+func keepTrace(ring *trace.Ring, ev *apiserver.RequestEvent) *trace.Entry {
 	if ev.Record == nil || ev.Resource == "" {
-		return
+		return nil
 	}
 	out := trace.Outcome{Code: ev.Code, Duration: ev.Finished.Sub(ev.Started)}
 	if ev.Status != nil {
 		out.Message = ev.Status.Message
 	}
-	ring.Add(trace.Capture(requestFacts(ev), out, ev.Record))
+	e := trace.Capture(requestFacts(ev), out, ev.Record)
+	ring.Add(e)
+	return e
 }
 
 func requestFacts(ev *apiserver.RequestEvent) trace.Request {

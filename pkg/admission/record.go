@@ -238,3 +238,11 @@ func (r *Record) Steps() []Step {
 	}
 	return out
 }
+
+// AppendSteps appends the trace to dst and returns it: Steps into a
+// buffer the caller reuses.
+func (r *Record) AppendSteps(dst []Step) []Step {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(dst, r.steps...)
+}

@@ -52,6 +52,10 @@ type StepDetail struct {
 	// the object it was applied to (for a field diff), nil when unknown.
 	// Neither is copied: the recorder must not reuse the bytes.
 	Patch, Base []byte
+	// After is the JSON of the object after a step that changed it without
+	// a JSON patch (a MutatingAdmissionPolicy); the trace derives the patch
+	// from Base and After. Not copied either.
+	After []byte
 	// Warnings and AuditAnnotations are what this step returned (not
 	// copied: the recorder must not change them).
 	Warnings         []string

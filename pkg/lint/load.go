@@ -19,24 +19,34 @@ import (
 // .json); "-" reads standard input.
 func Load(paths ...string) (*Set, error) {
 	s := &Set{}
-	for _, p := range paths {
-		if err := s.loadPath(p); err != nil {
-			return nil, err
-		}
+	if err := ReadObjects(s.add, paths...); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func (s *Set) loadPath(p string) error {
+// ReadObjects reads the files named by paths as Load does and passes every
+// object, in the order read, to add with where it came from ("file#3", a
+// List's item "file#1.items[0]"). Directories are walked in lexical order.
+func ReadObjects(add func(u *unstructured.Unstructured, source string) error, paths ...string) error {
+	for _, p := range paths {
+		if err := readPath(p, add); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func readPath(p string, add func(*unstructured.Unstructured, string) error) error {
 	if p == "-" {
-		return s.Decode(os.Stdin, "<stdin>")
+		return decodeObjects(os.Stdin, "<stdin>", add)
 	}
 	info, err := os.Stat(p)
 	if err != nil {
 		return err
 	}
 	if !info.IsDir() {
-		return s.loadFile(p)
+		return readFile(p, add)
 	}
 	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -44,25 +54,31 @@ func (s *Set) loadPath(p string) error {
 		}
 		switch strings.ToLower(filepath.Ext(path)) {
 		case ".yaml", ".yml", ".json":
-			return s.loadFile(path)
+			return readFile(path, add)
 		}
 		return nil
 	})
 }
 
-func (s *Set) loadFile(path string) error {
+func readFile(path string, add func(*unstructured.Unstructured, string) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return s.Decode(f, path)
+	return decodeObjects(f, path, add)
 }
 
 // Decode reads a stream of YAML documents or JSON objects; a List (kind
 // ending in "List" with items) contributes its items. Documents that are
 // empty are skipped; a document without apiVersion or kind is an error.
 func (s *Set) Decode(r io.Reader, source string) error {
+	return decodeObjects(r, source, s.add)
+}
+
+func (s *Set) add(u *unstructured.Unstructured, source string) error { return s.Add(u, source) }
+
+func decodeObjects(r io.Reader, source string, add func(*unstructured.Unstructured, string) error) error {
 	dec := utilyaml.NewYAMLOrJSONDecoder(bufio.NewReader(r), 4096)
 	for doc := 1; ; doc++ {
 		var content map[string]any
@@ -76,28 +92,32 @@ func (s *Set) Decode(r io.Reader, source string) error {
 		if len(content) == 0 {
 			continue
 		}
-		if err := s.addContent(content, fmt.Sprintf("%s#%d", source, doc)); err != nil {
+		if err := addContent(content, fmt.Sprintf("%s#%d", source, doc), add); err != nil {
 			return err
 		}
 	}
 }
 
-func (s *Set) addContent(content map[string]any, source string) error {
+func addContent(content map[string]any, source string, add func(*unstructured.Unstructured, string) error) error {
 	u := &unstructured.Unstructured{Object: content}
 	if u.GetAPIVersion() == "" || u.GetKind() == "" {
 		return fmt.Errorf("%s: object has no apiVersion or kind", source)
 	}
-	if items, ok := content["items"].([]any); ok && strings.HasSuffix(u.GetKind(), "List") {
+	if raw, ok := content["items"]; ok && strings.HasSuffix(u.GetKind(), "List") {
+		items, ok := raw.([]any)
+		if !ok && raw != nil {
+			return fmt.Errorf("%s: items is not a list", source)
+		}
 		for i, item := range items {
 			m, ok := item.(map[string]any)
 			if !ok {
 				return fmt.Errorf("%s: items[%d] is not an object", source, i)
 			}
-			if err := s.addContent(m, fmt.Sprintf("%s.items[%d]", source, i)); err != nil {
+			if err := addContent(m, fmt.Sprintf("%s.items[%d]", source, i), add); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return s.Add(u, source)
+	return add(u, source)
 }

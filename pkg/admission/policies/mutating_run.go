@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -234,11 +235,12 @@ func (d *mapDispatch) mutateAll(ctx context.Context, inv invocation, mu *mutator
 			d.errs = append(d.errs, policyError{h: inv.h, b: inv.b, err: err, reason: metav1.StatusReasonInvalid})
 		}
 	}
-	if !equality.Semantic.DeepEqual(before, vo.obj) {
+	mutated := !equality.Semantic.DeepEqual(before, vo.obj)
+	if mutated {
 		mapStateOf(d.a).promote()
 		d.a.Record.RequestReinvocation()
 	}
-	d.step(inv, !equality.Semantic.DeepEqual(before, vo.obj), time.Since(began))
+	d.step(inv, mutated, time.Since(began), before, vo.obj)
 	return last, nil
 }
 
@@ -286,12 +288,30 @@ func (d *mapDispatch) typed(u *unstructured.Unstructured, kind schema.GroupVersi
 	return out, nil
 }
 
-// step records an invocation in the admission trace.
-func (d *mapDispatch) step(inv invocation, mutated bool, took time.Duration) {
+// step records an invocation in the admission trace; a mutating one keeps
+// the object before and after as JSON, from which the trace shows the change
+// as a JSON patch and a field diff.
+func (d *mapDispatch) step(inv invocation, mutated bool, took time.Duration, before, after runtime.Object) {
 	round := 0
 	if d.a.Record.IsReinvoke() {
 		round = 1
 	}
+	detail := &admission.StepDetail{FailurePolicy: string(inv.h.failurePolicy)}
+	if mutated {
+		detail.Base, detail.After = objectJSON(before), objectJSON(after)
+	}
 	d.a.Record.AddStep(admission.Step{Plugin: MutatingName, Name: inv.h.name, Config: inv.b.name, Round: round,
-		Matched: true, Mutated: mutated, Reason: "evaluated", Duration: took, Detail: &admission.StepDetail{FailurePolicy: string(inv.h.failurePolicy)}})
+		Matched: true, Mutated: mutated, Reason: "evaluated", Duration: took, Detail: detail})
+}
+
+// objectJSON is an object's JSON for the trace, nil when it has none.
+func objectJSON(obj runtime.Object) []byte {
+	if obj == nil {
+		return nil
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return nil
+	}
+	return raw
 }

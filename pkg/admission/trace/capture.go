@@ -123,8 +123,12 @@ func stepOf(s admission.Step, secret bool) Step {
 	if len(d.AuditAnnotations) > 0 {
 		out.AuditAnnotations = d.AuditAnnotations
 	}
-	if len(d.Patch) > 0 {
-		out.Patch, out.FieldDiff = patchAndDiff(d.Patch, d.Base, secret)
+	patch := d.Patch
+	if len(patch) == 0 && d.Base != nil && d.After != nil {
+		patch = patchBetween(d.Base, d.After)
+	}
+	if len(patch) > 0 {
+		out.Patch, out.FieldDiff = patchAndDiff(patch, d.Base, secret)
 	}
 	return out
 }

@@ -1,20 +1,13 @@
 package chainbench
 
 import (
-	"flag"
-	"io"
 	"os"
 	"testing"
 
-	"k8s.io/klog/v2"
+	"github.com/admitd/admitd/test/upstream/internal/quietklog"
 )
 
-// TestMain silences klog: upstream's plugin loader logs a line per chain
-// built, which would break the benchmark's output lines.
 func TestMain(m *testing.M) {
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("logtostderr", "false")
-	klog.SetOutput(io.Discard)
+	quietklog.Silence()
 	os.Exit(m.Run())
 }

@@ -1,17 +1,13 @@
 package node
 
 import (
-	"io"
 	"os"
 	"testing"
 
-	"k8s.io/klog/v2"
+	"github.com/admitd/admitd/test/upstream/internal/quietklog"
 )
 
-// TestMain silences upstream's klog lines (one cache-sync message per
-// generated cluster).
 func TestMain(m *testing.M) {
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
+	quietklog.Silence()
 	os.Exit(m.Run())
 }

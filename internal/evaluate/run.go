@@ -1,0 +1,187 @@
+package evaluate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/admitd/admitd/pkg/admission/trace"
+)
+
+// Run evaluates in: starts a server, creates in.Objects, sends the request
+// and returns what it got. Errors in the input are *ConfigError.
+func Run(ctx context.Context, in Input) (*Result, error) {
+	if err := checkRequest(&in.Request); err != nil {
+		return nil, err
+	}
+	objects := in.Objects
+	if in.Responses != nil {
+		responder, err := startResponder(in.Responses)
+		if err != nil {
+			return nil, err
+		}
+		defer responder.close()
+		if objects, err = responder.redirect(objects); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
+		return nil, err
+	}
+	inst, err := startServer(ctx, in.Server)
+	if err != nil {
+		return nil, err
+	}
+	defer inst.close()
+	return evaluateOn(ctx, inst, objects, in.Request)
+}
+
+func checkRequest(q *Request) error {
+	q.Operation = strings.ToUpper(q.Operation)
+	switch q.Operation {
+	case "":
+		q.Operation = Create
+	case Create, Update, Delete:
+	default:
+		return &ConfigError{Err: fmt.Errorf("the operation must be CREATE, UPDATE or DELETE, not %q", q.Operation)}
+	}
+	if q.Object == nil {
+		return &ConfigError{Err: errors.New("the request has no object")}
+	}
+	if q.Object.GetAPIVersion() == "" || q.Object.GetKind() == "" {
+		return &ConfigError{Err: errors.New("the request's object needs apiVersion and kind")}
+	}
+	if q.Object.GetName() == "" && q.Operation != Create {
+		return &ConfigError{Err: fmt.Errorf("the %s needs the object's metadata.name", q.Operation)}
+	}
+	return nil
+}
+
+func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request) (*Result, error) {
+	c, err := inst.cluster()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.seed(ctx, objects); err != nil {
+		return nil, err
+	}
+	if err := c.prepareTarget(ctx, q); err != nil {
+		return nil, err
+	}
+	ans, err := c.send(ctx, inst, q)
+	if err != nil {
+		return nil, err
+	}
+	t, err := fetchTrace(ctx, inst.admin, ans.auditID, traceWait(ans))
+	if err != nil {
+		return nil, err
+	}
+	r := result(q, ans, t)
+	r.SetupWarnings = c.setupWarnings.list()
+	return r, nil
+}
+
+// prepareTarget creates the request's old object, when given, and waits
+// for the namespace's default ServiceAccount.
+func (c *cluster) prepareTarget(ctx context.Context, q Request) error {
+	if q.OldObject != nil {
+		old := q.OldObject.DeepCopy()
+		if q.Namespace != "" {
+			old.SetNamespace(q.Namespace)
+		}
+		if err := c.put(ctx, Object{Unstructured: old, Source: "the old object"}); err != nil {
+			return err
+		}
+	}
+	target := q.Object.DeepCopy()
+	if _, err := c.target(target, q); err != nil {
+		return &ConfigError{Err: fmt.Errorf("the request: %w", err)}
+	}
+	if ns := target.GetNamespace(); ns != "" {
+		c.awaitServiceAccount(ctx, ns)
+	}
+	return nil
+}
+
+func result(q Request, ans *sent, t *trace.Trace) *Result {
+	r := &Result{APIVersion: ResultAPIVersion, Kind: ResultKind, Allowed: ans.status == nil, Status: ans.status,
+		Warnings: ans.warnings, Trace: t, sent: q.Object, AuditAnnotations: map[string]string{}}
+	if ans.object != nil && q.Operation != Delete {
+		r.Object = ans.object.Object
+	}
+	switch {
+	case t != nil:
+		r.Decision = t.Decision
+		for k, v := range t.AuditAnnotations {
+			r.AuditAnnotations[k] = v
+		}
+	case r.Allowed:
+		r.Decision = trace.Allowed
+	default:
+		r.Decision = trace.Error
+	}
+	if r.Warnings == nil {
+		r.Warnings = []string{}
+	}
+	return r
+}
+
+// traceWait is how long to wait for the trace of an answer: a trace is
+// kept just after the response; a request refused by authentication or
+// authorization never ran admission and leaves none.
+func traceWait(ans *sent) time.Duration {
+	if st := ans.status; st != nil && (st.Code == 401 || st.Code == 403 && strings.Contains(st.Message, "\" cannot ")) {
+		return 50 * time.Millisecond
+	}
+	return time.Second
+}
+
+// fetchTrace reads the request's trace, waiting up to wait for it; nil
+// when there is none (the request did not run admission).
+func fetchTrace(ctx context.Context, admin *rest.Config, auditID string, wait time.Duration) (*trace.Trace, error) {
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		return nil, err
+	}
+	u := strings.TrimSuffix(admin.Host, "/") + trace.Path + "/" + url.PathEscape(auditID)
+	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+		code, body, err := get(ctx, hc, u)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case code == http.StatusOK:
+			var t trace.Trace
+			if err := json.Unmarshal(body, &t); err != nil {
+				return nil, fmt.Errorf("decoding the trace: %w", err)
+			}
+			return &t, nil
+		case code != http.StatusNotFound:
+			return nil, fmt.Errorf("reading the trace: HTTP %d", code)
+		case time.Now().After(deadline):
+			return nil, nil
+		}
+	}
+}
+
+func get(ctx context.Context, hc *http.Client, u string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	return resp.StatusCode, body, err
+}

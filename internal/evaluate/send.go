@@ -1,0 +1,207 @@
+package evaluate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// sent is the answer to the request, before the trace is read.
+type sent struct {
+	auditID  string
+	object   *unstructured.Unstructured
+	status   *metav1.Status
+	warnings []string
+}
+
+// send sends q as its user and returns the answer. The object's kind
+// names the resource (unless q.Resource does); an UPDATE replaces the
+// stored object, whatever resourceVersion the object says.
+func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, error) {
+	obj := q.Object.DeepCopy()
+	gvr, err := c.target(obj, q)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("the request: %w", err)}
+	}
+	if q.Operation == Update {
+		ri := on(c.dyn, gvr, obj)
+		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return nil, &ConfigError{Err: fmt.Errorf("UPDATE of %s %s: reading the stored object: %w", obj.GetKind(), name(obj), err)}
+		}
+		obj.SetResourceVersion(cur.GetResourceVersion())
+	}
+	out := &sent{auditID: uuid.NewString()}
+	warnings := &warningCollector{}
+	client, err := dynamic.NewForConfig(requestConfig(in.admin, q, out.auditID, warnings))
+	if err != nil {
+		return nil, err
+	}
+	stored, reqErr := do(ctx, on(client, gvr, obj), q, obj)
+	out.warnings = warnings.list()
+	var status apierrors.APIStatus
+	switch {
+	case reqErr == nil:
+		out.object = stored
+	case errors.As(reqErr, &status):
+		st := status.Status()
+		out.status = &st
+	default:
+		return nil, fmt.Errorf("sending the request: %w", reqErr)
+	}
+	return out, nil
+}
+
+// target settles where q goes: q.Resource, else the resource of obj's
+// kind; a namespaced object gets q.Namespace, else its own, else
+// "default".
+func (c *cluster) target(obj *unstructured.Unstructured, q Request) (schema.GroupVersionResource, error) {
+	gvk := obj.GroupVersionKind()
+	if q.Resource != nil {
+		kind, err := c.mapper.KindFor(*q.Resource)
+		if err != nil {
+			return schema.GroupVersionResource{}, fmt.Errorf("the server does not serve %s", q.Resource)
+		}
+		gvk = kind
+	}
+	m, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return schema.GroupVersionResource{}, fmt.Errorf("the server does not serve %s", gvk)
+	}
+	gvr := m.Resource
+	if q.Resource != nil {
+		gvr = *q.Resource
+	}
+	if m.Scope.Name() != meta.RESTScopeNameNamespace {
+		obj.SetNamespace("")
+		return gvr, nil
+	}
+	switch {
+	case q.Namespace != "":
+		obj.SetNamespace(q.Namespace)
+	case obj.GetNamespace() == "":
+		obj.SetNamespace("default")
+	}
+	return gvr, nil
+}
+
+// on is gvr in obj's namespace, through client.
+func on(client dynamic.Interface, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) dynamic.ResourceInterface {
+	if ns := obj.GetNamespace(); ns != "" {
+		return client.Resource(gvr).Namespace(ns)
+	}
+	return client.Resource(gvr)
+}
+
+// do sends the operation.
+func do(ctx context.Context, rc dynamic.ResourceInterface, q Request, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	var subs []string
+	if q.Subresource != "" {
+		subs = []string{q.Subresource}
+	}
+	var dry []string
+	if q.DryRun {
+		dry = []string{metav1.DryRunAll}
+	}
+	switch q.Operation {
+	case Update:
+		opts := metav1.UpdateOptions{}
+		if err := decodeOptions(q.Options, &opts); err != nil {
+			return nil, err
+		}
+		opts.DryRun = dry
+		return rc.Update(ctx, obj, opts, subs...)
+	case Delete:
+		opts := metav1.DeleteOptions{}
+		if err := decodeOptions(q.Options, &opts); err != nil {
+			return nil, err
+		}
+		opts.DryRun = dry
+		return nil, rc.Delete(ctx, obj.GetName(), opts, subs...)
+	}
+	opts := metav1.CreateOptions{}
+	if err := decodeOptions(q.Options, &opts); err != nil {
+		return nil, err
+	}
+	opts.DryRun = dry
+	return rc.Create(ctx, obj, opts, subs...)
+}
+
+func decodeOptions(m map[string]any, into any) error {
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		return &ConfigError{Err: fmt.Errorf("the request's options: %w", err)}
+	}
+	return nil
+}
+
+// requestConfig is the administrator impersonating q's user (when set),
+// sending the audit ID and collecting warnings.
+func requestConfig(admin *rest.Config, q Request, auditID string, w rest.WarningHandler) *rest.Config {
+	c := rest.CopyConfig(admin)
+	c.WarningHandler = w
+	if u := q.User; u.Name != "" {
+		c.Impersonate = rest.ImpersonationConfig{UserName: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
+	}
+	headers := map[string]string{"Audit-ID": auditID}
+	if q.DryRun {
+		headers[traceHeader] = "verbose"
+	}
+	c.Wrap(func(rt http.RoundTripper) http.RoundTripper { return headerRoundTripper{next: rt, headers: headers} })
+	return c
+}
+
+// traceHeader is apiserver.TraceHeader: a verbose trace of a dry run.
+const traceHeader = "X-Admitd-Trace"
+
+type headerRoundTripper struct {
+	next    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerRoundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.next.RoundTrip(r)
+}
+
+// warningCollector keeps the Warning headers of the responses.
+type warningCollector struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningCollector) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	w.mu.Lock()
+	w.warnings = append(w.warnings, text)
+	w.mu.Unlock()
+}
+
+func (w *warningCollector) list() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string{}, w.warnings...)
+}

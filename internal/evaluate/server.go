@@ -1,0 +1,119 @@
+package evaluate
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/pki"
+	"github.com/admitd/admitd/internal/server"
+	"github.com/admitd/admitd/internal/serviceaccount"
+)
+
+// ServerConfig is the configuration of the in-process server, in the
+// terms of `admitd serve`'s flags of the same names.
+type ServerConfig struct {
+	EnableAdmissionPlugins     []string
+	DisableAdmissionPlugins    []string
+	AdmissionControlConfigFile string
+	FeatureGates               string
+	AllowPrivileged            bool
+	// AuthorizationModes default to AlwaysAllow: eval is about admission,
+	// and any user may send the request. Node,RBAC (serve's default)
+	// evaluates authorization too, against the RBAC objects given.
+	AuthorizationModes []string
+	// ServiceMap is serve's --service-map: webhooks behind the Services
+	// it names are dialed at the mapped addresses.
+	ServiceMap string
+	// QuotaController runs the resource quota controller, as admitd serve
+	// does by default (--quota-controller).
+	QuotaController bool
+	// Logger receives the server's logs (default: discarded).
+	Logger *slog.Logger
+}
+
+// instance is a running in-process server and an administrator's
+// connection to it.
+type instance struct {
+	srv   *server.Server
+	dir   string
+	admin *rest.Config
+}
+
+// startServer starts a server on memory storage with c's settings.
+func startServer(ctx context.Context, c ServerConfig) (*instance, error) {
+	dir, err := os.MkdirTemp("", "admitd-eval-")
+	if err != nil {
+		return nil, err
+	}
+	if err := seedServiceAccountKey(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	srv, err := server.Start(ctx, serverOptions(c, dir))
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, &ConfigError{Err: fmt.Errorf("starting the in-process server: %w", err)}
+	}
+	admin := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "admitd-eval",
+		TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
+	return &instance{srv: srv, dir: dir, admin: admin}, nil
+}
+
+func serverOptions(c ServerConfig, dir string) server.Options {
+	o := server.DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = dir, 0, "memory", "-"
+	o.BindAddress = "127.0.0.1"
+	o.EnableAdmissionPlugins, o.DisableAdmissionPlugins = c.EnableAdmissionPlugins, c.DisableAdmissionPlugins
+	o.AdmissionControlConfigFile, o.FeatureGates = c.AdmissionControlConfigFile, c.FeatureGates
+	o.AllowPrivileged, o.ServiceMap = c.AllowPrivileged, c.ServiceMap
+	o.AuthorizationModes = c.AuthorizationModes
+	if len(o.AuthorizationModes) == 0 {
+		o.AuthorizationModes = []string{auth.ModeAlwaysAllow}
+	}
+	o.Quota.Controller = c.QuotaController
+	o.Logger = c.Logger
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return o
+}
+
+// seedServiceAccountKey writes a P-256 service-account signing key where
+// the server would otherwise generate an RSA one (most of a start).
+func seedServiceAccountKey(dir string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	keyPEM, err := pki.EncodePrivateKeyPEM(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "pki"), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "pki", serviceaccount.KeyFile), keyPEM, 0o600)
+}
+
+func (in *instance) close() error {
+	return errors.Join(in.srv.Close(), os.RemoveAll(in.dir))
+}
+
+// ConfigError is an error in the configuration or the request given (a
+// file that does not read, an object the server refuses to create): not
+// an admission decision. `admitd eval` exits with status 2 on it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }

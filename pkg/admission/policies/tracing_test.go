@@ -1,0 +1,60 @@
+package policies_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/trace"
+)
+
+// A MutatingAdmissionPolicy's step in the trace shows what it changed, as
+// a JSON patch and a field diff, like a webhook's; one that changed nothing
+// shows none.
+func TestMutatingPolicyStepShowsItsChange(t *testing.T) {
+	c := readCase(t, "testdata/mapspec-117-reinvocation/case.yaml")
+	store, snap := newObjectStore(), &policies.Snapshot{}
+	for _, raw := range c.Objects {
+		addObject(t, store, snap, raw, !c.NoDefaults)
+	}
+	o := policies.Options{Source: policies.StaticSource{Snapshot: snap}, Params: store, TypeConverters: widgetConverters}
+	m, err := policies.NewMutating(o, admission.PluginContext{Namespaces: store, Schema: fakeSchema{}, Authorizer: denySecrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Request.attributes(t)
+	a.Record = admission.NewRecord()
+	if err := admission.NewChain(admission.NamedPlugin{Name: policies.MutatingName, Plugin: m}).Admit(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	tr := trace.Capture(trace.Request{AuditID: "a", Operation: "CREATE", Resource: "configmaps", Time: time.Now()},
+		trace.Outcome{Code: 201}, a.Record).Trace()
+	var diffs []string
+	for _, s := range tr.Steps {
+		if s.Plugin != policies.MutatingName {
+			continue
+		}
+		if s.Outcome != trace.OutcomeMutated {
+			if len(s.Patch) != 0 {
+				t.Errorf("step %s round %d (%s) shows a patch %s", s.Name, s.Round, s.Outcome, s.Patch)
+			}
+			continue
+		}
+		d, _ := json.Marshal(s.FieldDiff)
+		diffs = append(diffs, s.Name+" "+string(s.Patch)+" "+string(d))
+	}
+	got := strings.Join(diffs, "\n")
+	for _, want := range []string{
+		`m1 [{"op":"add","path":"/metadata/labels/seen","value":"before-second"}]`,
+		`m2 [{"op":"add","path":"/metadata/labels/second","value":"x"}]`,
+		`m1 [{"op":"replace","path":"/metadata/labels/seen","value":"after-second"}] [{"op":"replace","field":"metadata.labels.seen","old":"before-second","new":"after-second"}]`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("mutating policy steps:\n%s\nlack %s", got, want)
+		}
+	}
+}
