@@ -244,5 +244,8 @@ func (r *Record) Steps() []Step {
 func (r *Record) AppendSteps(dst []Step) []Step {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append(dst, r.steps...)
+	for _, ref := range r.order {
+		dst = append(dst, ref.step(r.steps))
+	}
+	return dst
 }

@@ -48,4 +48,13 @@ func TestCompactAndWholeStepsKeepTheirOrder(t *testing.T) {
 	if !r.HasSteps() {
 		t.Error("HasSteps() = false, want true")
 	}
+	appended := r.AppendSteps(nil)
+	if len(appended) != len(got) {
+		t.Fatalf("AppendSteps = %d steps, Steps %d", len(appended), len(got))
+	}
+	for i := range got {
+		if appended[i].Plugin != got[i].Plugin || appended[i].Reason != got[i].Reason || appended[i].Duration != got[i].Duration {
+			t.Errorf("AppendSteps()[%d] = %+v, Steps()[%d] = %+v", i, appended[i], i, got[i])
+		}
+	}
 }
