@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -27,8 +28,15 @@ func (s *Store) Inner() storage.Store { return s.Store }
 // kv maps a stored key-value to admitd's; ok is false for keys that are
 // no admitd object.
 func (s *Store) kv(in storage.KeyValue) (storage.KeyValue, bool, error) {
+	return s.kvUnder(in, layout.Root)
+}
+
+// kvUnder is kv for the keys under admitd's prefix: the others are left
+// out before their value is decoded (a wide watch or list reads all of
+// etcd, and decoding a protobuf value costs far more than mapping its key).
+func (s *Store) kvUnder(in storage.KeyValue, prefix string) (storage.KeyValue, bool, error) {
 	key, ok := s.m.keyFromKube(in.Key)
-	if !ok || !s.m.decodable(key, in.Value) {
+	if !ok || !strings.HasPrefix(key, prefix) || !s.m.decodable(key, in.Value) {
 		return storage.KeyValue{}, false, nil
 	}
 	value, err := s.m.valueFromKube(key, in.Value)
@@ -113,11 +121,11 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 func (s *Store) mapItems(res *storage.ListResult, prefix string) error {
 	items := res.Items[:0]
 	for _, in := range res.Items {
-		kv, ok, err := s.kv(in)
+		kv, ok, err := s.kvUnder(in, prefix)
 		if err != nil {
 			return err
 		}
-		if ok && strings.HasPrefix(kv.Key, prefix) {
+		if ok {
 			items = append(items, kv)
 		}
 	}
