@@ -8,11 +8,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
 
 	"github.com/admitd/admitd/internal/controllers"
 )
@@ -124,6 +126,8 @@ func newElector(o LeaderElectionOptions, rt http.RoundTripper, log *slog.Logger)
 // this instance becomes a candidate again. It returns once the lease is
 // released.
 func (e *elector) run(ctx context.Context, start func(term context.Context) error) {
+	// client-go's elector logs through the context's logger: ours
+	ctx = klog.NewContext(ctx, logr.FromSlogHandler(e.log.Handler()))
 	for ctx.Err() == nil {
 		cfg := e.config
 		cfg.Callbacks = leaderelection.LeaderCallbacks{

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/admitd/admitd/internal/cli"
 	"github.com/admitd/admitd/test/etcd/etcdtest"
@@ -27,6 +29,8 @@ const serveEnv = "ADMITD_ETCDTEST_SERVE"
 func TestMain(m *testing.M) {
 	etcdtest.RunMemberIfChild()
 	runAdmitdIfChild()
+	// in-process servers log unhandled errors through klog when they stop
+	klog.SetLogger(logr.Discard())
 	os.Exit(m.Run())
 }
 
