@@ -98,6 +98,24 @@ func checkSameResourceVersion(t *testing.T, a, b *instance) {
 	if err != nil || list.ResourceVersion != created.ResourceVersion {
 		t.Fatalf("exact List through B at %s: resourceVersion %v, %v", created.ResourceVersion, list, err)
 	}
+	w, err := b.client.CoreV1().ConfigMaps("default").Watch(t.Context(), metav1.ListOptions{ResourceVersion: created.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	created.Data = map[string]string{"k": "v"}
+	updated, err := a.client.CoreV1().ConfigMaps("default").Update(t.Context(), created, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if cm, ok := ev.Object.(*corev1.ConfigMap); !ok || ev.Type != "MODIFIED" || cm.ResourceVersion != updated.ResourceVersion {
+			t.Errorf("watch through B from %s: %s %v, want MODIFIED at %s", created.ResourceVersion, ev.Type, ev.Object, updated.ResourceVersion)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("no event through B for the update through A within 10s")
+	}
 }
 
 // checkInstanceKill kills A mid-load (writers to A and B): B's writers see
