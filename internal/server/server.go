@@ -404,6 +404,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"))
 	}
 	go p.crds.Run(runCtx)
+	if len(o.Etcd.Servers) > 0 { // other servers may share the store
+		go p.api.FollowServiceIPs(runCtx)
+	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
 	if p.nodes != nil {
