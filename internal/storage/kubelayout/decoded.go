@@ -5,8 +5,13 @@ import (
 	"sync"
 )
 
-// decodedSize is how many values decodedValues remembers.
-const decodedSize = 4096
+// decodedSize is how many values decodedValues remembers, and
+// maxDecodedValue the largest it remembers (together at most 32 MiB; the
+// objects of a busy cluster are mostly far smaller).
+const (
+	decodedSize     = 2048
+	maxDecodedValue = 16 << 10
+)
 
 // revKey names one value of etcd: a key at the revision it was written.
 type revKey struct {
@@ -42,8 +47,11 @@ func (d *decodedValues) get(key string, rev int64) ([]byte, bool) {
 	return bytes.Clone(v), true
 }
 
-// put remembers a copy of value.
+// put remembers a copy of value, unless it is larger than maxDecodedValue.
 func (d *decodedValues) put(key string, rev int64, value []byte) {
+	if len(value) > maxDecodedValue {
+		return
+	}
 	k := revKey{key, rev}
 	value = bytes.Clone(value)
 	d.mu.Lock()
