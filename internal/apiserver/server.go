@@ -121,6 +121,8 @@ type Server struct {
 	log    *slog.Logger
 	fields *fieldManagers
 	tokens *serviceaccount.Issuer
+	// services follows the Services of other servers (serviceips_follow.go).
+	services serviceFollow
 }
 
 // New returns a Server for cfg.

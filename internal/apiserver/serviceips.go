@@ -99,6 +99,13 @@ func (s *Server) releaseServiceIPs(ev WriteEvent) {
 	if !ok || !ev.Deleted || ev.Resource.Group != "" || ev.Resource.Resource != "services" {
 		return
 	}
+	if s.services.releaseOnce(svc.UID) {
+		s.releaseAddresses(svc)
+	}
+}
+
+// releaseAddresses gives back svc's cluster IPs and node ports.
+func (s *Server) releaseAddresses(svc *corev1.Service) {
 	s.releaseIPs(svc.Spec.ClusterIPs)
 	if s.cfg.NodePorts != nil {
 		for p := range nodePortsOf(svc) {
@@ -127,6 +134,9 @@ func (s *Server) seedServiceIPs(ctx context.Context) error {
 			s.markTaken(svc)
 		}
 	}
+	s.services.mu.Lock()
+	s.services.seeded = page.Revision
+	s.services.mu.Unlock()
 	return nil
 }
 

@@ -15,3 +15,15 @@ func addEtcdFlags(f *pflag.FlagSet, o *server.Options) {
 	f.StringVar(&o.Etcd.KeyFile, "etcd-keyfile", "", "SSL key file used to secure etcd communication.")
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "The interval of compaction requests. If 0, the compaction request from apiserver is disabled. (Same as --storage-compaction-interval.)")
 }
+
+// addLeaderElectionFlags adds kube-controller-manager's leader election
+// flags, which elect the instance that runs the controllers when several
+// share one etcd.
+func addLeaderElectionFlags(f *pflag.FlagSet, o *server.LeaderElectionOptions) {
+	f.BoolVar(&o.Enabled, "leader-elect", o.Enabled, "with --etcd-servers, run the controllers only while holding a coordination.k8s.io Lease, so that one of several instances sharing the etcd runs them (an embedded store serves a single instance, whose controllers always run)")
+	f.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "how long other instances wait after the leader's last renewal before taking the lease over: the longest time no instance runs the controllers after the leader dies")
+	f.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "how long the leader retries a failed renewal before it stops its controllers; less than the lease duration")
+	f.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "the wait between attempts to acquire or renew the lease")
+	f.StringVar(&o.ResourceName, "leader-elect-resource-name", o.ResourceName, "the name of the Lease")
+	f.StringVar(&o.ResourceNamespace, "leader-elect-resource-namespace", o.ResourceNamespace, "the namespace of the Lease")
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/admitd/admitd/internal/apiserver"
@@ -58,5 +59,24 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 	go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
 	go controllers.NewPVCProtection(store, cat, pvcClient, log.With("controller", "pvc-protection")).Run(ctx)
 	go controllers.NewPVProtection(store, cat, pvClient, log.With("controller", "pv-protection")).Run(ctx)
+	return nil
+}
+
+// startAllControllers starts what kube-controller-manager runs beside
+// kube-apiserver (the controllers above, quota and service-account tokens)
+// and the kubernetes Service reconciler, until ctx ends.
+func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
+	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, o.Logger); err != nil {
+		return fmt.Errorf("starting controllers: %w", err)
+	}
+	if err := startQuotaController(ctx, p, s.store, o); err != nil {
+		return fmt.Errorf("starting the quota controller: %w", err)
+	}
+	if err := startKubernetesService(ctx, p, s.listener.Addr(), o.Logger); err != nil {
+		return fmt.Errorf("starting the kubernetes service controller: %w", err)
+	}
+	if err := s.startTokens(ctx, p, o.Logger); err != nil {
+		return fmt.Errorf("starting the token controller: %w", err)
+	}
 	return nil
 }

@@ -28,14 +28,14 @@ type configCache interface {
 // policy, the admission configuration caches, and the configurations CA
 // injection keeps up to date. The CA refresh writes through caTransport (the
 // loopback).
-func writeObservers(store storage.Store, cat *registry.Catalogue, adm *admissionParts, policy *rbacPolicy, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
+func writeObservers(store storage.Store, cat *registry.Catalogue, crds *apiserver.CustomResources, adm *admissionParts, policy *rbacPolicy, caTransport http.RoundTripper, inject *controllers.CAInjection, log *slog.Logger) ([]apiserver.WriteObserver, error) {
 	client, err := controllers.NewClient(caTransport)
 	if err != nil {
 		return nil, err
 	}
 	refresh := controllers.NewCARefresh(store, cat, client, inject, log.With("controller", "ca-injection"))
 	return []apiserver.WriteObserver{
-		apiserver.CustomResourceSync(store, cat, log),
+		crds.Observer(),
 		apiserver.Observer{
 			HandlesFunc: adm.sources.Handles,
 			WrittenFunc: func(ctx context.Context, ev apiserver.WriteEvent) {

@@ -128,6 +128,9 @@ type Options struct {
 	ServiceAccounts ServiceAccountOptions
 	// Quota configures the resource quota controller (see quota.go).
 	Quota QuotaOptions
+	// LeaderElection elects the one instance that runs the controllers
+	// when several share an etcd (see leaderelect.go).
+	LeaderElection LeaderElectionOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
 	// AdmissionTraceBuffer is how many admission traces are kept for
@@ -140,7 +143,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
 		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC},
-		AuthorizationWebhook: DefaultAuthorizationWebhookOptions()}
+		AuthorizationWebhook: DefaultAuthorizationWebhookOptions(), LeaderElection: DefaultLeaderElectionOptions()}
 }
 
 // Server is a started admitd.
@@ -161,6 +164,8 @@ type Server struct {
 	cancel             context.CancelFunc
 	done               chan struct{}
 	compactionInterval time.Duration
+	// elected is closed once the controllers' lease is released.
+	elected <-chan struct{}
 	// closeAudit flushes and closes the audit log.
 	closeAudit func() error
 	// admission is the chain of enabled plugins.
@@ -248,15 +253,9 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		_ = parts.closeAudit()
 		return nil, err
 	}
-	if err := startQuotaController(life, parts, store, o); err != nil {
-		stop()
-		ln.Close()
-		_ = parts.closeAudit()
-		return nil, err
-	}
 	s.http = &http.Server{Handler: parts.api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
-	if err := s.run(life, parts, tlsCfg, o.Logger); err != nil {
+	if err := s.run(life, parts, tlsCfg, o); err != nil {
 		stop()
 		ln.Close()
 		_ = parts.closeAudit()
@@ -276,6 +275,7 @@ type apiParts struct {
 	sa         *saTokens
 	openid     *openID
 	serviceIPs *serviceip.Allocator
+	crds       *apiserver.CustomResources
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -341,7 +341,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
-	if cfg.Observers, err = writeObservers(store, cat, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
+	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
+	if cfg.Observers, err = writeObservers(store, cat, parts.crds, adm, policy, parts.loopback(controllers.CAInjectorUser), inject, o.Logger); err != nil {
 		_ = closeAudit()
 		return nil, err
 	}
@@ -392,18 +393,19 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 
 // run starts serving and the background work, until runCtx ends (Close
 // cancels it); on error the caller cancels it.
-func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, log *slog.Logger) error {
-	if err := startControllers(runCtx, p.api, s.store, p.cat, s.CAPEM, log); err != nil {
-		return fmt.Errorf("starting controllers: %w", err)
+func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o Options) error {
+	log := o.Logger
+	elected, err := startElectedControllers(runCtx, o, p, func(ctx context.Context) error { return s.startAllControllers(ctx, p, o) })
+	if err != nil {
+		return err
 	}
-	if err := startKubernetesService(runCtx, p, s.listener.Addr(), log); err != nil {
-		return fmt.Errorf("starting the kubernetes service controller: %w", err)
-	}
-	if err := s.startTokens(runCtx, p, log); err != nil {
-		return fmt.Errorf("starting the token controller: %w", err)
-	}
+	s.elected = elected
 	if o := s.compactionInterval; o > 0 {
 		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"))
+	}
+	go p.crds.Run(runCtx)
+	if len(o.Etcd.Servers) > 0 { // other servers may share the store
+		go p.api.FollowServiceIPs(runCtx)
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
@@ -467,6 +469,9 @@ func servingTLS(o Options, bundle pki.Bundle) (*tls.Config, error) {
 func (s *Server) Close() error {
 	s.cancel()
 	<-s.done
+	if s.elected != nil {
+		<-s.elected
+	}
 	return errors.Join(s.closeAudit(), s.store.Close())
 }
 

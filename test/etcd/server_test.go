@@ -24,7 +24,7 @@ import (
 
 // startServer starts admitd over the etcd endpoints, as
 // `admitd serve --etcd-servers=...` does.
-func startServer(t *testing.T, endpoints []string, compaction time.Duration) (*rest.Config, kubernetes.Interface) {
+func startServer(t testing.TB, endpoints []string, compaction time.Duration) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
 	o := server.DefaultOptions()
 	o.DataDir, o.SecurePort, o.KubeconfigOut = t.TempDir(), 0, "-"

@@ -8,7 +8,9 @@
 // under Prefix as is. Writes are single etcd transactions that compare the
 // key's mod revision, so a write is acknowledged only once the cluster has
 // committed it; a write whose outcome etcd did not report (a timeout, a lost
-// leader) fails with ErrUnavailable and an "outcome unknown" message.
+// leader) is sent again for a few seconds when its compare makes that safe
+// (retry.go), and otherwise fails with ErrUnavailable and an "outcome
+// unknown" message.
 package etcd
 
 import (

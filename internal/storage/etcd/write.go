@@ -9,14 +9,17 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// Create puts key if it does not exist, in one transaction.
+// Create puts key if it does not exist, in one transaction (sent again
+// while etcd is unavailable: see retry.go).
 func (s *Store) Create(ctx context.Context, key string, value []byte) (storage.KeyValue, error) {
 	k := s.etcdKey(key)
+	var a attempts
 	var resp *clientv3.TxnResponse
-	err := s.call(ctx, "create", true, func(ctx context.Context) (err error) {
+	err := a.run(ctx, s, "create", func(ctx context.Context) (err error) {
 		resp, err = s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", 0)).
 			Then(clientv3.OpPut(k, string(value))).
+			Else(a.elseGet(k)).
 			Commit()
 		return err
 	})
@@ -24,15 +27,26 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (storage.K
 		return storage.KeyValue{}, err
 	}
 	if !resp.Succeeded {
+		if kv := a.appliedEarlier(resp, value); kv != nil {
+			return storage.KeyValue{Key: key, Value: clone(value), CreateRevision: s.rev(kv.CreateRevision), ModRevision: s.rev(kv.ModRevision)}, nil
+		}
+		if a.unknown != nil { // an earlier attempt may have applied, and the key changed since
+			return storage.KeyValue{}, a.unknown
+		}
 		return storage.KeyValue{}, storage.ErrKeyExists
 	}
 	rev := s.rev(resp.Header.Revision)
 	return storage.KeyValue{Key: key, Value: clone(value), CreateRevision: rev, ModRevision: rev}, nil
 }
 
-// Update puts key if it exists with the expected mod revision (0: any).
+// Update puts key if it exists with the expected mod revision (0: any);
+// with an expected revision it is sent again while etcd is unavailable
+// (retry.go).
 func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRevision int64) (storage.KeyValue, error) {
 	k := s.etcdKey(key)
+	if expectedRevision != 0 {
+		return s.updateAt(ctx, key, k, value, expectedRevision)
+	}
 	resp, err := s.casTxn(ctx, "update", k, expectedRevision, clientv3.OpPut(k, string(value), clientv3.WithPrevKV()))
 	if err != nil {
 		return storage.KeyValue{}, err
@@ -43,6 +57,41 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRe
 	}
 	return storage.KeyValue{Key: key, Value: clone(value), CreateRevision: s.rev(prev.CreateRevision),
 		ModRevision: s.rev(resp.Header.Revision)}, nil
+}
+
+// updateAt is Update with an expected revision.
+func (s *Store) updateAt(ctx context.Context, key, k string, value []byte, expected int64) (storage.KeyValue, error) {
+	var a attempts
+	var resp *clientv3.TxnResponse
+	err := a.run(ctx, s, "update", func(ctx context.Context) (err error) {
+		resp, err = s.client.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(k), "=", s.etcdRev(expected))).
+			Then(clientv3.OpPut(k, string(value), clientv3.WithPrevKV())).
+			Else(a.elseGet(k)).
+			Commit()
+		return err
+	})
+	if err != nil {
+		return storage.KeyValue{}, err
+	}
+	if resp.Succeeded {
+		prev := resp.Responses[0].GetResponsePut().GetPrevKv()
+		if prev == nil {
+			return storage.KeyValue{}, storage.ErrNotFound
+		}
+		return storage.KeyValue{Key: key, Value: clone(value), CreateRevision: s.rev(prev.CreateRevision),
+			ModRevision: s.rev(resp.Header.Revision)}, nil
+	}
+	if kv := a.appliedEarlier(resp, value); kv != nil && s.rev(kv.ModRevision) > expected {
+		return storage.KeyValue{Key: key, Value: clone(value), CreateRevision: s.rev(kv.CreateRevision), ModRevision: s.rev(kv.ModRevision)}, nil
+	}
+	if a.unknown != nil {
+		return storage.KeyValue{}, a.unknown
+	}
+	if len(resp.Responses[0].GetResponseRange().GetKvs()) == 0 {
+		return storage.KeyValue{}, storage.ErrNotFound
+	}
+	return storage.KeyValue{}, storage.ErrConflict
 }
 
 // Delete removes key if it exists with the expected mod revision (0: any).

@@ -192,6 +192,9 @@ func (m *mapping) decodable(key string, value []byte) bool {
 	return ok
 }
 
+// isProto reports whether a stored value is kube-apiserver's protobuf.
+func isProto(value []byte) bool { return bytes.HasPrefix(value, protoMagic) }
+
 // valueFromKube turns a stored value back into admitd's JSON.
 func (m *mapping) valueFromKube(key string, value []byte) ([]byte, error) {
 	if !bytes.HasPrefix(value, protoMagic) {

@@ -18,7 +18,7 @@ import (
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
-func newStore(t *testing.T) (*kubelayout.Store, storage.Store) {
+func newStore(t testing.TB) (*kubelayout.Store, storage.Store) {
 	inner := memory.New()
 	t.Cleanup(func() { _ = inner.Close() })
 	return kubelayout.New(inner, registry.NewCatalogue().Resources()), inner

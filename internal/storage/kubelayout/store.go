@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -13,12 +14,13 @@ import (
 type Store struct {
 	storage.Store // Revision, Compact, CompactedRevision, Close pass through
 	m             *mapping
+	decoded       *decodedValues
 }
 
 // New wraps inner, whose keys and values are upstream's; builtin are the
 // built-in resources (registry.NewCatalogue().Resources()).
 func New(inner storage.Store, builtin []*registry.Resource) *Store {
-	return &Store{Store: inner, m: newMapping(builtin)}
+	return &Store{Store: inner, m: newMapping(builtin), decoded: newDecodedValues()}
 }
 
 // Inner is the wrapped store.
@@ -27,16 +29,39 @@ func (s *Store) Inner() storage.Store { return s.Store }
 // kv maps a stored key-value to admitd's; ok is false for keys that are
 // no admitd object.
 func (s *Store) kv(in storage.KeyValue) (storage.KeyValue, bool, error) {
+	return s.kvUnder(in, layout.Root)
+}
+
+// kvUnder is kv for the keys under admitd's prefix: the others are left
+// out before their value is decoded (a wide watch or list reads all of
+// etcd, and decoding a protobuf value costs far more than mapping its key).
+func (s *Store) kvUnder(in storage.KeyValue, prefix string) (storage.KeyValue, bool, error) {
 	key, ok := s.m.keyFromKube(in.Key)
-	if !ok || !s.m.decodable(key, in.Value) {
+	if !ok || !strings.HasPrefix(key, prefix) || !s.m.decodable(key, in.Value) {
 		return storage.KeyValue{}, false, nil
 	}
-	value, err := s.m.valueFromKube(key, in.Value)
+	value, err := s.valueFromKube(key, in)
 	if err != nil {
 		return storage.KeyValue{}, false, err
 	}
 	in.Key, in.Value = key, value
 	return in, true, nil
+}
+
+// valueFromKube is in's value in admitd's form (key), converted once per
+// revision: see decodedValues.
+func (s *Store) valueFromKube(key string, in storage.KeyValue) ([]byte, error) {
+	if !isProto(in.Value) {
+		return in.Value, nil
+	}
+	if v, ok := s.decoded.get(in.Key, in.ModRevision); ok {
+		return v, nil
+	}
+	v, err := s.m.valueFromKube(key, in.Value)
+	if err == nil {
+		s.decoded.put(in.Key, in.ModRevision, v)
+	}
+	return v, err
 }
 
 // Get implements storage.Store.
@@ -57,6 +82,7 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (storage.K
 		return storage.KeyValue{}, err
 	}
 	kv, err := s.Store.Create(ctx, s.m.keyToKube(key), stored)
+	s.written(kv, err, stored, value)
 	kv.Key, kv.Value = key, value
 	return kv, err
 }
@@ -68,8 +94,17 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRe
 		return storage.KeyValue{}, err
 	}
 	kv, err := s.Store.Update(ctx, s.m.keyToKube(key), stored, expectedRevision)
+	s.written(kv, err, stored, value)
 	kv.Key, kv.Value = key, value
 	return kv, err
+}
+
+// written remembers the admitd value of a successful write stored in
+// protobuf, for the watchers that will see it.
+func (s *Store) written(kv storage.KeyValue, err error, stored, value []byte) {
+	if err == nil && isProto(stored) {
+		s.decoded.put(kv.Key, kv.ModRevision, value)
+	}
 }
 
 // Delete implements storage.Store.
@@ -113,11 +148,11 @@ func (s *Store) List(ctx context.Context, prefix string, opts storage.ListOption
 func (s *Store) mapItems(res *storage.ListResult, prefix string) error {
 	items := res.Items[:0]
 	for _, in := range res.Items {
-		kv, ok, err := s.kv(in)
+		kv, ok, err := s.kvUnder(in, prefix)
 		if err != nil {
 			return err
 		}
-		if ok && strings.HasPrefix(kv.Key, prefix) {
+		if ok {
 			items = append(items, kv)
 		}
 	}

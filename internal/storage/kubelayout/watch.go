@@ -1,7 +1,6 @@
 package kubelayout
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/admitd/admitd/pkg/storage"
@@ -21,12 +20,12 @@ type watcher struct {
 func (w *watcher) run(s *Store, prefix string) {
 	defer close(w.events)
 	for ev := range w.inner.Events() {
-		out, ok, err := w.event(s, ev)
+		out, ok, err := w.event(s, ev, prefix)
 		if err != nil {
 			w.fail(err)
 			return
 		}
-		if !ok || !strings.HasPrefix(out.KV.Key, prefix) {
+		if !ok {
 			continue
 		}
 		select {
@@ -40,8 +39,10 @@ func (w *watcher) run(s *Store, prefix string) {
 	}
 }
 
-func (w *watcher) event(s *Store, ev storage.Event) (storage.Event, bool, error) {
-	kv, ok, err := s.kv(ev.KV)
+// event maps ev, or leaves it out (ok false) when its key is not under
+// admitd's prefix.
+func (w *watcher) event(s *Store, ev storage.Event, prefix string) (storage.Event, bool, error) {
+	kv, ok, err := s.kvUnder(ev.KV, prefix)
 	if !ok || err != nil {
 		return ev, false, err
 	}

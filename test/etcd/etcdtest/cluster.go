@@ -71,18 +71,7 @@ func (c *Cluster) Endpoints() []string {
 }
 
 func (c *Cluster) start(m *Member, state string) error {
-	cfg := embed.NewConfig()
-	cfg.Name = m.Name
-	cfg.Dir = m.dir
-	cfg.Logger, cfg.LogLevel = "zap", "fatal" // shutdown and compaction noise is logged at error level
-	cfg.LogOutputs = []string{"stderr"}
-	curl, purl := mustParse(m.ClientURL), mustParse(m.peerURL)
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{curl}, []url.URL{curl}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{purl}, []url.URL{purl}
-	cfg.InitialCluster, cfg.ClusterState = c.initial, state
-	cfg.InitialClusterToken = "admitd-test"
-	cfg.TickMs, cfg.ElectionMs = 20, 200
-	cfg.WatchProgressNotifyInterval = 200 * time.Millisecond
+	cfg := memberConfig(m.Name, m.dir, m.ClientURL, m.peerURL, c.initial, state)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return err
@@ -116,6 +105,25 @@ func (c *Cluster) Restart(m *Member) {
 	if err := c.start(m, "existing"); err != nil {
 		c.t.Fatalf("restarting %s: %v", m.Name, err)
 	}
+}
+
+// memberConfig is the configuration of the member name, with its data in
+// dir, of the cluster initial ("name=peerURL,...") in state "new" or
+// "existing": fast elections on loopback, quiet logs.
+func memberConfig(name, dir, clientURL, peerURL, initial, state string) *embed.Config {
+	cfg := embed.NewConfig()
+	cfg.Name = name
+	cfg.Dir = dir
+	cfg.Logger, cfg.LogLevel = "zap", "fatal" // shutdown and compaction noise is logged at error level
+	cfg.LogOutputs = []string{"stderr"}
+	curl, purl := mustParse(clientURL), mustParse(peerURL)
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{curl}, []url.URL{curl}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{purl}, []url.URL{purl}
+	cfg.InitialCluster, cfg.ClusterState = initial, state
+	cfg.InitialClusterToken = "admitd-test"
+	cfg.TickMs, cfg.ElectionMs = 20, 200
+	cfg.WatchProgressNotifyInterval = 200 * time.Millisecond
+	return cfg
 }
 
 func freeURL(t testing.TB) string {

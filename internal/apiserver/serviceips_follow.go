@@ -1,0 +1,158 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Several servers sharing one store each allocate cluster IPs and node
+// ports in memory: FollowServiceIPs keeps this server's allocators in step
+// with the Services the others write, through a watch. Two servers can
+// still hand out one address at the same moment (upstream's allocators
+// compare-and-swap a bitmap or create IPAddress objects in etcd instead).
+
+// serviceFollow is the state of FollowServiceIPs.
+type serviceFollow struct {
+	mu sync.Mutex
+	// seeded is the revision the allocators were seeded at.
+	seeded int64
+	// following is set once FollowServiceIPs runs.
+	following bool
+	// released are the Services whose addresses were given back lately,
+	// by UID: a delete through this server is seen twice, by its write
+	// observer and by the watch, in either order, and must release once
+	// (the addresses may have been handed out again in between).
+	released map[types.UID]time.Time
+}
+
+// releasedFor is how long a release is remembered: far longer than a
+// watch event takes to arrive.
+const releasedFor = time.Minute
+
+// releaseOnce reports whether the addresses of the deleted Service uid
+// are to be given back now: always when not following, else the first time
+// only.
+func (f *serviceFollow) releaseOnce(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.following {
+		return true
+	}
+	if _, ok := f.released[uid]; ok {
+		delete(f.released, uid)
+		return false
+	}
+	now := time.Now()
+	for old, at := range f.released {
+		if now.Sub(at) > releasedFor {
+			delete(f.released, old)
+		}
+	}
+	f.released[uid] = now
+	return true
+}
+
+// releasedLately reports whether the addresses of the Service uid were
+// given back and its delete event is still to come.
+func (f *serviceFollow) releasedLately(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.released[uid]
+	return ok
+}
+
+// FollowServiceIPs marks the addresses and ports of the Services other
+// servers create as taken, and gives back those of the Services they
+// delete, until ctx ends. Start it after Bootstrap, only when the store is
+// shared.
+func (s *Server) FollowServiceIPs(ctx context.Context) {
+	res, ok := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
+	if !ok || (s.cfg.ServiceIPs == nil && s.cfg.NodePorts == nil) {
+		return
+	}
+	f := &s.services
+	f.mu.Lock()
+	f.following, f.released = true, map[types.UID]time.Time{}
+	from := f.seeded
+	f.mu.Unlock()
+	for ctx.Err() == nil {
+		last, err := s.followServices(ctx, res, from)
+		from = last
+		if errors.Is(err, storage.ErrCompacted) {
+			from, err = s.reseedServiceIPs(ctx, res)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("following services for their cluster IPs, retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// followServices applies the events after revision from until the watch
+// ends, and returns the revision of the last one applied.
+func (s *Server) followServices(ctx context.Context, res *registry.Resource, from int64) (int64, error) {
+	w, err := s.store.Watch(ctx, layout.ResourcePrefix(res), from)
+	if err != nil {
+		return from, err
+	}
+	defer w.Stop()
+	for ev := range w.Events() {
+		s.applyServiceEvent(res, ev)
+		from = ev.KV.ModRevision
+	}
+	return from, w.Err()
+}
+
+func (s *Server) applyServiceEvent(res *registry.Resource, ev storage.Event) {
+	kv := ev.KV
+	if ev.Type == storage.EventDelete {
+		if ev.PrevKV == nil {
+			return
+		}
+		kv = *ev.PrevKV
+	}
+	obj, err := layout.Decode(res, kv)
+	svc, ok := obj.(*corev1.Service)
+	if err != nil || !ok {
+		return
+	}
+	if ev.Type == storage.EventPut {
+		if !s.services.releasedLately(svc.UID) { // else a Service already deleted here
+			s.markTaken(svc)
+		}
+		return
+	}
+	if s.services.releaseOnce(svc.UID) {
+		s.releaseAddresses(svc)
+	}
+}
+
+// reseedServiceIPs marks every stored Service's addresses taken after the
+// watch lost its place (what was deleted meanwhile stays taken), and
+// returns the revision to follow from.
+func (s *Server) reseedServiceIPs(ctx context.Context, res *registry.Resource) (int64, error) {
+	page, err := s.store.List(ctx, layout.ResourcePrefix(res), storage.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	for _, kv := range page.Items {
+		if obj, err := layout.Decode(res, kv); err == nil {
+			if svc, ok := obj.(*corev1.Service); ok {
+				s.markTaken(svc)
+			}
+		}
+	}
+	return page.Revision, nil
+}
