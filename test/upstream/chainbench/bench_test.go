@@ -112,6 +112,16 @@ func BenchmarkDefaultPluginsPodCreate(b *testing.B) {
 			}
 		}
 	})
+	b.Run("admitd-server", func(b *testing.B) {
+		admit := newServerChain(b, reg, names)
+		in := pod()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := admit(in.DeepCopy()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("upstream", func(b *testing.B) {
 		admit := newUpstreamChain(b, names)
 		var in api.Pod
@@ -130,12 +140,18 @@ func BenchmarkDefaultPluginsPodCreate(b *testing.B) {
 // newAdmitdChain builds admitd's chain of names over the cluster; the
 // function it returns admits one pod, changing it in place.
 func newAdmitdChain(tb testing.TB, reg *admission.Registry, names []string) func(*corev1.Pod) error {
+	return newAdmitdChainOver(tb, reg, names, admissiontest.NewCluster(cluster()...).Plugins(admission.PluginContext{Context: tb.Context()}))
+}
+
+// newAdmitdChainOver builds admitd's chain of names reading the cluster
+// through pc.
+func newAdmitdChainOver(tb testing.TB, reg *admission.Registry, names []string, pc admission.PluginContext) func(*corev1.Pod) error {
 	ctx := tb.Context()
-	c := admissiontest.NewCluster(cluster()...)
 	allow := admission.AuthorizerFunc(func(context.Context, admission.AuthorizationAttributes) (admission.AuthorizationDecision, string, error) {
 		return admission.AuthorizationAllow, "", nil
 	})
-	chain, err := reg.NewChain(names, c.Plugins(admission.PluginContext{Context: ctx, Authorizer: allow}), nil)
+	pc.Authorizer = allow
+	chain, err := reg.NewChain(names, pc, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -193,7 +209,7 @@ func newUpstreamChain(tb testing.TB, names []string) func(*api.Pod) error {
 
 // TestSameOutcome: both chains admit the pod and change it the same way
 // (the token volume's random suffix aside), so the benchmark compares equal
-// work.
+// work; so does admitd's chain over the server's own sources.
 func TestSameOutcome(t *testing.T) {
 	reg := standard.NewRegistry(standard.Options{})
 	names := comparedPlugins(t, reg)
@@ -218,6 +234,13 @@ func TestSameOutcome(t *testing.T) {
 	}
 	if len(ours.Spec.Volumes) == 0 || ours.Spec.Priority == nil || ours.Annotations["kubernetes.io/limit-ranger"] == "" {
 		t.Fatalf("the plugins did not run: %s", maskTokenVolume(t, ours))
+	}
+	served := pod()
+	if err := newServerChain(t, reg, names)(served); err != nil {
+		t.Fatalf("admitd over the server's sources: %v", err)
+	}
+	if got, want := maskTokenVolume(t, served), maskTokenVolume(t, ours); got != want {
+		t.Fatalf("admitd's pod over the server's sources differs\nserver:  %s\ncluster: %s", got, want)
 	}
 }
 
