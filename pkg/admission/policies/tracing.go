@@ -34,8 +34,8 @@ func traceSkip(plugin string, mr *match.Request, h *hook, b *binding, dec match.
 	}
 	s := admission.Step{Plugin: plugin, Name: h.name, Config: config, Reason: "skipped", Skip: dec.Reason.SkipName(),
 		Detail: &admission.StepDetail{Why: c.Why(mr, dec), FailurePolicy: string(h.failurePolicy)}}
-	if a.Record.IsReinvoke() {
-		s.Round = 1
+	if plugin == MutatingName && a.Record.IsReinvoke() {
+		s.Round = 1 // the validating phase has one round, after the mutating phase's last
 	}
 	a.Record.AddStep(s)
 }
@@ -72,7 +72,7 @@ func traceSkipped(plugin string, a *admission.Attributes, h *hook, b *binding, s
 	}
 	s := admission.Step{Plugin: plugin, Name: h.name, Config: b.name, Reason: "skipped", Skip: skip,
 		Detail: &admission.StepDetail{Why: why, FailurePolicy: string(h.failurePolicy)}}
-	if a.Record.IsReinvoke() {
+	if plugin == MutatingName && a.Record.IsReinvoke() {
 		s.Round = 1
 	}
 	a.Record.AddStep(s)

@@ -10,6 +10,7 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
 	"github.com/admitd/admitd/pkg/admission/trace"
+	"sigs.k8s.io/yaml"
 )
 
 // A MutatingAdmissionPolicy's step in the trace shows what it changed, as
@@ -56,5 +57,66 @@ func TestMutatingPolicyStepShowsItsChange(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("mutating policy steps:\n%s\nlack %s", got, want)
 		}
+	}
+}
+
+// A validating policy runs once, after the mutating phase's last round: in
+// a verbose trace of a request the mutating phase reinvoked, a validating
+// policy out of the request's rules is a round-0 skip.
+func TestValidatingSkipAfterReinvocationIsRoundZero(t *testing.T) {
+	c := readCase(t, "testdata/mapspec-117-reinvocation/case.yaml")
+	store, snap := newObjectStore(), &policies.Snapshot{}
+	for _, raw := range c.Objects {
+		addObject(t, store, snap, raw, !c.NoDefaults)
+	}
+	var vap map[string]any
+	if err := yaml.Unmarshal([]byte(`{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicy,
+  metadata: {name: secrets-only, resourceVersion: "1"},
+  spec: {matchConstraints: {resourceRules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [secrets]}]},
+    validations: [{expression: "true"}]}}`), &vap); err != nil {
+		t.Fatal(err)
+	}
+	addObject(t, store, snap, vap, true)
+	var binding map[string]any
+	if err := yaml.Unmarshal([]byte(`{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicyBinding,
+  metadata: {name: secrets-only}, spec: {policyName: secrets-only, validationActions: [Deny]}}`), &binding); err != nil {
+		t.Fatal(err)
+	}
+	addObject(t, store, snap, binding, true)
+	o := policies.Options{Source: policies.StaticSource{Snapshot: snap}, Params: store, TypeConverters: widgetConverters}
+	pc := admission.PluginContext{Namespaces: store, Schema: fakeSchema{}, Authorizer: denySecrets}
+	m, err := policies.NewMutating(o, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := policies.NewValidating(o, pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chain := admission.NewChain(admission.NamedPlugin{Name: policies.MutatingName, Plugin: m},
+		admission.NamedPlugin{Name: policies.ValidatingName, Plugin: v})
+	a := c.Request.attributes(t)
+	a.Record, a.DryRun = admission.NewRecord(), true
+	a.Record.SetVerbose(true) // verbose traces are for dry runs
+	if err := chain.Admit(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Validate(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	reinvoked, found := false, false
+	for _, s := range a.Record.Steps() {
+		if s.Plugin == policies.MutatingName && s.Round == 1 {
+			reinvoked = true
+		}
+		if s.Plugin == policies.ValidatingName && s.Name == "secrets-only" {
+			found = true
+			if s.Skip == "" || s.Round != 0 {
+				t.Errorf("validating step %+v: want a round-0 skip", s)
+			}
+		}
+	}
+	if !reinvoked || !found {
+		t.Fatalf("reinvoked %v, validating policy traced %v: %+v", reinvoked, found, a.Record.Steps())
 	}
 }

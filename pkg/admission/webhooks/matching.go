@@ -145,8 +145,8 @@ func (d *dispatcher) exclusionType() string {
 func (d *dispatcher) skipped(a *admission.Attributes, h *hook, skip string, why admission.Explainer, err error) {
 	step := admission.Step{Plugin: d.name, Name: h.Name, Config: h.Config, Reason: "skipped", Skip: skip,
 		Detail: &admission.StepDetail{Why: why, FailurePolicy: failurePolicyOf(h)}}
-	if a.Record.IsReinvoke() {
-		step.Round = 1
+	if d.name == MutatingName && a.Record.IsReinvoke() {
+		step.Round = 1 // the validating phase has one round, after the mutating phase's last
 	}
 	if err != nil {
 		step.Err = err.Error()
