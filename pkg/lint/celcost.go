@@ -117,7 +117,10 @@ func (l celLinter) finding(obj Object, webhook string, e expression, est admissi
 		return []Finding{newFinding(CELCompileError, Error, obj, webhook, e.field, fmt.Sprintf("%s: %v", e.field, err))}
 	}
 	limit := uint64(admissioncel.PerCallLimit)
-	if float64(est.Max) <= l.fraction*float64(limit) {
+	if float64(est.Max) <= l.fraction*float64(limit) || !est.Loops {
+		// Without a loop the cost is bounded by the size of what the
+		// expression reads: an estimate above the limit there only says
+		// that an untyped value is taken to be as large as a request.
 		return nil
 	}
 	sev := Info
@@ -144,5 +147,5 @@ func share(c, limit uint64) string {
 	if c/limit > 1_000_000 {
 		return "over a million times"
 	}
-	return fmt.Sprintf("%d times", c/limit)
+	return fmt.Sprintf("%.1f times", float64(c)/float64(limit))
 }

@@ -3,6 +3,7 @@ package cel
 import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"k8s.io/apiserver/pkg/cel/library"
 )
@@ -13,8 +14,13 @@ import (
 const MaxRequestBytes = 3 * 1024 * 1024
 
 // CostEstimate is the estimated range of an expression's cost, in the
-// units of PerCallLimit.
-type CostEstimate struct{ Min, Max uint64 }
+// units of PerCallLimit. Loops says whether the expression iterates (a
+// comprehension: all, exists, exists_one, map, filter): only then can its
+// cost grow beyond the size of what it reads.
+type CostEstimate struct {
+	Min, Max uint64
+	Loops    bool
+}
 
 // EstimateCost compiles expression with o and estimates its cost with the
 // Kubernetes libraries' cost model. Admission objects have no schema, so
@@ -53,7 +59,8 @@ func estimateIn(env *cel.Env, expression string, o CompileOptions) (CostEstimate
 	if err != nil {
 		return CostEstimate{}, err
 	}
-	return CostEstimate{Min: est.Min, Max: est.Max}, nil
+	loops := celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))
+	return CostEstimate{Min: est.Min, Max: est.Max, Loops: len(loops) > 0}, nil
 }
 
 // requestSizes bounds unknown sizes by the request size limit: a string of

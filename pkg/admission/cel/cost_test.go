@@ -10,13 +10,15 @@ func TestEstimateCost(t *testing.T) {
 		vars     []Variable
 		min, max uint64 // bounds on the estimated maximum
 		wantErr  bool
+		loops    bool
 	}{
-		{"comparison", "object.metadata.name == 'x'", nil, 1, 100, false},
-		{"one loop over a request list", "object.spec.containers.all(c, c.name != '')", nil, PerCallLimit / 2, 1 << 62, false},
-		{"nested loops", "object.spec.containers.all(c, object.spec.containers.exists(d, d.name == c.name))", nil, PerCallLimit * PerCallLimit, ^uint64(0), false},
-		{"bounded by a literal", "[1, 2, 3].all(x, x > 0)", nil, 1, 100, false},
-		{"variable", "variables.names.size() > 0", []Variable{{Name: "names", Expression: "['a', 'b']"}}, 1, 100, false},
-		{"syntax error", "object.metadata.name ==", nil, 0, 0, true},
+		{"comparison", "object.metadata.name == 'x'", nil, 1, 100, false, false},
+		{"one loop over a request list", "object.spec.containers.all(c, c.name != '')", nil, PerCallLimit / 2, 1 << 62, false, true},
+		{"nested loops", "object.spec.containers.all(c, object.spec.containers.exists(d, d.name == c.name))", nil, PerCallLimit * PerCallLimit, ^uint64(0), false, true},
+		{"bounded by a literal", "[1, 2, 3].all(x, x > 0)", nil, 1, 100, false, true},
+		{"variable", "variables.names.size() > 0", []Variable{{Name: "names", Expression: "['a', 'b']"}}, 1, 100, false, false},
+		{"membership in an untyped value", "'k' in object.data", nil, 1, ^uint64(0), false, false},
+		{"syntax error", "object.metadata.name ==", nil, 0, 0, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -26,6 +28,9 @@ func TestEstimateCost(t *testing.T) {
 			}
 			if !tt.wantErr && (est.Max < tt.min || est.Max > tt.max) {
 				t.Errorf("EstimateCost(%q).Max = %d, want in [%d, %d]", tt.expr, est.Max, tt.min, tt.max)
+			}
+			if est.Loops != tt.loops {
+				t.Errorf("EstimateCost(%q).Loops = %v, want %v", tt.expr, est.Loops, tt.loops)
 			}
 		})
 	}
