@@ -166,19 +166,7 @@ func TestBootstrapPolicyValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var objs []runtime.Object
-	for i := range p.ClusterRoles {
-		objs = append(objs, &p.ClusterRoles[i])
-	}
-	for i := range p.ClusterRoleBindings {
-		objs = append(objs, &p.ClusterRoleBindings[i])
-	}
-	for i := range p.Roles {
-		objs = append(objs, &p.Roles[i])
-	}
-	for i := range p.RoleBindings {
-		objs = append(objs, &p.RoleBindings[i])
-	}
+	objs := p.Objects()
 	for _, crb := range p.ClusterRoleBindingsToSplit {
 		objs = append(objs, crb.DeepCopy())
 	}

@@ -101,20 +101,7 @@ var bootstrapObjects = sync.OnceValues(func() ([]runtime.Object, error) {
 		return nil, err
 	}
 	aggregateBootstrapRoles(p.ClusterRoles)
-	var objs []runtime.Object
-	for i := range p.ClusterRoles {
-		objs = append(objs, &p.ClusterRoles[i])
-	}
-	for i := range p.ClusterRoleBindings {
-		objs = append(objs, &p.ClusterRoleBindings[i])
-	}
-	for i := range p.Roles {
-		objs = append(objs, &p.Roles[i])
-	}
-	for i := range p.RoleBindings {
-		objs = append(objs, &p.RoleBindings[i])
-	}
-	return objs, nil
+	return p.Objects(), nil
 })
 
 // aggregateBootstrapRoles fills in the rules of the aggregated roles, until

@@ -20,6 +20,7 @@ import (
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -59,3 +60,22 @@ func Load() (*Policy, error) {
 
 // Data returns the embedded policy.yaml.
 func Data() []byte { return append([]byte(nil), data...) }
+
+// Objects are the policy's roles and bindings in creation order: cluster
+// roles, cluster role bindings, roles, role bindings. They point into p.
+func (p *Policy) Objects() []runtime.Object {
+	objs := make([]runtime.Object, 0, len(p.ClusterRoles)+len(p.ClusterRoleBindings)+len(p.Roles)+len(p.RoleBindings))
+	for i := range p.ClusterRoles {
+		objs = append(objs, &p.ClusterRoles[i])
+	}
+	for i := range p.ClusterRoleBindings {
+		objs = append(objs, &p.ClusterRoleBindings[i])
+	}
+	for i := range p.Roles {
+		objs = append(objs, &p.Roles[i])
+	}
+	for i := range p.RoleBindings {
+		objs = append(objs, &p.RoleBindings[i])
+	}
+	return objs
+}
