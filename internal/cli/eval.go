@@ -21,17 +21,19 @@ func newEvalCommand() *cobra.Command {
 	var o evaluate.Options
 	var output string
 	cmd := &cobra.Command{
-		Use:   "eval -f FILE_OR_DIR... --request OBJECT_FILE [--operation CREATE|UPDATE|DELETE] [--old OBJECT_FILE] [--as USER]",
+		Use:   "eval -f FILE_OR_DIR... --request OBJECT_FILE [--operation CREATE|UPDATE|DELETE|CONNECT] [--old OBJECT_FILE] [--as USER [--impersonator USER]]",
 		Short: "Run a request through the whole admission chain offline, with the configuration of files",
 		Long: `Runs one request through the admission chain of an admitd started inside this process (memory
 storage, nothing kept): the compiled-in plugins, MutatingAdmissionPolicies, mutating webhooks,
 ValidatingAdmissionPolicies and validating webhooks, in kube-apiserver's order, with the same code
 as admitd serve. The objects of -f (webhook configurations, policies, bindings, params, namespaces,
 LimitRanges, ServiceAccounts, CRDs and anything else) are created first, by an administrator; then
-the request is sent as its user (--as, impersonated).
+the request is sent as its user (--as, impersonated by the administrator, or by --impersonator,
+who must be allowed to).
 
 The request is an object file (--operation, default CREATE; --old for the stored object of an
-UPDATE or DELETE), or an admission.k8s.io AdmissionReview whose request gives them all. URL
+UPDATE or DELETE; for a CONNECT, the options object, such as a PodExecOptions, with --name of the
+pod, node or service), or an admission.k8s.io AdmissionReview whose request gives them all. URL
 webhooks are called for real; --webhook-responses answers webhooks from recorded responses
 instead (see docs/eval.md); a webhook behind a Service needs one.
 
@@ -41,7 +43,9 @@ trace. Exit status: 0 allowed, 1 refused (denied by admission, or refused by the
 		Example: `  admitd eval -f policies/ -f namespaces.yaml --request pod.yaml --as alice -n team-a
   admitd eval -f webhooks.yaml --request deploy.yaml --operation UPDATE --old deploy-old.yaml \
       --webhook-responses responses.yaml -o json
-  admitd eval -f config/ --request review.json     # an AdmissionReview`,
+  admitd eval -f config/ --request review.json     # an AdmissionReview
+  admitd eval -f hooks.yaml --request exec.yaml --operation CONNECT --name web -n team-a   # a PodExecOptions
+  admitd eval -f rbac.yaml --request cm.yaml --as frank --impersonator dave --authorization-mode RBAC`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEval(cmd, o, output)
@@ -51,11 +55,16 @@ trace. Exit status: 0 allowed, 1 refused (denied by admission, or refused by the
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.Files, "filename", "f", nil, "file or directory of YAML or JSON objects that exist before the request (repeatable; - is standard input)")
 	f.StringVar(&o.Request, "request", "", "the request: an object file, or an AdmissionReview")
-	f.StringVar(&o.Operation, "operation", "", "CREATE (default), UPDATE or DELETE; default for an AdmissionReview: its own")
+	f.StringVar(&o.Operation, "operation", "", "CREATE (default), UPDATE, DELETE or CONNECT; default for an AdmissionReview: its own")
 	f.StringVar(&o.Old, "old", "", "the stored object an UPDATE replaces or a DELETE deletes (default: the object of that name among -f)")
 	f.StringVar(&o.User.Name, "as", "", "the user who sends the request (default: an administrator in system:masters)")
 	f.StringSliceVar(&o.User.Groups, "as-group", nil, "a group of --as (repeatable)")
 	f.StringVar(&o.User.UID, "as-uid", "", "the UID of --as")
+	f.StringVar(&o.Impersonator.Name, "impersonator", "", "the user who sends the request, impersonating --as (default: the administrator); authenticated by a token eval makes")
+	f.StringSliceVar(&o.Impersonator.Groups, "impersonator-group", nil, "a group of --impersonator (repeatable)")
+	f.StringVar(&o.Impersonator.UID, "impersonator-uid", "", "the UID of --impersonator")
+	f.StringVar(&o.Name, "name", "", "the object's name; for a CONNECT, the pod's, node's or service's")
+	f.StringVar(&o.Subresource, "subresource", "", "the subresource (status, scale, ...; for a CONNECT, default: the options kind's: exec, attach, portforward, proxy)")
 	f.StringVarP(&o.Namespace, "namespace", "n", "", "the request's namespace (default: the object's, else default)")
 	f.BoolVar(&o.DryRun, "dry-run", false, "send the request as a dry run (the trace then lists every webhook and policy, each skipped one with its reason)")
 	f.StringVar(&o.WebhookResponses, "webhook-responses", "", "recorded webhook responses (eval.admitd.io/v1alpha1 WebhookResponses) that answer the named webhooks instead of calling them")

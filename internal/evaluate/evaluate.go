@@ -23,9 +23,10 @@ import (
 
 // Operations a request may have.
 const (
-	Create = "CREATE"
-	Update = "UPDATE"
-	Delete = "DELETE"
+	Create  = "CREATE"
+	Update  = "UPDATE"
+	Delete  = "DELETE"
+	Connect = "CONNECT"
 )
 
 // Input is everything one evaluation needs.
@@ -51,12 +52,18 @@ type Object struct {
 
 // Request is the API request to evaluate.
 type Request struct {
-	// Operation is CREATE (default), UPDATE or DELETE.
+	// Operation is CREATE (default), UPDATE, DELETE or CONNECT.
 	Operation string
 	// Object is the object created or the new object of an UPDATE; for a
 	// DELETE, the object deleted (only its kind, name and namespace
-	// count): the stored one, from Objects or OldObject.
+	// count): the stored one, from Objects or OldObject. For a CONNECT it
+	// is the options object (PodExecOptions, PodAttachOptions,
+	// PodPortForwardOptions, PodProxyOptions, NodeProxyOptions,
+	// ServiceProxyOptions), sent as the query of the request.
 	Object *unstructured.Unstructured
+	// Name is the name of the object a CONNECT connects to (a pod, node
+	// or service); other operations name it in Object.
+	Name string
 	// Resource, when set, is where the request goes (needed when the
 	// object's kind is not the resource's, as a pods/binding create);
 	// else the resource that serves Object's kind.
@@ -64,13 +71,22 @@ type Request struct {
 	// OldObject, when set, is created before the request: the stored
 	// object an UPDATE replaces or a DELETE deletes.
 	OldObject *unstructured.Unstructured
-	// Subresource is the subresource written (status, scale, ...).
+	// Subresource is the subresource written (status, scale, ...), or
+	// connected to (exec, attach, portforward, proxy: by default the one
+	// of the options kind).
 	Subresource string
 	// Namespace overrides the object's namespace.
 	Namespace string
-	// User is who sends the request (impersonated by the administrator);
+	// User is who the request acts as: impersonated by Impersonator;
 	// empty: the administrator, a member of system:masters.
 	User User
+	// Impersonator, when set, is who sends the request: a user the
+	// server authenticates (by a bearer token eval makes for it) and
+	// who impersonates User, whose groups and extra are then sent as
+	// Impersonate-Group and Impersonate-Extra headers and must be allowed
+	// to it; nil: the administrator impersonates User. It has no extra
+	// (a token file cannot give any).
+	Impersonator *User
 	// DryRun sends the request as a dry run (then the trace is verbose:
 	// every webhook and policy, each skipped one with its reason).
 	DryRun bool
@@ -91,15 +107,23 @@ type User struct {
 type Result struct {
 	APIVersion string `json:"apiVersion"`
 	Kind       string `json:"kind"`
-	// Allowed is true when the request succeeded.
+	// Allowed is true when the request succeeded (a CONNECT: when
+	// admission admitted it).
 	Allowed bool `json:"allowed"`
 	// Decision is the trace's: Allowed, Denied (by admission) or Error
 	// (admitted, then refused: an invalid object, a conflict).
 	Decision string `json:"decision"`
 	// Status is the Status of a refused request.
 	Status *metav1.Status `json:"status,omitempty"`
-	// Object is the object stored (CREATE, UPDATE; nil for DELETE).
+	// Object is the object stored (CREATE, UPDATE; nil for DELETE and
+	// CONNECT).
 	Object map[string]any `json:"object,omitempty"`
+	// Connection is, for a CONNECT that admission admitted, the server's
+	// answer after admission: eval opens no stream, so it is the error of
+	// the step that follows (the pod not found or not scheduled,
+	// "Upgrade request required", no kubelet reachable). Allowed is true
+	// and Status nil: the request was not refused by admission.
+	Connection *metav1.Status `json:"connection,omitempty"`
 	// Warnings are the Warning headers of the response.
 	Warnings []string `json:"warnings"`
 	// AuditAnnotations are the request's admission audit annotations.

@@ -22,12 +22,16 @@ type Options struct {
 	Request string
 	// Old is the old object file (UPDATE, DELETE).
 	Old string
-	// Operation, User, Namespace and DryRun override the AdmissionReview's
-	// when set.
-	Operation string
-	User      User
-	Namespace string
-	DryRun    bool
+	// Operation, User, Namespace, Name, Subresource and DryRun override
+	// the AdmissionReview's when set.
+	Operation   string
+	User        User
+	Namespace   string
+	Name        string
+	Subresource string
+	DryRun      bool
+	// Impersonator sends the request, impersonating User (Request's).
+	Impersonator User
 	// WebhookResponses is a recorded-responses file.
 	WebhookResponses string
 	Server           ServerConfig
@@ -70,6 +74,16 @@ func override(q *Request, o Options) {
 	}
 	if o.Namespace != "" {
 		q.Namespace = o.Namespace
+	}
+	if o.Name != "" {
+		q.Name = o.Name
+	}
+	if o.Subresource != "" {
+		q.Subresource = o.Subresource
+	}
+	if o.Impersonator.Name != "" {
+		imp := o.Impersonator
+		q.Impersonator = &imp
 	}
 	if o.DryRun {
 		q.DryRun = true
@@ -143,7 +157,10 @@ func FromReview(review map[string]any) (Request, error) {
 	if q.Object == nil {
 		return q, errors.New("the AdmissionReview's request has no object (nor, for a DELETE, oldObject or kind and name)")
 	}
-	if n := str(r["name"]); n != "" && q.Object.GetName() == "" {
+	if q.Operation == Connect {
+		// the object is the options object; the name is the pod's, node's or service's
+		q.Name = str(r["name"])
+	} else if n := str(r["name"]); n != "" && q.Object.GetName() == "" {
 		q.Object.SetName(n)
 	}
 	q.User = userOf(r["userInfo"])

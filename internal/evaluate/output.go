@@ -47,6 +47,9 @@ func writeTree(w io.Writer, r *Result) error {
 	if r.Status != nil && r.Status.Message != "" {
 		fmt.Fprintf(&b, "message: %s\n", r.Status.Message)
 	}
+	if c := r.Connection; c != nil {
+		fmt.Fprintf(&b, "connection: admitted, not opened by eval; the server then answered %d %s: %s\n", c.Code, http.StatusText(int(c.Code)), c.Message)
+	}
 	if r.Object != nil && r.sent != nil {
 		changes := ObjectDiff(r.sent.Object, r.Object)
 		fmt.Fprintf(&b, "object: %d changes by admission and the server (server-set metadata left out)\n", len(changes))

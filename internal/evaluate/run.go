@@ -36,7 +36,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
 		return nil, err
 	}
-	inst, err := startServer(ctx, in.Server)
+	inst, err := startServer(ctx, in.Server, in.Request.Impersonator)
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +50,10 @@ func checkRequest(q *Request) error {
 	case "":
 		q.Operation = Create
 	case Create, Update, Delete:
+	case Connect:
+		return checkConnect(q)
 	default:
-		return &ConfigError{Err: fmt.Errorf("the operation must be CREATE, UPDATE or DELETE, not %q", q.Operation)}
+		return &ConfigError{Err: fmt.Errorf("the operation must be CREATE, UPDATE, DELETE or CONNECT, not %q", q.Operation)}
 	}
 	if q.Object == nil {
 		return &ConfigError{Err: errors.New("the request has no object")}
@@ -59,10 +61,14 @@ func checkRequest(q *Request) error {
 	if q.Object.GetAPIVersion() == "" || q.Object.GetKind() == "" {
 		return &ConfigError{Err: errors.New("the request's object needs apiVersion and kind")}
 	}
+	if q.Name != "" && q.Name != q.Object.GetName() {
+		q.Object = q.Object.DeepCopy()
+		q.Object.SetName(q.Name)
+	}
 	if q.Object.GetName() == "" && q.Operation != Create {
 		return &ConfigError{Err: fmt.Errorf("the %s needs the object's metadata.name", q.Operation)}
 	}
-	return nil
+	return checkImpersonator(q.Impersonator)
 }
 
 func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request) (*Result, error) {
@@ -73,10 +79,12 @@ func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request
 	if err := c.seed(ctx, objects); err != nil {
 		return nil, err
 	}
-	if err := c.prepareTarget(ctx, q); err != nil {
-		return nil, err
+	var ans *sent
+	if q.Operation == Connect {
+		ans, err = c.connect(ctx, inst, q)
+	} else if err = c.prepareTarget(ctx, q); err == nil {
+		ans, err = c.send(ctx, inst, q)
 	}
-	ans, err := c.send(ctx, inst, q)
 	if err != nil {
 		return nil, err
 	}
@@ -128,10 +136,19 @@ func result(q Request, ans *sent, t *trace.Trace) *Result {
 	default:
 		r.Decision = trace.Error
 	}
+	if q.Operation == Connect && admitted(t) {
+		// refused after admission: eval opens no stream
+		r.Allowed, r.Decision, r.Status, r.Connection = true, trace.Allowed, nil, ans.status
+	}
 	if r.Warnings == nil {
 		r.Warnings = []string{}
 	}
 	return r
+}
+
+// admitted reports whether admission ran and admitted the request.
+func admitted(t *trace.Trace) bool {
+	return t != nil && t.Decision != trace.Denied
 }
 
 // traceWait is how long to wait for the trace of an answer: a trace is

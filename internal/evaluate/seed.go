@@ -20,6 +20,8 @@ import (
 
 // cluster is an administrator's view of the in-process server.
 type cluster struct {
+	// admin is the administrator's connection, to impersonate others.
+	admin         *rest.Config
 	setupWarnings *warningCollector
 	dyn           dynamic.Interface
 	disc          discovery.DiscoveryInterface
@@ -38,7 +40,7 @@ func (in *instance) cluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{dyn: dyn, disc: disc, setupWarnings: warnings}
+	c := &cluster{admin: cfg, dyn: dyn, disc: disc, setupWarnings: warnings}
 	return c, c.refreshMapper()
 }
 
@@ -169,11 +171,11 @@ func bindingRank(o Object) int {
 func (c *cluster) put(ctx context.Context, o Object) error {
 	u := o.DeepCopy()
 	clearServerSet(u)
-	ri, _, err := c.resourceOf(u, "")
+	ri, gvr, err := c.resourceOf(u, "")
 	if err != nil {
 		return &ConfigError{Err: fmt.Errorf("%s: %w", o.Source, err)}
 	}
-	stored, err := ri.Create(ctx, u, metav1.CreateOptions{})
+	stored, err := c.create(ctx, ri, gvr, u)
 	if apierrors.IsAlreadyExists(err) {
 		stored, err = c.replace(ctx, ri, u)
 	}

@@ -45,7 +45,7 @@ func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, err
 	}
 	out := &sent{auditID: uuid.NewString()}
 	warnings := &warningCollector{}
-	client, err := dynamic.NewForConfig(requestConfig(in.admin, q, out.auditID, warnings))
+	client, err := dynamic.NewForConfig(in.requestConfig(q, out.auditID, warnings))
 	if err != nil {
 		return nil, err
 	}
@@ -153,13 +153,16 @@ func decodeOptions(m map[string]any, into any) error {
 	return nil
 }
 
-// requestConfig is the administrator impersonating q's user (when set),
-// sending the audit ID and collecting warnings.
-func requestConfig(admin *rest.Config, q Request, auditID string, w rest.WarningHandler) *rest.Config {
-	c := rest.CopyConfig(admin)
+// requestConfig is the administrator, or q's impersonator, impersonating
+// q's user (when set), sending the audit ID and collecting warnings.
+func (in *instance) requestConfig(q Request, auditID string, w rest.WarningHandler) *rest.Config {
+	c := rest.CopyConfig(in.admin)
 	c.WarningHandler = w
+	if q.Impersonator != nil {
+		c.CertData, c.KeyData, c.BearerToken = nil, nil, in.impersonatorToken
+	}
 	if u := q.User; u.Name != "" {
-		c.Impersonate = rest.ImpersonationConfig{UserName: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}
+		c.Impersonate = rest.ImpersonationConfig{UserName: u.Name, UID: u.UID, Groups: impersonatedGroups(u), Extra: u.Extra}
 	}
 	headers := map[string]string{"Audit-ID": auditID}
 	if q.DryRun {

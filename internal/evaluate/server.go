@@ -48,10 +48,13 @@ type instance struct {
 	srv   *server.Server
 	dir   string
 	admin *rest.Config
+	// impersonatorToken authenticates the request's impersonator.
+	impersonatorToken string
 }
 
-// startServer starts a server on memory storage with c's settings.
-func startServer(ctx context.Context, c ServerConfig) (*instance, error) {
+// startServer starts a server on memory storage with c's settings; one
+// that authenticates impersonator too, when not nil.
+func startServer(ctx context.Context, c ServerConfig, impersonator *User) (*instance, error) {
 	dir, err := os.MkdirTemp("", "admitd-eval-")
 	if err != nil {
 		return nil, err
@@ -60,14 +63,22 @@ func startServer(ctx context.Context, c ServerConfig) (*instance, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	srv, err := server.Start(ctx, serverOptions(c, dir))
+	opts := serverOptions(c, dir)
+	token := ""
+	if impersonator != nil {
+		if opts.TokenAuthFile, token, err = writeImpersonatorToken(dir, *impersonator); err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	srv, err := server.Start(ctx, opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, &ConfigError{Err: fmt.Errorf("starting the in-process server: %w", err)}
 	}
 	admin := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "admitd-eval",
 		TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
-	return &instance{srv: srv, dir: dir, admin: admin}, nil
+	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token}, nil
 }
 
 func serverOptions(c ServerConfig, dir string) server.Options {

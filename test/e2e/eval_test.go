@@ -157,3 +157,28 @@ func readJUnit(t *testing.T, path string) junitDoc {
 	}
 	return doc
 }
+
+// TestEvalConnectAndImpersonator drives the CONNECT and impersonation
+// flags: an exec admitted (exit 0, the server's answer after admission
+// shown), and a user impersonating another without the permission to
+// (exit 1, the server's 403).
+func TestEvalConnectAndImpersonator(t *testing.T) {
+	dir := t.TempDir()
+	execOpts := filepath.Join(dir, "exec.yaml")
+	cm := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(execOpts, []byte("apiVersion: v1\nkind: PodExecOptions\ncommand: [ls]\nstdout: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cm, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runOffline(t, "eval", "--request", execOpts, "--operation", "CONNECT", "--name", "web", "-n", "team-a")
+	if code != 0 || !strings.Contains(out, "decision: Allowed") || !strings.Contains(out, `the server then answered 404 Not Found: pods "web" not found`) {
+		t.Errorf("admitd eval CONNECT: exit %d, want 0 and the answer after admission\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	out, errOut, code = runOffline(t, "eval", "--request", cm, "--as", "frank", "--impersonator", "dave", "--impersonator-group", "devs",
+		"--authorization-mode", "RBAC", "-o", "json")
+	if code != 1 || !strings.Contains(out, `User \"dave\" cannot impersonate`) {
+		t.Errorf("admitd eval --impersonator without permission: exit %d, want 1 and a 403\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+}

@@ -141,8 +141,17 @@ func (s *Suite) request(c Case) (evaluate.Request, error) {
 	if c.Namespace != "" {
 		q.Namespace = c.Namespace
 	}
+	if c.ResourceName != "" {
+		q.Name = c.ResourceName
+	}
+	if c.Subresource != "" {
+		q.Subresource = c.Subresource
+	}
 	if c.User != nil {
 		q.User = evaluate.User{Name: c.User.Name, UID: c.User.UID, Groups: c.User.Groups, Extra: c.User.Extra}
+	}
+	if c.Impersonator != nil {
+		q.Impersonator = &evaluate.User{Name: c.Impersonator.Name, UID: c.Impersonator.UID, Groups: c.Impersonator.Groups, Extra: c.Impersonator.Extra}
 	}
 	q.DryRun = q.DryRun || c.DryRun
 	return q, nil

@@ -66,15 +66,22 @@ type Case struct {
 	// Object the object inline.
 	Request string         `json:"request,omitempty"`
 	Object  map[string]any `json:"object,omitempty"`
-	// Operation is CREATE (default), UPDATE or DELETE.
+	// Operation is CREATE (default), UPDATE, DELETE or CONNECT.
 	Operation string `json:"operation,omitempty"`
+	// ResourceName is the object's name (a CONNECT: the pod's, node's or
+	// service's); Subresource the subresource written or connected to.
+	ResourceName string `json:"resourceName,omitempty"`
+	Subresource  string `json:"subresource,omitempty"`
 	// Old (a file) or OldObject (inline) is the stored object an UPDATE
 	// replaces or a DELETE deletes, when it is not among the files.
 	Old       string         `json:"old,omitempty"`
 	OldObject map[string]any `json:"oldObject,omitempty"`
 	Namespace string         `json:"namespace,omitempty"`
 	User      *User          `json:"user,omitempty"`
-	DryRun    bool           `json:"dryRun,omitempty"`
+	// Impersonator sends the request, impersonating User (default: an
+	// administrator); it has no extra.
+	Impersonator *User `json:"impersonator,omitempty"`
+	DryRun       bool  `json:"dryRun,omitempty"`
 	// Files and Objects are added to the suite's for this case.
 	Files   []string         `json:"files,omitempty"`
 	Objects []map[string]any `json:"objects,omitempty"`

@@ -130,3 +130,24 @@ func TestLoadRefusesBadSuites(t *testing.T) {
 		t.Error("Load(a directory without suites) = nil error")
 	}
 }
+
+// TestCaseRequest checks that a case's CONNECT and impersonator reach the
+// evaluation.
+func TestCaseRequest(t *testing.T) {
+	s := &Suite{Path: "suite.yaml", Name: "s"}
+	c := Case{Name: "exec", Operation: "CONNECT", ResourceName: "web", Subresource: "exec", Namespace: "team-a",
+		Object:       map[string]any{"apiVersion": "v1", "kind": "PodExecOptions", "command": []any{"ls"}},
+		User:         &User{Name: "frank", Groups: []string{"testers"}},
+		Impersonator: &User{Name: "dave", UID: "dave-uid", Groups: []string{"devs"}}}
+	in, err := s.input(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := in.Request
+	if q.Operation != "CONNECT" || q.Name != "web" || q.Subresource != "exec" || q.Namespace != "team-a" || q.Object.GetKind() != "PodExecOptions" {
+		t.Errorf("request = %s %s/%s %s of %s, want CONNECT team-a/web exec of PodExecOptions", q.Operation, q.Namespace, q.Name, q.Subresource, q.Object.GetKind())
+	}
+	if q.User.Name != "frank" || q.Impersonator == nil || q.Impersonator.Name != "dave" || q.Impersonator.UID != "dave-uid" {
+		t.Errorf("user %+v impersonated by %+v, want frank by dave", q.User, q.Impersonator)
+	}
+}

@@ -28,14 +28,21 @@ type Entry struct {
 }
 
 // Capture takes the trace of a finished request from its record, or
-// returns nil when admission left no step in it (the request did not run
-// admission). It is cheap: the record is kept, not copied, and the JSON
+// returns nil when the request did not run admission. (Admission may run
+// and leave no step: a CONNECT no plugin handles and no webhook or policy
+// looked at.) It is cheap: the record is kept, not copied, and the JSON
 // form is built by Entry.Trace. The caller must not write to rec again.
 func Capture(req Request, out Outcome, rec *admission.Record) *Entry {
-	if rec == nil || !rec.HasSteps() {
+	if rec == nil || !rec.HasSteps() && !ranAdmission(rec) {
 		return nil
 	}
 	return &Entry{req: req, out: out, rec: rec}
+}
+
+// ranAdmission reports whether admission ran for the record's request.
+func ranAdmission(rec *admission.Record) bool {
+	_, op, _ := rec.Request()
+	return op != ""
 }
 
 // Request returns the captured request's facts.

@@ -24,10 +24,11 @@ import (
 
 // testCase is one generated case (the suite file is JSON, which is YAML).
 type testCase struct {
-	Name    string                 `json:"name"`
-	Request string                 `json:"request"`
-	Files   []string               `json:"files"`
-	Expect  map[string]interface{} `json:"expect"`
+	Name         string                 `json:"name"`
+	Request      string                 `json:"request"`
+	Files        []string               `json:"files"`
+	Impersonator map[string]interface{} `json:"impersonator,omitempty"`
+	Expect       map[string]interface{} `json:"expect"`
 }
 
 // suiteFor writes the suite of scs to dir and returns its path and the
@@ -35,7 +36,7 @@ type testCase struct {
 func suiteFor(dir string, scs []*Scenario, httpResults string, evalFlags []string) (string, int, error) {
 	var cases []testCase
 	for _, sc := range scs {
-		if notEvaluable(sc) != "" || len(sc.Endpoints) > 0 || len(sc.Services) > 0 {
+		if notEvaluable(sc, scs) != "" || len(sc.Endpoints) > 0 || len(sc.Services) > 0 {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(httpResults, sc.Area, sc.Name+".json"))
@@ -82,7 +83,11 @@ func caseFor(dir string, sc *Scenario, want *Result) (testCase, error) {
 	if err := os.WriteFile(base+"-request.json", review, 0o644); err != nil {
 		return testCase{}, err
 	}
-	return testCase{Name: sc.ID(), Request: base + "-request.json", Files: []string{base + "-objects.json"}, Expect: expectOf(want)}, nil
+	c := testCase{Name: sc.ID(), Request: base + "-request.json", Files: []string{base + "-objects.json"}, Expect: expectOf(want)}
+	if u := impersonator(sc); u != nil {
+		c.Impersonator = map[string]interface{}{"name": u.Username, "uid": u.UID, "groups": u.Groups}
+	}
+	return c, nil
 }
 
 func expectOf(want *Result) map[string]interface{} {

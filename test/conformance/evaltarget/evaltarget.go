@@ -14,16 +14,17 @@
 // webhook server, the harness's, and gives admitd eval the service map of
 // it (--service-map), so that webhooks are called for real.
 //
-// A scenario qualifies when admitd eval can express it (notEvaluable): an
-// operation other than CONNECT (eval sends CREATE, UPDATE and DELETE), no
-// request.impersonate (a user impersonating another: eval sends as one
-// user), no webhook behind a Service the scenario does not serve (eval
-// refuses what it cannot reach, where a server calls and fails), and not
-// an UPDATE of a CertificateSigningRequest it gives (the final object names
-// the object's creator: the harness's administrator, or eval's).
-// Everything else a scenario needs is in it: its objects are given
-// to eval as files (with the harness's CRDs for the areas that use them),
-// its user is impersonated, its endpoints answer from the webhook server.
+// A scenario qualifies when admitd eval can express it (notEvaluable): no
+// webhook behind a Service the scenario does not serve (eval refuses what
+// it cannot reach, where a server calls and fails). Everything else a
+// scenario needs is in it: its objects are given to eval as files (with
+// the harness's CRDs for the areas that use them; a
+// CertificateSigningRequest names the requester the http target creates
+// it as, the harness's administrator: withRequester), its user is
+// impersonated (by eval's administrator; with request.impersonate, the
+// user impersonates that identity: --impersonator), a CONNECT's options
+// object is the review's object, its endpoints answer from the webhook
+// server.
 //
 // With --test, the evaluable scenarios without webhook endpoints are also
 // run by `admitd test`, as one generated suite whose expectations are the
@@ -119,7 +120,7 @@ func cmdEval(args []string) int {
 	}
 	skipped := 0
 	for _, sc := range scs {
-		if why := notEvaluable(sc); why != "" {
+		if why := notEvaluable(sc, all); why != "" {
 			fmt.Printf("%-60s not evaluable offline: %s\n", sc.ID(), why)
 			skipped++
 			continue
@@ -144,16 +145,13 @@ func cmdEval(args []string) int {
 	return 0
 }
 
-// notEvaluable says why admitd eval cannot express a scenario, or "".
-func notEvaluable(sc *Scenario) string {
-	switch {
-	case sc.Request.Operation == "CONNECT":
-		return "a CONNECT (eval sends CREATE, UPDATE and DELETE)"
-	case sc.Request.Impersonate != nil:
-		return "a user impersonating another (eval sends as one user)"
-	}
-	if sc.Request.Operation == "UPDATE" && givesKind(sc, "CertificateSigningRequest") {
-		return "an UPDATE of a CertificateSigningRequest it gives: the final object shows who created it (spec.username, uid, extra), the harness's administrator or eval's"
+// notEvaluable says why admitd eval cannot express a scenario, or "";
+// all are the scenarios (the http target runs an area's in this order, on
+// one server).
+func notEvaluable(sc *Scenario, all []*Scenario) string {
+	if prev := impersonatedBefore(sc, all); prev != nil {
+		return "needs server-side state: its user impersonated before on the running server (" + prev.ID() +
+			"), which words a refused impersonation by the mode that last worked for the user (constrained or legacy)"
 	}
 	if svc := unlistedService(sc); svc != "" {
 		return "a webhook behind Service " + svc + ", which the scenario does not serve (eval refuses webhooks it cannot reach)"
@@ -161,13 +159,25 @@ func notEvaluable(sc *Scenario) string {
 	return ""
 }
 
-func givesKind(sc *Scenario, kind string) bool {
-	for _, obj := range sc.Objects {
-		if obj["kind"] == kind {
-			return true
+// impersonatedBefore is the scenario of sc's area, run before it on the
+// same server, whose user (the same as sc's) impersonated too, or nil.
+func impersonatedBefore(sc *Scenario, all []*Scenario) *Scenario {
+	if sc.Request.Impersonate == nil {
+		return nil
+	}
+	me, _ := json.Marshal(sc.EffectiveUser())
+	for _, o := range all {
+		if o == sc || o.File == sc.File {
+			return nil
+		}
+		if o.Area != sc.Area || o.Request.Impersonate == nil {
+			continue
+		}
+		if them, _ := json.Marshal(o.EffectiveUser()); bytes.Equal(me, them) {
+			return o
 		}
 	}
-	return false
+	return nil
 }
 
 // unlistedService is a Service a webhook of the scenario calls that its
@@ -257,6 +267,7 @@ func (t *evalTarget) run(sc *Scenario, repl map[string]string, res *Result) erro
 		return err
 	}
 	args := append([]string{"eval", "-f", objPath, "--request", reqPath, "-o", "json", "--service-map", t.svcMap}, t.flags...)
+	args = append(args, impersonatorFlags(sc)...)
 	cmd := exec.Command(t.admitd, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -358,20 +369,71 @@ func objectsFile(sc *Scenario, repl map[string]string) ([]byte, error) {
 		}
 	}
 	for _, u := range objectsOf(sc, repl) {
+		withRequester(u)
 		items = append(items, u.Object)
 	}
 	return json.Marshal(map[string]interface{}{"apiVersion": "v1", "kind": "List", "items": items})
 }
 
+// impersonator is who sends a request.impersonate: the scenario's user,
+// authenticated by its token as the http target does (a user with extra
+// has none: the harness's administrator sends it then), or nil.
+func impersonator(sc *Scenario) *User {
+	if sc.Request.Impersonate == nil {
+		return nil
+	}
+	if u := sc.EffectiveUser(); len(u.Extra) == 0 {
+		return &u
+	}
+	return &User{Username: adminUser, UID: adminUser, Groups: []string{"system:masters", "system:authenticated"}}
+}
+
+// impersonatorFlags are admitd eval's flags for the impersonator.
+func impersonatorFlags(sc *Scenario) []string {
+	u := impersonator(sc)
+	if u == nil {
+		return nil
+	}
+	flags := []string{"--impersonator", u.Username, "--impersonator-uid", u.UID}
+	for _, g := range u.Groups {
+		flags = append(flags, "--impersonator-group", g)
+	}
+	return flags
+}
+
+// withRequester names, in a CertificateSigningRequest without a
+// requester, the one the http target creates it as: the harness's
+// administrator (admitd eval creates a CSR that names its requester as
+// that requester, and the final object of an UPDATE shows it).
+func withRequester(u *unstructured.Unstructured) {
+	if u.GetKind() != "CertificateSigningRequest" || u.GroupVersionKind().Group != "certificates.k8s.io" {
+		return
+	}
+	if name, _, _ := unstructured.NestedString(u.Object, "spec", "username"); name != "" {
+		return
+	}
+	_ = unstructured.SetNestedField(u.Object, adminUser, "spec", "username")
+	_ = unstructured.SetNestedField(u.Object, adminUser, "spec", "uid")
+	_ = unstructured.SetNestedStringSlice(u.Object, []string{"system:masters", "system:authenticated"}, "spec", "groups")
+}
+
 // reviewOf is the scenario's request as an admission.k8s.io/v1
-// AdmissionReview, its user as the harness authenticates it.
+// AdmissionReview, its user as the harness authenticates it (or, with
+// request.impersonate, the identity impersonated, as sent in its headers);
+// a CONNECT's kind is its options object's, as a server sends it.
 func reviewOf(sc *Scenario, repl map[string]string) ([]byte, error) {
 	rq := sc.Request
 	kind, err := kindOf(sc)
 	if err != nil {
 		return nil, err
 	}
+	if rq.Operation == "CONNECT" && rq.Object != nil {
+		kind = (&unstructured.Unstructured{Object: rq.Object}).GroupVersionKind()
+	}
 	u := sc.EffectiveUser()
+	if imp := rq.Impersonate; imp != nil {
+		u = *imp
+	}
 	user := map[string]interface{}{"username": u.Username, "uid": u.UID, "groups": u.Groups}
 	if len(u.Extra) > 0 {
 		user["extra"] = u.Extra
