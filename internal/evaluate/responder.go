@@ -207,6 +207,6 @@ func checkServiceReference(o Object, h any, mapped map[string]string) error {
 		return nil
 	}
 	hookName, _ := hook["name"].(string)
-	return &ConfigError{Err: fmt.Errorf("%s: webhook %q of %s %s calls Service %s/%s, which eval cannot reach: record its answers in --webhook-responses (or map the Service with --service-map)",
+	return &ConfigError{Err: fmt.Errorf("%s: webhook %q of %s %s calls Service %s/%s, which eval cannot reach: record its answers in --webhook-responses, map the Service with --service-map, or let the call fail as on a cluster where the Service does not answer with --call-unreachable-webhooks",
 		o.Source, hookName, o.GetKind(), o.GetName(), ns, name)}
 }

@@ -33,8 +33,10 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
-		return nil, err
+	if !in.Server.CallUnreachableWebhooks {
+		if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
+			return nil, err
+		}
 	}
 	inst, err := startServer(ctx, in.Server, in.Request.Impersonator)
 	if err != nil {

@@ -200,3 +200,27 @@ func TestTreeRedactsSecretValues(t *testing.T) {
 		t.Errorf("the tree of a Secret shows its values:\n%s", out.String())
 	}
 }
+
+// With CallUnreachableWebhooks a webhook behind a Service eval cannot reach
+// is called as the server would call it: the call fails, and its
+// failurePolicy decides (Fail, the default: refused; Ignore: admitted).
+func TestRunCallsUnreachableWebhooksWhenAsked(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		policy  string
+		allowed bool
+	}{{"Fail", false}, {"Ignore", true}} {
+		hook := strings.Replace(serviceHook, "  sideEffects: None", "  sideEffects: None\n  timeoutSeconds: 2\n  failurePolicy: "+tc.policy, 1)
+		r, err := Run(ctx, Input{Objects: objects(t, hook), Request: Request{Object: configMap("c")},
+			Server: ServerConfig{CallUnreachableWebhooks: true}})
+		if err != nil {
+			t.Fatalf("failurePolicy %s: %v", tc.policy, err)
+		}
+		if r.Allowed != tc.allowed {
+			t.Errorf("failurePolicy %s: allowed = %v, want %v (status %+v)", tc.policy, r.Allowed, tc.allowed, r.Status)
+		}
+		if !tc.allowed && (r.Status == nil || !strings.Contains(r.Status.Message, `failed calling webhook "label.example.com"`)) {
+			t.Errorf("failurePolicy Fail: status %+v, want the failed call", r.Status)
+		}
+	}
+}

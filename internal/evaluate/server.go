@@ -35,6 +35,12 @@ type ServerConfig struct {
 	// ServiceMap is serve's --service-map: webhooks behind the Services
 	// it names are dialed at the mapped addresses.
 	ServiceMap string
+	// CallUnreachableWebhooks lets webhooks behind a Service that neither
+	// the service map nor a recorded response covers be called anyway:
+	// the calls fail, as on a cluster where that Service does not answer,
+	// and each webhook's failurePolicy decides. Without it eval refuses
+	// such a configuration before sending anything.
+	CallUnreachableWebhooks bool
 	// QuotaController runs the resource quota controller, as admitd serve
 	// does by default (--quota-controller).
 	QuotaController bool

@@ -160,7 +160,8 @@ func (s *Suite) request(c Case) (evaluate.Request, error) {
 func (s *Suite) serverConfig() evaluate.ServerConfig {
 	v := s.Server
 	c := evaluate.ServerConfig{EnableAdmissionPlugins: v.EnableAdmissionPlugins, DisableAdmissionPlugins: v.DisableAdmissionPlugins,
-		FeatureGates: v.FeatureGates, AllowPrivileged: v.AllowPrivileged, AuthorizationModes: v.AuthorizationMode, QuotaController: true}
+		FeatureGates: v.FeatureGates, AllowPrivileged: v.AllowPrivileged, AuthorizationModes: v.AuthorizationMode, QuotaController: true,
+		CallUnreachableWebhooks: v.CallUnreachableWebhooks}
 	if v.AdmissionControlConfigFile != "" {
 		c.AdmissionControlConfigFile = s.path(v.AdmissionControlConfigFile)
 	}

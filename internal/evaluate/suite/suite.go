@@ -57,6 +57,8 @@ type Server struct {
 	// QuotaController defaults to true, as admitd serve's.
 	QuotaController *bool  `json:"quotaController,omitempty"`
 	ServiceMap      string `json:"serviceMap,omitempty"`
+	// CallUnreachableWebhooks is admitd eval's --call-unreachable-webhooks.
+	CallUnreachableWebhooks bool `json:"callUnreachableWebhooks,omitempty"`
 }
 
 // Case is one request and what is expected of it.
