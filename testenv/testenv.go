@@ -30,24 +30,18 @@ package testenv
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/server"
-	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
@@ -138,10 +132,6 @@ func New(opts ...Option) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := seedServiceAccountKey(dir); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
 	s := settings{server: server.DefaultOptions()}
 	s.server.AllowPrivileged = true // as envtest runs kube-apiserver
 	s.server.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -163,24 +153,6 @@ func New(opts ...Option) (*Env, error) {
 		QPS: -1, // no client-side rate limiting
 	}
 	return &Env{Config: cfg, URL: srv.URL, CAPEM: srv.CAPEM, srv: srv, dataDir: dir}, nil
-}
-
-// seedServiceAccountKey writes a fresh P-256 service-account signing key
-// where the server would otherwise generate an RSA 2048 one, which takes
-// tens to hundreds of milliseconds: most of a start.
-func seedServiceAccountKey(dir string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	keyPEM, err := pki.EncodePrivateKeyPEM(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "pki"), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "pki", serviceaccount.KeyFile), keyPEM, 0o600)
 }
 
 // Close stops the server and removes its certificates.

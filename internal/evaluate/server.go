@@ -2,22 +2,16 @@ package evaluate
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"k8s.io/client-go/rest"
 
 	"github.com/admitd/admitd/internal/auth"
-	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/server"
-	"github.com/admitd/admitd/internal/serviceaccount"
 )
 
 // ServerConfig is the configuration of the in-process server, in the
@@ -65,10 +59,6 @@ func startServer(ctx context.Context, c ServerConfig, impersonator *User) (*inst
 	if err != nil {
 		return nil, err
 	}
-	if err := seedServiceAccountKey(dir); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
-	}
 	opts := serverOptions(c, dir)
 	token := ""
 	if impersonator != nil {
@@ -104,23 +94,6 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return o
-}
-
-// seedServiceAccountKey writes a P-256 service-account signing key where
-// the server would otherwise generate an RSA one (most of a start).
-func seedServiceAccountKey(dir string) error {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return err
-	}
-	keyPEM, err := pki.EncodePrivateKeyPEM(key)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "pki"), 0o700); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "pki", serviceaccount.KeyFile), keyPEM, 0o600)
 }
 
 func (in *instance) close() error {
