@@ -89,11 +89,16 @@ func resourcePrefix(key string) (prefix, rest string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	parts := strings.SplitN(after, "/", 3)
-	if len(parts) < 3 {
+	first := strings.IndexByte(after, '/')
+	if first < 0 {
 		return "", "", false
 	}
-	return layout.Root + parts[0] + "/" + parts[1] + "/", parts[2], true
+	second := strings.IndexByte(after[first+1:], '/')
+	if second < 0 {
+		return "", "", false
+	}
+	end := len(layout.Root) + first + 1 + second + 1
+	return key[:end], key[end:], true // slices of key: no allocation
 }
 
 // keyToKube maps an admitd key to upstream's.
