@@ -26,14 +26,53 @@ type revKey struct {
 // all. A key at a revision has one value, so an entry never goes stale; the
 // oldest entries are forgotten first.
 type decodedValues struct {
-	mu   sync.Mutex
-	m    map[revKey][]byte
-	ring [decodedSize]revKey
-	next int
+	mu      sync.Mutex
+	m       map[revKey][]byte
+	ring    [decodedSize]revKey
+	next    int
+	pending map[string]*pendingWrite // by upstream key
+}
+
+// pendingWrite is a write through the store whose revision is not known
+// yet: its watchers may see it before the write returns.
+type pendingWrite struct {
+	stored, value []byte
 }
 
 func newDecodedValues() *decodedValues {
-	return &decodedValues{m: make(map[revKey][]byte, decodedSize)}
+	return &decodedValues{m: make(map[revKey][]byte, decodedSize), pending: map[string]*pendingWrite{}}
+}
+
+// expect announces a write of stored (admitd's value) to key; the
+// returned entry goes to settle when the write has returned.
+func (d *decodedValues) expect(key string, stored, value []byte) *pendingWrite {
+	p := &pendingWrite{stored: stored, value: value}
+	d.mu.Lock()
+	d.pending[key] = p
+	d.mu.Unlock()
+	return p
+}
+
+// settle forgets p, unless a later write to its key has replaced it.
+func (d *decodedValues) settle(key string, p *pendingWrite) {
+	d.mu.Lock()
+	if d.pending[key] == p {
+		delete(d.pending, key)
+	}
+	d.mu.Unlock()
+}
+
+// getPending returns a copy of admitd's value of a write to key still in
+// flight whose stored bytes are stored: a watcher that sees the write
+// before it returns need not decode it.
+func (d *decodedValues) getPending(key string, stored []byte) ([]byte, bool) {
+	d.mu.Lock()
+	p, ok := d.pending[key]
+	d.mu.Unlock()
+	if !ok || !bytes.Equal(p.stored, stored) {
+		return nil, false
+	}
+	return bytes.Clone(p.value), true
 }
 
 // get returns a copy of the remembered value, if any.

@@ -89,11 +89,16 @@ func resourcePrefix(key string) (prefix, rest string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	parts := strings.SplitN(after, "/", 3)
-	if len(parts) < 3 {
+	first := strings.IndexByte(after, '/')
+	if first < 0 {
 		return "", "", false
 	}
-	return layout.Root + parts[0] + "/" + parts[1] + "/", parts[2], true
+	second := strings.IndexByte(after[first+1:], '/')
+	if second < 0 {
+		return "", "", false
+	}
+	end := len(layout.Root) + first + 1 + second + 1
+	return key[:end], key[end:], true // slices of key: no allocation
 }
 
 // keyToKube maps an admitd key to upstream's.
@@ -107,26 +112,31 @@ func (m *mapping) keyToKube(key string) string {
 }
 
 // keyFromKube maps an upstream key back; ok is false for keys that are no
-// admitd object.
+// admitd object. It looks the prefixes up by slices of key, without
+// splitting it: every watch event of every watcher passes through here.
 func (m *mapping) keyFromKube(key string) (string, bool) {
 	after, found := strings.CutPrefix(key, layout.Root)
 	if !found {
 		return "", false
 	}
-	parts := strings.SplitN(after, "/", 3)
+	first := strings.IndexByte(after, '/')
+	if first < 0 {
+		return "", false
+	}
+	root := len(layout.Root)
 	// the longest special prefixes have two segments (services/specs)
-	if len(parts) == 3 {
-		if ours, ok := m.fromKube[layout.Root+parts[0]+"/"+parts[1]+"/"]; ok {
-			return ours + parts[2], true
+	if second := strings.IndexByte(after[first+1:], '/'); second >= 0 {
+		end := root + first + 1 + second + 1
+		if ours, ok := m.fromKube[key[:end]]; ok {
+			return ours + key[end:], true
 		}
 	}
-	if len(parts) >= 2 {
-		if ours, ok := m.fromKube[layout.Root+parts[0]+"/"]; ok {
-			return ours + strings.Join(parts[1:], "/"), true
-		}
-		if strings.Contains(parts[0], ".") { // group-keyed: custom resources, CRDs, APIServices
-			return key, true
-		}
+	end := root + first + 1
+	if ours, ok := m.fromKube[key[:end]]; ok {
+		return ours + key[end:], true
+	}
+	if strings.Contains(after[:first], ".") { // group-keyed: custom resources, CRDs, APIServices
+		return key, true
 	}
 	return "", false
 }

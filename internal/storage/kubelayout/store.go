@@ -57,6 +57,10 @@ func (s *Store) valueFromKube(key string, in storage.KeyValue) ([]byte, error) {
 	if v, ok := s.decoded.get(in.Key, in.ModRevision); ok {
 		return v, nil
 	}
+	if v, ok := s.decoded.getPending(in.Key, in.Value); ok {
+		s.decoded.put(in.Key, in.ModRevision, v)
+		return v, nil
+	}
 	v, err := s.m.valueFromKube(key, in.Value)
 	if err == nil {
 		s.decoded.put(in.Key, in.ModRevision, v)
@@ -81,8 +85,11 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) (storage.K
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
-	kv, err := s.Store.Create(ctx, s.m.keyToKube(key), stored)
+	kube := s.m.keyToKube(key)
+	p := s.expecting(kube, stored, value)
+	kv, err := s.Store.Create(ctx, kube, stored)
 	s.written(kv, err, stored, value)
+	s.settle(kube, p)
 	kv.Key, kv.Value = key, value
 	return kv, err
 }
@@ -93,8 +100,11 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRe
 	if err != nil {
 		return storage.KeyValue{}, err
 	}
-	kv, err := s.Store.Update(ctx, s.m.keyToKube(key), stored, expectedRevision)
+	kube := s.m.keyToKube(key)
+	p := s.expecting(kube, stored, value)
+	kv, err := s.Store.Update(ctx, kube, stored, expectedRevision)
 	s.written(kv, err, stored, value)
+	s.settle(kube, p)
 	kv.Key, kv.Value = key, value
 	return kv, err
 }
@@ -104,6 +114,22 @@ func (s *Store) Update(ctx context.Context, key string, value []byte, expectedRe
 func (s *Store) written(kv storage.KeyValue, err error, stored, value []byte) {
 	if err == nil && isProto(stored) {
 		s.decoded.put(kv.Key, kv.ModRevision, value)
+	}
+}
+
+// expecting announces a write stored in protobuf to its watchers, which
+// may see it before the write returns (see written); nil for others.
+func (s *Store) expecting(kube string, stored, value []byte) *pendingWrite {
+	if !isProto(stored) || len(value) > maxDecodedValue {
+		return nil
+	}
+	return s.decoded.expect(kube, stored, value)
+}
+
+// settle ends what expecting began.
+func (s *Store) settle(kube string, p *pendingWrite) {
+	if p != nil {
+		s.decoded.settle(kube, p)
 	}
 }
 
