@@ -28,21 +28,25 @@ type Entry struct {
 }
 
 // Capture takes the trace of a finished request from its record, or
-// returns nil when the request did not run admission. (Admission may run
-// and leave no step: a CONNECT no plugin handles and no webhook or policy
-// looked at.) It is cheap: the record is kept, not copied, and the JSON
-// form is built by Entry.Trace. The caller must not write to rec again.
+// returns nil when admission left no step in it: the request did not run
+// admission, or ran a chain in which nothing handles its operation and no
+// webhook or policy was looked at — except a CONNECT, which the default
+// plugins do not handle: its trace says that admission let it through. It
+// is cheap: the record is kept, not copied, and the JSON form is built by
+// Entry.Trace. The caller must not write to rec again.
 func Capture(req Request, out Outcome, rec *admission.Record) *Entry {
-	if rec == nil || !rec.HasSteps() && !ranAdmission(rec) {
+	if rec == nil || !rec.HasSteps() && !connectRanAdmission(rec) {
 		return nil
 	}
 	return &Entry{req: req, out: out, rec: rec}
 }
 
-// ranAdmission reports whether admission ran for the record's request.
-func ranAdmission(rec *admission.Record) bool {
+// connectRanAdmission reports whether the record's request is a CONNECT
+// that ran admission. (A CREATE, UPDATE or DELETE always leaves a step in
+// the server's chain: NamespaceLifecycle handles every operation.)
+func connectRanAdmission(rec *admission.Record) bool {
 	_, op, _ := rec.Request()
-	return op != ""
+	return op == admission.Connect
 }
 
 // Request returns the captured request's facts.
