@@ -2,12 +2,8 @@ package evaluate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -170,37 +166,5 @@ func fetchTrace(ctx context.Context, admin *rest.Config, auditID string, wait ti
 	if err != nil {
 		return nil, err
 	}
-	u := strings.TrimSuffix(admin.Host, "/") + trace.Path + "/" + url.PathEscape(auditID)
-	for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
-		code, body, err := get(ctx, hc, u)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case code == http.StatusOK:
-			var t trace.Trace
-			if err := json.Unmarshal(body, &t); err != nil {
-				return nil, fmt.Errorf("decoding the trace: %w", err)
-			}
-			return &t, nil
-		case code != http.StatusNotFound:
-			return nil, fmt.Errorf("reading the trace: HTTP %d", code)
-		case time.Now().After(deadline):
-			return nil, nil
-		}
-	}
-}
-
-func get(ctx context.Context, hc *http.Client, u string) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return 0, nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	return resp.StatusCode, body, err
+	return trace.Fetch(ctx, hc, admin.Host, auditID, wait)
 }

@@ -3,10 +3,10 @@ package explain
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -150,37 +150,26 @@ func dryRun(ctx context.Context, cfg *rest.Config, t *target, op string) error {
 	return err
 }
 
-// fetchTrace reads the trace of the audit ID. The server keeps a trace
-// when the request ends, just after it answers: a 404 is retried briefly.
+// fetchTrace reads the trace of the audit ID, waiting briefly for the
+// server to keep it (it does just after it answers).
 func fetchTrace(ctx context.Context, cfg *rest.Config, auditID string) (*trace.Trace, error) {
-	path := trace.Path + "/" + url.PathEscape(auditID)
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		code, body, err := get(ctx, cfg, path)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case code == http.StatusOK:
-			var t trace.Trace
-			if err := json.Unmarshal(body, &t); err != nil {
-				return nil, fmt.Errorf("decoding the trace: %w", err)
-			}
-			return &t, nil
-		case code == http.StatusForbidden:
-			return nil, fmt.Errorf("you may not read admission traces (%s): a ClusterRole with\n%s\nbound to you grants it", statusMessage(body), trace.ClusterRoleRules)
-		case code == http.StatusNotFound && time.Now().Before(deadline):
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		case code == http.StatusNotFound:
-			return nil, fmt.Errorf("the server kept no trace of the dry run (audit ID %s): admission may not have run, or --admission-trace-buffer is 0", auditID)
-		default:
-			return nil, fmt.Errorf("reading the trace: %d %s", code, statusMessage(body))
-		}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
 	}
+	t, err := trace.Fetch(ctx, hc, cfg.Host, auditID, 3*time.Second)
+	var fe *trace.FetchError
+	switch {
+	case errors.As(err, &fe) && fe.Code == http.StatusForbidden:
+		return nil, fmt.Errorf("you may not read admission traces (%s): a ClusterRole with\n%s\nbound to you grants it", statusMessage(fe.Body), trace.ClusterRoleRules)
+	case errors.As(err, &fe):
+		return nil, fmt.Errorf("reading the trace: %d %s", fe.Code, statusMessage(fe.Body))
+	case err != nil:
+		return nil, fmt.Errorf("reading the trace from %s: %w", cfg.Host, err)
+	case t == nil:
+		return nil, fmt.Errorf("the server kept no trace of the dry run (audit ID %s): admission may not have run, or --admission-trace-buffer is 0", auditID)
+	}
+	return t, nil
 }
 
 // get does a GET of path on the server with cfg's credentials (never
