@@ -4,9 +4,14 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
+
+// clockEpoch anchors monotonicNow.
+var clockEpoch = time.Now()
+
+// monotonicNow reads the monotonic clock alone (time.Now reads the wall
+// clock too): the chain reads it once per plugin.
+func monotonicNow() time.Duration { return time.Since(clockEpoch) }
 
 // NamedPlugin is a plugin with the name it was registered under.
 type NamedPlugin struct {
@@ -53,7 +58,7 @@ const ownStepsRoom = 4
 // pluginSeries are one plugin's latency series by operation, phase and
 // outcome, created on first use (as upstream, a series appears once
 // observed).
-type pluginSeries [4][2][2]atomic.Pointer[prometheus.Observer]
+type pluginSeries [4][2][2]atomic.Pointer[durationSeries]
 
 var _ Interface = (*Chain)(nil)
 
@@ -127,13 +132,12 @@ func (c *Chain) observePlugin(i int, took time.Duration, rejected bool, op Opera
 		rej = 1
 	}
 	slot := &c.series[i][operationIndex(op)][ph][rej]
-	o := slot.Load()
-	if o == nil {
-		obs := c.metrics.controllerObserver(rejected, op, phase, c.plugins[i].Name)
-		slot.Store(&obs)
-		o = &obs
+	s := slot.Load()
+	if s == nil {
+		s = c.metrics.controllerSeries(rejected, op, phase, c.plugins[i].Name)
+		slot.Store(s)
 	}
-	(*o).Observe(took.Seconds())
+	s.observe(took)
 }
 
 // Plugins returns the plugins of the chain in order.
@@ -150,69 +154,76 @@ func (c *Chain) Handles(op Operation) bool {
 }
 
 // Admit runs the mutating phase, with at most one reinvocation pass.
-func (c *Chain) Admit(ctx context.Context, a *Attributes) (err error) {
-	start := time.Now()
-	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "admit") }()
+func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
+	start := monotonicNow()
 	if a.Record != nil {
-		a.Record.reserveSteps(c.stepsHint[operationIndex(a.Operation)])
-		a.Record.noteRequest(a)
+		a.Record.noteRequestSteps(a, c.stepsHint[operationIndex(a.Operation)])
 	}
-	if err := c.admitOnce(ctx, a, start); err != nil {
-		return err
+	end, err := c.admitOnce(ctx, a, start)
+	if err == nil && a.Record != nil && a.Record.startReinvocation() {
+		end, err = c.admitOnce(ctx, a, monotonicNow())
 	}
-	if a.Record != nil && a.Record.startReinvocation() {
-		return c.admitOnce(ctx, a, start)
-	}
-	return nil
+	c.metrics.ObserveAdmissionStep(end-start, err != nil, a.Operation, "admit")
+	return err
 }
 
-// A plugin's duration is read off one monotonic clock per plugin: from
-// the end of the previous plugin's (or the phase's start) to the end of
-// its own call, so it also counts the chain's bookkeeping of the plugin
-// before it (tens of nanoseconds).
+// Durations are read off one monotonic clock once per plugin: a plugin's
+// duration runs from the end of the previous plugin's call (or the start
+// of the pass) to the end of its own, so it also counts the chain's
+// bookkeeping of the plugin before it (tens of nanoseconds); a phase ends
+// with its last plugin. Each pass returns the clock at its end.
 
-func (c *Chain) admitOnce(ctx context.Context, a *Attributes, start time.Time) error {
+func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration) (time.Duration, error) {
 	round := 0
 	if a.Record != nil && a.Record.IsReinvoke() {
 		round = 1
 	}
-	mark := time.Since(start)
+	var steps pendingSteps
+	defer steps.flush(a.Record)
 	for i, m := range c.mutators {
 		if m == nil || !m.Handles(a.Operation) {
 			continue
 		}
+		if c.ownSteps[i] {
+			steps.flush(a.Record)
+		}
 		err := m.Admit(ctx, a)
-		now := time.Since(start)
+		now := monotonicNow()
 		took := now - mark
 		mark = now
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
-		c.addPluginStep(a, i, "admit", round, took, err)
+		c.addPluginStep(a, &steps, i, "admit", round, took, err)
 		if err != nil {
 			c.rejected(a, i)
-			return err
+			return mark, err
 		}
 	}
-	return nil
+	return mark, nil
 }
 
 // Validate runs the validating phase.
 func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
-	start := time.Now()
-	defer func() { c.metrics.ObserveAdmissionStep(time.Since(start), err != nil, a.Operation, "validate") }()
+	start := monotonicNow()
 	if a.Record != nil {
 		a.Record.noteRequest(a)
 	}
-	mark := time.Since(start)
+	mark := start
+	defer func() { c.metrics.ObserveAdmissionStep(mark-start, err != nil, a.Operation, "validate") }()
+	var steps pendingSteps
+	defer steps.flush(a.Record)
 	for i, v := range c.validators {
 		if v == nil || !v.Handles(a.Operation) {
 			continue
 		}
+		if c.ownSteps[i] {
+			steps.flush(a.Record)
+		}
 		err := v.Validate(ctx, a)
-		now := time.Since(start)
+		now := monotonicNow()
 		took := now - mark
 		mark = now
 		c.observePlugin(i, took, err != nil, a.Operation, "validate")
-		c.addPluginStep(a, i, "validate", 0, took, err)
+		c.addPluginStep(a, &steps, i, "validate", 0, took, err)
 		if err != nil {
 			c.rejected(a, i)
 			return err
@@ -225,14 +236,15 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 // own: its name, the phase ("admit" or "validate") as Reason, the pass
 // (round 1 is the mutating phase's second pass), the time it took and its
 // error.
-func (c *Chain) addPluginStep(a *Attributes, i int, phase string, round int, took time.Duration, err error) {
+func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase string, round int, took time.Duration, err error) {
 	if a.Record == nil || c.ownSteps[i] {
 		return
 	}
 	if err == nil && c.compact[i] {
-		a.Record.addPluginStep(c.stepName[i], phase == "validate", round, took)
+		steps.add(a.Record, pluginStepRef(c.stepName[i], phase == "validate", round, took))
 		return
 	}
+	steps.flush(a.Record)
 	s := Step{Plugin: c.plugins[i].Name, Matched: true, Reason: phase, Round: round, Duration: took}
 	if err != nil {
 		s.Err = err.Error()

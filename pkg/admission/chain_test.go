@@ -147,3 +147,46 @@ func TestChainTraceStepsOfCompiledInPlugins(t *testing.T) {
 		t.Fatalf("last step = %+v, want Bad's error", last)
 	}
 }
+
+// stepWriter records its own step when it runs.
+type stepWriter struct{ ownSteps }
+
+func (s *stepWriter) Admit(_ context.Context, a *Attributes) error {
+	a.Record.AddStep(Step{Plugin: "W", Name: "hook", Matched: true, Reason: "patched"})
+	return nil
+}
+
+// TestChainTraceKeepsOrderAcrossHeldSteps: the chain holds compiled-in
+// plugins' steps and writes them to the record in runs; steps a plugin
+// records itself, steps kept whole (errors) and runs longer than what it
+// holds at once still come out in the order the plugins ran.
+func TestChainTraceKeepsOrderAcrossHeldSteps(t *testing.T) {
+	var log []string
+	var plugins []NamedPlugin
+	var want []string
+	for i := range 20 {
+		name := "P" + string(rune('a'+i))
+		plugins = append(plugins, NamedPlugin{name, &recorder{name: name, log: &log}})
+		want = append(want, name+":")
+	}
+	plugins = append(plugins, NamedPlugin{"W", &stepWriter{}})
+	want = append(want, "W:hook")
+	for i := range 18 {
+		name := "Q" + string(rune('a'+i))
+		plugins = append(plugins, NamedPlugin{name, &recorder{name: name, log: &log}})
+		want = append(want, name+":")
+	}
+	plugins = append(plugins, NamedPlugin{"Bad", &recorder{name: "bad", log: &log, fail: errors.New("no")}})
+	want = append(want, "Bad:")
+	attrs := &Attributes{Operation: Create, Record: NewRecord()}
+	if err := NewChain(plugins...).Admit(context.Background(), attrs); err == nil {
+		t.Fatal("Admit: want the error of Bad")
+	}
+	var got []string
+	for _, s := range attrs.Record.Steps() {
+		got = append(got, s.Plugin+":"+s.Name)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps =\n%v\nwant\n%v", got, want)
+	}
+}

@@ -13,7 +13,7 @@ import (
 type Metrics struct {
 	step          *prometheus.HistogramVec
 	stepSummary   *prometheus.SummaryVec
-	controller    *prometheus.HistogramVec
+	controller    *durationVec
 	webhook       *prometheus.HistogramVec
 	webhookTotal  *prometheus.CounterVec
 	webhookReject *prometheus.CounterVec
@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "step_admission_duration_seconds_summary", MaxAge: 5 * time.Hour,
 			Help: "Admission sub-step latency summary in seconds, broken out for each operation and API resource and step type (validate or admit)."},
 			[]string{"type", "operation", "rejected"}),
-		controller: prometheus.NewHistogramVec(opts("controller_admission_duration_seconds",
+		controller: newDurationVec(opts("controller_admission_duration_seconds",
 			"Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).", short),
 			[]string{"name", "type", "operation", "rejected"}),
 		webhook: prometheus.NewHistogramVec(opts("webhook_admission_duration_seconds",
@@ -117,13 +117,13 @@ func (m *Metrics) ObserveAdmissionController(d time.Duration, rejected bool, op 
 	if m == nil {
 		return
 	}
-	m.controller.WithLabelValues(name, typ, string(op), strconv.FormatBool(rejected)).Observe(d.Seconds())
+	m.controllerSeries(rejected, op, typ, name).observe(d)
 }
 
-// controllerObserver is the series of ObserveAdmissionController for one
+// controllerSeries is the series of ObserveAdmissionController for one
 // plugin, phase, operation and outcome.
-func (m *Metrics) controllerObserver(rejected bool, op Operation, typ, name string) prometheus.Observer {
-	return m.controller.WithLabelValues(name, typ, string(op), strconv.FormatBool(rejected))
+func (m *Metrics) controllerSeries(rejected bool, op Operation, typ, name string) *durationSeries {
+	return m.controller.with(name, typ, string(op), strconv.FormatBool(rejected))
 }
 
 // ObserveWebhook records one webhook call; typ is "admit" or "validating",

@@ -180,18 +180,52 @@ func (r *Record) AddStep(s Step) {
 	r.mu.Unlock()
 }
 
-// addPluginStep appends the step of a compiled-in plugin that ran without
+// pluginStepRef is the step of a compiled-in plugin that ran without
 // error: the plugin's interned name, its phase, pass and duration. Nothing
 // of it holds a pointer, so the trace of a request costs one small
 // allocation that the garbage collector does not scan.
-func (r *Record) addPluginStep(name uint16, validate bool, round int, took time.Duration) {
+func pluginStepRef(name uint16, validate bool, round int, took time.Duration) stepRef {
 	ref := stepRef{dur: took, name: name, round: uint8(round)}
 	if validate {
 		ref.phase = 1
 	}
+	return ref
+}
+
+// appendPluginSteps appends plugin steps to the trace, in order.
+func (r *Record) appendPluginSteps(refs []stepRef) {
 	r.mu.Lock()
-	r.appendRefLocked(ref)
+	for _, ref := range refs {
+		r.appendRefLocked(ref)
+	}
 	r.mu.Unlock()
+}
+
+// pendingSteps gathers the steps of the compiled-in plugins a chain runs one
+// after another, so that the record is locked once for a run of them rather
+// than once per plugin. The chain flushes it before anything else records a
+// step (a plugin recording its own, a step kept whole) and at the end of
+// the pass, so the trace keeps its order.
+type pendingSteps struct {
+	refs [16]stepRef
+	n    int
+}
+
+// add holds ref for r, flushing when full.
+func (p *pendingSteps) add(r *Record, ref stepRef) {
+	if p.n == len(p.refs) {
+		p.flush(r)
+	}
+	p.refs[p.n] = ref
+	p.n++
+}
+
+// flush appends the held steps to r.
+func (p *pendingSteps) flush(r *Record) {
+	if p.n > 0 && r != nil {
+		r.appendPluginSteps(p.refs[:p.n])
+	}
+	p.n = 0
 }
 
 // appendRefLocked appends to the trace order, making the reserved room
@@ -207,15 +241,13 @@ func (r *Record) appendRefLocked(ref stepRef) {
 	r.order = append(r.order, ref)
 }
 
-// reserveSteps says how much room the first step makes: the chain knows
-// how many steps its plugins leave on a request. Nothing is allocated until
-// a step is recorded.
-func (r *Record) reserveSteps(n int) {
-	r.mu.Lock()
+// reserveStepsLocked says how much room the first step makes: the chain
+// knows how many steps its plugins leave on a request. Nothing is allocated
+// until a step is recorded. r.mu is held.
+func (r *Record) reserveStepsLocked(n int) {
 	if r.order == nil {
 		r.stepsRoom = n
 	}
-	r.mu.Unlock()
 }
 
 // HasSteps reports whether any step was recorded.

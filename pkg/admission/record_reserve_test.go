@@ -7,8 +7,10 @@ import "testing"
 // the reserved room.
 func TestReservedStepsWaitForAStep(t *testing.T) {
 	r := NewRecord()
-	if n := testing.AllocsPerRun(20, func() { r.reserveSteps(8) }); n != 0 {
-		t.Errorf("reserveSteps allocated %v times", n)
+	a := &Attributes{Name: "x", Operation: Create}
+	r.noteRequestSteps(a, 8)
+	if n := testing.AllocsPerRun(20, func() { r.noteRequestSteps(a, 8) }); n != 0 {
+		t.Errorf("noteRequestSteps allocated %v times", n)
 	}
 	r.AddStep(Step{Plugin: "p"})
 	if got := cap(r.order); got != 8 {
@@ -27,9 +29,9 @@ func TestCompactAndWholeStepsKeepTheirOrder(t *testing.T) {
 	r := NewRecord()
 	a, _ := internStepName("A")
 	b, _ := internStepName("B")
-	r.addPluginStep(a, false, 0, 3)
+	r.appendPluginSteps([]stepRef{pluginStepRef(a, false, 0, 3)})
 	r.AddStep(Step{Plugin: "MutatingAdmissionWebhook", Name: "w", Matched: true, Reason: "patched"})
-	r.addPluginStep(b, true, 1, 5)
+	r.appendPluginSteps([]stepRef{pluginStepRef(b, true, 1, 5)})
 	got := r.Steps()
 	want := []Step{
 		{Plugin: "A", Matched: true, Reason: "admit", Duration: 3},

@@ -138,13 +138,27 @@ func (r *Record) RejectedBy() string {
 // noteRequest remembers the object name and operation admission saw.
 func (r *Record) noteRequest(a *Attributes) {
 	r.mu.Lock()
+	r.noteRequestLocked(a)
+	r.mu.Unlock()
+}
+
+// noteRequestSteps is noteRequest at the start of the mutating phase, also
+// reserving room for n steps (see reserveStepsLocked).
+func (r *Record) noteRequestSteps(a *Attributes, n int) {
+	r.mu.Lock()
+	r.reserveStepsLocked(n)
+	r.noteRequestLocked(a)
+	r.mu.Unlock()
+}
+
+// noteRequestLocked is noteRequest with r.mu held.
+func (r *Record) noteRequestLocked(a *Attributes) {
 	if info := r.traceInfoLocked(); info.operation == "" {
 		info.name, info.operation = a.Name, a.Operation
 		if a.DryRun {
 			r.trace.flags.Or(dryRunSeen)
 		}
 	}
-	r.mu.Unlock()
 }
 
 // Request returns the object name, operation and dry-run flag admission
