@@ -13,6 +13,19 @@ var clockEpoch = time.Now()
 // clock too): the chain reads it once per plugin.
 func monotonicNow() time.Duration { return time.Since(clockEpoch) }
 
+// Scoped is implemented by a plugin that looks at some requests only (a
+// resource, a subresource, an operation, or none while its feature gate is
+// off): Concerns reports whether it looks at a. On a request it does not
+// look at, its Admit and Validate must return nil and change nothing. The
+// chain does not call it there, nor read the clock for it: it still counts
+// in the plugin's latency metric, with zero seconds (what it would spend is
+// a few nanoseconds, well inside the metric's first bucket; they count into
+// the next plugin's time), and its trace step is skipped with reason
+// SkipResource.
+type Scoped interface {
+	Concerns(a *Attributes) bool
+}
+
 // NamedPlugin is a plugin with the name it was registered under.
 type NamedPlugin struct {
 	Name   string
@@ -42,6 +55,8 @@ type Chain struct {
 	// request).
 	mutators   []Mutator
 	validators []Validator
+	// scoped is, per plugin, the plugin as Scoped, nil where it is not.
+	scoped []Scoped
 	// stepName is, per plugin, its interned name for compact trace steps;
 	// compact says whether it has one.
 	stepName []uint16
@@ -66,11 +81,12 @@ var _ Interface = (*Chain)(nil)
 func NewChain(plugins ...NamedPlugin) *Chain {
 	n := len(plugins)
 	c := &Chain{plugins: plugins, ownSteps: make([]bool, n), mutators: make([]Mutator, n),
-		validators: make([]Validator, n), stepName: make([]uint16, n), compact: make([]bool, n)}
+		validators: make([]Validator, n), scoped: make([]Scoped, n), stepName: make([]uint16, n), compact: make([]bool, n)}
 	for i, p := range plugins {
 		_, c.ownSteps[i] = p.Plugin.(StepRecorder)
 		c.mutators[i], _ = p.Plugin.(Mutator)
 		c.validators[i], _ = p.Plugin.(Validator)
+		c.scoped[i], _ = p.Plugin.(Scoped)
 		c.stepName[i], c.compact[i] = internStepName(p.Name)
 	}
 	for i, op := range []Operation{Create, Update, Delete, Connect} {
@@ -184,6 +200,10 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 		if m == nil || !m.Handles(a.Operation) {
 			continue
 		}
+		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
+			c.skip(a, &steps, i, "admit", round)
+			continue
+		}
 		if c.ownSteps[i] {
 			steps.flush(a.Record)
 		}
@@ -213,6 +233,10 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	defer steps.flush(a.Record)
 	for i, v := range c.validators {
 		if v == nil || !v.Handles(a.Operation) {
+			continue
+		}
+		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
+			c.skip(a, &steps, i, "validate", 0)
 			continue
 		}
 		if c.ownSteps[i] {
@@ -250,6 +274,21 @@ func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase s
 		s.Err = err.Error()
 	}
 	a.Record.AddStep(s)
+}
+
+// skip counts plugin i, which does not look at the request, in its metric
+// and leaves its step, skipped with reason SkipResource.
+func (c *Chain) skip(a *Attributes, steps *pendingSteps, i int, phase string, round int) {
+	c.observePlugin(i, 0, false, a.Operation, phase)
+	if a.Record == nil || c.ownSteps[i] {
+		return
+	}
+	if c.compact[i] {
+		steps.add(a.Record, skippedStepRef(c.stepName[i], phase == "validate", round))
+		return
+	}
+	steps.flush(a.Record)
+	a.Record.AddStep(Step{Plugin: c.plugins[i].Name, Reason: phase, Round: round, Skip: SkipResource})
 }
 
 // rejected notes in the record that plugin i ended admission.

@@ -3,9 +3,14 @@ package admission
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // recorder is a plugin that logs its calls and can mutate, request
@@ -188,5 +193,52 @@ func TestChainTraceKeepsOrderAcrossHeldSteps(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("steps =\n%v\nwant\n%v", got, want)
+	}
+}
+
+// nodesOnly is a Scoped recorder that looks at nodes only.
+type nodesOnly struct{ recorder }
+
+func (*nodesOnly) Concerns(a *Attributes) bool { return a.Resource.Resource == "nodes" }
+
+// TestChainSkipsScopedPlugins: a Scoped plugin is not called on a request it
+// does not look at; it is counted in its metric and its trace step says it
+// was skipped (SkipResource); on a request it looks at it runs as any.
+func TestChainSkipsScopedPlugins(t *testing.T) {
+	var log []string
+	reg := prometheus.NewPedanticRegistry()
+	chain := NewChain(NamedPlugin{"A", &recorder{name: "a", log: &log}}, NamedPlugin{"N", &nodesOnly{recorder{name: "n", log: &log}}}).
+		WithMetrics(NewMetrics(reg))
+	pods := &Attributes{Operation: Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), pods); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Validate(context.Background(), pods); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"admit:a:1", "validate:a"}; !reflect.DeepEqual(log, want) {
+		t.Fatalf("calls = %v, want %v", log, want)
+	}
+	var got []string
+	for _, s := range pods.Record.Steps() {
+		got = append(got, fmt.Sprintf("%s:%s:%v:%s", s.Plugin, s.Reason, s.Matched, s.Skip))
+		if s.Skip != "" && s.Duration != 0 {
+			t.Errorf("skipped step %+v has a duration", s)
+		}
+	}
+	want := []string{"A:admit:true:", "N:admit:false:Resource", "A:validate:true:", "N:validate:false:Resource"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("steps = %v, want %v", got, want)
+	}
+	if n := testutil.CollectAndCount(reg, "apiserver_admission_controller_admission_duration_seconds"); n != 4 {
+		t.Fatalf("controller series = %d, want 4 (A and N, admit and validate)", n)
+	}
+	log = nil
+	nodes := &Attributes{Operation: Create, Resource: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), nodes); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"admit:a:1", "admit:n:1"}; !reflect.DeepEqual(log, want) {
+		t.Fatalf("calls on nodes = %v, want %v", log, want)
 	}
 }

@@ -192,6 +192,14 @@ func pluginStepRef(name uint16, validate bool, round int, took time.Duration) st
 	return ref
 }
 
+// skippedStepRef is the step of a compiled-in plugin the chain did not call
+// because it does not look at the request (Scoped).
+func skippedStepRef(name uint16, validate bool, round int) stepRef {
+	ref := pluginStepRef(name, validate, round, 0)
+	ref.phase |= phaseSkipped
+	return ref
+}
+
 // appendPluginSteps appends plugin steps to the trace, in order.
 func (r *Record) appendPluginSteps(refs []stepRef) {
 	r.mu.Lock()

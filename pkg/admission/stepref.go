@@ -14,9 +14,12 @@ type stepRef struct {
 	dur   time.Duration
 	full  int32  // 1 + index into Record.steps; 0 for a plugin step
 	name  uint16 // plugin step: index into stepNames
-	phase uint8  // plugin step: 0 admit, 1 validate
+	phase uint8  // plugin step: 0 admit, 1 validate, with phaseSkipped
 	round uint8  // plugin step: the mutating pass
 }
+
+// phaseSkipped marks in stepRef.phase a plugin the chain did not call.
+const phaseSkipped = 2
 
 // step returns the Step ref stands for.
 func (ref stepRef) step(full []Step) Step {
@@ -24,10 +27,14 @@ func (ref stepRef) step(full []Step) Step {
 		return full[ref.full-1]
 	}
 	reason := "admit"
-	if ref.phase == 1 {
+	if ref.phase&1 == 1 {
 		reason = "validate"
 	}
-	return Step{Plugin: stepName(ref.name), Matched: true, Reason: reason, Round: int(ref.round), Duration: ref.dur}
+	s := Step{Plugin: stepName(ref.name), Matched: true, Reason: reason, Round: int(ref.round), Duration: ref.dur}
+	if ref.phase&phaseSkipped != 0 {
+		s.Matched, s.Skip = false, SkipResource
+	}
+	return s
 }
 
 // stepNames interns the names of the plugins of every chain built, so that

@@ -5,7 +5,8 @@ import (
 	"sync/atomic"
 )
 
-// Skip reasons of a trace step: which check excluded a webhook or policy.
+// Skip reasons of a trace step: which check excluded a webhook, policy or
+// compiled-in plugin.
 // They are constants so that recording a skip allocates nothing.
 const (
 	SkipRule              = "Rule"              // no rule matches the operation and resource
@@ -17,6 +18,7 @@ const (
 	SkipMatchCondition    = "MatchCondition"    // a matchCondition is false
 	SkipNotReinvoked      = "NotReinvoked"      // reinvocation pass: not due to run again
 	SkipParams            = "NoParams"          // the binding's paramRef selects no params
+	SkipResource          = "Resource"          // a compiled-in plugin does not look at the request (Scoped)
 )
 
 // Explainer says in words, with the values compared, why a step was

@@ -51,9 +51,15 @@ func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.U
 
 var csrs = schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}
 
+// Concerns reports whether the request is on the approval subresource of a
+// certificate signing request.
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Subresource == "approval" && a.Resource.GroupResource() == csrs
+}
+
 // Validate refuses an approval the user may not give for the signer name.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Subresource != "approval" || a.Resource.GroupResource() != csrs {
+	if !p.Concerns(a) {
 		return nil
 	}
 	csr, ok := a.OldObject.(*certificatesv1.CertificateSigningRequest)

@@ -53,10 +53,16 @@ func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.U
 
 var csrs = schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}
 
+// Concerns reports whether the request is on the status subresource of a
+// certificate signing request.
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Subresource == "status" && a.Resource.GroupResource() == csrs
+}
+
 // Validate refuses a certificate or condition change the user may not make
 // for the signer name.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Subresource != "status" || a.Resource.GroupResource() != csrs {
+	if !p.Concerns(a) {
 		return nil
 	}
 	old, ok := a.OldObject.(*certificatesv1.CertificateSigningRequest)

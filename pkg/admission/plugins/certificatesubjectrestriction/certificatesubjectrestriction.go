@@ -42,9 +42,15 @@ func (*Plugin) Handles(op admission.Operation) bool { return op == admission.Cre
 
 var csrs = schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}
 
+// Concerns reports whether the request is on certificate signing requests
+// (not a subresource).
+func (*Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Resource.GroupResource() == csrs && a.Subresource == ""
+}
+
 // Validate refuses a kube-apiserver-client request for system:masters.
-func (*Plugin) Validate(_ context.Context, a *admission.Attributes) error {
-	if a.Resource.GroupResource() != csrs || a.Subresource != "" {
+func (p *Plugin) Validate(_ context.Context, a *admission.Attributes) error {
+	if !p.Concerns(a) {
 		return nil
 	}
 	csr, ok := a.Object.(*certificatesv1.CertificateSigningRequest)

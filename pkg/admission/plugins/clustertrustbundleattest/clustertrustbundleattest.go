@@ -64,9 +64,15 @@ func (p *Plugin) Handles(op admission.Operation) bool {
 
 var bundles = schema.GroupResource{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}
 
+// Concerns reports whether the gate is on and the request is on
+// ClusterTrustBundles.
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return p.enabled && a.Resource.GroupResource() == bundles
+}
+
 // Validate refuses a bundle for a signer the user may not attest for.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if !p.enabled || a.Resource.GroupResource() != bundles {
+	if !p.Concerns(a) {
 		return nil
 	}
 	signer, ok := signerName(a.Object)

@@ -59,9 +59,15 @@ func New(cache admission.ObjectCache) *Plugin { return &Plugin{cache: cache} }
 // Handles CREATE.
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
+// Concerns reports whether the request is on persistent volume claims (not
+// a subresource).
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Resource.GroupResource() == pvcResource && a.Subresource == ""
+}
+
 // Admit sets the default class of a new claim that names none.
 func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource.GroupResource() != pvcResource || a.Subresource != "" {
+	if !p.Concerns(a) {
 		return nil
 	}
 	pvc, ok := a.Object.(*corev1.PersistentVolumeClaim)

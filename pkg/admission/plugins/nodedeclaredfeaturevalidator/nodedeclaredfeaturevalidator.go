@@ -91,9 +91,24 @@ func (p *Plugin) Handles(op admission.Operation) bool {
 	return op == admission.Create || op == admission.Update
 }
 
+// Concerns reports whether the gate is on and the request is a pod update
+// (of the pod or its resize subresource) or on ResourceSlices.
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	if !p.o.Enabled {
+		return false
+	}
+	switch a.Resource.GroupResource() {
+	case schema.GroupResource{Resource: "pods"}:
+		return a.Operation == admission.Update && (a.Subresource == "" || a.Subresource == "resize")
+	case schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceslices"}:
+		return true
+	}
+	return false
+}
+
 // Validate checks pod updates and ResourceSlices against their nodes.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if !p.o.Enabled {
+	if !p.Concerns(a) {
 		return nil
 	}
 	switch a.Resource.GroupResource() {

@@ -56,10 +56,16 @@ func New(cache admission.ObjectCache) *Plugin { return &Plugin{cache: cache} }
 // Handles UPDATE.
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Update }
 
+// Concerns reports whether the request is on persistent volume claims (not
+// a subresource).
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Resource.GroupResource() == pvcResource && a.Subresource == ""
+}
+
 // Validate refuses growing a claim that is not bound or whose class does not
 // allow expansion.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if a.Resource.GroupResource() != pvcResource || a.Subresource != "" {
+	if !p.Concerns(a) {
 		return nil
 	}
 	pvc, ok := a.Object.(*corev1.PersistentVolumeClaim)

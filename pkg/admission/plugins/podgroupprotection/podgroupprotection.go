@@ -44,9 +44,15 @@ func New(enabled bool) *Plugin { return &Plugin{enabled: enabled} }
 // Handles CREATE.
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
+// Concerns reports whether the gate is on and the request is on PodGroups
+// (not a subresource).
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return p.enabled && a.Resource.Group == "scheduling.k8s.io" && a.Resource.Resource == "podgroups" && a.Subresource == ""
+}
+
 // Admit adds the finalizer to a new PodGroup that lacks it.
 func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
-	if !p.enabled || a.Resource.Group != "scheduling.k8s.io" || a.Resource.Resource != "podgroups" || a.Subresource != "" {
+	if !p.Concerns(a) {
 		return nil
 	}
 	if a.Kind.Group != "scheduling.k8s.io" || a.Kind.Kind != "PodGroup" {

@@ -62,9 +62,15 @@ func New(nodes admission.ObjectCache, enabled bool) *Plugin {
 // Handles UPDATE.
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Update }
 
+// Concerns reports whether the gate is on and the request is an update of
+// a pod's resize subresource.
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	return p.enabled && a.Operation == admission.Update && a.Resource.Group == "" && a.Resource.Resource == "pods" && a.Subresource == "resize"
+}
+
 // Validate checks a resize against the pod's node.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	if !p.enabled || a.Operation != admission.Update || a.Resource.Group != "" || a.Resource.Resource != "pods" || a.Subresource != "resize" {
+	if !p.Concerns(a) {
 		return nil
 	}
 	pod, ok := a.Object.(*corev1.Pod)

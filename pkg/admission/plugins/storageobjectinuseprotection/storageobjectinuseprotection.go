@@ -58,11 +58,21 @@ func New() *Plugin { return &Plugin{} }
 // Handles CREATE.
 func (p *Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
+// Concerns reports whether the request is on persistent volumes, claims or
+// volume attributes classes (not a subresource).
+func (p *Plugin) Concerns(a *admission.Attributes) bool {
+	switch a.Resource.GroupResource() {
+	case pvResource, pvcResource, vacResource:
+		return a.Subresource == ""
+	}
+	return false
+}
+
 // Admit adds the protection finalizer of a new volume, claim or volume
 // attributes class, unless it is already there. An object of another type
 // under these resources is left alone, as upstream does.
 func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
-	if a.Subresource != "" {
+	if !p.Concerns(a) {
 		return nil
 	}
 	var m *metav1.ObjectMeta

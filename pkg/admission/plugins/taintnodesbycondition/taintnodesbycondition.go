@@ -31,10 +31,15 @@ var _ admission.Mutator = Plugin{}
 // Handles CREATE.
 func (Plugin) Handles(op admission.Operation) bool { return op == admission.Create }
 
+// Concerns reports whether the request is on nodes (not a subresource).
+func (Plugin) Concerns(a *admission.Attributes) bool {
+	return a.Resource.Group == "" && a.Resource.Resource == "nodes" && a.Subresource == ""
+}
+
 // Admit appends the not-ready taint to a new Node that has no taint of
 // that key and effect.
-func (Plugin) Admit(_ context.Context, a *admission.Attributes) error {
-	if a.Resource.Group != "" || a.Resource.Resource != "nodes" || a.Subresource != "" {
+func (p Plugin) Admit(_ context.Context, a *admission.Attributes) error {
+	if !p.Concerns(a) {
 		return nil
 	}
 	node, ok := a.Object.(*corev1.Node)
