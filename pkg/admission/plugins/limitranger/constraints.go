@@ -2,7 +2,6 @@ package limitranger
 
 import (
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -15,11 +14,11 @@ import (
 // requests; admitd walks them by resource name.
 
 // validatePod checks the Container and Pod items of lr against pod.
-func validatePod(lr *corev1.LimitRange, pod *corev1.Pod, opts Options) error {
+func validatePod(lr *compiledRange, pod *corev1.Pod, opts Options) error {
 	var errs []error
-	for i := range lr.Spec.Limits {
-		item := &lr.Spec.Limits[i]
-		switch item.Type {
+	for i := range lr.items {
+		item := &lr.items[i]
+		switch item.typ {
 		case corev1.LimitTypeContainer:
 			for j := range pod.Spec.Containers {
 				r := &pod.Spec.Containers[j].Resources
@@ -38,21 +37,20 @@ func validatePod(lr *corev1.LimitRange, pod *corev1.Pod, opts Options) error {
 
 // checkItem appends the min, max and ratio violations of item by requests
 // and limits to errs.
-func checkItem(errs []error, item *corev1.LimitRangeItem, requests, limits corev1.ResourceList) []error {
-	t := string(item.Type)
-	var buf [8]corev1.ResourceName
-	for _, k := range sortedNames(item.Min, buf[:0]) {
-		if err := minConstraint(t, k, item.Min[k], requests, limits); err != nil {
+func checkItem(errs []error, item *compiledItem, requests, limits corev1.ResourceList) []error {
+	t := string(item.typ)
+	for _, b := range item.min {
+		if err := minConstraint(t, b.name, b.q, requests, limits); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, k := range sortedNames(item.Max, buf[:0]) {
-		if err := maxConstraint(t, k, item.Max[k], requests, limits); err != nil {
+	for _, b := range item.max {
+		if err := maxConstraint(t, b.name, b.q, requests, limits); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	for _, k := range sortedNames(item.MaxLimitRequestRatio, buf[:0]) {
-		if err := ratioConstraint(t, k, item.MaxLimitRequestRatio[k], requests, limits); err != nil {
+	for _, b := range item.ratio {
+		if err := ratioConstraint(t, b.name, b.q, requests, limits); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -61,37 +59,27 @@ func checkItem(errs []error, item *corev1.LimitRangeItem, requests, limits corev
 
 // validateClaim checks the PersistentVolumeClaim items of lr against the
 // claim's requests; a claim's limits are not user input and not checked.
-func validateClaim(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) error {
+func validateClaim(lr *compiledRange, pvc *corev1.PersistentVolumeClaim) error {
 	var errs []error
 	requests := pvc.Spec.Resources.Requests
-	for i := range lr.Spec.Limits {
-		item := &lr.Spec.Limits[i]
-		if item.Type != corev1.LimitTypePersistentVolumeClaim {
+	for i := range lr.items {
+		item := &lr.items[i]
+		if item.typ != corev1.LimitTypePersistentVolumeClaim {
 			continue
 		}
-		t := string(item.Type)
-		var buf [8]corev1.ResourceName
-		for _, k := range sortedNames(item.Min, buf[:0]) {
-			if err := minConstraint(t, k, item.Min[k], requests, nil); err != nil {
+		t := string(item.typ)
+		for _, b := range item.min {
+			if err := minConstraint(t, b.name, b.q, requests, nil); err != nil {
 				errs = append(errs, err)
 			}
 		}
-		for _, k := range sortedNames(item.Max, buf[:0]) {
-			if err := maxRequestConstraint(t, k, item.Max[k], requests); err != nil {
+		for _, b := range item.max {
+			if err := maxRequestConstraint(t, b.name, b.q, requests); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
 	return utilerrors.NewAggregate(errs)
-}
-
-// sortedNames appends the names of l to names, sorted.
-func sortedNames(l corev1.ResourceList, names []corev1.ResourceName) []corev1.ResourceName {
-	for k := range l {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // commonPrecision returns request, limit and enforced at a common precision:

@@ -52,8 +52,9 @@ type Options struct {
 
 // Plugin is the LimitRanger plugin.
 type Plugin struct {
-	cache admission.ObjectCache
-	opts  Options
+	cache  admission.ObjectCache
+	opts   Options
+	ranges rangeCache
 }
 
 var (
@@ -74,7 +75,7 @@ func (p *Plugin) Handles(op admission.Operation) bool {
 // Admit fills the defaults of every LimitRange of the namespace into the
 // pod's containers and init containers.
 func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
-	return p.run(ctx, a, func(lr *corev1.LimitRange) error {
+	return p.run(ctx, a, func(lr *compiledRange) error {
 		if pod, ok := a.Object.(*corev1.Pod); ok && a.Resource.Resource == "pods" {
 			setDefaults(lr, pod)
 		}
@@ -85,7 +86,7 @@ func (p *Plugin) Admit(ctx context.Context, a *admission.Attributes) error {
 // Validate checks the pod or claim against every LimitRange of the
 // namespace.
 func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
-	return p.run(ctx, a, func(lr *corev1.LimitRange) error {
+	return p.run(ctx, a, func(lr *compiledRange) error {
 		switch obj := a.Object.(type) {
 		case *corev1.Pod:
 			if a.Resource.Resource == "pods" {
@@ -102,7 +103,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 
 // run applies f to each LimitRange of the namespace in turn, for the
 // requests LimitRanger looks at; the first error is the 403.
-func (p *Plugin) run(ctx context.Context, a *admission.Attributes, f func(lr *corev1.LimitRange) error) error {
+func (p *Plugin) run(ctx context.Context, a *admission.Attributes, f func(lr *compiledRange) error) error {
 	if !supports(a) {
 		return nil
 	}
@@ -124,7 +125,7 @@ func (p *Plugin) run(ctx context.Context, a *admission.Attributes, f func(lr *co
 		if !ok {
 			continue
 		}
-		if err := f(lr); err != nil {
+		if err := f(p.ranges.of(lr)); err != nil {
 			return admission.NewForbidden(a, err)
 		}
 	}

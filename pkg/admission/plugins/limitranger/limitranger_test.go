@@ -125,7 +125,7 @@ func withPodResources(p *corev1.Pod, r corev1.ResourceRequirements) *corev1.Pod 
 
 func TestDefaultsFillEmptyContainer(t *testing.T) {
 	var c corev1.Container
-	mergeDefaults(&c, validLimitRange(), "container", nil)
+	mergeDefaults(&c, compileRange(validLimitRange()), "container", nil)
 	want := reqs(compute("50m", "5Mi"), compute("75m", "10Mi"))
 	if !equalLists(c.Resources.Requests, want.Requests) || !equalLists(c.Resources.Limits, want.Limits) {
 		t.Errorf("defaults = %v, want %v", c.Resources, want)
@@ -142,7 +142,7 @@ func TestDefaultsLaterItemWins(t *testing.T) {
 	}}}
 	var c corev1.Container
 	c.Name = "app"
-	parts := mergeDefaults(&c, lr, "container", nil)
+	parts := mergeDefaults(&c, compileRange(lr), "container", nil)
 	if got := c.Resources.Requests[corev1.ResourceCPU]; got.String() != "30m" {
 		t.Errorf("cpu request = %s, want the later item's 30m", got.String())
 	}
@@ -186,7 +186,7 @@ func TestSetDefaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			setDefaults(lr, tc.pod)
+			setDefaults(compileRange(lr), tc.pod)
 			var got []corev1.ResourceRequirements
 			for _, c := range append(append([]corev1.Container{}, tc.pod.Spec.Containers...), tc.pod.Spec.InitContainers...) {
 				got = append(got, c.Resources)
@@ -255,8 +255,8 @@ func TestPodLimits(t *testing.T) {
 	}
 	for _, tc := range ok {
 		t.Run(tc.pod.Name, func(t *testing.T) {
-			setDefaults(tc.lr, tc.pod)
-			if err := validatePod(tc.lr, tc.pod, Options{PodLevelResources: tc.plr}); err != nil {
+			setDefaults(compileRange(tc.lr), tc.pod)
+			if err := validatePod(compileRange(tc.lr), tc.pod, Options{PodLevelResources: tc.plr}); err != nil {
 				t.Errorf("validatePod = %v, want nil", err)
 			}
 		})
@@ -318,8 +318,8 @@ func TestPodLimits(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run(tc.pod.Name, func(t *testing.T) {
-			setDefaults(tc.lr, tc.pod)
-			err := validatePod(tc.lr, tc.pod, Options{PodLevelResources: tc.plr})
+			setDefaults(compileRange(tc.lr), tc.pod)
+			err := validatePod(compileRange(tc.lr), tc.pod, Options{PodLevelResources: tc.plr})
 			if got := errText(err); got != tc.want {
 				t.Errorf("validatePod = %q, want %q", got, tc.want)
 			}
@@ -360,7 +360,7 @@ func TestClaimLimits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.pvc.Name, func(t *testing.T) {
-			if got := errText(validateClaim(tc.lr, tc.pvc)); got != tc.want {
+			if got := errText(validateClaim(compileRange(tc.lr), tc.pvc)); got != tc.want {
 				t.Errorf("validateClaim = %q, want %q", got, tc.want)
 			}
 		})
@@ -416,4 +416,37 @@ func TestPlugin(t *testing.T) {
 		{Name: "cache error", Attributes: admissiontest.Create(empty).Attributes(), WantCode: 403,
 			WantErr: `pods "testPod" is forbidden: unable to CREATE /v1, Resource=pods at this time because there was an error enforcing limit ranges`},
 	})
+}
+
+// TestChangedLimitRangeIsRead: the plugin works from each LimitRange as
+// compiled once per object; when the cache hands out a changed LimitRange
+// (a new object, as a watch-fed cache does), its new defaults and bounds
+// apply, and many objects do not grow the compiled set without bound.
+func TestChangedLimitRangeIsRead(t *testing.T) {
+	c := &cache{ranges: []*corev1.LimitRange{validLimitRange()}}
+	p := New(c, Options{})
+	admit := func() *corev1.Pod {
+		t.Helper()
+		obj := pod("p", 1, reqs(nil, nil))
+		a := admissiontest.Create(obj).Attributes()
+		if err := p.Admit(t.Context(), a); err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
+	if got := admit().Spec.Containers[0].Resources.Limits.Cpu().String(); got != "75m" {
+		t.Fatalf("default cpu limit = %s, want 75m", got)
+	}
+	changed := validLimitRange()
+	changed.Spec.Limits[1].Default = compute("90m", "10Mi")
+	c.ranges = []*corev1.LimitRange{changed}
+	if got := admit().Spec.Containers[0].Resources.Limits.Cpu().String(); got != "90m" {
+		t.Fatalf("after the change, default cpu limit = %s, want 90m", got)
+	}
+	for range 3 * maxCompiledRanges {
+		p.ranges.of(validLimitRange())
+	}
+	if n := p.ranges.n.Load(); n > maxCompiledRanges {
+		t.Fatalf("%d compiled LimitRanges held, want at most %d", n, maxCompiledRanges)
+	}
 }

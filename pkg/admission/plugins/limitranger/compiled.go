@@ -1,0 +1,95 @@
+package limitranger
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// compiledRange is what the plugin reads of one LimitRange, worked out once
+// per stored object instead of walking its maps on every request: the
+// defaults its Container items give and the bounds of each item, each
+// ordered by resource name.
+type compiledRange struct {
+	lr *corev1.LimitRange
+	// defaultLimits and defaultRequests are the defaults of the Container
+	// items; where several items default a resource, the last one wins.
+	defaultLimits, defaultRequests []namedQuantity
+	items                          []compiledItem
+}
+
+// namedQuantity is one entry of a resource list.
+type namedQuantity struct {
+	name corev1.ResourceName
+	q    resource.Quantity
+}
+
+// compiledItem is one item of a LimitRange: its type and its min, max and
+// limit/request ratio bounds.
+type compiledItem struct {
+	typ             corev1.LimitType
+	min, max, ratio []namedQuantity
+}
+
+func compileRange(lr *corev1.LimitRange) *compiledRange {
+	c := &compiledRange{lr: lr, items: make([]compiledItem, len(lr.Spec.Limits))}
+	limits, requests := corev1.ResourceList{}, corev1.ResourceList{}
+	for i := range lr.Spec.Limits {
+		item := &lr.Spec.Limits[i]
+		c.items[i] = compiledItem{typ: item.Type, min: byName(item.Min), max: byName(item.Max), ratio: byName(item.MaxLimitRequestRatio)}
+		if item.Type == corev1.LimitTypeContainer {
+			for k, v := range item.Default {
+				limits[k] = v
+			}
+			for k, v := range item.DefaultRequest {
+				requests[k] = v
+			}
+		}
+	}
+	c.defaultLimits, c.defaultRequests = byName(limits), byName(requests)
+	return c
+}
+
+// byName returns the entries of l ordered by resource name.
+func byName(l corev1.ResourceList) []namedQuantity {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]namedQuantity, 0, len(l))
+	for k, v := range l {
+		out = append(out, namedQuantity{k, v.DeepCopy()})
+	}
+	slices.SortFunc(out, func(a, b namedQuantity) int { return strings.Compare(string(a.name), string(b.name)) })
+	return out
+}
+
+// rangeCache holds the compiled form of the LimitRanges the plugin has
+// read, by object: the cache hands out the same object until it changes.
+// It forgets everything when it holds maxCompiledRanges, so replaced
+// objects are not kept for long.
+type rangeCache struct {
+	m sync.Map // *corev1.LimitRange → *compiledRange
+	n atomic.Int32
+}
+
+const maxCompiledRanges = 1024
+
+// of returns the compiled form of lr.
+func (c *rangeCache) of(lr *corev1.LimitRange) *compiledRange {
+	if v, ok := c.m.Load(lr); ok {
+		return v.(*compiledRange)
+	}
+	compiled := compileRange(lr)
+	if c.n.Load() >= maxCompiledRanges {
+		c.m.Clear()
+		c.n.Store(0)
+	}
+	if _, loaded := c.m.Swap(lr, compiled); !loaded {
+		c.n.Add(1)
+	}
+	return compiled
+}
