@@ -196,6 +196,10 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 	}
 	var steps pendingSteps
 	defer steps.flush(a.Record)
+	changes := newChangeWatch(a)
+	if changes.on {
+		mark = monotonicNow() // the plugins' time leaves out the watch's
+	}
 	for i, m := range c.mutators {
 		if m == nil || !m.Handles(a.Operation) {
 			continue
@@ -212,6 +216,16 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 		took := now - mark
 		mark = now
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
+		base, after, changed := changes.check(a)
+		if changes.on {
+			mark = monotonicNow()
+		}
+		if changed && err == nil && !c.ownSteps[i] {
+			steps.flush(a.Record)
+			a.Record.AddStep(Step{Plugin: c.plugins[i].Name, Matched: true, Reason: "admit", Round: round, Duration: took,
+				Mutated: true, Detail: &StepDetail{Base: base, After: after}})
+			continue
+		}
 		c.addPluginStep(a, &steps, i, "admit", round, took, err)
 		if err != nil {
 			c.rejected(a, i)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -240,5 +242,49 @@ func TestChainSkipsScopedPlugins(t *testing.T) {
 	}
 	if want := []string{"admit:a:1", "admit:n:1"}; !reflect.DeepEqual(log, want) {
 		t.Fatalf("calls on nodes = %v, want %v", log, want)
+	}
+}
+
+// labeler is a compiled-in mutating plugin that labels a ConfigMap.
+type labeler struct{}
+
+func (labeler) Handles(Operation) bool { return true }
+func (labeler) Admit(_ context.Context, a *Attributes) error {
+	cm := a.Object.(*corev1.ConfigMap)
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels["set-by"] = "labeler"
+	return nil
+}
+
+// TestVerboseTraceShowsWhatPluginsChanged: on a verbose trace (a dry run
+// that asked for it) a compiled-in plugin that changed the object has its
+// step marked Mutated with the object before and after; one that changed
+// nothing, and every plugin on an ordinary trace, has a plain step.
+func TestVerboseTraceShowsWhatPluginsChanged(t *testing.T) {
+	var log []string
+	chain := NewChain(NamedPlugin{"A", &recorder{name: "a", log: &log}}, NamedPlugin{"L", labeler{}})
+	run := func(verbose bool) []Step {
+		a := &Attributes{Operation: Create, DryRun: true, Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}, Record: NewRecord()}
+		a.Record.SetVerbose(verbose)
+		if err := chain.Admit(context.Background(), a); err != nil {
+			t.Fatal(err)
+		}
+		return a.Record.Steps()
+	}
+	steps := run(true)
+	if len(steps) != 2 || steps[0].Mutated || steps[0].Detail != nil {
+		t.Fatalf("verbose: steps %+v, want A plain", steps)
+	}
+	l := steps[1]
+	if l.Plugin != "L" || !l.Mutated || l.Detail == nil || !strings.Contains(string(l.Detail.After), `"set-by":"labeler"`) ||
+		strings.Contains(string(l.Detail.Base), "set-by") {
+		t.Fatalf("verbose: L's step %+v, want Mutated with the object before and after", l)
+	}
+	for _, s := range run(false) {
+		if s.Mutated || s.Detail != nil {
+			t.Fatalf("ordinary trace: step %+v, want plain", s)
+		}
 	}
 }

@@ -130,6 +130,14 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 		"no-forbidden-pods (no-forbidden-pods): admitted",
 		"only-never (only-never): skipped (MatchCondition)",
 		`why: matchCondition "named-never" is false`,
+		// The compiled-in plugins: what each changed, and those a pod is
+		// none of the concern of.
+		"ServiceAccount: mutated, ",
+		`+ spec.serviceAccountName: "default"`,
+		"DefaultTolerationSeconds: mutated, ",
+		`"key":"node.kubernetes.io/not-ready"`,
+		"TaintNodesByCondition: skipped (Resource)",
+		"NamespaceLifecycle: admitted",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("admitd explain output lacks %q:\n%s", want, out)
