@@ -3,7 +3,6 @@ package admission
 import (
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,9 +24,15 @@ type durationVec struct {
 	limits []int64   // the same bounds in nanoseconds
 
 	mu     sync.Mutex
-	byKey  map[string]*durationSeries
+	byKey  map[durationKey]*durationSeries
 	series []*durationSeries
 }
+
+// durationKey is a series' label values, at most maxDurationLabels of
+// them: a map key that costs no allocation to look up.
+type durationKey [maxDurationLabels]string
+
+const maxDurationLabels = 4
 
 // durationSeries is one series of a durationVec.
 type durationSeries struct {
@@ -40,11 +45,14 @@ type durationSeries struct {
 // newDurationVec returns a vector named by opts, with its buckets and help,
 // and the given label names.
 func newDurationVec(opts prometheus.HistogramOpts, labels []string) *durationVec {
+	if len(labels) > maxDurationLabels {
+		panic("durationVec: too many labels") // a programming error
+	}
 	v := &durationVec{
 		desc:   prometheus.NewDesc(prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name), opts.Help, labels, nil),
 		bounds: opts.Buckets,
 		limits: make([]int64, len(opts.Buckets)),
-		byKey:  map[string]*durationSeries{},
+		byKey:  map[durationKey]*durationSeries{},
 	}
 	for i, b := range opts.Buckets {
 		v.limits[i] = int64(math.Round(b * float64(time.Second)))
@@ -54,7 +62,8 @@ func newDurationVec(opts prometheus.HistogramOpts, labels []string) *durationVec
 
 // with returns the series of the label values, creating it on first use.
 func (v *durationVec) with(values ...string) *durationSeries {
-	key := strings.Join(values, "\xff")
+	var key durationKey
+	copy(key[:], values)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if s, ok := v.byKey[key]; ok {

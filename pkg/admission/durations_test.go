@@ -90,3 +90,11 @@ func BenchmarkControllerSeriesObserve(b *testing.B) {
 		s.observe(300 * time.Nanosecond)
 	}
 }
+
+func TestDurationVecLookupAllocatesNothing(t *testing.T) {
+	v := newDurationVec(prometheus.HistogramOpts{Name: "x", Buckets: []float64{1}}, []string{"a", "b", "c", "d"})
+	v.with("w", "x", "y", "z")
+	if n := testing.AllocsPerRun(100, func() { v.with("w", "x", "y", "z").observe(time.Millisecond) }); n != 0 {
+		t.Errorf("looking up and observing an existing series allocated %v times", n)
+	}
+}
