@@ -44,6 +44,12 @@ type Cache struct {
 	syncedC chan struct{}
 
 	relists atomic.Int64 // lists done, for tests and metrics
+
+	// sorted holds, per namespace listed since its last change, its
+	// objects by name: a list is then a copy, not a sort. Filled by
+	// readers (under mu's read lock and sortedMu), dropped by writers.
+	sortedMu sync.Mutex
+	sorted   map[string][]runtime.Object
 }
 
 type entry struct {
@@ -127,7 +133,7 @@ func (c *Cache) listCached(namespace string) []runtime.Object {
 	defer c.mu.RUnlock()
 	if namespace != "" {
 		// One namespace: its names only, not a walk of every namespace.
-		return sortedObjects(c.objs[namespace])
+		return slices.Clone(c.sortedLocked(namespace))
 	}
 	namespaces := make([]string, 0, len(c.objs))
 	for ns := range c.objs {
@@ -136,9 +142,38 @@ func (c *Cache) listCached(namespace string) []runtime.Object {
 	slices.Sort(namespaces)
 	var out []runtime.Object
 	for _, ns := range namespaces {
-		out = append(out, sortedObjects(c.objs[ns])...)
+		out = append(out, c.sortedLocked(ns)...)
 	}
 	return out
+}
+
+// sortedLocked returns the objects of namespace by name, sorted once per
+// change of the namespace; c.mu is held (read or write). The slice is
+// shared: the caller copies it.
+func (c *Cache) sortedLocked(namespace string) []runtime.Object {
+	c.sortedMu.Lock()
+	defer c.sortedMu.Unlock()
+	if objs, ok := c.sorted[namespace]; ok {
+		return objs
+	}
+	objs := sortedObjects(c.objs[namespace])
+	if c.sorted == nil {
+		c.sorted = map[string][]runtime.Object{}
+	}
+	c.sorted[namespace] = objs
+	return objs
+}
+
+// changedLocked drops the sorted list of namespace, or of every namespace
+// when all is true; c.mu is held for writing.
+func (c *Cache) changedLocked(namespace string, all bool) {
+	c.sortedMu.Lock()
+	defer c.sortedMu.Unlock()
+	if all {
+		c.sorted = nil
+		return
+	}
+	delete(c.sorted, namespace)
 }
 
 // sortedObjects returns the objects of one namespace by name; nil when it
@@ -279,6 +314,7 @@ func (c *Cache) putLocked(k objKey, rev int64, obj runtime.Object) {
 		c.objs[k.namespace] = byName
 	}
 	byName[k.name] = entry{rev: rev, obj: obj}
+	c.changedLocked(k.namespace, false)
 }
 
 // deleteLocked removes k unless its entry is newer than rev, and keeps a
@@ -294,6 +330,7 @@ func (c *Cache) deleteLocked(k objKey, rev int64) {
 		if len(c.objs[k.namespace]) == 0 {
 			delete(c.objs, k.namespace)
 		}
+		c.changedLocked(k.namespace, false)
 	}
 	if rev > c.gone[k] {
 		c.gone[k] = rev

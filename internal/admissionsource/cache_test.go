@@ -373,6 +373,7 @@ func readContinuously(ctx context.Context, c *Cache, stop chan struct{}) {
 		}
 		_, _ = c.Get(ctx, "ns1", "k1")
 		_, _ = c.List(ctx, "", sel)
+		_, _ = c.List(ctx, "ns1", nil)
 	}
 }
 

@@ -109,6 +109,7 @@ func (c *Cache) replace(page storage.ListResult) {
 	defer c.mu.Unlock()
 	c.mergeAheadLocked(next, page.Revision)
 	c.objs, c.rev = next, page.Revision
+	c.changedLocked("", true)
 	c.pruneTombstonesLocked()
 	if !c.synced {
 		c.synced = true
