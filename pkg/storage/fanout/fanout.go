@@ -75,7 +75,7 @@ func (h *Hub) Publish(events []storage.Event) {
 // deliverLocked queues the events under w's prefix, or ends w if it is full.
 func (h *Hub) deliverLocked(w *watcher, events []storage.Event) {
 	for _, ev := range events {
-		if !strings.HasPrefix(ev.KV.Key, w.prefix) {
+		if ev.KV.ModRevision <= w.from || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 			continue
 		}
 		select {
@@ -109,6 +109,7 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 	if after == 0 {
 		after = upTo
 	}
+	w.from = max(after, upTo)
 	h.watchers[w] = struct{}{}
 	h.mu.Unlock()
 
@@ -117,12 +118,17 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 }
 
 // Close ends every watcher with storage.ErrClosed and refuses new ones.
-func (h *Hub) Close() {
+func (h *Hub) Close() { h.Fail(storage.ErrClosed) }
+
+// Fail ends every watcher with err as its Err and refuses new ones (with
+// storage.ErrClosed): for a Hub fed by a source that broke, such as
+// another store's watch.
+func (h *Hub) Fail(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
 	for w := range h.watchers {
-		h.dropLocked(w, storage.ErrClosed)
+		h.dropLocked(w, err)
 	}
 }
 
@@ -148,6 +154,7 @@ func (h *Hub) dropLocked(w *watcher, reason error) {
 type watcher struct {
 	hub    *Hub
 	prefix string
+	from   int64 // live events up to from are not queued (a watch from a future revision)
 	in     chan storage.Event
 	out    chan storage.Event
 	done   chan struct{}

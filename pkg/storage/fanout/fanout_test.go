@@ -97,3 +97,19 @@ func TestCloseEndsWatchers(t *testing.T) {
 		t.Errorf("Watch after Close error = %v, want %v", err, storage.ErrClosed)
 	}
 }
+
+func TestFailEndsWatchersWithItsError(t *testing.T) {
+	h := fanout.New(0, 0)
+	w, err := h.Watch(t.Context(), "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broke := errors.New("source broke")
+	h.Fail(broke)
+	if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), broke) {
+		t.Errorf("after Fail: Events open %v, Err() = %v; want closed and %v", ok, w.Err(), broke)
+	}
+	if _, err := h.Watch(t.Context(), "", 0, nil); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Watch after Fail error = %v, want %v", err, storage.ErrClosed)
+	}
+}
