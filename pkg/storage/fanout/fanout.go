@@ -110,10 +110,19 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 		after = upTo
 	}
 	w.from = max(after, upTo)
+	direct := after >= upTo || replay == nil
+	if direct {
+		// nothing to replay: the client reads the Hub's queue itself,
+		// without a goroutine passing each event on
+		w.out = w.in
+		w.stopCtx = context.AfterFunc(ctx, func() { h.remove(w) })
+	}
 	h.watchers[w] = struct{}{}
 	h.mu.Unlock()
 
-	go w.run(ctx, after, upTo, replay)
+	if !direct {
+		go w.run(ctx, after, upTo, replay)
+	}
 	return w, nil
 }
 
@@ -144,13 +153,17 @@ func (h *Hub) remove(w *watcher) {
 // dropLocked unregisters w and closes its input; reason becomes its Err.
 func (h *Hub) dropLocked(w *watcher, reason error) {
 	delete(h.watchers, w)
-	w.reason = reason // read by w.run after it sees w.in closed
+	w.reason = reason     // read by w.run after it sees w.in closed
+	if w.stopCtx != nil { // direct: the client sees w.in closed
+		w.setErr(reason)
+	}
 	close(w.in)
 }
 
 // watcher implements storage.Watcher. Its goroutine replays history, then
 // forwards live events from in (filled by the Hub) to out (read by the
-// client), skipping any event it has already delivered.
+// client), skipping any event it has already delivered. A watcher with no
+// history to replay is direct: out is in, and it has no goroutine.
 type watcher struct {
 	hub    *Hub
 	prefix string
@@ -159,6 +172,8 @@ type watcher struct {
 	out    chan storage.Event
 	done   chan struct{}
 	reason error // set by the Hub before it closes in
+	// stopCtx, for a direct watcher, stops the removal on ctx's end
+	stopCtx func() bool
 
 	stopOnce sync.Once
 	mu       sync.Mutex
@@ -177,6 +192,9 @@ func (w *watcher) Err() error {
 
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() {
+		if w.stopCtx != nil {
+			w.stopCtx()
+		}
 		w.hub.remove(w)
 		close(w.done)
 	})
