@@ -73,6 +73,15 @@ func (s *Store) watchStart(ctx context.Context, afterRevision int64) (int64, err
 	return afterRevision, nil
 }
 
+// CheckWatchRevision reports whether a watch could start after revision
+// rev: ErrCompacted when rev is compacted; a future revision is fine (a
+// watch waits for it). For a layer that serves watches from one shared
+// watch of its own (kubelayout).
+func (s *Store) CheckWatchRevision(ctx context.Context, rev int64) error {
+	_, err := s.watchStart(ctx, rev)
+	return err
+}
+
 // run converts etcd's responses into events until the watch ends.
 func (w *Watcher) run(ctx context.Context, ch clientv3.WatchChan) {
 	defer close(w.events)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -12,9 +13,13 @@ import (
 
 // Store is a storage.Store in admitd's layout over one in upstream's.
 type Store struct {
-	storage.Store // Revision, Compact, CompactedRevision, Close pass through
+	storage.Store // Revision, Compact, CompactedRevision pass through
 	m             *mapping
 	decoded       *decodedValues
+
+	sharedMu sync.Mutex
+	shared   *sharedWatch // nil until the first Watch, or after Close
+	closed   bool
 }
 
 // New wraps inner, whose keys and values are upstream's; builtin are the
@@ -197,8 +202,23 @@ func page(res storage.ListResult, opts storage.ListOptions) storage.ListResult {
 	return out
 }
 
-// Watch implements storage.Store.
+// Watch implements storage.Store: through the shared watch (shared.go)
+// when it reaches back to afterRevision, else with a watch of its own.
 func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (storage.Watcher, error) {
+	if w, ok, err := s.watchShared(ctx, prefix, afterRevision); ok || err != nil {
+		return w, err
+	}
+	return s.watchOwn(ctx, prefix, afterRevision)
+}
+
+// Close ends the shared watch, then closes the wrapped store.
+func (s *Store) Close() error {
+	s.closeShared()
+	return s.Store.Close()
+}
+
+// watchOwn is a watch of the wrapped store for prefix alone.
+func (s *Store) watchOwn(ctx context.Context, prefix string, afterRevision int64) (storage.Watcher, error) {
 	kube, _ := s.m.prefixToKube(prefix)
 	inner, err := s.Store.Watch(ctx, kube, afterRevision)
 	if err != nil {

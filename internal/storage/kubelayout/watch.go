@@ -20,7 +20,7 @@ type watcher struct {
 func (w *watcher) run(s *Store, prefix string) {
 	defer close(w.events)
 	for ev := range w.inner.Events() {
-		out, ok, err := w.event(s, ev, prefix)
+		out, ok, err := s.event(ev, prefix)
 		if err != nil {
 			w.fail(err)
 			return
@@ -41,7 +41,7 @@ func (w *watcher) run(s *Store, prefix string) {
 
 // event maps ev, or leaves it out (ok false) when its key is not under
 // admitd's prefix.
-func (w *watcher) event(s *Store, ev storage.Event, prefix string) (storage.Event, bool, error) {
+func (s *Store) event(ev storage.Event, prefix string) (storage.Event, bool, error) {
 	kv, ok, err := s.kvUnder(ev.KV, prefix)
 	if !ok || err != nil {
 		return ev, false, err

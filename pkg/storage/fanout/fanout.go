@@ -75,7 +75,7 @@ func (h *Hub) Publish(events []storage.Event) {
 // deliverLocked queues the events under w's prefix, or ends w if it is full.
 func (h *Hub) deliverLocked(w *watcher, events []storage.Event) {
 	for _, ev := range events {
-		if !strings.HasPrefix(ev.KV.Key, w.prefix) {
+		if ev.KV.ModRevision <= w.from || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 			continue
 		}
 		select {
@@ -109,20 +109,35 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 	if after == 0 {
 		after = upTo
 	}
+	w.from = max(after, upTo)
+	direct := after >= upTo || replay == nil
+	if direct {
+		// nothing to replay: the client reads the Hub's queue itself,
+		// without a goroutine passing each event on
+		w.out = w.in
+		w.stopCtx = context.AfterFunc(ctx, func() { h.remove(w) })
+	}
 	h.watchers[w] = struct{}{}
 	h.mu.Unlock()
 
-	go w.run(ctx, after, upTo, replay)
+	if !direct {
+		go w.run(ctx, after, upTo, replay)
+	}
 	return w, nil
 }
 
 // Close ends every watcher with storage.ErrClosed and refuses new ones.
-func (h *Hub) Close() {
+func (h *Hub) Close() { h.Fail(storage.ErrClosed) }
+
+// Fail ends every watcher with err as its Err and refuses new ones (with
+// storage.ErrClosed): for a Hub fed by a source that broke, such as
+// another store's watch.
+func (h *Hub) Fail(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closed = true
 	for w := range h.watchers {
-		h.dropLocked(w, storage.ErrClosed)
+		h.dropLocked(w, err)
 	}
 }
 
@@ -138,20 +153,27 @@ func (h *Hub) remove(w *watcher) {
 // dropLocked unregisters w and closes its input; reason becomes its Err.
 func (h *Hub) dropLocked(w *watcher, reason error) {
 	delete(h.watchers, w)
-	w.reason = reason // read by w.run after it sees w.in closed
+	w.reason = reason     // read by w.run after it sees w.in closed
+	if w.stopCtx != nil { // direct: the client sees w.in closed
+		w.setErr(reason)
+	}
 	close(w.in)
 }
 
 // watcher implements storage.Watcher. Its goroutine replays history, then
 // forwards live events from in (filled by the Hub) to out (read by the
-// client), skipping any event it has already delivered.
+// client), skipping any event it has already delivered. A watcher with no
+// history to replay is direct: out is in, and it has no goroutine.
 type watcher struct {
 	hub    *Hub
 	prefix string
+	from   int64 // live events up to from are not queued (a watch from a future revision)
 	in     chan storage.Event
 	out    chan storage.Event
 	done   chan struct{}
 	reason error // set by the Hub before it closes in
+	// stopCtx, for a direct watcher, stops the removal on ctx's end
+	stopCtx func() bool
 
 	stopOnce sync.Once
 	mu       sync.Mutex
@@ -170,6 +192,9 @@ func (w *watcher) Err() error {
 
 func (w *watcher) Stop() {
 	w.stopOnce.Do(func() {
+		if w.stopCtx != nil {
+			w.stopCtx()
+		}
 		w.hub.remove(w)
 		close(w.done)
 	})

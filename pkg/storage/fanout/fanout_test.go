@@ -1,6 +1,7 @@
 package fanout_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -96,4 +97,62 @@ func TestCloseEndsWatchers(t *testing.T) {
 	if _, err := h.Watch(t.Context(), "", 0, nil); !errors.Is(err, storage.ErrClosed) {
 		t.Errorf("Watch after Close error = %v, want %v", err, storage.ErrClosed)
 	}
+}
+
+func TestFailEndsWatchersWithItsError(t *testing.T) {
+	h := fanout.New(0, 0)
+	w, err := h.Watch(t.Context(), "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broke := errors.New("source broke")
+	h.Fail(broke)
+	if _, ok := <-w.Events(); ok || !errors.Is(w.Err(), broke) {
+		t.Errorf("after Fail: Events open %v, Err() = %v; want closed and %v", ok, w.Err(), broke)
+	}
+	if _, err := h.Watch(t.Context(), "", 0, nil); !errors.Is(err, storage.ErrClosed) {
+		t.Errorf("Watch after Fail error = %v, want %v", err, storage.ErrClosed)
+	}
+}
+
+// TestLiveWatcherEnds: a watcher with no history to replay (its client
+// reads the Hub's queue directly) gets the live events and ends, without
+// an error, when stopped or when its context ends.
+func TestLiveWatcherEnds(t *testing.T) {
+	h := fanout.New(5, 0)
+	ctx, cancel := context.WithCancel(t.Context())
+	byCtx, err := h.Watch(ctx, "/a/", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, err := h.Watch(t.Context(), "", 6, nil) // from a future revision
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Publish([]storage.Event{put("/a/x", 6), put("/a/y", 7)})
+	if ev := <-byCtx.Events(); ev.KV.ModRevision != 6 {
+		t.Errorf("first event at %d, want 6", ev.KV.ModRevision)
+	}
+	if ev := <-stopped.Events(); ev.KV.ModRevision != 7 {
+		t.Errorf("watch after 6: first event at %d, want 7", ev.KV.ModRevision)
+	}
+	cancel()
+	stopped.Stop()
+	for _, w := range []storage.Watcher{byCtx, stopped} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range w.Events() {
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("Events not closed after the context ended or Stop")
+		}
+		if w.Err() != nil {
+			t.Errorf("Err() = %v, want nil", w.Err())
+		}
+	}
+	h.Publish([]storage.Event{put("/a/z", 8)}) // no watcher left: must not block or panic
 }
