@@ -69,7 +69,7 @@ func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) 
 			return nil, err
 		}
 		spec.ClusterIP, spec.ClusterIPs = got.String(), []string{got.String()}
-		return func() { alloc.Release(got) }, nil
+		return func() { s.undoIP(got) }, nil
 	case ip != "" && net.ParseIP(ip) != nil:
 		if len(spec.ClusterIPs) == 0 {
 			spec.ClusterIPs = []string{ip}
@@ -82,9 +82,17 @@ func (s *Server) allocateServiceIPs(res *registry.Resource, obj runtime.Object) 
 			el := field.ErrorList{field.Invalid(field.NewPath("spec", "clusterIPs"), spec.ClusterIPs, fmt.Sprintf("failed to allocate IP %v: %v", ip, err))}
 			return nil, apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Service").GroupKind(), svc.Name, el)
 		}
-		return func() { alloc.Release(parsed) }, nil
+		return func() { s.undoIP(parsed) }, nil
 	}
 	return nothing, nil
+}
+
+// undoIP gives back an address a create took, unless a stored Service
+// (of another server) turned out to hold it meanwhile.
+func (s *Server) undoIP(ip net.IP) {
+	if !s.services.heldByStored(ipKey(ip)) {
+		s.cfg.ServiceIPs.Release(ip)
+	}
 }
 
 // isKubernetesService reports whether svc is default/kubernetes, the API
@@ -109,6 +117,7 @@ func (s *Server) releaseAddresses(svc *corev1.Service) {
 	s.releaseIPs(svc.Spec.ClusterIPs)
 	if s.cfg.NodePorts != nil {
 		for p := range nodePortsOf(svc) {
+			s.services.storedGone(portKey(p))
 			s.cfg.NodePorts.Release(p)
 		}
 	}
@@ -169,24 +178,30 @@ func (s *Server) releaseIPs(ips []string) {
 	}
 	for _, ip := range ips {
 		if parsed := net.ParseIP(ip); parsed != nil {
+			s.services.storedGone(ipKey(parsed))
 			s.cfg.ServiceIPs.Release(parsed)
 		}
 	}
 }
 
 // markTaken marks what svc holds as taken; an address or port outside the
-// ranges (they changed since) stays the Service's.
+// ranges (they changed since) stays the Service's. One the allocator had
+// already is noted as held by a stored Service, so that giving back an
+// in-flight create's allocation of it does not free it.
 func (s *Server) markTaken(svc *corev1.Service) {
 	if s.cfg.ServiceIPs != nil {
 		for _, ip := range svc.Spec.ClusterIPs {
-			if parsed := net.ParseIP(ip); parsed != nil {
-				_ = s.cfg.ServiceIPs.Allocate(parsed)
+			parsed := net.ParseIP(ip)
+			if parsed != nil && errors.Is(s.cfg.ServiceIPs.Allocate(parsed), serviceip.ErrAllocated) {
+				s.services.claimStored(ipKey(parsed))
 			}
 		}
 	}
 	if s.cfg.NodePorts != nil {
 		for p := range nodePortsOf(svc) {
-			_ = s.cfg.NodePorts.Allocate(p)
+			if errors.Is(s.cfg.NodePorts.Allocate(p), serviceip.ErrPortAllocated) {
+				s.services.claimStored(portKey(p))
+			}
 		}
 	}
 }

@@ -3,6 +3,8 @@ package apiserver
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,7 +34,43 @@ type serviceFollow struct {
 	// observer and by the watch, in either order, and must release once
 	// (the addresses may have been handed out again in between).
 	released map[types.UID]time.Time
+	// stored are the addresses ("ip/<ip>") and node ports ("port/<n>")
+	// that a Service in the store holds while this server's allocator had
+	// them already (a create through this server in flight: a dry run, or
+	// one that is still to fail). Giving back such a create's allocation
+	// must not free them: a stored Service holds them. They are freed when
+	// that Service goes.
+	stored map[string]bool
 }
+
+// claimStored notes that a stored Service holds key although the
+// allocator had it already.
+func (f *serviceFollow) claimStored(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stored == nil {
+		f.stored = map[string]bool{}
+	}
+	f.stored[key] = true
+}
+
+// heldByStored reports whether a stored Service holds key (claimStored):
+// a create's undo then keeps it allocated.
+func (f *serviceFollow) heldByStored(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stored[key]
+}
+
+// storedGone forgets key's claim: the Service holding it was deleted.
+func (f *serviceFollow) storedGone(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.stored, key)
+}
+
+func ipKey(ip net.IP) string { return "ip/" + ip.String() }
+func portKey(p int) string   { return "port/" + strconv.Itoa(p) }
 
 // releasedFor is how long a release is remembered: far longer than a
 // watch event takes to arrive.

@@ -1,10 +1,16 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceip"
@@ -57,5 +63,40 @@ func TestFollowServiceIPs(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // the watch delivers b's delete
 	if code := dryRunCode("10.0.0.20"); code != http.StatusUnprocessableEntity {
 		t.Errorf("create with c's address 10.0.0.20 after b's delete event = %d, want 422", code)
+	}
+}
+
+// TestStoredServiceOutlivesUndoneCreate: a create through this server
+// takes an address (a dry run, or one still to fail); meanwhile another
+// server stores a Service with that address and its event arrives; giving
+// back the create's allocation must leave the address taken, until the
+// stored Service is deleted.
+func TestStoredServiceOutlivesUndoneCreate(t *testing.T) {
+	store := memory.New()
+	srv := newSharingServer(t, store)
+	s := srv.s
+	res, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("services"))
+	for _, tc := range []struct{ name, ask string }{{"asked for", "10.0.0.30"}, {"allocated", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "probe"},
+				Spec: corev1.ServiceSpec{ClusterIP: tc.ask, Ports: []corev1.ServicePort{{Port: 80}}}}
+			undo, err := s.allocateServiceIPs(res, probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ip := probe.Spec.ClusterIP
+			other := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other-" + tc.name, UID: types.UID("u-" + tc.name)},
+				Spec: corev1.ServiceSpec{ClusterIP: ip, ClusterIPs: []string{ip}}}
+			s.markTaken(other) // its watch event, while the create is in flight
+			undo()
+			if err := s.cfg.ServiceIPs.Allocate(net.ParseIP(ip)); !errors.Is(err, serviceip.ErrAllocated) {
+				t.Fatalf("after the undone create, allocating %s = %v; want it still taken by the stored Service", ip, err)
+			}
+			s.releaseAddresses(other) // the stored Service is deleted
+			if err := s.cfg.ServiceIPs.Allocate(net.ParseIP(ip)); err != nil {
+				t.Fatalf("after the stored Service's delete, allocating %s = %v; want it free", ip, err)
+			}
+			s.releaseIPs([]string{ip})
+		})
 	}
 }

@@ -46,7 +46,9 @@ func (s *Server) allocateNodePorts(svc *corev1.Service, held map[int]bool) (undo
 	var taken []int
 	undo = func() {
 		for _, p := range taken {
-			alloc.Release(p)
+			if !s.services.heldByStored(portKey(p)) {
+				alloc.Release(p)
+			}
 		}
 	}
 	take := func(port int32, path *field.Path) (int32, error) {
