@@ -29,6 +29,17 @@ type ConfigCache[T any] struct {
 	mu       sync.Mutex // serialises reloads
 	current  atomic.Pointer[T]
 	revision int64
+	// decoded are the objects of the last reload by key, with the
+	// revision each was decoded at: a reload decodes only what changed
+	// since (a write of one RBAC object no longer decodes the hundred
+	// bootstrap roles again). Guarded by mu.
+	decoded map[string]decodedObject
+}
+
+// decodedObject is one stored object as the last reload decoded it.
+type decodedObject struct {
+	rev int64
+	obj runtime.Object
 }
 
 // NewConfigCache returns a cache of resources whose snapshot build makes
@@ -63,12 +74,13 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 		return err
 	}
 	var objs []runtime.Object
+	decoded := make(map[string]decodedObject, len(c.decoded))
 	for _, gvr := range c.resources {
 		res, ok := c.cat.Lookup(gvr)
 		if !ok {
 			continue
 		}
-		_, stored, err := layout.List(ctx, c.store, res, rev)
+		stored, err := c.listDecoded(ctx, res, rev, decoded)
 		if err != nil {
 			return err
 		}
@@ -76,8 +88,39 @@ func (c *ConfigCache[T]) Reload(ctx context.Context) error {
 	}
 	snap := c.build(objs)
 	c.current.Store(snap)
-	c.revision = rev
+	c.revision, c.decoded = rev, decoded
 	return nil
+}
+
+// listDecoded lists res's stored objects at rev, in storage order, taking
+// each unchanged one from the last reload and decoding the others; every
+// object listed is added to decoded. c.mu is held.
+func (c *ConfigCache[T]) listDecoded(ctx context.Context, res *registry.Resource, rev int64, decoded map[string]decodedObject) ([]runtime.Object, error) {
+	page, err := c.store.List(ctx, layout.ResourcePrefix(res), storage.ListOptions{Revision: rev})
+	if err != nil {
+		return nil, err
+	}
+	objs := make([]runtime.Object, len(page.Items))
+	var changed []storage.KeyValue
+	var at []int
+	for i, kv := range page.Items {
+		if d, ok := c.decoded[kv.Key]; ok && d.rev == kv.ModRevision {
+			objs[i] = d.obj
+			continue
+		}
+		changed, at = append(changed, kv), append(at, i)
+	}
+	fresh, err := layout.DecodeAll(ctx, res, changed)
+	if err != nil {
+		return nil, err
+	}
+	for j, obj := range fresh {
+		objs[at[j]] = obj
+	}
+	for i, kv := range page.Items {
+		decoded[kv.Key] = decodedObject{rev: kv.ModRevision, obj: objs[i]}
+	}
+	return objs, nil
 }
 
 // Run reloads on every change made through any server until ctx ends.

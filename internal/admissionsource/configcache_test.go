@@ -1,6 +1,7 @@
 package admissionsource
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -68,5 +69,55 @@ func TestConfigCacheFollowsStorage(t *testing.T) {
 	}
 	if n := builds.Load() - before; n != 1 {
 		t.Errorf("reloads after one unrelated and one cached write = %d, want 1", n)
+	}
+}
+
+// TestConfigCacheDecodesOnlyWhatChanged: a reload hands the snapshot the
+// very objects of the last reload for the keys that did not change, a new
+// decoding (with its new resourceVersion) for those that did, and nothing
+// for those deleted.
+func TestConfigCacheDecodesOnlyWhatChanged(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	vwc := admissionregistrationv1.SchemeGroupVersion.WithResource("validatingwebhookconfigurations")
+	c := NewConfigCache(store, registry.NewCatalogue(), []schema.GroupVersionResource{vwc}, func(objs []runtime.Object) *map[string]runtime.Object {
+		byName := map[string]runtime.Object{}
+		for _, o := range objs {
+			byName[o.(*admissionregistrationv1.ValidatingWebhookConfiguration).Name] = o
+		}
+		return &byName
+	})
+	const prefix = "/registry/admissionregistration.k8s.io/validatingwebhookconfigurations/"
+	body := func(name, label string) []byte {
+		return []byte(`{"apiVersion":"admissionregistration.k8s.io/v1","kind":"ValidatingWebhookConfiguration","metadata":{"name":"` + name + `","labels":{"v":"` + label + `"}}}`)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		if _, err := store.Create(ctx, prefix+n, body(n, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := *c.Current()
+	kv, err := store.Update(ctx, prefix+"b", body("b", "2"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.Delete(ctx, prefix+"c", 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := *c.Current()
+	if len(second) != 2 || second["a"] != first["a"] {
+		t.Fatalf("after the reload: %d objects, a reused %v; want a and b, a the same object", len(second), second["a"] == first["a"])
+	}
+	b := second["b"].(*admissionregistrationv1.ValidatingWebhookConfiguration)
+	if b == first["b"] || b.Labels["v"] != "2" || b.ResourceVersion != strconv.FormatInt(kv.ModRevision, 10) {
+		t.Fatalf("b after its update: same object %v, label %q, resourceVersion %q; want a new decoding at %d",
+			b == first["b"], b.Labels["v"], b.ResourceVersion, kv.ModRevision)
 	}
 }
