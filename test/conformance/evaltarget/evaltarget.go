@@ -155,6 +155,24 @@ func notEvaluable(sc *Scenario, all []*Scenario) string {
 		return "needs server-side state: its user impersonated before on the running server (" + prev.ID() +
 			"), which words a refused impersonation by the mode that last worked for the user (constrained or legacy)"
 	}
+	if name := aggregatedClusterRole(sc); name != "" {
+		return "races a controller: ClusterRole " + name + " has an aggregationRule, whose rules the clusterrole-aggregation " +
+			"controller fills a few milliseconds after the objects are created, and the request depends on them " +
+			"(on a cluster, kube-controller-manager races it the same way)"
+	}
+	return ""
+}
+
+// aggregatedClusterRole is the name of a ClusterRole with an
+// aggregationRule among sc's objects, or "".
+func aggregatedClusterRole(sc *Scenario) string {
+	for _, obj := range sc.Objects {
+		if obj["kind"] != "ClusterRole" || obj["aggregationRule"] == nil {
+			continue
+		}
+		meta, _ := obj["metadata"].(map[string]interface{})
+		return fmt.Sprint(meta["name"])
+	}
 	return ""
 }
 
