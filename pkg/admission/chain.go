@@ -216,17 +216,14 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 		took := now - mark
 		mark = now
 		c.observePlugin(i, took, err != nil, a.Operation, "admit")
-		base, after, changed := changes.check(a)
+		var change *StepDetail
+		if base, after, changed := changes.check(a); changed {
+			change = &StepDetail{Base: base, After: after}
+		}
 		if changes.on {
 			mark = monotonicNow()
 		}
-		if changed && err == nil && !c.ownSteps[i] {
-			steps.flush(a.Record)
-			a.Record.AddStep(Step{Plugin: c.plugins[i].Name, Matched: true, Reason: "admit", Round: round, Duration: took,
-				Mutated: true, Detail: &StepDetail{Base: base, After: after}})
-			continue
-		}
-		c.addPluginStep(a, &steps, i, "admit", round, took, err)
+		c.addPluginStep(a, &steps, i, "admit", round, took, err, change)
 		if err != nil {
 			c.rejected(a, i)
 			return mark, err
@@ -261,7 +258,7 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 		took := now - mark
 		mark = now
 		c.observePlugin(i, took, err != nil, a.Operation, "validate")
-		c.addPluginStep(a, &steps, i, "validate", 0, took, err)
+		c.addPluginStep(a, &steps, i, "validate", 0, took, err, nil)
 		if err != nil {
 			c.rejected(a, i)
 			return err
@@ -273,17 +270,19 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 // addPluginStep leaves the trace step of a plugin that records none of its
 // own: its name, the phase ("admit" or "validate") as Reason, the pass
 // (round 1 is the mutating phase's second pass), the time it took and its
-// error.
-func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase string, round int, took time.Duration, err error) {
+// error; change, when not nil, is how it changed the object (verbose traces
+// only), which marks the step Mutated.
+func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase string, round int, took time.Duration, err error, change *StepDetail) {
 	if a.Record == nil || c.ownSteps[i] {
 		return
 	}
-	if err == nil && c.compact[i] {
+	if err == nil && change == nil && c.compact[i] {
 		steps.add(a.Record, pluginStepRef(c.stepName[i], phase == "validate", round, took))
 		return
 	}
 	steps.flush(a.Record)
-	s := Step{Plugin: c.plugins[i].Name, Matched: true, Reason: phase, Round: round, Duration: took}
+	s := Step{Plugin: c.plugins[i].Name, Matched: true, Reason: phase, Round: round, Duration: took,
+		Mutated: change != nil, Detail: change}
 	if err != nil {
 		s.Err = err.Error()
 	}
