@@ -36,11 +36,13 @@ type Cache struct {
 	res    *registry.Resource
 	prefix string
 
-	mu      sync.RWMutex
-	objs    map[string]map[string]entry // namespace ("" if cluster-scoped) → name → entry
-	gone    map[objKey]int64            // tombstones: puts at or below the revision are stale
-	rev     int64                       // every change up to rev is applied
-	synced  bool
+	mu   sync.RWMutex
+	objs map[string]map[string]entry // namespace ("" if cluster-scoped) → name → entry
+	gone map[objKey]int64            // tombstones: puts at or below the revision are stale
+	rev  int64                       // every change up to rev is applied
+	// synced is set, and syncedC closed, by the first list: lookups read
+	// the flag (a channel receive costs more on every request).
+	synced  atomic.Bool
 	syncedC chan struct{}
 
 	relists atomic.Int64 // lists done, for tests and metrics
@@ -71,14 +73,7 @@ func (c *Cache) Resource() *registry.Resource { return c.res }
 
 // Synced reports whether the first list is done; before it, lookups read
 // storage.
-func (c *Cache) Synced() bool {
-	select {
-	case <-c.syncedC:
-		return true
-	default:
-		return false
-	}
-}
+func (c *Cache) Synced() bool { return c.synced.Load() }
 
 // WaitSynced waits for the first list, or for ctx to end.
 func (c *Cache) WaitSynced(ctx context.Context) error {
@@ -126,6 +121,19 @@ func (c *Cache) List(ctx context.Context, namespace string, sel labels.Selector)
 		}
 	}
 	return out, nil
+}
+
+// ListShared is List without the copy, for readers that only read:
+// once the cache is synced, a list of everything in a namespace (or of a
+// cluster-scoped resource) is the cache's own slice, which the caller must
+// not modify (admission.ObjectCache's contract).
+func (c *Cache) ListShared(ctx context.Context, namespace string, sel labels.Selector) ([]runtime.Object, error) {
+	if (sel == nil || sel.Empty()) && c.Synced() && (namespace != "" || !c.res.Namespaced) {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return c.sortedLocked(namespace), nil
+	}
+	return c.List(ctx, namespace, sel)
 }
 
 func (c *Cache) listCached(namespace string) []runtime.Object {

@@ -446,6 +446,46 @@ func TestCacheListOfOneNamespace(t *testing.T) {
 	}
 }
 
+// TestCacheListSharedKeepsEarlierLists: ListShared hands out the cache's
+// own list of a namespace without copying it, and a change gives later
+// lists a new slice while one handed out before stays as it was.
+func TestCacheListSharedKeepsEarlierLists(t *testing.T) {
+	store, c := newConfigMapCache(t)
+	in := newInstance(t, store, c)
+	in.put("a", "x", "ax")
+	go c.Run(t.Context(), nil)
+	if err := c.WaitSynced(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	before, err := c.ListShared(ctx, "a", nil)
+	if err != nil || len(before) != 1 {
+		t.Fatalf("ListShared = %v, %v; want 1 object", before, err)
+	}
+	if allocs := testing.AllocsPerRun(10, func() { _, _ = c.ListShared(ctx, "a", nil) }); allocs != 0 {
+		t.Errorf("ListShared of an unchanged namespace allocates %v times, want 0", allocs)
+	}
+	in.put("a", "w", "aw")
+	after, err := c.ListShared(ctx, "a", nil)
+	var got []string
+	for _, o := range after {
+		got = append(got, dataOf(t, o))
+	}
+	if err != nil || strings.Join(got, " ") != "aw ax" {
+		t.Errorf("ListShared after a put = %v, %v; want aw ax", got, err)
+	}
+	if len(before) != 1 || dataOf(t, before[0]) != "ax" {
+		t.Errorf("the list handed out before the put changed: %v", before)
+	}
+	objs, err := c.ListShared(ctx, "a", labels.SelectorFromSet(labels.Set{"v": "aw"}))
+	if err != nil || len(objs) != 1 || dataOf(t, objs[0]) != "aw" {
+		t.Errorf("ListShared with a selector = %v, %v; want aw", objs, err)
+	}
+	if len(after) != 2 || dataOf(t, after[0]) != "aw" || dataOf(t, after[1]) != "ax" {
+		t.Errorf("filtering changed the shared list: %v", after)
+	}
+}
+
 // BenchmarkCacheListNamespace lists one namespace's object out of 500
 // namespaces (LimitRanger lists its namespace's LimitRanges twice per pod
 // create).

@@ -35,5 +35,5 @@ func (o CachedObjects) ListCachedObjects(ctx context.Context, gvr schema.GroupVe
 	if c == nil {
 		return nil, nil
 	}
-	return c.List(ctx, namespace, sel)
+	return c.ListShared(ctx, namespace, sel)
 }

@@ -111,8 +111,8 @@ func (c *Cache) replace(page storage.ListResult) {
 	c.objs, c.rev = next, page.Revision
 	c.changedLocked("", true)
 	c.pruneTombstonesLocked()
-	if !c.synced {
-		c.synced = true
+	if !c.synced.Load() {
+		c.synced.Store(true)
 		close(c.syncedC)
 	}
 }

@@ -60,7 +60,8 @@ type Attributes struct {
 }
 
 // Handler is implemented by every plugin: it says which operations it cares
-// about. A plugin also implements Mutator, Validator or both.
+// about. A plugin also implements Mutator, Validator or both. Its answer
+// for an operation must not change: a Chain asks once, when it is built.
 type Handler interface {
 	Handles(op Operation) bool
 }

@@ -57,6 +57,10 @@ type Chain struct {
 	validators []Validator
 	// scoped is, per plugin, the plugin as Scoped, nil where it is not.
 	scoped []Scoped
+	// admitting and validating are, per operation (operationIndex), the
+	// plugins that run in each phase, in order: Handles is asked once,
+	// when the chain is built, not on every request.
+	admitting, validating [4][]int
 	// stepName is, per plugin, its interned name for compact trace steps;
 	// compact says whether it has one.
 	stepName []uint16
@@ -91,6 +95,14 @@ func NewChain(plugins ...NamedPlugin) *Chain {
 	}
 	for i, op := range []Operation{Create, Update, Delete, Connect} {
 		c.stepsHint[i] = c.stepsOn(op)
+		for j := range plugins {
+			if m := c.mutators[j]; m != nil && m.Handles(op) {
+				c.admitting[i] = append(c.admitting[i], j)
+			}
+			if v := c.validators[j]; v != nil && v.Handles(op) {
+				c.validating[i] = append(c.validating[i], j)
+			}
+		}
 	}
 	return c
 }
@@ -200,10 +212,8 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 	if changes.on {
 		mark = monotonicNow() // the plugins' time leaves out the watch's
 	}
-	for i, m := range c.mutators {
-		if m == nil || !m.Handles(a.Operation) {
-			continue
-		}
+	for _, i := range c.admitting[operationIndex(a.Operation)] {
+		m := c.mutators[i]
 		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
 			c.skip(a, &steps, i, "admit", round)
 			continue
@@ -242,10 +252,8 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	defer func() { c.metrics.ObserveAdmissionStep(mark-start, err != nil, a.Operation, "validate") }()
 	var steps pendingSteps
 	defer steps.flush(a.Record)
-	for i, v := range c.validators {
-		if v == nil || !v.Handles(a.Operation) {
-			continue
-		}
+	for _, i := range c.validating[operationIndex(a.Operation)] {
+		v := c.validators[i]
 		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
 			c.skip(a, &steps, i, "validate", 0)
 			continue

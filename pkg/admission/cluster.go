@@ -14,7 +14,8 @@ import (
 // upstream's plugins read their informers: no storage read per request. A
 // write this server has acknowledged is visible to the next request. The
 // objects are in the version the server stores (a *corev1.LimitRange for
-// limitranges) and shared: a plugin must not modify them.
+// limitranges) and shared: a plugin must not modify them, nor the slices
+// ListCachedObjects returns.
 type ObjectCache interface {
 	// GetCachedObject returns one object, or a NotFound StatusError when it
 	// does not exist or its resource is not served.

@@ -132,11 +132,17 @@ func newTokenVolume() *tokenVolumeBlock {
 const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
 // randomVolumeName returns kube-api-access- and five random characters.
+// Each of the 27⁵ suffixes is equally likely: one uniform draw below 27⁵,
+// read as five base-27 digits (one draw instead of five).
 func randomVolumeName() string {
+	const base = uint32(len(nameAlphabet))
+	const suffixes = base * base * base * base * base
 	var b [len(VolumeNamePrefix) + 5]byte
 	copy(b[:], VolumeNamePrefix)
+	n := rand.Uint32N(suffixes)
 	for i := len(VolumeNamePrefix); i < len(b); i++ {
-		b[i] = nameAlphabet[rand.IntN(len(nameAlphabet))]
+		b[i] = nameAlphabet[n%base]
+		n /= base
 	}
 	return string(b[:])
 }

@@ -23,6 +23,35 @@ func TestRandomVolumeNameAlphabet(t *testing.T) {
 	}
 }
 
+// TestRandomVolumeNameSpreads: every character of the alphabet appears at
+// every position about as often as the others, and positions vary
+// independently (5,400 names: each count is 200 expected, >100 is ~7
+// standard deviations below; two equal neighbours 1 in 27).
+func TestRandomVolumeNameSpreads(t *testing.T) {
+	const names = 27 * 200
+	var counts [5][256]int
+	sameNeighbours := 0
+	for range names {
+		suffix := randomVolumeName()[len(VolumeNamePrefix):]
+		for i := range 5 {
+			counts[i][suffix[i]]++
+			if i > 0 && suffix[i] == suffix[i-1] {
+				sameNeighbours++
+			}
+		}
+	}
+	for i := range 5 {
+		for _, c := range []byte(nameAlphabet) {
+			if n := counts[i][c]; n < 100 || n > 300 {
+				t.Errorf("%q at position %d: %d times in %d names, want about 200", c, i, n, names)
+			}
+		}
+	}
+	if want := 4 * names / 27; sameNeighbours > 2*want {
+		t.Errorf("%d equal neighbouring characters, want about %d", sameNeighbours, want)
+	}
+}
+
 // TestSharedMountsDoNotAlias: containers whose mount lists share one
 // backing array keep their own when a later step appends to one.
 func TestSharedMountsDoNotAlias(t *testing.T) {
