@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
@@ -115,5 +116,51 @@ func TestListerReadsTyped(t *testing.T) {
 	missing := ListerFor[*corev1.ServiceAccount](src, corev1.SchemeGroupVersion.WithResource("nosuchthings"))
 	if _, err := missing.Get(ctx, "a", "x"); !apierrors.IsNotFound(err) {
 		t.Errorf("Get of a resource not served = %v, want NotFound", err)
+	}
+}
+
+// TestResourceCacheReadsAsTheObjectCache: a ResourceCache made before its
+// resource's cache exists finds it on first use and then reads what
+// GetCachedObject and ListCachedObjects read; one of an unserved resource
+// answers NotFound and lists nothing; the two versions of a resource are
+// told apart.
+func TestResourceCacheReadsAsTheObjectCache(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	objects := src.Objects()
+	accounts := objects.ResourceCache(ServiceAccounts)
+	key := layout.Key(src.For(ServiceAccounts).Resource(), "a", "default")
+	if _, err := store.Create(ctx, key, []byte(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default","namespace":"a"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	src.Start(ctx, nil)
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := accounts.Get(ctx, "a", "default")
+	want, wantErr := objects.GetCachedObject(ctx, ServiceAccounts, "a", "default")
+	if err != nil || wantErr != nil || got != want {
+		t.Errorf("Get = %v, %v; GetCachedObject = %v, %v", got, err, want, wantErr)
+	}
+	list, err := accounts.List(ctx, "a", nil)
+	if err != nil || len(list) != 1 || list[0] != want {
+		t.Errorf("List = %v, %v; want the one account", list, err)
+	}
+	if _, err := accounts.Get(ctx, "a", "other"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of a missing account = %v, want NotFound", err)
+	}
+	hpav1 := objects.ResourceCache(autoscalingv1.SchemeGroupVersion.WithResource("horizontalpodautoscalers"))
+	hpav2 := objects.ResourceCache(autoscalingv2.SchemeGroupVersion.WithResource("horizontalpodautoscalers"))
+	if hpav1.(*resourceCache).cache() == hpav2.(*resourceCache).cache() {
+		t.Error("two versions of a resource share a cache")
+	}
+	none := objects.ResourceCache(corev1.SchemeGroupVersion.WithResource("nosuchthings"))
+	if _, err := none.Get(ctx, "a", "x"); !apierrors.IsNotFound(err) {
+		t.Errorf("Get of an unserved resource = %v, want NotFound", err)
+	}
+	if objs, err := none.List(ctx, "a", nil); err != nil || objs != nil {
+		t.Errorf("List of an unserved resource = %v, %v; want nothing", objs, err)
 	}
 }

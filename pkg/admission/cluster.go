@@ -27,6 +27,46 @@ type ObjectCache interface {
 	ListCachedObjects(ctx context.Context, gvr schema.GroupVersionResource, namespace string, sel labels.Selector) ([]runtime.Object, error)
 }
 
+// ResourceCache reads the cached objects of one resource: what a plugin
+// holds for each resource it reads, as an upstream plugin holds a lister,
+// instead of naming the resource on every lookup. Get and List are
+// ObjectCache's GetCachedObject and ListCachedObjects for that resource,
+// with the same contract.
+type ResourceCache interface {
+	Get(ctx context.Context, namespace, name string) (runtime.Object, error)
+	List(ctx context.Context, namespace string, sel labels.Selector) ([]runtime.Object, error)
+}
+
+// ResourceCaches is implemented by an ObjectCache that hands out a
+// ResourceCache of its own per resource (the server's finds the resource's
+// cache once, not on every lookup).
+type ResourceCaches interface {
+	ResourceCache(gvr schema.GroupVersionResource) ResourceCache
+}
+
+// CacheOf returns the ResourceCache of gvr in cache: cache's own when it
+// is a ResourceCaches, otherwise one that names gvr on every call.
+func CacheOf(cache ObjectCache, gvr schema.GroupVersionResource) ResourceCache {
+	if rc, ok := cache.(ResourceCaches); ok {
+		return rc.ResourceCache(gvr)
+	}
+	return namedResource{cache, gvr}
+}
+
+// namedResource is a ResourceCache over any ObjectCache.
+type namedResource struct {
+	cache ObjectCache
+	gvr   schema.GroupVersionResource
+}
+
+func (r namedResource) Get(ctx context.Context, namespace, name string) (runtime.Object, error) {
+	return r.cache.GetCachedObject(ctx, r.gvr, namespace, name)
+}
+
+func (r namedResource) List(ctx context.Context, namespace string, sel labels.Selector) ([]runtime.Object, error) {
+	return r.cache.ListCachedObjects(ctx, r.gvr, namespace, sel)
+}
+
 // ObjectCreator creates objects through the API server, as the server's own
 // loopback client (system:apiserver): authorization, admission and
 // validation apply as to any request. It returns the server's StatusError

@@ -52,9 +52,9 @@ type Options struct {
 
 // Plugin is the LimitRanger plugin.
 type Plugin struct {
-	cache  admission.ObjectCache
-	opts   Options
-	ranges rangeCache
+	limitRanges admission.ResourceCache
+	opts        Options
+	ranges      rangeCache
 }
 
 var (
@@ -64,7 +64,7 @@ var (
 
 // New returns the plugin over a cache of LimitRanges.
 func New(cache admission.ObjectCache, opts Options) *Plugin {
-	return &Plugin{cache: cache, opts: opts}
+	return &Plugin{limitRanges: admission.CacheOf(cache, limitRangesResource), opts: opts}
 }
 
 // Handles CREATE and UPDATE.
@@ -116,7 +116,7 @@ func (p *Plugin) run(ctx context.Context, a *admission.Attributes, f func(lr *co
 			return nil
 		}
 	}
-	items, err := p.cache.ListCachedObjects(ctx, limitRangesResource, a.Namespace, nil)
+	items, err := p.limitRanges.List(ctx, a.Namespace, nil)
 	if err != nil {
 		return admission.NewForbidden(a, fmt.Errorf("unable to %s %v at this time because there was an error enforcing limit ranges", a.Operation, a.Resource))
 	}

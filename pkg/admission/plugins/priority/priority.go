@@ -45,7 +45,7 @@ func Register(r *admission.Registry) {
 
 // Plugin is the Priority plugin.
 type Plugin struct {
-	cache admission.ObjectCache
+	classes admission.ResourceCache
 }
 
 var (
@@ -54,7 +54,9 @@ var (
 )
 
 // New returns the plugin reading PriorityClasses from cache.
-func New(cache admission.ObjectCache) *Plugin { return &Plugin{cache: cache} }
+func New(cache admission.ObjectCache) *Plugin {
+	return &Plugin{classes: admission.CacheOf(cache, priorityClassesGVR)}
+}
 
 // Handles CREATE, UPDATE and DELETE.
 func (p *Plugin) Handles(op admission.Operation) bool {
@@ -171,7 +173,7 @@ func (p *Plugin) resolve(ctx context.Context, a *admission.Attributes, class str
 		}
 		return def.Name, def.Value, def.PreemptionPolicy, nil
 	}
-	obj, err := p.cache.GetCachedObject(ctx, priorityClassesGVR, "", class)
+	obj, err := p.classes.Get(ctx, "", class)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", 0, nil, admission.NewForbidden(a, fmt.Errorf("no PriorityClass with name %v was found", class))
@@ -189,7 +191,7 @@ func (p *Plugin) resolve(ctx context.Context, a *admission.Attributes, class str
 // Should a race have let several in, the lowest value wins (the first by
 // name among equals).
 func (p *Plugin) defaultClass(ctx context.Context) (*schedulingv1.PriorityClass, error) {
-	objs, err := p.cache.ListCachedObjects(ctx, priorityClassesGVR, "", nil)
+	objs, err := p.classes.List(ctx, "", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -65,8 +65,8 @@ func Register(r *admission.Registry) {
 
 // Plugin is the ServiceAccount plugin.
 type Plugin struct {
-	cache   admission.ObjectCache
-	objects admission.ObjectLookup
+	accounts admission.ResourceCache
+	objects  admission.ObjectLookup
 	// volumeName returns the name of a new token volume.
 	volumeName func() string
 	// sleep waits between storage reads of a missing account; it returns
@@ -82,7 +82,7 @@ var (
 // New returns the plugin reading accounts from cache, and from objects when
 // the cache does not have them.
 func New(cache admission.ObjectCache, objects admission.ObjectLookup) *Plugin {
-	return &Plugin{cache: cache, objects: objects,
+	return &Plugin{accounts: admission.CacheOf(cache, serviceAccountsGVR), objects: objects,
 		volumeName: randomVolumeName,
 		sleep:      sleepCtx}
 }
@@ -226,7 +226,7 @@ func enforcesMountableSecrets(sa *corev1.ServiceAccount) bool {
 // have it, from storage: ten times, a short random while apart, for
 // "default" (its controller may not have created it yet), once for others.
 func (p *Plugin) serviceAccount(ctx context.Context, namespace, name string) (*corev1.ServiceAccount, error) {
-	obj, err := p.cache.GetCachedObject(ctx, serviceAccountsGVR, namespace, name)
+	obj, err := p.accounts.Get(ctx, namespace, name)
 	if err == nil {
 		return asServiceAccount(obj)
 	}
