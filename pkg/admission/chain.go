@@ -45,30 +45,34 @@ type StepRecorder interface {
 type Chain struct {
 	plugins []NamedPlugin
 	metrics *Metrics
-	// series holds, per plugin, the metric series it has observed, found
-	// once instead of by label values on every request.
-	series []pluginSeries
-	// ownSteps says, per plugin, whether it records its own trace steps.
-	ownSteps []bool
-	// mutators and validators are, per plugin, the plugin as a Mutator
-	// and a Validator, nil where it is not one (asserted once, not per
-	// request).
-	mutators   []Mutator
-	validators []Validator
-	// scoped is, per plugin, the plugin as Scoped, nil where it is not.
-	scoped []Scoped
+	// links are, per plugin, what running it takes, worked out once.
+	links []link
 	// admitting and validating are, per operation (operationIndex), the
 	// plugins that run in each phase, in order: Handles is asked once,
 	// when the chain is built, not on every request.
-	admitting, validating [4][]int
-	// stepName is, per plugin, its interned name for compact trace steps;
-	// compact says whether it has one.
-	stepName []uint16
-	compact  []bool
+	admitting, validating [4][]*link
 	// stepsHint is, per operation (operationIndex), the room a request's
 	// trace starts with: a step per phase per plugin, and some for the
 	// webhooks and policies of a plugin that records its own.
 	stepsHint [4]int
+}
+
+// link is one plugin of a chain with what the chain asserts and looks up
+// about it once instead of on every request.
+type link struct {
+	name      string
+	mutator   Mutator   // nil when the plugin is not one
+	validator Validator // nil when the plugin is not one
+	scoped    Scoped    // nil when the plugin is not one
+	// ownSteps says whether it records its own trace steps.
+	ownSteps bool
+	// compact says whether it has stepName, its interned name for
+	// compact trace steps.
+	compact  bool
+	stepName uint16
+	// series holds the metric series it has observed, found once instead
+	// of by label values on every request; nil without metrics.
+	series *pluginSeries
 }
 
 // ownStepsRoom is the room kept per plugin that records its own steps.
@@ -79,28 +83,37 @@ const ownStepsRoom = 4
 // observed).
 type pluginSeries [4][2][2]atomic.Pointer[durationSeries]
 
+// The phases, as pluginSeries and trace steps number them.
+const (
+	admitPhase    = 0
+	validatePhase = 1
+)
+
+var phaseNames = [2]string{"admit", "validate"}
+
 var _ Interface = (*Chain)(nil)
 
 // NewChain returns a chain of the given plugins, in order.
 func NewChain(plugins ...NamedPlugin) *Chain {
-	n := len(plugins)
-	c := &Chain{plugins: plugins, ownSteps: make([]bool, n), mutators: make([]Mutator, n),
-		validators: make([]Validator, n), scoped: make([]Scoped, n), stepName: make([]uint16, n), compact: make([]bool, n)}
+	c := &Chain{plugins: plugins, links: make([]link, len(plugins))}
 	for i, p := range plugins {
-		_, c.ownSteps[i] = p.Plugin.(StepRecorder)
-		c.mutators[i], _ = p.Plugin.(Mutator)
-		c.validators[i], _ = p.Plugin.(Validator)
-		c.scoped[i], _ = p.Plugin.(Scoped)
-		c.stepName[i], c.compact[i] = internStepName(p.Name)
+		l := &c.links[i]
+		l.name = p.Name
+		_, l.ownSteps = p.Plugin.(StepRecorder)
+		l.mutator, _ = p.Plugin.(Mutator)
+		l.validator, _ = p.Plugin.(Validator)
+		l.scoped, _ = p.Plugin.(Scoped)
+		l.stepName, l.compact = internStepName(p.Name)
 	}
 	for i, op := range []Operation{Create, Update, Delete, Connect} {
 		c.stepsHint[i] = c.stepsOn(op)
-		for j := range plugins {
-			if m := c.mutators[j]; m != nil && m.Handles(op) {
-				c.admitting[i] = append(c.admitting[i], j)
+		for j := range c.links {
+			l := &c.links[j]
+			if l.mutator != nil && l.mutator.Handles(op) {
+				c.admitting[i] = append(c.admitting[i], l)
 			}
-			if v := c.validators[j]; v != nil && v.Handles(op) {
-				c.validating[i] = append(c.validating[i], j)
+			if l.validator != nil && l.validator.Handles(op) {
+				c.validating[i] = append(c.validating[i], l)
 			}
 		}
 	}
@@ -111,15 +124,16 @@ func NewChain(plugins ...NamedPlugin) *Chain {
 // request of op in one pass of each phase.
 func (c *Chain) stepsOn(op Operation) int {
 	n := 0
-	for i, p := range c.plugins {
-		if c.ownSteps[i] {
+	for i := range c.links {
+		l := &c.links[i]
+		if l.ownSteps {
 			n += ownStepsRoom
 			continue
 		}
-		if m, ok := p.Plugin.(Mutator); ok && m.Handles(op) {
+		if l.mutator != nil && l.mutator.Handles(op) {
 			n++
 		}
-		if v, ok := p.Plugin.(Validator); ok && v.Handles(op) {
+		if l.validator != nil && l.validator.Handles(op) {
 			n++
 		}
 	}
@@ -129,7 +143,10 @@ func (c *Chain) stepsOn(op Operation) int {
 // WithMetrics makes the chain observe step and per-plugin latencies.
 func (c *Chain) WithMetrics(m *Metrics) *Chain {
 	c.metrics = m
-	c.series = make([]pluginSeries, len(c.plugins))
+	series := make([]pluginSeries, len(c.links))
+	for i := range c.links {
+		c.links[i].series = &series[i]
+	}
 	return c
 }
 
@@ -146,23 +163,20 @@ func operationIndex(op Operation) int {
 	return 3
 }
 
-// observePlugin records the latency of plugin i in phase ("admit" or
-// "validate").
-func (c *Chain) observePlugin(i int, took time.Duration, rejected bool, op Operation, phase string) {
-	if c.metrics == nil {
+// observe records the plugin's latency on an operation (operationIndex) in
+// a phase.
+func (c *Chain) observe(l *link, took time.Duration, rejected bool, op Operation, opIndex, phase int) {
+	if l.series == nil {
 		return
 	}
-	ph, rej := 0, 0
-	if phase == "validate" {
-		ph = 1
-	}
+	rej := 0
 	if rejected {
 		rej = 1
 	}
-	slot := &c.series[i][operationIndex(op)][ph][rej]
+	slot := &l.series[opIndex][phase][rej]
 	s := slot.Load()
 	if s == nil {
-		s = c.metrics.controllerSeries(rejected, op, phase, c.plugins[i].Name)
+		s = c.metrics.controllerSeries(rejected, op, phaseNames[phase], l.name)
 		slot.Store(s)
 	}
 	s.observe(took)
@@ -212,30 +226,30 @@ func (c *Chain) admitOnce(ctx context.Context, a *Attributes, mark time.Duration
 	if changes.on {
 		mark = monotonicNow() // the plugins' time leaves out the watch's
 	}
-	for _, i := range c.admitting[operationIndex(a.Operation)] {
-		m := c.mutators[i]
-		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
-			c.skip(a, &steps, i, "admit", round)
+	opIndex := operationIndex(a.Operation)
+	for _, l := range c.admitting[opIndex] {
+		if l.scoped != nil && !l.scoped.Concerns(a) {
+			c.skip(a, &steps, l, opIndex, admitPhase, round)
 			continue
 		}
-		if c.ownSteps[i] {
+		if l.ownSteps {
 			steps.flush(a.Record)
 		}
-		err := m.Admit(ctx, a)
+		err := l.mutator.Admit(ctx, a)
 		now := monotonicNow()
 		took := now - mark
 		mark = now
-		c.observePlugin(i, took, err != nil, a.Operation, "admit")
+		c.observe(l, took, err != nil, a.Operation, opIndex, admitPhase)
 		var change *StepDetail
-		if base, after, changed := changes.check(a); changed {
-			change = &StepDetail{Base: base, After: after}
-		}
 		if changes.on {
+			if base, after, changed := changes.check(a); changed {
+				change = &StepDetail{Base: base, After: after}
+			}
 			mark = monotonicNow()
 		}
-		c.addPluginStep(a, &steps, i, "admit", round, took, err, change)
+		c.addPluginStep(a, &steps, l, admitPhase, round, took, err, change)
 		if err != nil {
-			c.rejected(a, i)
+			c.rejected(a, l)
 			return mark, err
 		}
 	}
@@ -252,23 +266,23 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 	defer func() { c.metrics.ObserveAdmissionStep(mark-start, err != nil, a.Operation, "validate") }()
 	var steps pendingSteps
 	defer steps.flush(a.Record)
-	for _, i := range c.validating[operationIndex(a.Operation)] {
-		v := c.validators[i]
-		if c.scoped[i] != nil && !c.scoped[i].Concerns(a) {
-			c.skip(a, &steps, i, "validate", 0)
+	opIndex := operationIndex(a.Operation)
+	for _, l := range c.validating[opIndex] {
+		if l.scoped != nil && !l.scoped.Concerns(a) {
+			c.skip(a, &steps, l, opIndex, validatePhase, 0)
 			continue
 		}
-		if c.ownSteps[i] {
+		if l.ownSteps {
 			steps.flush(a.Record)
 		}
-		err := v.Validate(ctx, a)
+		err := l.validator.Validate(ctx, a)
 		now := monotonicNow()
 		took := now - mark
 		mark = now
-		c.observePlugin(i, took, err != nil, a.Operation, "validate")
-		c.addPluginStep(a, &steps, i, "validate", 0, took, err, nil)
+		c.observe(l, took, err != nil, a.Operation, opIndex, validatePhase)
+		c.addPluginStep(a, &steps, l, validatePhase, 0, took, err, nil)
 		if err != nil {
-			c.rejected(a, i)
+			c.rejected(a, l)
 			return err
 		}
 	}
@@ -276,20 +290,20 @@ func (c *Chain) Validate(ctx context.Context, a *Attributes) (err error) {
 }
 
 // addPluginStep leaves the trace step of a plugin that records none of its
-// own: its name, the phase ("admit" or "validate") as Reason, the pass
-// (round 1 is the mutating phase's second pass), the time it took and its
-// error; change, when not nil, is how it changed the object (verbose traces
-// only), which marks the step Mutated.
-func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase string, round int, took time.Duration, err error, change *StepDetail) {
-	if a.Record == nil || c.ownSteps[i] {
+// own: its name, the phase as Reason, the pass (round 1 is the mutating
+// phase's second pass), the time it took and its error; change, when not
+// nil, is how it changed the object (verbose traces only), which marks the
+// step Mutated.
+func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, l *link, phase, round int, took time.Duration, err error, change *StepDetail) {
+	if a.Record == nil || l.ownSteps {
 		return
 	}
-	if err == nil && change == nil && c.compact[i] {
-		steps.add(a.Record, pluginStepRef(c.stepName[i], phase == "validate", round, took))
+	if err == nil && change == nil && l.compact {
+		steps.add(a.Record, pluginStepRef(l.stepName, phase == validatePhase, round, took))
 		return
 	}
 	steps.flush(a.Record)
-	s := Step{Plugin: c.plugins[i].Name, Matched: true, Reason: phase, Round: round, Duration: took,
+	s := Step{Plugin: l.name, Matched: true, Reason: phaseNames[phase], Round: round, Duration: took,
 		Mutated: change != nil, Detail: change}
 	if err != nil {
 		s.Err = err.Error()
@@ -297,24 +311,24 @@ func (c *Chain) addPluginStep(a *Attributes, steps *pendingSteps, i int, phase s
 	a.Record.AddStep(s)
 }
 
-// skip counts plugin i, which does not look at the request, in its metric
-// and leaves its step, skipped with reason SkipResource.
-func (c *Chain) skip(a *Attributes, steps *pendingSteps, i int, phase string, round int) {
-	c.observePlugin(i, 0, false, a.Operation, phase)
-	if a.Record == nil || c.ownSteps[i] {
+// skip counts a plugin that does not look at the request in its metric and
+// leaves its step, skipped with reason SkipResource.
+func (c *Chain) skip(a *Attributes, steps *pendingSteps, l *link, opIndex, phase, round int) {
+	c.observe(l, 0, false, a.Operation, opIndex, phase)
+	if a.Record == nil || l.ownSteps {
 		return
 	}
-	if c.compact[i] {
-		steps.add(a.Record, skippedStepRef(c.stepName[i], phase == "validate", round))
+	if l.compact {
+		steps.add(a.Record, skippedStepRef(l.stepName, phase == validatePhase, round))
 		return
 	}
 	steps.flush(a.Record)
-	a.Record.AddStep(Step{Plugin: c.plugins[i].Name, Reason: phase, Round: round, Skip: SkipResource})
+	a.Record.AddStep(Step{Plugin: l.name, Reason: phaseNames[phase], Round: round, Skip: SkipResource})
 }
 
-// rejected notes in the record that plugin i ended admission.
-func (c *Chain) rejected(a *Attributes, i int) {
+// rejected notes in the record that the plugin ended admission.
+func (c *Chain) rejected(a *Attributes, l *link) {
 	if a.Record != nil {
-		a.Record.markRejected(c.plugins[i].Name)
+		a.Record.markRejected(l.name)
 	}
 }

@@ -176,28 +176,8 @@ func (r *Record) AddStep(s Step) {
 		r.steps = make([]Step, 0, fullStepsRoom)
 	}
 	r.steps = append(r.steps, s)
-	r.appendRefLocked(stepRef{full: int32(len(r.steps))})
+	r.appendRefLocked(wholeStepRef(len(r.steps) - 1))
 	r.mu.Unlock()
-}
-
-// pluginStepRef is the step of a compiled-in plugin that ran without
-// error: the plugin's interned name, its phase, pass and duration. Nothing
-// of it holds a pointer, so the trace of a request costs one small
-// allocation that the garbage collector does not scan.
-func pluginStepRef(name uint16, validate bool, round int, took time.Duration) stepRef {
-	ref := stepRef{dur: took, name: name, round: uint8(round)}
-	if validate {
-		ref.phase = 1
-	}
-	return ref
-}
-
-// skippedStepRef is the step of a compiled-in plugin the chain did not call
-// because it does not look at the request (Scoped).
-func skippedStepRef(name uint16, validate bool, round int) stepRef {
-	ref := pluginStepRef(name, validate, round, 0)
-	ref.phase |= phaseSkipped
-	return ref
 }
 
 // appendPluginSteps appends plugin steps to the trace, in order.

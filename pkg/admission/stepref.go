@@ -6,32 +6,67 @@ import (
 	"time"
 )
 
-// stepRef is one entry of a Record's trace. A compiled-in plugin's step,
-// by far the most common, is held whole in it, with the plugin's name as
-// an index into stepNames; any other step is kept as a Step and referred
-// to by full.
-type stepRef struct {
-	dur   time.Duration
-	full  int32  // 1 + index into Record.steps; 0 for a plugin step
-	name  uint16 // plugin step: index into stepNames
-	phase uint8  // plugin step: 0 admit, 1 validate, with phaseSkipped
-	round uint8  // plugin step: the mutating pass
+// stepRef is one entry of a Record's trace, in one word. A compiled-in
+// plugin's step, by far the most common, is held whole in it: the plugin's
+// name as an index into stepNames, its phase and pass, and its duration.
+// Any other step is kept as a Step and referred to by its index.
+//
+//	bits  0–15  plugin step: name index
+//	bit   16    plugin step: validate phase (else admit)
+//	bit   17    plugin step: skipped (the chain did not call it)
+//	bit   18    plugin step: the mutating phase's second pass
+//	bit   19    a whole step: bits 20– are its index in Record.steps
+//	bits 20–63  plugin step: duration in nanoseconds (saturating at ~4.9 h)
+type stepRef uint64
+
+const (
+	refValidate   stepRef = 1 << 16
+	refSkipped    stepRef = 1 << 17
+	refSecondPass stepRef = 1 << 18
+	refWhole      stepRef = 1 << 19
+	refHighShift          = 20
+	maxRefHigh            = 1<<(64-refHighShift) - 1
+)
+
+// pluginStepRef is the step of a compiled-in plugin that ran without
+// error: the plugin's interned name, its phase, pass and duration. Nothing
+// of it holds a pointer, so the trace of a request costs one small
+// allocation that the garbage collector does not scan.
+func pluginStepRef(name uint16, validate bool, round int, took time.Duration) stepRef {
+	ref := stepRef(name)
+	if validate {
+		ref |= refValidate
+	}
+	if round > 0 {
+		ref |= refSecondPass
+	}
+	d := uint64(max(took, 0))
+	return ref | stepRef(min(d, maxRefHigh))<<refHighShift
 }
 
-// phaseSkipped marks in stepRef.phase a plugin the chain did not call.
-const phaseSkipped = 2
+// skippedStepRef is the step of a compiled-in plugin the chain did not call
+// because it does not look at the request (Scoped).
+func skippedStepRef(name uint16, validate bool, round int) stepRef {
+	return pluginStepRef(name, validate, round, 0) | refSkipped
+}
+
+// wholeStepRef refers to Record.steps[i].
+func wholeStepRef(i int) stepRef { return refWhole | stepRef(i)<<refHighShift }
 
 // step returns the Step ref stands for.
-func (ref stepRef) step(full []Step) Step {
-	if ref.full > 0 {
-		return full[ref.full-1]
+func (ref stepRef) step(whole []Step) Step {
+	if ref&refWhole != 0 {
+		return whole[ref>>refHighShift]
 	}
-	reason := "admit"
-	if ref.phase&1 == 1 {
+	reason, round := "admit", 0
+	if ref&refValidate != 0 {
 		reason = "validate"
 	}
-	s := Step{Plugin: stepName(ref.name), Matched: true, Reason: reason, Round: int(ref.round), Duration: ref.dur}
-	if ref.phase&phaseSkipped != 0 {
+	if ref&refSecondPass != 0 {
+		round = 1
+	}
+	s := Step{Plugin: stepName(uint16(ref)), Matched: true, Reason: reason, Round: round, Duration: time.Duration(ref >> refHighShift)}
+	if ref&refSkipped != 0 {
 		s.Matched, s.Skip = false, SkipResource
 	}
 	return s

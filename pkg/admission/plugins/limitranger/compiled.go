@@ -20,6 +20,8 @@ type compiledRange struct {
 	// items; where several items default a resource, the last one wins.
 	defaultLimits, defaultRequests []namedQuantity
 	items                          []compiledItem
+	// lastAnnotation is the annotation text set last (annotationText).
+	lastAnnotation atomic.Pointer[string]
 }
 
 // namedQuantity is one entry of a resource list.

@@ -24,7 +24,19 @@ func setDefaults(lr *compiledRange, pod *corev1.Pod) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[Annotation] = string(text)
+	pod.Annotations[Annotation] = lr.annotationText(text)
+}
+
+// annotationText returns text as a string: the one it returned last when
+// the text is the same (the pods of one template get the same annotation),
+// a new one otherwise.
+func (c *compiledRange) annotationText(text []byte) string {
+	if last := c.lastAnnotation.Load(); last != nil && *last == string(text) {
+		return *last
+	}
+	s := string(text)
+	c.lastAnnotation.Store(&s)
+	return s
 }
 
 // mergeDefaults sets each default the container lacks and appends to text

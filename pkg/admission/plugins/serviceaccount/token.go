@@ -114,16 +114,21 @@ type tokenVolumeBlock struct {
 
 // newTokenVolume returns the token volume, unnamed.
 func newTokenVolume() *tokenVolumeBlock {
-	v := &tokenVolumeBlock{mode: corev1.ProjectedVolumeSourceDefaultMode, expiration: TokenExpirationSeconds}
-	v.token = corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: &v.expiration}
-	v.caItems[0] = corev1.KeyToPath{Key: "ca.crt", Path: "ca.crt"}
-	v.ca = corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: RootCAConfigMap}, Items: v.caItems[:]}
-	v.nsField = corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}
-	v.nsItems[0] = corev1.DownwardAPIVolumeFile{Path: "namespace", FieldRef: &v.nsField}
-	v.ns = corev1.DownwardAPIProjection{Items: v.nsItems[:]}
-	v.sources = [3]corev1.VolumeProjection{{ServiceAccountToken: &v.token}, {ConfigMap: &v.ca}, {DownwardAPI: &v.ns}}
-	v.src = corev1.ProjectedVolumeSource{DefaultMode: &v.mode, Sources: v.sources[:]}
-	v.vol[0].VolumeSource = corev1.VolumeSource{Projected: &v.src}
+	// Field by field into zeroed memory: assigning whole structs would copy
+	// them with write barriers while the collector runs.
+	v := new(tokenVolumeBlock)
+	v.mode, v.expiration = corev1.ProjectedVolumeSourceDefaultMode, TokenExpirationSeconds
+	v.token.Path, v.token.ExpirationSeconds = "token", &v.expiration
+	v.caItems[0].Key, v.caItems[0].Path = "ca.crt", "ca.crt"
+	v.ca.Name, v.ca.Items = RootCAConfigMap, v.caItems[:]
+	v.nsField.APIVersion, v.nsField.FieldPath = "v1", "metadata.namespace"
+	v.nsItems[0].Path, v.nsItems[0].FieldRef = "namespace", &v.nsField
+	v.ns.Items = v.nsItems[:]
+	v.sources[0].ServiceAccountToken = &v.token
+	v.sources[1].ConfigMap = &v.ca
+	v.sources[2].DownwardAPI = &v.ns
+	v.src.DefaultMode, v.src.Sources = &v.mode, v.sources[:]
+	v.vol[0].Projected = &v.src
 	return v
 }
 
