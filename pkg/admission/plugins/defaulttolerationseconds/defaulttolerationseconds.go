@@ -82,6 +82,17 @@ func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 		notReady = notReady || t.Key == corev1.TaintNodeNotReady || t.Key == ""
 		unreachable = unreachable || t.Key == corev1.TaintNodeUnreachable || t.Key == ""
 	}
+	if !notReady && !unreachable && len(pod.Spec.Tolerations) == 0 {
+		// The usual pod: both tolerations, made in one allocation.
+		b := new(defaultTolerations)
+		b.seconds = [2]int64{p.notReady, p.unreachable}
+		b.list[0] = corev1.Toleration{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &b.seconds[0]}
+		b.list[1] = corev1.Toleration{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &b.seconds[1]}
+		pod.Spec.Tolerations = b.list[:]
+		return nil
+	}
 	missing := 0
 	for _, lacks := range []bool{!notReady, !unreachable} {
 		if lacks {
@@ -96,6 +107,12 @@ func (p *Plugin) Admit(_ context.Context, a *admission.Attributes) error {
 		pod.Spec.Tolerations = append(pod.Spec.Tolerations, toleration(corev1.TaintNodeUnreachable, p.unreachable))
 	}
 	return nil
+}
+
+// defaultTolerations are the two tolerations and the seconds they point to.
+type defaultTolerations struct {
+	list    [2]corev1.Toleration
+	seconds [2]int64
 }
 
 func toleration(key string, seconds int64) corev1.Toleration {

@@ -16,12 +16,42 @@ import (
 // ordered by resource name.
 type compiledRange struct {
 	lr *corev1.LimitRange
-	// defaultLimits and defaultRequests are the defaults of the Container
-	// items; where several items default a resource, the last one wins.
-	defaultLimits, defaultRequests []namedQuantity
-	items                          []compiledItem
+	// limits and requests are the defaults of the Container items; where
+	// several items default a resource, the last one wins.
+	limits, requests defaults
+	items            []compiledItem
 	// lastAnnotation is the annotation text set last (annotationText).
 	lastAnnotation atomic.Pointer[string]
+}
+
+// defaults are the default values of one resource list.
+type defaults struct {
+	byName []namedQuantity
+	// names are the names of byName, in order.
+	names []corev1.ResourceName
+	// template is the list of every default, to be copied into a
+	// container that has no list; nil when there are none, or when a
+	// quantity cannot be copied by value (it holds an arbitrary-precision
+	// decimal, which its DeepCopy copies).
+	template corev1.ResourceList
+}
+
+func newDefaults(l corev1.ResourceList) defaults {
+	d := defaults{byName: byName(l)}
+	if len(d.byName) == 0 {
+		return d
+	}
+	d.template = make(corev1.ResourceList, len(d.byName))
+	for _, e := range d.byName {
+		d.names = append(d.names, e.name)
+		if e.q != e.q.DeepCopy() {
+			d.template = nil
+		}
+		if d.template != nil {
+			d.template[e.name] = e.q
+		}
+	}
+	return d
 }
 
 // namedQuantity is one entry of a resource list.
@@ -52,7 +82,7 @@ func compileRange(lr *corev1.LimitRange) *compiledRange {
 			}
 		}
 	}
-	c.defaultLimits, c.defaultRequests = byName(limits), byName(requests)
+	c.limits, c.requests = newDefaults(limits), newDefaults(requests)
 	return c
 }
 

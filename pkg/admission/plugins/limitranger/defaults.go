@@ -1,6 +1,8 @@
 package limitranger
 
 import (
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -44,17 +46,26 @@ func (c *compiledRange) annotationText(text []byte) string {
 // limits, each part after "LimitRanger plugin set: " or "; ". Like
 // upstream it leaves the container with non-nil requests and limits.
 func mergeDefaults(c *corev1.Container, lr *compiledRange, what string, text []byte) []byte {
-	if c.Resources.Limits == nil {
-		c.Resources.Limits = make(corev1.ResourceList, len(lr.defaultLimits))
-	}
-	if c.Resources.Requests == nil {
-		c.Resources.Requests = make(corev1.ResourceList, len(lr.defaultRequests))
-	}
 	var limitsBuf, requestsBuf [8]corev1.ResourceName
-	setLimits := fill(c.Resources.Limits, lr.defaultLimits, limitsBuf[:0])
-	setRequests := fill(c.Resources.Requests, lr.defaultRequests, requestsBuf[:0])
+	setLimits := defaultList(&c.Resources.Limits, &lr.limits, limitsBuf[:0])
+	setRequests := defaultList(&c.Resources.Requests, &lr.requests, requestsBuf[:0])
 	text = appendPart(text, setRequests, " request for ", what, c.Name)
 	return appendPart(text, setLimits, " limit for ", what, c.Name)
+}
+
+// defaultList fills *list with the defaults it lacks, making it when nil,
+// and returns set with the names it filled appended.
+func defaultList(list *corev1.ResourceList, d *defaults, set []corev1.ResourceName) []corev1.ResourceName {
+	if *list == nil {
+		if d.template != nil {
+			// A copy of the filled list: no hashing and no copying of
+			// each quantity.
+			*list = maps.Clone(d.template)
+			return append(set, d.names...)
+		}
+		*list = make(corev1.ResourceList, len(d.byName))
+	}
+	return fill(*list, d.byName, set)
 }
 
 // appendPart appends "<names, comma-separated><kind><what> <name>" to text,
