@@ -41,13 +41,14 @@ func newDefaults(l corev1.ResourceList) defaults {
 	if len(d.byName) == 0 {
 		return d
 	}
-	d.template = make(corev1.ResourceList, len(d.byName))
+	plain := true
 	for _, e := range d.byName {
 		d.names = append(d.names, e.name)
-		if e.q != e.q.DeepCopy() {
-			d.template = nil
-		}
-		if d.template != nil {
+		plain = plain && e.q == e.q.DeepCopy() // a copied decimal is a new pointer
+	}
+	if plain {
+		d.template = make(corev1.ResourceList, len(d.byName))
+		for _, e := range d.byName {
 			d.template[e.name] = e.q
 		}
 	}
