@@ -137,6 +137,10 @@ type Options struct {
 	// /admission/traces; 0 means trace.DefaultRingSize (300), negative
 	// keeps none.
 	AdmissionTraceBuffer int
+	// AdmissionTraceBytes is the most memory those traces hold between
+	// them (trace.Entry.Bytes: mostly the object JSON of mutating steps);
+	// 0 means trace.DefaultRingBytes (64 MiB).
+	AdmissionTraceBytes int64
 }
 
 // DefaultOptions returns the options `admitd serve` starts from.

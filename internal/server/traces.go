@@ -9,7 +9,8 @@ import (
 )
 
 // mountTraces keeps the admission trace of every request that ran
-// admission in a ring of o.AdmissionTraceBuffer entries and serves it at
+// admission in a ring of o.AdmissionTraceBuffer entries holding at most
+// o.AdmissionTraceBytes, and serves it at
 // trace.Path (behind the server's authentication and authorization: a
 // non-resource URL, granted by RBAC with trace.ClusterRoleRules; only
 // system:masters by default). observe, if not nil, is shown every kept trace.
@@ -21,7 +22,11 @@ func mountTraces(cfg *apiserver.Config, o Options, observe func(*trace.Entry, *a
 	case size < 0:
 		return nil
 	}
-	ring := trace.NewRing(size)
+	maxBytes := o.AdmissionTraceBytes
+	if maxBytes <= 0 {
+		maxBytes = trace.DefaultRingBytes
+	}
+	ring := trace.NewRingBytes(size, maxBytes)
 	h := trace.Handler(ring)
 	cfg.Extra[trace.Path] = h
 	cfg.Extra[trace.Path+"/"] = h

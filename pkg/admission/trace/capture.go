@@ -25,7 +25,16 @@ type Entry struct {
 	// writes to it once the request has ended): copying its steps,
 	// annotations and warnings waits until the trace is read.
 	rec *admission.Record
+	// bytes is what the entry holds (Bytes).
+	bytes int64
 }
+
+// entryBytes is what an Entry holds beyond its record.
+const entryBytes = 512
+
+// Bytes estimates the memory the entry holds: its record's trace
+// (admission.Record.TraceBytes) and the request's facts.
+func (e *Entry) Bytes() int64 { return e.bytes }
 
 // Capture takes the trace of a finished request from its record, or
 // returns nil when admission left no step in it: the request did not run
@@ -38,7 +47,11 @@ func Capture(req Request, out Outcome, rec *admission.Record) *Entry {
 	if rec == nil || !rec.HasSteps() && !connectRanAdmission(rec) {
 		return nil
 	}
-	return &Entry{req: req, out: out, rec: rec}
+	n := entryBytes + len(req.User) + len(req.Impersonator) + len(req.Namespace) + len(req.Name) + len(out.Message)
+	for _, g := range req.Groups {
+		n += len(g)
+	}
+	return &Entry{req: req, out: out, rec: rec, bytes: int64(n + rec.TraceBytes())}
 }
 
 // connectRanAdmission reports whether the record's request is a CONNECT

@@ -8,36 +8,67 @@ import (
 // DefaultRingSize is how many traces a server keeps by default.
 const DefaultRingSize = 300
 
-// Ring keeps the most recent entries, a fixed number of them. It is safe
-// for concurrent use; Add is a slot write under a mutex.
+// DefaultRingBytes is the most memory a server's traces hold by default
+// (Entry.Bytes summed): a trace keeps the JSON of the object each mutating
+// step started from (and ended with, for a policy), so 300 requests on
+// megabyte objects would otherwise hold gigabytes.
+const DefaultRingBytes = 64 << 20
+
+// Ring keeps the most recent entries: at most a fixed number of them, and
+// optionally at most a number of bytes between them (older entries leave
+// first; an entry larger than the whole budget is kept alone). It is safe
+// for concurrent use; Add is a few slot writes under a mutex.
 type Ring struct {
-	mu   sync.Mutex
-	buf  []*Entry
-	next int
-	n    int
+	mu       sync.Mutex
+	buf      []*Entry
+	first    int // the oldest entry's slot
+	n        int
+	bytes    int64 // Entry.Bytes of the kept entries
+	maxBytes int64 // 0: no byte bound
 }
 
-// NewRing returns a ring of size entries; size <= 0 keeps none.
-func NewRing(size int) *Ring {
-	if size < 0 {
-		size = 0
-	}
-	return &Ring{buf: make([]*Entry, size)}
+// NewRing returns a ring of size entries, with no byte bound; size <= 0
+// keeps none.
+func NewRing(size int) *Ring { return NewRingBytes(size, 0) }
+
+// NewRingBytes returns a ring of at most size entries holding at most
+// maxBytes between them (maxBytes <= 0: no byte bound); size <= 0 keeps
+// none.
+func NewRingBytes(size int, maxBytes int64) *Ring {
+	return &Ring{buf: make([]*Entry, max(size, 0)), maxBytes: max(maxBytes, 0)}
 }
 
-// Add keeps e, dropping the oldest entry when the ring is full; a nil
-// entry (nothing captured) is not kept.
+// Add keeps e, dropping the oldest entries while the ring is full or over
+// its byte budget; a nil entry (nothing captured) is not kept.
 func (r *Ring) Add(e *Entry) {
 	if r == nil || e == nil || len(r.buf) == 0 {
 		return
 	}
 	r.mu.Lock()
-	r.buf[r.next] = e
-	r.next = (r.next + 1) % len(r.buf)
-	if r.n < len(r.buf) {
-		r.n++
+	defer r.mu.Unlock()
+	if r.n == len(r.buf) {
+		r.dropOldestLocked()
 	}
-	r.mu.Unlock()
+	for r.maxBytes > 0 && r.n > 0 && r.bytes+e.bytes > r.maxBytes {
+		r.dropOldestLocked()
+	}
+	r.buf[(r.first+r.n)%len(r.buf)] = e
+	r.n++
+	r.bytes += e.bytes
+}
+
+func (r *Ring) dropOldestLocked() {
+	r.bytes -= r.buf[r.first].bytes
+	r.buf[r.first] = nil
+	r.first = (r.first + 1) % len(r.buf)
+	r.n--
+}
+
+// Usage returns how many entries the ring keeps and their Entry.Bytes.
+func (r *Ring) Usage() (entries int, bytes int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n, r.bytes
 }
 
 // newest returns the kept entries, newest first.
@@ -45,8 +76,8 @@ func (r *Ring) newest() []*Entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*Entry, 0, r.n)
-	for i := 1; i <= r.n; i++ {
-		out = append(out, r.buf[(r.next-i+len(r.buf))%len(r.buf)])
+	for i := r.n - 1; i >= 0; i-- {
+		out = append(out, r.buf[(r.first+i)%len(r.buf)])
 	}
 	return out
 }
