@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -34,11 +35,10 @@ func (t *traceBytes) Set(s string) error {
 	if err != nil || q.Sign() <= 0 {
 		return fmt.Errorf("must be a positive quantity of bytes such as 64Mi, got %q", s)
 	}
-	n, ok := q.AsInt64()
-	if !ok {
+	if q.Cmp(*resource.NewQuantity(math.MaxInt64, resource.BinarySI)) > 0 {
 		return fmt.Errorf("%q is too large", s)
 	}
-	*t = traceBytes(n)
+	*t = traceBytes(q.Value()) // a fraction of a byte rounds up
 	return nil
 }
 

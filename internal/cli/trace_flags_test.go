@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -23,6 +24,9 @@ func TestTraceFlags(t *testing.T) {
 		{args: []string{"--admission-trace-buffer-bytes=0"}, wantErr: true},
 		{args: []string{"--admission-trace-buffer-bytes=-1Mi"}, wantErr: true},
 		{args: []string{"--admission-trace-buffer-bytes=lots"}, wantErr: true},
+		{args: []string{"--admission-trace-buffer-bytes=1.5"}, wantCount: trace.DefaultRingSize, wantBytes: 2},
+		{args: []string{"--admission-trace-buffer-bytes=8Ei"}, wantCount: trace.DefaultRingSize, wantBytes: math.MaxInt64}, // quantities cap there
+		{args: []string{"--admission-trace-buffer-bytes=1e30"}, wantErr: true},
 	} {
 		var o server.Options
 		fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)

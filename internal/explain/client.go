@@ -167,7 +167,7 @@ func fetchTrace(ctx context.Context, cfg *rest.Config, auditID string) (*trace.T
 	case err != nil:
 		return nil, fmt.Errorf("reading the trace from %s: %w", cfg.Host, err)
 	case t == nil:
-		return nil, fmt.Errorf("the server kept no trace of the dry run (audit ID %s): admission may not have run, or --admission-trace-buffer is 0", auditID)
+		return nil, fmt.Errorf("the server kept no trace of the dry run (audit ID %s): admission may not have run, --admission-trace-buffer is 0, or newer traces have already pushed it out of the server's buffer (--admission-trace-buffer, --admission-trace-buffer-bytes)", auditID)
 	}
 	return t, nil
 }

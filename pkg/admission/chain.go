@@ -143,9 +143,15 @@ func (c *Chain) stepsOn(op Operation) int {
 // WithMetrics makes the chain observe step and per-plugin latencies.
 func (c *Chain) WithMetrics(m *Metrics) *Chain {
 	c.metrics = m
-	series := make([]pluginSeries, len(c.links))
+	var series []pluginSeries
+	if m != nil {
+		series = make([]pluginSeries, len(c.links))
+	}
 	for i := range c.links {
-		c.links[i].series = &series[i]
+		c.links[i].series = nil
+		if m != nil {
+			c.links[i].series = &series[i]
+		}
 	}
 	return c
 }

@@ -70,6 +70,23 @@ func TestChainOrderAndReinvocation(t *testing.T) {
 	}
 }
 
+// TestChainWithoutMetrics: a chain given no metrics (nil) runs its plugins
+// and observes nothing.
+func TestChainWithoutMetrics(t *testing.T) {
+	var log []string
+	chain := NewChain(NamedPlugin{"a", &recorder{name: "a", log: &log}}).WithMetrics(nil)
+	attrs := &Attributes{Operation: Create, Record: NewRecord()}
+	if err := chain.Admit(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	if err := chain.Validate(context.Background(), attrs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"admit:a:1", "validate:a"}; !reflect.DeepEqual(log, want) {
+		t.Errorf("calls = %v, want %v", log, want)
+	}
+}
+
 func TestChainStopsAtFirstError(t *testing.T) {
 	var log []string
 	boom := errors.New("boom")

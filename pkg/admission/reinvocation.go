@@ -41,6 +41,17 @@ func (r *Record) SetPluginState(key string, v any) {
 	r.reinvoke.values[key] = v
 }
 
+// ReleasePluginState forgets what plugins kept on the record for the
+// request (a mutating webhook's or policy's copy of the object it last
+// saw, the namespace read for it). A keeper of finished records, such as a
+// ring of traces, calls it: it needs none of it, and it can be as large as
+// the object.
+func (r *Record) ReleasePluginState() {
+	r.mu.Lock()
+	r.reinvoke.values = nil
+	r.mu.Unlock()
+}
+
 // startReinvocation switches to the second pass if one was requested and
 // reports whether it did.
 func (r *Record) startReinvocation() bool {

@@ -11,6 +11,7 @@ func (r *Record) TraceBytes() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := int(unsafe.Sizeof(*r)) + cap(r.order)*int(unsafe.Sizeof(stepRef(0)))
+	n += (cap(r.steps) - len(r.steps)) * int(unsafe.Sizeof(Step{}))
 	for i := range r.steps {
 		n += stepBytes(&r.steps[i])
 	}
@@ -23,6 +24,10 @@ func (r *Record) TraceBytes() int {
 	return n
 }
 
+// whyBytes stands for what a skip's explanation holds (a compiled
+// selector, a copy of the labels it was matched against).
+const whyBytes = 512
+
 // stepBytes is what one whole step holds.
 func stepBytes(s *Step) int {
 	n := int(unsafe.Sizeof(*s)) + len(s.Plugin) + len(s.Name) + len(s.Config) + len(s.Reason) + len(s.Err)
@@ -31,6 +36,9 @@ func stepBytes(s *Step) int {
 		return n
 	}
 	n += int(unsafe.Sizeof(*d)) + len(d.Patch) + len(d.Base) + len(d.After)
+	if d.Why != nil {
+		n += whyBytes
+	}
 	for _, w := range d.Warnings {
 		n += len(w)
 	}

@@ -66,3 +66,17 @@ func TestRingBoundedByBytes(t *testing.T) {
 		t.Errorf("List = %q, want newest first: cb", ids)
 	}
 }
+
+// TestCaptureReleasesPluginState: a captured record no longer holds what
+// plugins kept between the mutating passes (a copy of the object).
+func TestCaptureReleasesPluginState(t *testing.T) {
+	rec := admission.NewRecord()
+	rec.AddStep(admission.Step{Plugin: "MutatingAdmissionWebhook", Name: "w", Matched: true})
+	rec.SetPluginState("MutatingAdmissionWebhook", make([]byte, 1<<20))
+	if trace.Capture(podRequest("x", "alice"), trace.Outcome{Code: 201}, rec) == nil {
+		t.Fatal("nothing captured")
+	}
+	if st := rec.PluginState("MutatingAdmissionWebhook"); st != nil {
+		t.Errorf("the captured record still holds plugin state of %T", st)
+	}
+}
