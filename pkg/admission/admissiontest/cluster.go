@@ -25,6 +25,9 @@ import (
 type Cluster struct {
 	mu      sync.Mutex
 	objects map[schema.GroupVersionResource]map[string]runtime.Object // by "ns/name"
+	// sorted holds, per resource listed since its last new key, its keys
+	// in order: a list walks them instead of sorting.
+	sorted map[schema.GroupVersionResource][]string
 }
 
 var (
@@ -66,7 +69,29 @@ func (c *Cluster) AddAs(gvr schema.GroupVersionResource, obj runtime.Object) {
 	if c.objects[gvr] == nil {
 		c.objects[gvr] = map[string]runtime.Object{}
 	}
-	c.objects[gvr][m.GetNamespace()+"/"+m.GetName()] = obj
+	key := m.GetNamespace() + "/" + m.GetName()
+	if _, replaced := c.objects[gvr][key]; !replaced {
+		delete(c.sorted, gvr)
+	}
+	c.objects[gvr][key] = obj
+}
+
+// sortedKeysLocked returns the keys of gvr's objects in order; c.mu is
+// held.
+func (c *Cluster) sortedKeysLocked(gvr schema.GroupVersionResource) []string {
+	if keys, ok := c.sorted[gvr]; ok {
+		return keys
+	}
+	keys := make([]string, 0, len(c.objects[gvr]))
+	for k := range c.objects[gvr] {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if c.sorted == nil {
+		c.sorted = map[schema.GroupVersionResource][]string{}
+	}
+	c.sorted[gvr] = keys
+	return keys
 }
 
 // Plugins returns pc with the cluster as its namespaces, objects, cache,
@@ -114,13 +139,8 @@ func (c *Cluster) GetCachedObject(ctx context.Context, gvr schema.GroupVersionRe
 func (c *Cluster) ListCachedObjects(_ context.Context, gvr schema.GroupVersionResource, namespace string, sel labels.Selector) ([]runtime.Object, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	keys := make([]string, 0, len(c.objects[gvr]))
-	for k := range c.objects[gvr] {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []runtime.Object
-	for _, k := range keys {
+	for _, k := range c.sortedKeysLocked(gvr) {
 		o := c.objects[gvr][k]
 		m, _ := meta.Accessor(o)
 		if namespace != "" && m.GetNamespace() != namespace {

@@ -47,3 +47,37 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("created namespace not found: %v", err)
 	}
 }
+
+// TestClusterListsWhatWasAddedSince: a list after an Add, a create or a
+// status update shows the cluster as it is now, in order.
+func TestClusterListsWhatWasAddedSince(t *testing.T) {
+	ctx := context.Background()
+	pods := corev1.SchemeGroupVersion.WithResource("pods")
+	c := NewCluster(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p2"}})
+	names := func() string {
+		objs, _ := c.ListCachedObjects(ctx, pods, "a", nil)
+		s := ""
+		for _, o := range objs {
+			p := o.(*corev1.Pod)
+			s += p.Name + ":" + p.ResourceVersion + " "
+		}
+		return s
+	}
+	if got := names(); got != "p2: " {
+		t.Fatalf("first list = %q", got)
+	}
+	c.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p1", ResourceVersion: "1"}})
+	if err := c.CreateObject(ctx, pods, "a", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "p1:1 p2: p3: " {
+		t.Fatalf("list after an Add and a create = %q", got)
+	}
+	if _, err := c.UpdateObjectStatus(ctx, pods, "a", &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p1", ResourceVersion: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "p3", ResourceVersion: "7"}})
+	if got := names(); got != "p1:2 p2: p3:7 " {
+		t.Fatalf("list after a status update and a replacement = %q", got)
+	}
+}
