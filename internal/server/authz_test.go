@@ -24,10 +24,16 @@ import (
 // returns it with the admin's config (system:masters).
 func startRBAC(t *testing.T) (*Server, *rest.Config) {
 	t.Helper()
+	return startWith(t, testOptions(t))
+}
+
+// testOptions are serve's defaults on memory storage, a free port and a
+// temporary directory, logging nothing.
+func testOptions(t *testing.T) Options {
 	o := DefaultOptions()
 	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	return startWith(t, o)
+	return o
 }
 
 // startWith starts a server with o and returns it with an admin client

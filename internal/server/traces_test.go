@@ -3,8 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,9 +19,7 @@ import (
 // ~900 KiB ConfigMap (each trace holds the object before and after), not
 // the 300 its count allows.
 func TestTracesBoundedByBytes(t *testing.T) {
-	o := DefaultOptions()
-	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
-	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	o := testOptions(t)
 	o.AdmissionTraceBytes = 4 << 20
 	s, admin := startWith(t, o)
 	cs := kubernetes.NewForConfigOrDie(admin)
