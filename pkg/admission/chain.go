@@ -106,7 +106,6 @@ func NewChain(plugins ...NamedPlugin) *Chain {
 		l.stepName, l.compact = internStepName(p.Name)
 	}
 	for i, op := range []Operation{Create, Update, Delete, Connect} {
-		c.stepsHint[i] = c.stepsOn(op)
 		for j := range c.links {
 			l := &c.links[j]
 			if l.mutator != nil && l.mutator.Handles(op) {
@@ -116,24 +115,20 @@ func NewChain(plugins ...NamedPlugin) *Chain {
 				c.validating[i] = append(c.validating[i], l)
 			}
 		}
+		c.stepsHint[i] = stepsOf(c.admitting[i]) + stepsOf(c.validating[i])
 	}
 	return c
 }
 
-// stepsOn is the number of trace steps the chain's plugins leave on a
-// request of op in one pass of each phase.
-func (c *Chain) stepsOn(op Operation) int {
+// stepsOf is the number of trace steps plugins leave in one pass of a
+// phase: one each, and some room for the webhooks and policies of a plugin
+// that records its own.
+func stepsOf(phase []*link) int {
 	n := 0
-	for i := range c.links {
-		l := &c.links[i]
+	for _, l := range phase {
 		if l.ownSteps {
 			n += ownStepsRoom
-			continue
-		}
-		if l.mutator != nil && l.mutator.Handles(op) {
-			n++
-		}
-		if l.validator != nil && l.validator.Handles(op) {
+		} else {
 			n++
 		}
 	}
@@ -191,8 +186,14 @@ func (c *Chain) observe(l *link, took time.Duration, rejected bool, op Operation
 // Plugins returns the plugins of the chain in order.
 func (c *Chain) Plugins() []NamedPlugin { return c.plugins }
 
-// Handles reports whether any plugin handles op.
+// Handles reports whether any plugin handles op (from the lists built with
+// the chain for the four operations; the server asks on every write).
 func (c *Chain) Handles(op Operation) bool {
+	switch op {
+	case Create, Update, Delete, Connect:
+		i := operationIndex(op)
+		return len(c.admitting[i]) > 0 || len(c.validating[i]) > 0
+	}
 	for _, p := range c.plugins {
 		if p.Plugin.Handles(op) {
 			return true

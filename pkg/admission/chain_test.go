@@ -70,6 +70,21 @@ func TestChainOrderAndReinvocation(t *testing.T) {
 	}
 }
 
+// TestChainHandles: a chain handles the operations some plugin of it
+// handles, and no other.
+func TestChainHandles(t *testing.T) {
+	var log []string
+	chain := NewChain(NamedPlugin{"d", &recorder{name: "d", log: &log, ops: []Operation{Delete}}})
+	for op, want := range map[Operation]bool{Create: false, Update: false, Delete: true, Connect: false} {
+		if got := chain.Handles(op); got != want {
+			t.Errorf("Handles(%s) = %v, want %v", op, got, want)
+		}
+	}
+	if NewChain().Handles(Create) {
+		t.Error("an empty chain handles CREATE")
+	}
+}
+
 // TestChainWithoutMetrics: a chain given no metrics (nil) runs its plugins
 // and observes nothing.
 func TestChainWithoutMetrics(t *testing.T) {

@@ -3,7 +3,6 @@ package limitranger
 import (
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +14,6 @@ import (
 // defaults its Container items give and the bounds of each item, each
 // ordered by resource name.
 type compiledRange struct {
-	lr *corev1.LimitRange
 	// limits and requests are the defaults of the Container items; where
 	// several items default a resource, the last one wins.
 	limits, requests defaults
@@ -69,7 +67,7 @@ type compiledItem struct {
 }
 
 func compileRange(lr *corev1.LimitRange) *compiledRange {
-	c := &compiledRange{lr: lr, items: make([]compiledItem, len(lr.Spec.Limits))}
+	c := &compiledRange{items: make([]compiledItem, len(lr.Spec.Limits))}
 	limits, requests := corev1.ResourceList{}, corev1.ResourceList{}
 	for i := range lr.Spec.Limits {
 		item := &lr.Spec.Limits[i]
@@ -100,29 +98,16 @@ func byName(l corev1.ResourceList) []namedQuantity {
 	return out
 }
 
-// rangeCache holds the compiled form of the LimitRanges the plugin has
-// read, by object: the cache hands out the same object until it changes.
-// It forgets everything when it holds maxCompiledRanges, so replaced
-// objects are not kept for long.
-type rangeCache struct {
-	m sync.Map // *corev1.LimitRange → *compiledRange
-	n atomic.Int32
-}
-
+// maxCompiledRanges is how many compiled LimitRanges are kept.
 const maxCompiledRanges = 1024
 
-// of returns the compiled form of lr.
-func (c *rangeCache) of(lr *corev1.LimitRange) *compiledRange {
-	if v, ok := c.m.Load(lr); ok {
-		return v.(*compiledRange)
+// compiled returns the compiled form of lr, worked out once per stored
+// object (the cache hands out the same object until it changes).
+func (p *Plugin) compiled(lr *corev1.LimitRange) *compiledRange {
+	if c, ok := p.ranges.Load(lr); ok {
+		return c
 	}
-	compiled := compileRange(lr)
-	if c.n.Load() >= maxCompiledRanges {
-		c.m.Clear()
-		c.n.Store(0)
-	}
-	if _, loaded := c.m.Swap(lr, compiled); !loaded {
-		c.n.Add(1)
-	}
-	return compiled
+	c := compileRange(lr)
+	p.ranges.Store(lr, c)
+	return c
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/boundedcache"
 	"github.com/admitd/admitd/pkg/features"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 type Plugin struct {
 	limitRanges admission.ResourceCache
 	opts        Options
-	ranges      rangeCache
+	ranges      boundedcache.Cache[*corev1.LimitRange, *compiledRange]
 }
 
 var (
@@ -64,7 +65,8 @@ var (
 
 // New returns the plugin over a cache of LimitRanges.
 func New(cache admission.ObjectCache, opts Options) *Plugin {
-	return &Plugin{limitRanges: admission.CacheOf(cache, limitRangesResource), opts: opts}
+	return &Plugin{limitRanges: admission.CacheOf(cache, limitRangesResource), opts: opts,
+		ranges: boundedcache.Cache[*corev1.LimitRange, *compiledRange]{Max: maxCompiledRanges}}
 }
 
 // Handles CREATE and UPDATE.
@@ -125,7 +127,7 @@ func (p *Plugin) run(ctx context.Context, a *admission.Attributes, f func(lr *co
 		if !ok {
 			continue
 		}
-		if err := f(p.ranges.of(lr)); err != nil {
+		if err := f(p.compiled(lr)); err != nil {
 			return admission.NewForbidden(a, err)
 		}
 	}

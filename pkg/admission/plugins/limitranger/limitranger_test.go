@@ -444,9 +444,9 @@ func TestChangedLimitRangeIsRead(t *testing.T) {
 		t.Fatalf("after the change, default cpu limit = %s, want 90m", got)
 	}
 	for range 3 * maxCompiledRanges {
-		p.ranges.of(validLimitRange())
+		p.compiled(validLimitRange())
 	}
-	if n := p.ranges.n.Load(); n > maxCompiledRanges {
+	if n := p.ranges.Len(); n > maxCompiledRanges || n == 0 {
 		t.Fatalf("%d compiled LimitRanges held, want at most %d", n, maxCompiledRanges)
 	}
 }

@@ -3,8 +3,6 @@ package podsecurity
 import (
 	"context"
 	"slices"
-	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	psadmission "k8s.io/pod-security-admission/admission"
@@ -12,6 +10,7 @@ import (
 	psmetrics "k8s.io/pod-security-admission/metrics"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/boundedcache"
 )
 
 // enforcePolicyAnnotation is the audit annotation the library adds to every
@@ -29,7 +28,10 @@ var privilegedLatest = psapi.LevelVersion{Level: psapi.LevelPrivileged, Version:
 type fastPath struct {
 	cfg        *psadmission.Admission
 	namespaces psadmission.NamespaceGetter
-	policies   policyCache
+	// policies keeps the parsed policy of each namespace name, valid
+	// while the namespace lookup returns the same object (objects in the
+	// lookup are replaced, never changed, when the namespace is written).
+	policies boundedcache.Cache[string, *nsPolicy]
 }
 
 // admit reports whether it admitted a's pod.
@@ -50,7 +52,7 @@ func (f *fastPath) admit(ctx context.Context, a *admission.Attributes) bool {
 	if err != nil {
 		return false
 	}
-	pol := f.policies.of(ns, f.cfg)
+	pol := f.policyOf(ns)
 	if !pol.parsed {
 		return false
 	}
@@ -87,31 +89,17 @@ type nsPolicy struct {
 	enforce string            // Policy.Enforce.String()
 }
 
-// policyCache keeps the parsed policy of each namespace name, valid while
-// the namespace lookup returns the same object (objects in the lookup are
-// replaced, never changed, when the namespace is written). At most
-// maxCachedPolicies names are kept; then it starts over.
-type policyCache struct {
-	m sync.Map // name → *nsPolicy
-	n atomic.Int32
-}
-
+// maxCachedPolicies is how many namespaces' policies are kept.
 const maxCachedPolicies = 4096
 
-func (c *policyCache) of(ns *corev1.Namespace, cfg *psadmission.Admission) *nsPolicy {
-	if v, ok := c.m.Load(ns.Name); ok {
-		if p := v.(*nsPolicy); p.ns == ns {
-			return p
-		}
+// policyOf returns the policy ns's labels ask for, parsed once per
+// namespace object.
+func (f *fastPath) policyOf(ns *corev1.Namespace) *nsPolicy {
+	if p, ok := f.policies.Load(ns.Name); ok && p.ns == ns {
+		return p
 	}
-	pol, errs := cfg.PolicyToEvaluate(ns.Labels)
+	pol, errs := f.cfg.PolicyToEvaluate(ns.Labels)
 	p := &nsPolicy{Policy: pol, ns: ns, parsed: len(errs) == 0, enforce: pol.Enforce.String()}
-	if c.n.Load() >= maxCachedPolicies {
-		c.m.Clear()
-		c.n.Store(0)
-	}
-	if _, loaded := c.m.Swap(ns.Name, p); !loaded {
-		c.n.Add(1)
-	}
+	f.policies.Store(ns.Name, p)
 	return p
 }

@@ -38,6 +38,7 @@ import (
 	pspolicy "k8s.io/pod-security-admission/policy"
 
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/admission/plugins/internal/boundedcache"
 )
 
 // Name is the upstream plugin name.
@@ -109,7 +110,7 @@ func newPlugin(pc admission.PluginContext, rec psmetrics.Recorder) (*Plugin, err
 	if err := d.ValidateConfiguration(); err != nil {
 		return nil, fmt.Errorf("%s invalid: %w", Name, err)
 	}
-	return &Plugin{delegate: d, fast: fastPath{cfg: d, namespaces: ns}}, nil
+	return &Plugin{delegate: d, fast: fastPath{cfg: d, namespaces: ns, policies: boundedcache.Cache[string, *nsPolicy]{Max: maxCachedPolicies}}}, nil
 }
 
 // Handles CREATE and UPDATE.
