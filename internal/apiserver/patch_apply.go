@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,31 @@ import (
 // maxJSONPatchOperations is upstream's limit on the operations of a JSON
 // patch.
 const maxJSONPatchOperations = 10000
+
+// defaultJSONPatchMaxCopyBytes is upstream's bound on what the copy
+// operations of one JSON patch may add (JSONPatchMaxCopyBytes, the fix of
+// CVE-2019-1002100): without it, each copy of a document into itself
+// doubles it.
+const defaultJSONPatchMaxCopyBytes = 3 * 1024 * 1024
+
+// limitJSONPatchCopies sets json-patch's process-wide copy bound to n
+// unless a smaller one is already set, as upstream's server does. The
+// admission plugins apply webhooks' and policies' patches with the same
+// library, so the bound covers them too.
+func limitJSONPatchCopies(n int64) {
+	if n <= 0 {
+		return
+	}
+	for {
+		existing := atomic.LoadInt64(&jsonpatch.AccumulatedCopySizeLimit)
+		if existing > 0 && existing <= n {
+			return
+		}
+		if atomic.CompareAndSwapInt64(&jsonpatch.AccumulatedCopySizeLimit, existing, n) {
+			return
+		}
+	}
+}
 
 // jsonPatchOp is what upstream decodes a JSON patch's operations into to
 // find their unknown and duplicate fields.

@@ -60,6 +60,11 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
 	MaxRequestBodyBytes int64
+	// JSONPatchMaxCopyBytes bounds the bytes the copy operations of one
+	// JSON patch may add (a patch's, a mutating webhook's or a mutating
+	// policy's); default 3 MiB, as upstream. The bound is process-wide, as
+	// upstream's: the smallest any server of the process asks for.
+	JSONPatchMaxCopyBytes int64
 	// BookmarkInterval is how often a watch that allows bookmarks gets one
 	// when it has progressed; default 1 minute (upstream's watch cache
 	// sends them about as often).
@@ -136,6 +141,10 @@ func New(cfg Config) *Server {
 	if cfg.MaxRequestBodyBytes == 0 {
 		cfg.MaxRequestBodyBytes = 3 * 1024 * 1024
 	}
+	if cfg.JSONPatchMaxCopyBytes == 0 {
+		cfg.JSONPatchMaxCopyBytes = defaultJSONPatchMaxCopyBytes
+	}
+	limitJSONPatchCopies(cfg.JSONPatchMaxCopyBytes)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
