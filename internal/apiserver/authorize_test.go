@@ -45,7 +45,7 @@ func TestAuthorizeForbidden(t *testing.T) {
 			`deployments.apps is forbidden: User "system:anonymous" cannot list resource "deployments" in API group "apps" at the cluster scope`},
 		{"GET", "/apis", http.StatusForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`},
 		{"GET", "/api/v1/namespaces/default/pods", http.StatusInternalServerError, ""},
-		{"GET", "/healthz", http.StatusOK, ""},
+		{"GET", "/healthz", http.StatusForbidden, `forbidden: User "system:anonymous" cannot get path "/healthz"`}, // authorized like any path
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			w := httptest.NewRecorder()

@@ -105,9 +105,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	defer s.finish(ctx, rq, rec)
 
-	if s.servePublic(rec, r) {
-		return
-	}
 	if u, ok := loopbackUser(r.Context()); ok {
 		rq.user, rq.event.User = u, u
 	} else if s.cfg.Authenticate != nil {
@@ -131,6 +128,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorize(rec, r, rq) {
 		return
 	}
+	if s.servePublic(rec, r) {
+		return
+	}
 	s.route(rec, r, rq)
 }
 
@@ -145,7 +145,11 @@ func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
 	}
 }
 
-// servePublic answers the endpoints that need no authentication.
+// servePublic answers the health and version endpoints. They are
+// authenticated and authorized as every other path (RBAC's
+// system:public-info-viewer lets everyone get them); a server without
+// anonymous access still lets requests without credentials in on the
+// health paths (HealthPaths).
 func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case "/healthz", "/livez", "/readyz":
@@ -163,6 +167,12 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
 	}
 	return false
 }
+
+// HealthPaths are the health endpoints: what a server without anonymous
+// access still serves to requests without credentials, as kube-apiserver's
+// recommended AuthenticationConfiguration (anonymous with these path
+// conditions).
+var HealthPaths = []string{"/healthz", "/livez", "/readyz"}
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 	if h, ok := s.extraHandler(r.URL.Path); ok {

@@ -18,6 +18,7 @@ package auth
 import (
 	"errors"
 	"net/http"
+	"slices"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,6 +127,12 @@ type Options struct {
 	// (--anonymous-auth). Default false; kube-apiserver's flag defaults to
 	// true, which is for the CLI to decide.
 	Anonymous bool
+	// AnonymousPaths, when Anonymous is false, are the exact paths on
+	// which a request without credentials is still system:anonymous (as
+	// kube-apiserver's AuthenticationConfiguration anonymous conditions):
+	// what it may then do is for the authorizer to say. A rejected
+	// credential stays rejected there too.
+	AnonymousPaths []string
 }
 
 // New builds the request authenticator the way kube-apiserver does: x509
@@ -139,17 +146,37 @@ func New(o Options) (Authenticator, error) {
 	if o.Tokens != nil {
 		auths = append(auths, BearerToken(o.Tokens))
 	}
+	anonymous := anonymousOf(o)
 	if len(auths) == 0 {
-		if o.Anonymous {
-			return AnonymousAuthenticator(), nil
+		if anonymous != nil {
+			return anonymous, nil
 		}
 		return nil, errors.New("no authentication method configured")
 	}
 	a := WithAuthenticatedGroup(Union(auths...))
-	if o.Anonymous {
-		a = UnionFailOnError(a, AnonymousAuthenticator())
+	if anonymous != nil {
+		a = UnionFailOnError(a, anonymous)
 	}
 	return a, nil
+}
+
+// anonymousOf is the anonymous authenticator o asks for: on every path,
+// on AnonymousPaths only, or none.
+func anonymousOf(o Options) Authenticator {
+	if o.Anonymous {
+		return AnonymousAuthenticator()
+	}
+	if len(o.AnonymousPaths) == 0 {
+		return nil
+	}
+	paths := slices.Clone(o.AnonymousPaths)
+	anonymous := AnonymousAuthenticator()
+	return AuthenticatorFunc(func(r *http.Request) (authenticationv1.UserInfo, bool, error) {
+		if !slices.Contains(paths, r.URL.Path) {
+			return authenticationv1.UserInfo{}, false, nil
+		}
+		return anonymous.Authenticate(r)
+	})
 }
 
 // Unauthorized returns the error the server answers with when

@@ -183,3 +183,39 @@ func TestUnauthorized(t *testing.T) {
 		t.Errorf("Unauthorized().Error() = %q, want %q", err.Error(), "Unauthorized")
 	}
 }
+
+// With AnonymousPaths and without Anonymous, a request without credentials
+// is system:anonymous on those exact paths only; a rejected token stays
+// rejected there.
+func TestAnonymousPaths(t *testing.T) {
+	tokens, err := ParseTokenFile(strings.NewReader(testTokens), "tokens.csv", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Options{Tokens: tokens, AnonymousPaths: []string{"/healthz", "/readyz"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path, header string
+		wantUser     string
+		wantErr      bool
+	}{
+		{path: "/healthz", wantUser: Anonymous},
+		{path: "/readyz", wantUser: Anonymous},
+		{path: "/healthz/ping"},
+		{path: "/version"},
+		{path: "/api"},
+		{path: "/healthz", header: "Bearer nope", wantErr: true},
+		{path: "/healthz", header: "Bearer tok-plain", wantUser: "plain"},
+	} {
+		r := httptest.NewRequest("GET", tc.path, nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		got, ok, err := a.Authenticate(r)
+		if (err != nil) != tc.wantErr || ok != (tc.wantUser != "") || got.Username != tc.wantUser {
+			t.Errorf("%s %q: Authenticate() = %q, %v, %v; want %q (error %v)", tc.path, tc.header, got.Username, ok, err, tc.wantUser, tc.wantErr)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer, sa []
 			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificates", o.ClientCAFile)
 		}
 	}
-	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth}
+	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth, AnonymousPaths: apiserver.HealthPaths}
 	if o.TokenAuthFile != "" {
 		tokens, err := auth.LoadTokenFile(o.TokenAuthFile, o.Logger)
 		if err != nil {
