@@ -83,8 +83,26 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
-// ServeHTTP authenticates, routes and serves one request.
+// ServeHTTP serves one request within its deadline: a request that is not
+// long-running has RequestTimeout (or the shorter `timeout` it asks for)
+// and is answered 504 when it runs out, as upstream's timeout filter. A
+// malformed `timeout` is a 400 before anything else, as upstream's.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	info := parseRequestInfo(r)
+	if s.isLongRunning(info) {
+		s.serveRequest(w, r, info)
+		return
+	}
+	timeout, err := s.requestTimeout(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	serveWithDeadline(w, r, timeout, func(w http.ResponseWriter, r *http.Request) { s.serveRequest(w, r, info) })
+}
+
+// serveRequest authenticates, authorizes, routes and serves one request.
+func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requestInfo) {
 	if r.Method != http.MethodGet {
 		growStack()
 	}
@@ -93,7 +111,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		auditID = uuid.NewString()
 	}
 	w.Header().Set("Audit-Id", auditID)
-	info := parseRequestInfo(r)
 	rq := &request{info: info, record: admission.NewRecord()}
 	if wantsVerboseTrace(r) {
 		rq.record.SetVerbose(true)

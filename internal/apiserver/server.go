@@ -60,6 +60,17 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxRequestBodyBytes defaults to 3 MiB, as upstream.
 	MaxRequestBodyBytes int64
+	// RequestTimeout bounds every request that is not long-running
+	// (watches, proxies, a pod's streams): kube-apiserver's
+	// --request-timeout; default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// LongRunningPaths are paths of Extra handlers that stream (as a
+	// watch) and so run without RequestTimeout.
+	LongRunningPaths []string
+	// MinRequestTimeout is kube-apiserver's --min-request-timeout: a watch
+	// without timeoutSeconds ends at random between it and twice it;
+	// default DefaultMinRequestTimeout.
+	MinRequestTimeout time.Duration
 	// JSONPatchMaxCopyBytes bounds the bytes the copy operations of one
 	// JSON patch may add (a patch's, a mutating webhook's or a mutating
 	// policy's); default 3 MiB, as upstream. The bound is process-wide, as
@@ -140,6 +151,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MaxRequestBodyBytes == 0 {
 		cfg.MaxRequestBodyBytes = 3 * 1024 * 1024
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.MinRequestTimeout <= 0 {
+		cfg.MinRequestTimeout = DefaultMinRequestTimeout
 	}
 	if cfg.JSONPatchMaxCopyBytes == 0 {
 		cfg.JSONPatchMaxCopyBytes = defaultJSONPatchMaxCopyBytes

@@ -90,14 +90,14 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	if rq.info.Name != "" {
 		lq.filter, _ = newObjectFilter(res, q.Get("labelSelector"), "metadata.name="+rq.info.Name)
 	}
-	ctx := r.Context()
+	var timeoutSeconds *int64
 	if t := q.Get("timeoutSeconds"); t != "" {
-		if secs, err := strconv.Atoi(t); err == nil && secs > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, time.Duration(secs)*time.Second)
-			defer cancel()
+		if secs, err := strconv.ParseInt(t, 10, 64); err == nil {
+			timeoutSeconds = &secs
 		}
 	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.watchTimeout(timeoutSeconds))
+	defer cancel()
 	flusher, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, r, errors.New("streaming unsupported"))

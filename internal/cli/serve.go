@@ -29,6 +29,9 @@ func newServeCommand() *cobra.Command {
 			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := checkServingFlags(o.Serving); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := server.Start(ctx, o)
@@ -81,5 +84,6 @@ func newServeCommand() *cobra.Command {
 	addAuthorizationWebhookFlags(f, &o.AuthorizationWebhook)
 	addAuthorizationConfigFlag(f, &o.AuthorizationConfigFile)
 	addTraceFlags(f, &o)
+	addServingFlags(f, &o.Serving)
 	return cmd
 }

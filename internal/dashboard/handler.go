@@ -28,6 +28,10 @@ var assets = map[string]struct{ file, contentType string }{
 // apiPrefix is where the page's JSON and event stream are served.
 const apiPrefix = "/api/"
 
+// EventsPath is the dashboard's stream of decisions (server-sent events),
+// a long-running request.
+const EventsPath = Path + apiPrefix + "events"
+
 // contentSecurityPolicy lets the page load and call only its own origin.
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 

@@ -34,5 +34,6 @@ func mountDashboard(ctx context.Context, cfg *apiserver.Config, o Options, parts
 		Logger:        o.Logger.With("component", "dashboard"),
 	})
 	maps.Copy(cfg.Extra, dash.Routes())
+	cfg.LongRunningPaths = append(cfg.LongRunningPaths, dashboard.EventsPath)
 	go dash.Run(ctx)
 }

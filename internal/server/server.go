@@ -133,6 +133,8 @@ type Options struct {
 	LeaderElection LeaderElectionOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
+	// Serving are the connection and request-lifetime flags.
+	Serving ServingOptions
 	// AdmissionTraceBuffer is how many admission traces are kept for
 	// /admission/traces; 0 means trace.DefaultRingSize (300), negative
 	// keeps none.
@@ -257,8 +259,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		_ = parts.closeAudit()
 		return nil, err
 	}
-	s.http = &http.Server{Handler: parts.api, TLSConfig: tlsCfg, ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: slog.NewLogLogger(o.Logger.Handler(), slog.LevelDebug)}
+	s.http = newHTTPServer(parts.api, tlsCfg, o.Serving, o.Logger)
 	if err := s.run(life, parts, tlsCfg, o); err != nil {
 		stop()
 		ln.Close()
@@ -331,6 +332,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
+		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer

@@ -1,0 +1,172 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Upstream's request lifetimes (k8s.io/apiserver's server config): a
+// request that is not long-running must finish within RequestTimeout
+// (--request-timeout), or within the `timeout` it asks for when that is
+// shorter; a watch without timeoutSeconds ends between MinRequestTimeout
+// (--min-request-timeout) and twice that, at random, so that watchers do
+// not all come back at once.
+const (
+	DefaultRequestTimeout    = time.Minute
+	DefaultMinRequestTimeout = 1800 * time.Second
+)
+
+// longRunningSubresources are the subresources kube-apiserver serves
+// without a deadline (its LongRunningFunc), as the watch and proxy verbs.
+var longRunningSubresources = map[string]bool{"attach": true, "exec": true, "proxy": true, "log": true, "portforward": true}
+
+// isLongRunning says whether a request is served without the request
+// timeout: watches, proxies, streams of a pod, /debug/pprof/ and the
+// streaming paths of Extra handlers.
+func (s *Server) isLongRunning(info *requestInfo) bool {
+	if info.Verb == "watch" || info.Verb == "proxy" {
+		return true
+	}
+	if info.IsResource {
+		return longRunningSubresources[info.Subresource]
+	}
+	return strings.HasPrefix(info.Path, "/debug/pprof/") || slices.Contains(s.cfg.LongRunningPaths, info.Path)
+}
+
+// requestTimeout is the deadline of a request that is not long-running:
+// the `timeout` parameter when it is positive and shorter than the
+// server's bound, else the bound. An unparsable one is upstream's 400.
+func (s *Server) requestTimeout(r *http.Request) (time.Duration, error) {
+	limit := s.cfg.RequestTimeout
+	v := r.URL.Query().Get("timeout")
+	if v == "" {
+		return limit, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid timeout specified in the request URL - %v", err))
+	}
+	if d > 0 && d < limit {
+		return d, nil
+	}
+	return limit, nil
+}
+
+// watchTimeout is how long a watch runs: timeoutSeconds when given (a
+// negative one ends the watch at once, as upstream), else a random time
+// between the minimum request timeout and twice it.
+func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
+	if timeoutSeconds != nil && *timeoutSeconds != 0 {
+		return time.Duration(*timeoutSeconds) * time.Second
+	}
+	min := s.cfg.MinRequestTimeout
+	return time.Duration(float64(min) * (rand.Float64() + 1))
+}
+
+// serveWithDeadline runs serve with the request's deadline in its context
+// and, when the deadline passes first, answers upstream's 504 Timeout
+// Status (or, if serve has begun its answer, aborts the response, which
+// ends an HTTP/1 connection or resets an HTTP/2 stream). serve goes on in
+// its own goroutine until it sees its context end; its later writes are
+// dropped. A panic in serve is raised again here, for net/http to log.
+func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, serve func(http.ResponseWriter, *http.Request)) {
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	tw := &timeoutWriter{w: w}
+	done := make(chan any, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- panicValue{p}
+				return
+			}
+			done <- nil
+		}()
+		serve(tw, r.WithContext(ctx))
+	}()
+	select {
+	case v := <-done:
+		if p, ok := v.(panicValue); ok {
+			panic(p.value)
+		}
+	case <-ctx.Done():
+		tw.timeout()
+	}
+}
+
+type panicValue struct{ value any }
+
+// timeoutWriter passes writes through to w until the request times out;
+// after that they fail with http.ErrHandlerTimeout and w is not touched
+// again. Writes hold the lock, so the timeout never races a write.
+type timeoutWriter struct {
+	w           http.ResponseWriter
+	mu          sync.Mutex
+	timedOut    bool
+	wroteHeader bool
+}
+
+func (tw *timeoutWriter) Header() http.Header {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return http.Header{}
+	}
+	return tw.w.Header()
+}
+
+func (tw *timeoutWriter) WriteHeader(code int) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut || tw.wroteHeader {
+		return
+	}
+	tw.wroteHeader = true
+	tw.w.WriteHeader(code)
+}
+
+func (tw *timeoutWriter) Write(p []byte) (int, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return 0, http.ErrHandlerTimeout
+	}
+	tw.wroteHeader = true
+	return tw.w.Write(p)
+}
+
+func (tw *timeoutWriter) Flush() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.timedOut {
+		return
+	}
+	if f, ok := tw.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// timeout ends the response: upstream's 504 when nothing was written yet,
+// else an aborted response.
+func (tw *timeoutWriter) timeout() {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	tw.timedOut = true
+	if tw.wroteHeader {
+		panic(http.ErrAbortHandler)
+	}
+	// Upstream writes the Status as encoding/json does, without kind or
+	// apiVersion, and sets no Content-Type (net/http sniffs text/plain).
+	tw.w.WriteHeader(http.StatusGatewayTimeout)
+	_, _ = tw.w.Write(timeoutBody)
+}
+
+var timeoutBody = []byte(`{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n")

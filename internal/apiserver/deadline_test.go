@@ -1,0 +1,134 @@
+package apiserver
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage/memory"
+)
+
+// deadlineServer is a server whose extra handlers block until their
+// request's context ends (after writing "partial" on /partial, panicking
+// on /panic), with the given request timeout.
+func deadlineServer(t *testing.T, timeout time.Duration) *httptest.Server {
+	t.Helper()
+	cfg := testConfig(memory.New(), registry.NewCatalogue())
+	cfg.RequestTimeout = timeout
+	block := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/partial":
+			_, _ = w.Write([]byte("partial"))
+			w.(http.Flusher).Flush()
+		case "/panic":
+			panic("boom")
+		}
+		<-r.Context().Done()
+		_, _ = w.Write([]byte("too late"))
+	})
+	cfg.Extra = map[string]http.Handler{"/block": block, "/partial": block, "/panic": block, "/stream": block}
+	cfg.LongRunningPaths = []string{"/stream"}
+	s := New(cfg)
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ErrorLog = log.New(io.Discard, "", 0) // the aborted and panicking handlers
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// A request that outlives the request timeout is upstream's 504 Timeout
+// Status; a shorter `timeout` parameter wins, a longer one does not; an
+// unparsable one is upstream's 400.
+func TestRequestTimeout(t *testing.T) {
+	ts := deadlineServer(t, 300*time.Millisecond)
+	get := func(path string) (int, string, time.Duration) {
+		start := time.Now()
+		resp, err := ts.Client().Get(ts.URL + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), time.Since(start)
+	}
+	const timeoutStatus = `"message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}`
+	for _, path := range []string{"/block", "/block?timeout=50ms", "/block?timeout=1h", "/block?timeout=0s", "/block?timeout=-5s"} {
+		code, body, _ := get(path)
+		if code != http.StatusGatewayTimeout || !strings.Contains(body, timeoutStatus) || strings.Contains(body, "too late") {
+			t.Errorf("GET %s = %d %s, want 504 %s", path, code, body, timeoutStatus)
+		}
+	}
+	code, body, _ := get("/block?timeout=soon")
+	if code != http.StatusBadRequest || !strings.Contains(body, `invalid timeout specified in the request URL - time: invalid duration \"soon\"`) {
+		t.Errorf("GET /block?timeout=soon = %d %s, want upstream's 400", code, body)
+	}
+	// A shorter timeout parameter ends the request before the server's
+	// bound: with a 10-minute bound, it still answers.
+	ts = deadlineServer(t, 10*time.Minute)
+	if code, body, _ := get("/block?timeout=100ms"); code != http.StatusGatewayTimeout {
+		t.Errorf("GET /block?timeout=100ms under a 10m bound = %d %s, want 504", code, body)
+	}
+}
+
+// A request that timed out after it began answering is aborted (the
+// client sees a broken response, not a 504 glued to its body); a panic is
+// the connection's end, not the server's; long-running paths have no
+// deadline.
+func TestRequestTimeoutAbortsAndStreams(t *testing.T) {
+	ts := deadlineServer(t, 200*time.Millisecond)
+	resp, err := ts.Client().Get(ts.URL + "/partial")
+	if err == nil {
+		body, readErr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if readErr == nil {
+			t.Errorf("GET /partial = %d %q, want an aborted response", resp.StatusCode, body)
+		}
+	}
+	if resp, err := ts.Client().Get(ts.URL + "/panic"); err == nil {
+		resp.Body.Close()
+		t.Errorf("GET /panic = %d, want the connection closed", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/stream", nil)
+	resp, err = ts.Client().Do(req)
+	if err == nil {
+		line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+		resp.Body.Close()
+		t.Errorf("GET /stream answered %d %q before the client gave up, want it still running after the request timeout", resp.StatusCode, line)
+	}
+	if ctx.Err() == nil {
+		t.Errorf("GET /stream ended before the client's 1s: %v", err)
+	}
+}
+
+// A watch without timeoutSeconds runs between the minimum request timeout
+// and twice it; timeoutSeconds wins when given, a negative one ending the
+// watch at once.
+func TestWatchTimeout(t *testing.T) {
+	s := New(Config{MinRequestTimeout: 10 * time.Second})
+	for range 100 {
+		if d := s.watchTimeout(nil); d < 10*time.Second || d >= 20*time.Second {
+			t.Fatalf("watchTimeout(nil) = %v, want [10s, 20s)", d)
+		}
+	}
+	for secs, want := range map[int64]time.Duration{5: 5 * time.Second, -1: -time.Second} {
+		if d := s.watchTimeout(&secs); d != want {
+			t.Errorf("watchTimeout(%d) = %v, want %v", secs, d, want)
+		}
+	}
+	zero := int64(0)
+	if d := s.watchTimeout(&zero); d < 10*time.Second {
+		t.Errorf("watchTimeout(0) = %v, want the randomized default", d)
+	}
+}

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/server"
+)
+
+// addServingFlags registers kube-apiserver's connection and request
+// lifetime flags, with its defaults.
+func addServingFlags(fs *pflag.FlagSet, o *server.ServingOptions) {
+	o.RequestTimeout = apiserver.DefaultRequestTimeout
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout,
+		"the longest a request that is not long-running (watches, pod streams) may take; a request may ask for less with ?timeout=")
+	o.MinRequestTimeout = apiserver.DefaultMinRequestTimeout
+	fs.Var((*seconds)(&o.MinRequestTimeout), "min-request-timeout",
+		"seconds a watch without timeoutSeconds runs at least; each such watch ends at random between this and twice this")
+	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", 0,
+		"the most concurrent HTTP/2 streams a client may open on one connection; 0 means 100")
+}
+
+// checkServingFlags refuses values kube-apiserver refuses.
+func checkServingFlags(o server.ServingOptions) error {
+	if o.RequestTimeout <= 0 {
+		return fmt.Errorf("--request-timeout must be positive, got %v", o.RequestTimeout)
+	}
+	if o.MinRequestTimeout <= 0 {
+		return fmt.Errorf("--min-request-timeout must be a positive number of seconds, got %d", int64(o.MinRequestTimeout/time.Second))
+	}
+	if o.HTTP2MaxStreamsPerConnection < 0 {
+		return fmt.Errorf("--http2-max-streams-per-connection must not be negative, got %d", o.HTTP2MaxStreamsPerConnection)
+	}
+	return nil
+}
+
+// seconds is a duration written as a whole number of seconds, as
+// kube-apiserver's --min-request-timeout.
+type seconds time.Duration
+
+func (s *seconds) String() string { return fmt.Sprint(int64(time.Duration(*s) / time.Second)) }
+
+func (s *seconds) Set(v string) error {
+	var n int64
+	if _, err := fmt.Sscan(v, &n); err != nil || fmt.Sprint(n) != v {
+		return fmt.Errorf("must be a whole number of seconds, got %q", v)
+	}
+	if n > int64(time.Duration(1<<63-1)/time.Second) {
+		return fmt.Errorf("%q seconds is too long", v)
+	}
+	*s = seconds(time.Duration(n) * time.Second)
+	return nil
+}
+
+func (s *seconds) Type() string { return "int" }
