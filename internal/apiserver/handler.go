@@ -90,7 +90,7 @@ func (s *statusRecorder) Flush() {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	info := parseRequestInfo(r)
 	if s.isLongRunning(info) {
-		s.serveRequest(w, r, info)
+		s.serveStream(w, r, info)
 		return
 	}
 	timeout, err := s.requestTimeout(r)
@@ -168,16 +168,10 @@ func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
 // anonymous access still lets requests without credentials in on the
 // health paths (HealthPaths).
 func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
-	switch r.URL.Path {
-	case "/healthz", "/livez", "/readyz":
-		if s.cfg.Ready != nil && r.URL.Path == "/readyz" && !s.cfg.Ready() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return true
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, _ = w.Write([]byte("ok"))
+	if s.serveHealth(w, r) {
 		return true
+	}
+	switch r.URL.Path {
 	case "/version", "/version/":
 		writeJSON(w, http.StatusOK, versionInfo())
 		return true

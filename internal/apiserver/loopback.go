@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -62,7 +64,12 @@ func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in.RequestURI = req.URL.RequestURI()
 	w := &bufferedResponse{header: http.Header{}}
-	l.s.ServeHTTP(w, in)
+	if aborted := l.serve(w, in); aborted {
+		// The request ran out of time, or its context ended, after its
+		// answer had begun: what a client over the network sees as a
+		// broken connection.
+		return nil, fmt.Errorf("%s %s: the server aborted the response: %w", req.Method, req.URL.Path, cmp.Or(in.Context().Err(), io.ErrUnexpectedEOF))
+	}
 	if w.code == 0 {
 		w.code = http.StatusOK
 	}
@@ -72,6 +79,22 @@ func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: w.header, Body: io.NopCloser(&w.body), ContentLength: int64(w.body.Len()), Request: req,
 	}, nil
+}
+
+// serve serves in, reporting whether the handler aborted the response
+// (http.ErrAbortHandler, which net/http recovers for a request from the
+// network).
+func (l *loopback) serve(w http.ResponseWriter, in *http.Request) (aborted bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			aborted = true
+		}
+	}()
+	l.s.ServeHTTP(w, in)
+	return false
 }
 
 // bufferedResponse is an http.ResponseWriter that keeps the response.

@@ -139,6 +139,7 @@ type Server struct {
 	tokens *serviceaccount.Issuer
 	// services follows the Services of other servers (serviceips_follow.go).
 	services serviceFollow
+	lifecycle
 }
 
 // New returns a Server for cfg.
@@ -171,7 +172,8 @@ func New(cfg Config) *Server {
 	if cfg.TokenIssuer == nil {
 		cfg.TokenIssuer = serviceaccount.NewEphemeralIssuer()
 	}
-	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger, tokens: cfg.TokenIssuer}
+	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger, tokens: cfg.TokenIssuer,
+		lifecycle: newLifecycle()}
 	s.fields = newFieldManagers(cfg.CustomTypeConverters)
 	return s
 }

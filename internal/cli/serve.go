@@ -34,7 +34,7 @@ func newServeCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			s, err := server.Start(ctx, o)
+			s, err := server.Start(context.Background(), o)
 			if err != nil {
 				return err
 			}
@@ -45,6 +45,8 @@ func newServeCommand() *cobra.Command {
 			}
 			select {
 			case <-ctx.Done():
+				stop() // a second signal ends the process at once
+				return s.Shutdown()
 			case <-s.Done():
 			}
 			return s.Close()

@@ -21,6 +21,10 @@ func addServingFlags(fs *pflag.FlagSet, o *server.ServingOptions) {
 		"seconds a watch without timeoutSeconds runs at least; each such watch ends at random between this and twice this")
 	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", 0,
 		"the most concurrent HTTP/2 streams a client may open on one connection; 0 means 100")
+	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", 0,
+		"on SIGTERM, how long to keep serving after /readyz starts failing, for load balancers to notice")
+	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", 0,
+		"on SIGTERM, how long watches may go on after the listener closes before they are ended (0: ended at once)")
 }
 
 // checkServingFlags refuses values kube-apiserver refuses.
@@ -30,6 +34,9 @@ func checkServingFlags(o server.ServingOptions) error {
 	}
 	if o.MinRequestTimeout <= 0 {
 		return fmt.Errorf("--min-request-timeout must be a positive number of seconds, got %d", int64(o.MinRequestTimeout/time.Second))
+	}
+	if o.ShutdownDelayDuration < 0 || o.ShutdownWatchTerminationGracePeriod < 0 {
+		return fmt.Errorf("--shutdown-delay-duration and --shutdown-watch-termination-grace-period must not be negative")
 	}
 	if o.HTTP2MaxStreamsPerConnection < 0 {
 		return fmt.Errorf("--http2-max-streams-per-connection must not be negative, got %d", o.HTTP2MaxStreamsPerConnection)

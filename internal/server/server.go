@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -176,6 +177,10 @@ type Server struct {
 	closeAudit func() error
 	// admission is the chain of enabled plugins.
 	admission *admission.Chain
+	serving   ServingOptions
+	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // AdmissionPlugins returns the names of the admission plugins that run, in
@@ -249,7 +254,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	s := &Server{api: parts.api, listener: ln, store: store, done: make(chan struct{}), closeAudit: parts.closeAudit,
-		cancel: stop, compactionInterval: o.CompactionInterval, admission: parts.adm.chain,
+		cancel: stop, compactionInterval: o.CompactionInterval, admission: parts.adm.chain, serving: o.Serving, log: o.Logger,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
 	parts.openid.listening(ln.Addr().String())
@@ -471,14 +476,18 @@ func servingTLS(o Options, bundle pki.Bundle) (*tls.Config, error) {
 	}, nil
 }
 
-// Close stops serving and closes storage.
+// Close stops serving at once and closes storage; only the first call
+// does anything (after Shutdown, it is done).
 func (s *Server) Close() error {
-	s.cancel()
-	<-s.done
-	if s.elected != nil {
-		<-s.elected
-	}
-	return errors.Join(s.closeAudit(), s.store.Close())
+	s.closeOnce.Do(func() {
+		s.cancel()
+		<-s.done
+		if s.elected != nil {
+			<-s.elected
+		}
+		s.closeErr = errors.Join(s.closeAudit(), s.store.Close())
+	})
+	return s.closeErr
 }
 
 // Done is closed when the server has stopped serving.

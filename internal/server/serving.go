@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
-	"math"
+	"errors"
 	"log/slog"
+	"math"
 	"net/http"
 	"time"
+
+	"github.com/admitd/admitd/internal/apiserver"
 )
 
 // ServingOptions are kube-apiserver's flags for connections and request
@@ -21,6 +25,15 @@ type ServingOptions struct {
 	// HTTP2MaxStreamsPerConnection is --http2-max-streams-per-connection;
 	// 0 is upstream's 100.
 	HTTP2MaxStreamsPerConnection int
+	// ShutdownDelayDuration is --shutdown-delay-duration: how long
+	// Shutdown keeps serving after /readyz has begun to fail, for load
+	// balancers to notice.
+	ShutdownDelayDuration time.Duration
+	// ShutdownWatchTerminationGracePeriod is
+	// --shutdown-watch-termination-grace-period: how long Shutdown lets
+	// watches end on their own once the listener is closed before it ends
+	// them; 0 ends them at once.
+	ShutdownWatchTerminationGracePeriod time.Duration
 }
 
 // Connection limits of kube-apiserver's secure serving
@@ -69,4 +82,41 @@ func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, l
 		},
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+}
+
+// Shutdown stops the server as kube-apiserver stops on SIGTERM: /readyz
+// fails at once while requests are still served for ShutdownDelayDuration;
+// then the listener closes, requests in flight finish (within the request
+// timeout), watches and other streams end (after
+// ShutdownWatchTerminationGracePeriod, when set, if they have not ended on
+// their own), and the server closes as Close does.
+func (s *Server) Shutdown() error {
+	s.api.BeginShutdown()
+	time.Sleep(s.serving.ShutdownDelayDuration)
+	go s.endStreams(s.serving.ShutdownWatchTerminationGracePeriod)
+	ctx, cancel := context.WithTimeout(context.Background(), s.serving.requestTimeout()+s.serving.ShutdownWatchTerminationGracePeriod)
+	defer cancel()
+	err := s.http.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("requests still in flight at the end of the shutdown timeout are cut off")
+		err = nil
+	}
+	return errors.Join(err, s.Close())
+}
+
+// endStreams waits up to grace for the long-running requests in flight to
+// end on their own, then ends those left.
+func (s *Server) endStreams(grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	for s.api.ActiveStreams() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.api.EndStreams()
+}
+
+func (o ServingOptions) requestTimeout() time.Duration {
+	if o.RequestTimeout > 0 {
+		return o.RequestTimeout
+	}
+	return apiserver.DefaultRequestTimeout
 }
