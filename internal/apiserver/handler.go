@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -88,6 +89,9 @@ func (s *statusRecorder) Flush() {
 // and is answered 504 when it runs out, as upstream's timeout filter. A
 // malformed `timeout` is a 400 before anything else, as upstream's.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.GoawayChance > 0 && r.ProtoMajor == 2 && rand.Float64() < s.cfg.GoawayChance {
+		w.Header().Set("Connection", "close") // net/http sends a GOAWAY
+	}
 	info := parseRequestInfo(r)
 	if s.isLongRunning(info) {
 		s.serveStream(w, r, info)

@@ -64,6 +64,10 @@ type Config struct {
 	// (watches, proxies, a pod's streams): kube-apiserver's
 	// --request-timeout; default DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// GoawayChance is kube-apiserver's --goaway-chance: the probability
+	// that an HTTP/2 request's answer closes its connection (a GOAWAY), so
+	// that clients behind a load balancer spread over new servers; 0 never.
+	GoawayChance float64
 	// LongRunningPaths are paths of Extra handlers that stream (as a
 	// watch) and so run without RequestTimeout.
 	LongRunningPaths []string

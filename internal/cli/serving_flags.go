@@ -21,6 +21,8 @@ func addServingFlags(fs *pflag.FlagSet, o *server.ServingOptions) {
 		"seconds a watch without timeoutSeconds runs at least; each such watch ends at random between this and twice this")
 	fs.IntVar(&o.HTTP2MaxStreamsPerConnection, "http2-max-streams-per-connection", 0,
 		"the most concurrent HTTP/2 streams a client may open on one connection; 0 means 100")
+	fs.Float64Var(&o.GoawayChance, "goaway-chance", 0,
+		"the probability (0 to 0.02) that an HTTP/2 request's answer closes its connection, so that clients reconnect, through a load balancer, to other servers")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", 0,
 		"on SIGTERM, how long to keep serving after /readyz starts failing, for load balancers to notice")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", 0,
@@ -37,6 +39,9 @@ func checkServingFlags(o server.ServingOptions) error {
 	}
 	if o.ShutdownDelayDuration < 0 || o.ShutdownWatchTerminationGracePeriod < 0 {
 		return fmt.Errorf("--shutdown-delay-duration and --shutdown-watch-termination-grace-period must not be negative")
+	}
+	if o.GoawayChance < 0 || o.GoawayChance > 0.02 {
+		return fmt.Errorf("--goaway-chance can not be less than 0 or greater than 0.02")
 	}
 	if o.HTTP2MaxStreamsPerConnection < 0 {
 		return fmt.Errorf("--http2-max-streams-per-connection must not be negative, got %d", o.HTTP2MaxStreamsPerConnection)

@@ -337,7 +337,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
-		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout,
+		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer

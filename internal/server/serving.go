@@ -25,6 +25,9 @@ type ServingOptions struct {
 	// HTTP2MaxStreamsPerConnection is --http2-max-streams-per-connection;
 	// 0 is upstream's 100.
 	HTTP2MaxStreamsPerConnection int
+	// GoawayChance is --goaway-chance: the probability (at most 0.02) that
+	// an HTTP/2 request's answer closes its connection.
+	GoawayChance float64
 	// ShutdownDelayDuration is --shutdown-delay-duration: how long
 	// Shutdown keeps serving after /readyz has begun to fail, for load
 	// balancers to notice.
