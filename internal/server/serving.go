@@ -37,6 +37,9 @@ type ServingOptions struct {
 	// watches end on their own once the listener is closed before it ends
 	// them; 0 ends them at once.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// maxConnections bounds the open connections (connLimit); 0 derives
+	// it from the open file limit.
+	maxConnections int
 }
 
 // Connection limits of kube-apiserver's secure serving
@@ -65,13 +68,20 @@ const (
 // newHTTPServer is the HTTPS server of handler with kube-apiserver's
 // connection limits: header size and read time, idle connections closed
 // after 90 s, and HTTP/2 streams, frames and flow-control windows bounded
-// per connection (a connection's window is a stream's times the streams).
+// per connection (a connection's window is a stream's times the streams);
+// near the open file limit, the longest idle connections are closed
+// (connLimit).
 func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, log *slog.Logger) *http.Server {
 	streams := o.HTTP2MaxStreamsPerConnection
 	if streams <= 0 {
 		streams = defaultHTTP2Streams
 	}
+	maxConns := o.maxConnections
+	if maxConns <= 0 {
+		maxConns = connLimitFromFiles(openFileLimit())
+	}
 	return &http.Server{
+		ConnState:         newConnLimit(maxConns).track,
 		Handler:           handler,
 		TLSConfig:         tlsCfg,
 		MaxHeaderBytes:    maxHeaderBytes,
