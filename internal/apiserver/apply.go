@@ -22,6 +22,9 @@ import (
 
 // decodeApplyConfiguration reads an apply patch body, with upstream's 400s.
 func decodeApplyConfiguration(patch []byte) (*unstructured.Unstructured, error) {
+	if err := checkYAML(patch); err != nil {
+		return nil, err
+	}
 	if _, err := utilyaml.ToJSON(patch); err != nil {
 		return nil, errBadRequest("error encoding patch: %v", err)
 	}

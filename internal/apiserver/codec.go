@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/yamlbound"
 )
 
 // Media types a request body may have.
@@ -79,6 +80,9 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 		}
 		return out, nil, checkKind(out, gvk)
 	case mediaYAML:
+		if err := checkYAML(data); err != nil {
+			return nil, nil, err
+		}
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return nil, nil, apierrors.NewBadRequest(err.Error())
@@ -243,6 +247,15 @@ func writeJSONAs(w http.ResponseWriter, code int, contentType string, obj any) {
 func wantsYAML(r *http.Request) bool {
 	accept := r.Header.Get("Accept")
 	return strings.HasPrefix(accept, mediaYAML) && !strings.Contains(accept, mediaJSON)
+}
+
+// checkYAML refuses, with a 413, a YAML body whose aliases would expand
+// its JSON form beyond all proportion (yamlbound).
+func checkYAML(data []byte) error {
+	if err := yamlbound.Check(data); err != nil {
+		return apierrors.NewRequestEntityTooLargeError(err.Error())
+	}
+	return nil
 }
 
 // unmarshalStrict decodes JSON case-sensitively into obj and returns the

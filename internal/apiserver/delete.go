@@ -51,6 +51,9 @@ func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) err
 		_, _, err := protobufSerializer.Decode(data, &gvk, opts)
 		return err
 	case mediaYAML:
+		if err := checkYAML(data); err != nil {
+			return err
+		}
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return err

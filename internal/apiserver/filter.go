@@ -46,6 +46,13 @@ func newObjectFilter(res *registry.Resource, labelSel, fieldSel string) (*object
 	return f, nil
 }
 
+// named is f with its field selector replaced by metadata.name=name, built
+// as upstream builds it (fields.OneTermEqualSelector): a name is not parsed
+// as a selector, so one with a comma or a backslash selects only itself.
+func (f *objectFilter) named(name string) *objectFilter {
+	return &objectFilter{labels: f.labels, fields: fields.OneTermEqualSelector("metadata.name", name)}
+}
+
 func (f *objectFilter) empty() bool {
 	return f.labels.Empty() && f.fields.Empty()
 }

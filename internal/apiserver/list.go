@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -45,7 +46,7 @@ func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
 		return nil, err
 	}
 	lq := &listQuery{filter: f, resourceVersion: q.Get("resourceVersion"), rvMatch: q.Get("resourceVersionMatch"),
-		allowBookmarks: parseBool(q.Get("allowWatchBookmarks"))}
+		allowBookmarks: queryBool(q["allowWatchBookmarks"])}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.ParseInt(l, 10, 64)
 		if err != nil || n < 0 {
@@ -91,10 +92,15 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 // one revision until the limit is met.
 func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery) ([]runtime.Object, metav1.ListMeta, error) {
 	prefix := layout.ListPrefix(res, namespace)
+	if lq.continueKey != "" && !strings.HasPrefix(lq.continueKey, prefix) {
+		// Another list's token (upstream's hold keys relative to the list's
+		// prefix, so that none reaches outside it).
+		return nil, metav1.ListMeta{}, errBadRequest("continue key is not valid: %s", "invalid token")
+	}
 	opts := storage.ListOptions{StartKey: lq.continueKey, Revision: lq.continueRev}
 	if opts.Revision == 0 && lq.rvMatch == string(metav1.ResourceVersionMatchExact) && lq.resourceVersion != "" {
 		rev, err := strconv.ParseInt(lq.resourceVersion, 10, 64)
-		if err != nil {
+		if err != nil || rev < 0 { // upstream parses it unsigned
 			return nil, metav1.ListMeta{}, errBadRequest("invalid resourceVersion %q", lq.resourceVersion)
 		}
 		opts.Revision = rev
@@ -180,8 +186,15 @@ func accessor(obj runtime.Object) metav1.Object {
 	return m
 }
 
-// parseBool reads a boolean query parameter; anything unparsable is false.
+// queryBool reads a boolean query parameter as upstream's parameter codec
+// (runtime.Convert_Slice_string_To_bool): false when absent, "0" or "false"
+// in any case; true for anything else, "" and "yes" included.
+func queryBool(vals []string) bool {
+	return len(vals) > 0 && vals[0] != "0" && !strings.EqualFold(vals[0], "false")
+}
+
+// parseBool reads one value of a boolean query parameter as queryBool, ""
+// being an absent one.
 func parseBool(v string) bool {
-	b, _ := strconv.ParseBool(v)
-	return b
+	return v != "" && queryBool([]string{v})
 }

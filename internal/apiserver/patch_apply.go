@@ -144,11 +144,24 @@ func applyJSONPatch(cur, patch []byte, strict bool) ([]byte, []error, error) {
 		return nil, nil, apierrors.NewRequestEntityTooLargeError(
 			fmt.Sprintf("The allowed maximum operations in a JSON patch is %d, got %d", maxJSONPatchOperations, len(p)))
 	}
-	patched, err := p.Apply(cur)
+	patched, err := applyRecovering(p, cur)
 	if err != nil {
 		return nil, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 	}
 	return patched, strictErrs, nil
+}
+
+// applyRecovering is p.Apply with json-patch v4's panics returned as
+// errors: it dereferences the missing value of a replace or test of the
+// whole document (path ""). Upstream's server recovers and answers 500;
+// here the patch fails as any that does not apply.
+func applyRecovering(p jsonpatch.Patch, doc []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the JSON patch could not be applied: %v", r)
+		}
+	}()
+	return p.Apply(doc)
 }
 
 // strategicMergePatchError is upstream's answer to a failed strategic

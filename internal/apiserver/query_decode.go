@@ -34,11 +34,7 @@ func setField(f reflect.Value, vals []string) error {
 	case reflect.String:
 		f.SetString(vals[0])
 	case reflect.Bool:
-		b, err := strconv.ParseBool(vals[0])
-		if err != nil {
-			return err
-		}
-		f.SetBool(b)
+		f.SetBool(queryBool(vals)) // never an error, as upstream's codec
 	case reflect.Int32, reflect.Int64:
 		n, err := strconv.ParseInt(vals[0], 10, 64)
 		if err != nil {

@@ -22,7 +22,10 @@ func TestDecodeQuery(t *testing.T) {
 	if err := decodeQuery(url.Values{"ports": {"80", "443"}}, &pf); err != nil || !reflect.DeepEqual(pf.Ports, []int32{80, 443}) {
 		t.Errorf("decodeQuery(portforward) = %v, %v, want ports [80 443]", pf.Ports, err)
 	}
-	if err := decodeQuery(url.Values{"stdin": {"maybe"}}, &exec); err == nil {
-		t.Error("decodeQuery(stdin=maybe) = nil, want a parse error")
+	// Booleans read as upstream's parameter codec reads them: anything but
+	// "0" and "false" is true.
+	exec = corev1.PodExecOptions{}
+	if err := decodeQuery(url.Values{"stdin": {"maybe"}, "stdout": {"FALSE"}, "tty": {""}}, &exec); err != nil || !exec.Stdin || exec.Stdout || !exec.TTY {
+		t.Errorf("decodeQuery(stdin=maybe&stdout=FALSE&tty=) = %+v, %v; want stdin and tty", exec, err)
 	}
 }

@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"net/http"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,10 +104,10 @@ func verbFor(r *http.Request, ri *requestInfo) string {
 }
 
 // isWatch reads the watch parameter as upstream's parameter codec reads
-// booleans (true, True, 1, t, ...).
+// booleans: present and neither "0" nor "false" ("", "yes" and "F" are
+// true).
 func isWatch(r *http.Request) bool {
-	w, _ := strconv.ParseBool(r.URL.Query().Get("watch"))
-	return w
+	return queryBool(r.URL.Query()["watch"])
 }
 
 func splitPath(p string) []string {

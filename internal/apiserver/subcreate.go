@@ -142,6 +142,9 @@ func (s *Server) decodeSubresourceBody(r *http.Request, rq *request, res *regist
 // bodyAPIVersion is the apiVersion of a JSON or YAML body ("" if unknown).
 func bodyAPIVersion(data []byte) string {
 	var tm metav1.TypeMeta
+	if checkYAML(data) != nil {
+		return ""
+	}
 	if err := yaml.Unmarshal(data, &tm); err == nil {
 		return tm.APIVersion
 	}

@@ -88,7 +88,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 		return
 	}
 	if rq.info.Name != "" {
-		lq.filter, _ = newObjectFilter(res, q.Get("labelSelector"), "metadata.name="+rq.info.Name)
+		lq.filter = lq.filter.named(rq.info.Name)
 	}
 	var timeoutSeconds *int64
 	if t := q.Get("timeoutSeconds"); t != "" {

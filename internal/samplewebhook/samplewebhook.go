@@ -23,6 +23,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/admitd/admitd/internal/yamlbound"
 	"github.com/admitd/admitd/pkg/webhook"
 )
 
@@ -103,6 +104,9 @@ func upstreamEnvelope(path string, delay time.Duration, next http.Handler) http.
 // version whose `request` (case-sensitive) is absent or null, and returns
 // that version. Anything it cannot read is left to the SDK to reject.
 func reviewWithoutRequest(body []byte) (string, bool) {
+	if yamlbound.Check(body) != nil {
+		return "", false
+	}
 	data, err := yaml.YAMLToJSON(body)
 	if err != nil {
 		return "", false

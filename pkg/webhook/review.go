@@ -14,6 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/admitd/admitd/internal/yamlbound"
 )
 
 // ErrNoObject is returned by DecodeObject and DecodeOldObject when the
@@ -85,6 +88,11 @@ func (e *requestError) Error() string { return e.msg }
 // decodeReview decodes an AdmissionReview of either version and returns its
 // request in v1 form and the version to answer in.
 func decodeReview(body []byte) (Request, string, error) {
+	if !utilyaml.IsJSONBuffer(body) { // read as YAML: bound what its aliases expand to
+		if err := yamlbound.Check(body); err != nil {
+			return Request{}, "", &requestError{http.StatusBadRequest, "Request could not be decoded: " + err.Error()}
+		}
+	}
 	obj, gvk, err := deserializer.Decode(body, nil, nil)
 	if err != nil {
 		return Request{}, "", &requestError{http.StatusBadRequest, "Request could not be decoded: " + err.Error()}

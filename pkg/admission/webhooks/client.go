@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/pkg/apis/clientauthentication"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/internal/yamlbound"
 )
 
 // ServiceResolver finds the address (host:port) to dial for a webhook
@@ -316,6 +318,9 @@ func retryAfter(resp *http.Response) (time.Duration, bool) {
 func statusJSON(body []byte) ([]byte, bool) {
 	j := body
 	if !json.Valid(body) {
+		if yamlbound.Check(body) != nil {
+			return nil, false
+		}
 		y, err := yaml.YAMLToJSON(body)
 		if err != nil {
 			return nil, false

@@ -235,7 +235,7 @@ func (m *Mutating) patchObject(inv *invocation, patch jsonpatch.Patch) (runtime.
 	}
 	out, spliced := spliceJSONPatch(orig, patch)
 	if !spliced {
-		if out, err = patch.Apply(orig); err != nil {
+		if out, err = applyRecovering(patch, orig); err != nil {
 			return nil, err
 		}
 	}
@@ -292,6 +292,18 @@ func checkDryRun(h *hook, a *admission.Attributes) error {
 		return nil
 	}
 	return errDryRunUnsupported(h.Name)
+}
+
+// applyRecovering is patch.Apply with json-patch v4's panics returned as
+// errors: it dereferences the missing value of a replace or test of the
+// whole document (path ""), which a webhook may send.
+func applyRecovering(patch jsonpatch.Patch, doc []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the JSON patch could not be applied: %v", r)
+		}
+	}()
+	return patch.Apply(doc)
 }
 
 // decodePatch decodes a JSON patch; malformed input fails with the

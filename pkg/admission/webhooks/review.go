@@ -14,8 +14,10 @@ import (
 	serializerjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/admitd/admitd/internal/yamlbound"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -111,6 +113,11 @@ func newRequest(a *admission.Attributes, inv *invocation, uid types.UID) (*admis
 // decodeResponse decodes and verifies a webhook's answer to a review of
 // version sent with uid.
 func decodeResponse(body []byte, version string, uid types.UID, mutating bool) (*admissionv1.AdmissionResponse, error) {
+	if !utilyaml.IsJSONBuffer(body) { // the codec reads YAML: bound what its aliases expand to
+		if err := yamlbound.Check(body); err != nil {
+			return nil, fmt.Errorf("failed to call webhook: %w", err)
+		}
+	}
 	if version == "v1beta1" {
 		return decodeV1beta1(body, mutating)
 	}
