@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/yamlbound"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // Media types a request body may have.

@@ -31,7 +31,11 @@ func (s *Server) parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, err
 		return nil, err
 	}
 	if len(data) > 0 {
-		if err := decodeDeleteOptions(mediaTypeOf(r), data, opts); err != nil {
+		mt := mediaTypeOf(r)
+		if mt != "" && mt != mediaJSON && mt != mediaYAML && mt != mediaProtobuf {
+			return nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML, mediaProtobuf)
+		}
+		if err := decodeDeleteOptions(mt, data, opts); err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
 	} else if err := decodeOptions(r, opts); err != nil {
@@ -263,7 +267,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 		writeError(w, r, err)
 		return
 	}
-	lq.limit, lq.continueKey, lq.continueRev = 0, "", 0
+	lq.limit, lq.continueToken = 0, ""
 	items, lm, err := s.listObjects(r.Context(), res, rq.info.Namespace, lq)
 	if err != nil {
 		writeError(w, r, err)

@@ -20,29 +20,29 @@ type objectFilter struct {
 	fields fields.Selector
 }
 
-func newObjectFilter(res *registry.Resource, labelSel, fieldSel string) (*objectFilter, error) {
+// newObjectFilter is the filter of a request's selectors (nil: none). A
+// field selector may name only metadata.name, metadata.namespace and the
+// resource's field labels, as upstream's field label conversions say
+// (with their message: the default one for a kind with no labels of its
+// own); a custom resource's may name any field.
+func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel fields.Selector) (*objectFilter, error) {
 	f := &objectFilter{labels: labels.Everything(), fields: fields.Everything()}
-	if labelSel != "" {
-		sel, err := labels.Parse(labelSel)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
-		}
-		f.labels = sel
+	if labelSel != nil {
+		f.labels = labelSel
 	}
-	if fieldSel != "" {
-		sel, err := fields.ParseSelector(fieldSel)
-		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid field selector: %v", err))
-		}
-		allowed := res.FieldLabels
-		for _, req := range sel.Requirements() {
-			if req.Field == "metadata.name" || req.Field == "metadata.namespace" || res.Unstructured || containsString(allowed, req.Field) {
-				continue
-			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
-		}
-		f.fields = sel
+	if fieldSel == nil {
+		return f, nil
 	}
+	for _, req := range fieldSel.Requirements() {
+		if req.Field == "metadata.name" || req.Field == "metadata.namespace" || res.Unstructured || containsString(res.FieldLabels, req.Field) {
+			continue
+		}
+		if len(res.FieldLabels) == 0 {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q", req.Field, "metadata.name", "metadata.namespace"))
+		}
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+	}
+	f.fields = fieldSel
 	return f, nil
 }
 

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -25,12 +29,38 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 		s.servePodLog(w, r, rq, res)
 		return
 	}
+	if err := checkGetOptions(r.URL.Query()); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	s.writeResult(w, r, http.StatusOK, res, obj)
+}
+
+// checkGetOptions reads a get's query as upstream's get handler does: the
+// export parameter, gone since 1.14, is a 400 unless false; GetOptions
+// that do not decode are a 400; a resourceVersion that does not parse is
+// the storage's error (upstream answers it 500). Any resourceVersion is
+// then served from the latest state.
+func checkGetOptions(q url.Values) error {
+	if len(q) == 0 {
+		return nil
+	}
+	if export, ok := q["export"]; ok {
+		if queryBool(export) || len(export) == 0 {
+			return apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
+		}
+	}
+	var opts metav1.GetOptions
+	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	_, err := parseResourceVersion(opts.ResourceVersion)
+	return err
 }
 
 // getObject reads one object, with a NotFound Status when it is missing.

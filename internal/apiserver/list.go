@@ -2,8 +2,6 @@ package apiserver
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -31,37 +29,35 @@ type listResponse struct {
 
 // listQuery is what a list or watch request asks for.
 type listQuery struct {
-	filter          *objectFilter
+	filter *objectFilter
+	// limit is the page size; 0 is no limit (so is a negative one, as
+	// upstream).
 	limit           int64
-	continueKey     string
-	continueRev     int64
+	continueToken   string
 	resourceVersion string
 	rvMatch         string
 	allowBookmarks  bool
+	// sendInitialEvents is set on a watch from "" or "0" by upstream's
+	// WatchList defaults when the request does not say.
+	sendInitialEvents *bool
+	timeoutSeconds    *int64
 }
 
+// parseListQuery reads a list or watch request's options as upstream's
+// list handler does (decodeListOptions) and checks its field selector
+// against the resource's field labels.
 func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
-	f, err := newObjectFilter(res, q.Get("labelSelector"), q.Get("fieldSelector"))
+	opts, err := decodeListOptions(q)
 	if err != nil {
 		return nil, err
 	}
-	lq := &listQuery{filter: f, resourceVersion: q.Get("resourceVersion"), rvMatch: q.Get("resourceVersionMatch"),
-		allowBookmarks: queryBool(q["allowWatchBookmarks"])}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.ParseInt(l, 10, 64)
-		if err != nil || n < 0 {
-			return nil, errBadRequest("invalid limit %q", l)
-		}
-		lq.limit = n
+	f, err := newObjectFilter(res, opts.LabelSelector, opts.FieldSelector)
+	if err != nil {
+		return nil, err
 	}
-	if c := q.Get("continue"); c != "" {
-		key, rev, err := decodeContinue(c)
-		if err != nil {
-			return nil, err
-		}
-		lq.continueKey, lq.continueRev = key, rev
-	}
-	return lq, nil
+	return &listQuery{filter: f, limit: max(opts.Limit, 0), continueToken: opts.Continue,
+		resourceVersion: opts.ResourceVersion, rvMatch: string(opts.ResourceVersionMatch), allowBookmarks: opts.AllowWatchBookmarks,
+		sendInitialEvents: opts.SendInitialEvents, timeoutSeconds: opts.TimeoutSeconds}, nil
 }
 
 func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
@@ -92,18 +88,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 // one revision until the limit is met.
 func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery) ([]runtime.Object, metav1.ListMeta, error) {
 	prefix := layout.ListPrefix(res, namespace)
-	if lq.continueKey != "" && !strings.HasPrefix(lq.continueKey, prefix) {
-		// Another list's token (upstream's hold keys relative to the list's
-		// prefix, so that none reaches outside it).
-		return nil, metav1.ListMeta{}, errBadRequest("continue key is not valid: %s", "invalid token")
-	}
-	opts := storage.ListOptions{StartKey: lq.continueKey, Revision: lq.continueRev}
-	if opts.Revision == 0 && lq.rvMatch == string(metav1.ResourceVersionMatchExact) && lq.resourceVersion != "" {
-		rev, err := strconv.ParseInt(lq.resourceVersion, 10, 64)
-		if err != nil || rev < 0 { // upstream parses it unsigned
-			return nil, metav1.ListMeta{}, errBadRequest("invalid resourceVersion %q", lq.resourceVersion)
-		}
-		opts.Revision = rev
+	opts, err := storageListOptions(prefix, lq)
+	if err != nil {
+		return nil, metav1.ListMeta{}, err
 	}
 	var out []runtime.Object
 	var lm metav1.ListMeta
@@ -131,7 +118,7 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		}
 		next := page.Items[len(page.Items)-1].Key + "\x00"
 		if lq.limit > 0 && int64(len(out)) >= lq.limit {
-			lm.Continue = encodeContinue(next, page.Revision)
+			lm.Continue = encodeContinue(next, prefix, page.Revision)
 			if lq.filter.empty() {
 				rc := page.RemainingCount
 				lm.RemainingItemCount = &rc
@@ -144,7 +131,7 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 
 func listError(err error, lq *listQuery) error {
 	if errors.Is(err, storage.ErrCompacted) {
-		if lq.continueKey != "" {
+		if lq.continueToken != "" {
 			return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
 		}
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.resourceVersion))
@@ -155,27 +142,42 @@ func listError(err error, lq *listQuery) error {
 	return err
 }
 
-type continueToken struct {
-	APIVersion string `json:"v"`
-	RV         int64  `json:"rv"`
-	Start      string `json:"start"`
-}
-
-func encodeContinue(key string, rev int64) string {
-	b, _ := json.Marshal(continueToken{APIVersion: "meta.k8s.io/v1", RV: rev, Start: key})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeContinue(s string) (string, int64, error) {
-	data, err := base64.RawURLEncoding.DecodeString(s)
-	var tok continueToken
-	if err == nil {
-		err = json.Unmarshal(data, &tok)
+// storageListOptions are where a list of prefix starts, as upstream's
+// storage reads its options: the continue token's key and revision (a
+// resourceVersion beside it is refused), else the revision an Exact
+// resourceVersion, or a legacy one with a limit, asks for.
+func storageListOptions(prefix string, lq *listQuery) (storage.ListOptions, error) {
+	var opts storage.ListOptions
+	if lq.continueToken != "" {
+		key, rev, err := decodeContinue(lq.continueToken, prefix)
+		if err != nil {
+			return opts, err
+		}
+		if lq.resourceVersion != "" && lq.resourceVersion != "0" {
+			return opts, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+		}
+		opts.StartKey = key
+		if rev > 0 {
+			opts.Revision = rev
+		}
+		return opts, nil
 	}
-	if err != nil || tok.APIVersion != "meta.k8s.io/v1" || tok.RV <= 0 {
-		return "", 0, errBadRequest("continue key is not valid: %s", "invalid token")
+	if lq.resourceVersion == "" {
+		return opts, nil
 	}
-	return tok.Start, tok.RV, nil
+	rev, err := parseResourceVersion(lq.resourceVersion)
+	if err != nil {
+		return opts, invalidListResourceVersion(err)
+	}
+	switch lq.rvMatch {
+	case string(metav1.ResourceVersionMatchExact):
+		opts.Revision = rev
+	case "":
+		if lq.limit > 0 && rev > 0 {
+			opts.Revision = rev
+		}
+	}
+	return opts, nil
 }
 
 func accessor(obj runtime.Object) metav1.Object {

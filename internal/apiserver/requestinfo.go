@@ -21,6 +21,8 @@ type requestInfo struct {
 	Resource    string
 	Subresource string
 	Name        string
+	// WatchPath marks the deprecated /watch/ prefix.
+	WatchPath bool
 }
 
 func (ri *requestInfo) gvr() schema.GroupVersionResource {
@@ -56,6 +58,14 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 		return ri
 	}
 	ri.IsResource = true
+	// The deprecated /watch/ prefix (/api/v1/watch/namespaces/{ns}/pods)
+	// makes any request a watch, as upstream's request info reads it;
+	// only GET is served (checkVerb).
+	watchPath := parts[0] == "watch" && len(parts) > 1
+	if watchPath {
+		ri.WatchPath = true
+		parts = parts[1:]
+	}
 	if parts[0] == "namespaces" && len(parts) > 1 {
 		ri.Namespace = parts[1]
 		// /namespaces/{name}[/status|/finalize] is the namespace object
@@ -72,6 +82,9 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 		ri.Subresource = parts[2]
 	}
 	ri.Verb = verbFor(r, ri)
+	if watchPath {
+		ri.Verb = "watch"
+	}
 	return ri
 }
 
@@ -83,13 +96,13 @@ func verbFor(r *http.Request, ri *requestInfo) string {
 	case http.MethodPost:
 		return "create"
 	case http.MethodGet, http.MethodHead:
+		if ri.Name != "" {
+			return "get" // ?watch is a collection's parameter only
+		}
 		if isWatch(r) {
 			return "watch"
 		}
-		if ri.Name == "" {
-			return "list"
-		}
-		return "get"
+		return "list"
 	case http.MethodPut:
 		return "update"
 	case http.MethodPatch:

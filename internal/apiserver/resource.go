@@ -30,6 +30,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, err)
 		return
 	}
+	if info.WatchPath && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, r, errMethodNotAllowed())
+		return
+	}
 	switch info.Verb {
 	case "get":
 		s.serveGet(w, r, rq, res)

@@ -88,15 +88,17 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 		return
 	}
 	if rq.info.Name != "" {
+		if name, ok := lq.filter.fields.RequiresExactMatch("metadata.name"); !lq.filter.fields.Empty() && (!ok || name != rq.info.Name) {
+			writeError(w, r, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name"))
+			return
+		}
 		lq.filter = lq.filter.named(rq.info.Name)
 	}
-	var timeoutSeconds *int64
-	if t := q.Get("timeoutSeconds"); t != "" {
-		if secs, err := strconv.ParseInt(t, 10, 64); err == nil {
-			timeoutSeconds = &secs
-		}
+	if _, err := parseResourceVersion(lq.resourceVersion); err != nil {
+		writeError(w, r, err) // upstream's watch answers this one 500, before streaming
+		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.watchTimeout(timeoutSeconds))
+	ctx, cancel := context.WithTimeout(r.Context(), s.watchTimeout(lq.timeoutSeconds))
 	defer cancel()
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -109,51 +111,42 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 	ws := &watchStream{w: w, flusher: flusher, enc: json.NewEncoder(w), s: s, res: res, out: out, first: true}
-	if err := s.streamWatch(ctx, ws, rq, res, lq, q); err != nil && ctx.Err() == nil {
+	if err := s.streamWatch(ctx, ws, rq, res, lq); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))
 	}
 }
 
 // streamWatch sends the initial events the request asks for, then every
 // change after the starting revision.
-func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery, q map[string][]string) error {
-	rv := lq.resourceVersion
-	initial := rv == "" || rv == "0"
-	if v := first(q["sendInitialEvents"]); v != "" {
-		initial = parseBool(v)
+func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery) error {
+	if ctx.Err() != nil {
+		return nil // a negative timeoutSeconds: over before it begins
 	}
-	var from int64
-	if initial {
-		items, lm, err := s.listObjects(ctx, res, rq.info.Namespace, &listQuery{filter: lq.filter})
-		if err != nil {
-			return err
+	// Without sendInitialEvents (the deprecated /watch/ paths are not
+	// defaulted), a watch from "" or "0" starts with the current state, as
+	// upstream's legacy watches do.
+	legacy := lq.resourceVersion == "" || lq.resourceVersion == "0"
+	watchList := lq.sendInitialEvents != nil && *lq.sendInitialEvents
+	if !watchList && (lq.sendInitialEvents != nil || !legacy) {
+		from, _ := parseResourceVersion(lq.resourceVersion) // checked by serveWatch; "" and "0" are from now
+		return s.follow(ctx, ws, rq, res, lq, from)
+	}
+	items, lm, err := s.listObjects(ctx, res, rq.info.Namespace, &listQuery{filter: lq.filter})
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if err := ws.send("ADDED", it); err != nil {
+			return nil
 		}
-		for _, it := range items {
-			if err := ws.send("ADDED", it); err != nil {
-				return nil
-			}
+	}
+	from, _ := strconv.ParseInt(lm.ResourceVersion, 10, 64)
+	if watchList && lq.allowBookmarks {
+		if err := ws.send("BOOKMARK", bookmark(res, from, true)); err != nil {
+			return nil
 		}
-		from, _ = strconv.ParseInt(lm.ResourceVersion, 10, 64)
-		if parseBool(first(q["sendInitialEvents"])) {
-			if err := ws.send("BOOKMARK", bookmark(res, from, true)); err != nil {
-				return nil
-			}
-		}
-	} else {
-		n, err := strconv.ParseInt(rv, 10, 64)
-		if err != nil {
-			return errBadRequest("invalid resourceVersion %q", rv)
-		}
-		from = n
 	}
 	return s.follow(ctx, ws, rq, res, lq, from)
-}
-
-func first(v []string) string {
-	if len(v) == 0 {
-		return ""
-	}
-	return v[0]
 }
 
 // follow streams storage events after revision from.

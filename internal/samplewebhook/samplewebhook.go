@@ -23,8 +23,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/admitd/admitd/internal/yamlbound"
 	"github.com/admitd/admitd/pkg/webhook"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // Config configures the endpoints.

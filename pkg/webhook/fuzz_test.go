@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/admitd/admitd/internal/yamlbound"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // Any body is answered 200 with a review of the request's version and uid,

@@ -16,7 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/admitd/admitd/internal/yamlbound"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // ErrNoObject is returned by DecodeObject and DecodeOldObject when the

@@ -29,7 +29,7 @@ import (
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
-	"github.com/admitd/admitd/internal/yamlbound"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // ServiceResolver finds the address (host:port) to dial for a webhook

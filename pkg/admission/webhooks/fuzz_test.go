@@ -18,7 +18,7 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/admitd/admitd/internal/yamlbound"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // maxCopyBytes is the JSON patch copy bound the API server sets for the

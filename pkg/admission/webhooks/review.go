@@ -17,8 +17,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigsjson "sigs.k8s.io/json"
 
-	"github.com/admitd/admitd/internal/yamlbound"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/yamlbound"
 )
 
 // reviewCodec decodes webhook answers exactly as upstream's webhook client

@@ -1,0 +1,101 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// List, watch and get parameters are answered as the real kube-apiserver
+// 1.37.2 answered them (recorded with test/sidebyside-probes.sh): the
+// parameter codec's 400s, ListOptions validation's 422s, storage's
+// resourceVersion and continue errors, the export parameter.
+func TestListParametersAnswerAsUpstream(t *testing.T) {
+	ts := newTestServer(t)
+	ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"target"}}`)
+	const (
+		rvGarbage = `resourceVersion: Invalid value: \"garbage\": strconv.ParseUint: parsing \"garbage\": invalid syntax`
+		listOpts  = `ListOptions.meta.k8s.io \"\" is invalid: `
+	)
+	for _, tc := range []struct {
+		query, path string
+		code        int
+		message     string
+	}{
+		{query: "?resourceVersion=garbage", code: 400, message: `invalid resource version: ` + rvGarbage},
+		{query: "?resourceVersion=99999999999999999999", code: 400, message: `invalid resource version: resourceVersion: Invalid value: \"99999999999999999999\": strconv.ParseUint: parsing \"99999999999999999999\": value out of range`},
+		{query: "?watch=1&resourceVersion=garbage", code: 500, message: rvGarbage},
+		{query: "?resourceVersionMatch=bogus", code: 422, message: listOpts + `[resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Unsupported value: \"bogus\": supported values: \"Exact\", \"NotOlderThan\", \"\"]`},
+		{query: "?resourceVersion=0&resourceVersionMatch=Exact", code: 422, message: listOpts + `resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"`},
+		{query: "?watch=1&resourceVersionMatch=NotOlderThan", code: 422, message: listOpts + `resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`},
+		{query: "?sendInitialEvents=garbage", code: 422, message: listOpts + `sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list`},
+		{query: "?watch=1&continue=garbage", code: 422, message: listOpts + `resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided`},
+		{query: "?timeoutSeconds=garbage", code: 400, message: `strconv.ParseInt: parsing \"garbage\": invalid syntax`},
+		{query: "?limit=99999999999999999999", code: 400, message: `strconv.ParseInt: parsing \"99999999999999999999\": value out of range`},
+		{query: "?limit=-1", code: 200},
+		{query: "?continue=garbage", code: 400, message: `invalid continue token: continue key is not valid: invalid character '\\u0081' looking for beginning of value`},
+		{query: "?continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6MSwic3RhcnQiOiIuLi8uLi8ifQ", code: 400, message: `invalid continue token: continue key is not valid: ../../`},
+		{query: "?labelSelector=a%20in%20(", code: 400, message: `unable to parse requirement: found '', expected: ',', ')' or identifier`},
+		{query: "?fieldSelector=bogus.field=x", code: 400, message: `\"bogus.field\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"`},
+		{query: "?fieldSelector=metadata.name%3D%3D%3Dx", code: 400, message: `invalid field selector: unescaped character in value: 61`},
+		{path: cmPath + "/target", query: "?export=true", code: 400, message: `the export parameter, deprecated since v1.14, is no longer supported`},
+		{path: cmPath + "/target", query: "?resourceVersion=garbage", code: 500, message: rvGarbage},
+		{path: cmPath + "/target", query: "?watch=true", code: 200},
+	} {
+		path := cmPath
+		if tc.path != "" {
+			path = tc.path
+		}
+		w := ts.do("GET", path+tc.query, "", "")
+		if w.Code != tc.code || tc.message != "" && !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
+			t.Errorf("GET %s%s = %d %.400s, want %d %s", path, tc.query, w.Code, w.Body, tc.code, tc.message)
+		}
+	}
+}
+
+// A watch from "" or "0" starts with the current state; one that asks for
+// initial events with bookmarks ends them with upstream's
+// initial-events-end bookmark; a negative timeoutSeconds ends it at once;
+// the deprecated /watch/ prefix watches as well, GET only.
+func TestWatchParameters(t *testing.T) {
+	ts := newTestServer(t)
+	ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"target"}}`)
+	events := func(path string) []string {
+		w := watchFor(ts, path, 300*time.Millisecond)
+		var types []string
+		for _, line := range strings.Split(strings.TrimSpace(w), "\n") {
+			var ev struct{ Type string }
+			if json.Unmarshal([]byte(line), &ev) == nil {
+				types = append(types, ev.Type)
+			}
+		}
+		return types
+	}
+	for path, want := range map[string]string{
+		cmPath + "?watch=1":                                                           "ADDED",
+		cmPath + "?watch=1&allowWatchBookmarks=1":                                     "ADDED BOOKMARK",
+		cmPath + "?watch=1&timeoutSeconds=-1":                                         "",
+		"/api/v1/watch/namespaces/default/configmaps":                                 "ADDED",
+		cmPath + "?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan": "",
+	} {
+		if got := strings.Join(events(path), " "); got != want {
+			t.Errorf("watch %s: events %q, want %q", path, got, want)
+		}
+	}
+	if w := ts.do("POST", "/api/v1/watch/namespaces/default/configmaps", mediaJSON, `{}`); w.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST to a /watch/ path = %d, want 405", w.Code)
+	}
+}
+
+// watchFor runs a watch for d and returns what it wrote.
+func watchFor(ts *testServer, path string, d time.Duration) string {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	w := httptest.NewRecorder()
+	ts.s.ServeHTTP(w, httptest.NewRequest("GET", path, nil).WithContext(ctx))
+	return w.Body.String()
+}
