@@ -182,8 +182,17 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		return nil, nil, err
 	}
 	kv, err := s.store.Create(ctx, key, data)
+	if errors.Is(err, storage.ErrTooLarge) && !rq.apply {
+		data, err = withoutManagedFields(obj, stored)
+		if err == nil {
+			kv, err = s.store.Create(ctx, key, data)
+		}
+	}
 	if errors.Is(err, storage.ErrKeyExists) {
 		return nil, nil, s.alreadyExists(ctx, res, key, m.GetName())
+	}
+	if errors.Is(err, storage.ErrTooLarge) {
+		return nil, nil, storage.ErrTooLarge // upstream's 500, etcd's text
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("storing %s: %w", m.GetName(), err)
@@ -195,6 +204,15 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	s.afterWrite(ctx, WriteEvent{Resource: res.GroupVersionResource, Object: obj})
 	out, err := fromStorage(ctx, res, obj, stored, kv.ModRevision)
 	return out, created, err
+}
+
+// withoutManagedFields drops the managedFields of obj and of its storage
+// form and encodes that again: upstream's second try at a write that
+// storage refused as too large (every write but apply).
+func withoutManagedFields(obj, stored runtime.Object) ([]byte, error) {
+	accessor(obj).SetManagedFields(nil)
+	accessor(stored).SetManagedFields(nil)
+	return layout.Encode(stored)
 }
 
 // alreadyExists is the conflict of a create with the object at key, said

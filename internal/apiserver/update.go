@@ -164,7 +164,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}
-	return s.commitUpdate(ctx, res, key, current, obj, old, dryRun)
+	return s.commitUpdate(ctx, res, key, current, obj, old, dryRun, rq.apply)
 }
 
 // commitUpdate writes the updated object unless nothing changed; an object
@@ -173,7 +173,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 // GuaranteedUpdate, the update starts again from the new object, so a patch
 // applies to it and a body whose resourceVersion is now stale meets the
 // conflict check of updateOnce.
-func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, current storage.KeyValue, obj, old runtime.Object, dryRun bool) (out runtime.Object, retry bool, err error) {
+func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key string, current storage.KeyValue, obj, old runtime.Object, dryRun, apply bool) (out runtime.Object, retry bool, err error) {
 	rev := current.ModRevision
 	m := accessor(obj)
 	m.SetResourceVersion(accessor(old).GetResourceVersion())
@@ -207,6 +207,12 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 		return obj, false, err
 	}
 	kv, err := s.store.Update(ctx, key, data, rev)
+	if errors.Is(err, storage.ErrTooLarge) && !apply {
+		data, err = withoutManagedFields(obj, stored)
+		if err == nil {
+			kv, err = s.store.Update(ctx, key, data, rev)
+		}
+	}
 	if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 		return nil, true, nil
 	}

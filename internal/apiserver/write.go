@@ -60,8 +60,21 @@ func (s *Server) fillSystemFields(m metav1.Object) {
 	m.SetCreationTimestamp(metav1.NewTime(s.cfg.Now().Truncate(1e9)))
 	m.SetUID(types.UID(uuid.NewUUID()))
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(m.GetGenerateName() + randomSuffix())
+		m.SetName(generatedName(m.GetGenerateName()))
 	}
+}
+
+// maxGeneratedNameBase is how much of generateName upstream keeps: a name
+// of 63 characters at most (a DNS label) with the 5 random ones.
+const maxGeneratedNameBase = 63 - 5
+
+// generatedName is base, cut to maxGeneratedNameBase, and 5 random
+// characters, as upstream's name generator makes it.
+func generatedName(base string) string {
+	if len(base) > maxGeneratedNameBase {
+		base = base[:maxGeneratedNameBase]
+	}
+	return base + randomSuffix()
 }
 
 const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789"

@@ -221,11 +221,17 @@ func openStore(o Options) (storage.Store, error) {
 	if len(o.Etcd.Servers) > 0 {
 		return openEtcd(o)
 	}
+	// The embedded stores get etcd's default request bound, the object
+	// size ceiling kube-apiserver relies on.
 	switch o.Storage {
 	case "", "bolt":
-		return bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
+		s, err := bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return storage.WithSizeLimit(s, storage.DefaultMaxRequestBytes), nil
 	case "memory":
-		return memory.New(), nil
+		return storage.WithSizeLimit(memory.New(), storage.DefaultMaxRequestBytes), nil
 	}
 	return nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
 }

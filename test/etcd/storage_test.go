@@ -1,6 +1,7 @@
 package etcd_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -58,5 +59,21 @@ func TestWatchProgress(t *testing.T) {
 	case ev := <-w.Events():
 		t.Errorf("event outside the prefix: %+v", ev)
 	default:
+	}
+}
+
+// A write over etcd's request bound (1.5 MiB by default) or the client's
+// send limit (2 MiB) is storage.ErrTooLarge at once, not an outage to send
+// again.
+func TestWriteTooLarge(t *testing.T) {
+	s := openStore(t, etcdtest.Start(t, 1), "/big")
+	for _, n := range []int{1700 << 10, 2600 << 10} {
+		_, err := s.Create(t.Context(), "/x", make([]byte, n))
+		if !errors.Is(err, storage.ErrTooLarge) {
+			t.Errorf("creating %d bytes: %v, want ErrTooLarge", n, err)
+		}
+	}
+	if _, err := s.Create(t.Context(), "/x", make([]byte, 1<<20)); err != nil {
+		t.Errorf("creating 1 MiB: %v", err)
 	}
 }

@@ -25,6 +25,8 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -164,6 +166,10 @@ func (s *Store) mapError(ctx context.Context, op string, write bool, err error) 
 		return fmt.Errorf("%w (etcd %s)", storage.ErrFutureRevision, op)
 	case errors.Is(ctx.Err(), context.Canceled):
 		return fmt.Errorf("etcd %s: %w", op, err) // the caller gave up
+	case errors.Is(err, rpctypes.ErrRequestTooLarge) || status.Code(err) == codes.ResourceExhausted:
+		// over etcd's --max-request-bytes or the client's send limit:
+		// sending it again would fail again
+		return storage.ErrTooLarge
 	}
 	outcome := ""
 	if write {
