@@ -76,3 +76,20 @@ func warningTexts(w *httptest.ResponseRecorder) string {
 	}
 	return strings.Join(texts, "\n")
 }
+
+// A custom resource's name is a DNS subdomain, as upstream's custom
+// resource validator says: no uppercase, at most 253 characters.
+func TestCustomResourceNames(t *testing.T) {
+	ts := newTestServer(t)
+	ts.must(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", strictGadgetCRD)
+	body := func(name string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Doohickey","metadata":{"name":"` + name + `"},"spec":{}}`
+	}
+	for name, want := range map[string]string{
+		"Upper":                  `metadata.name: Invalid value: "Upper": a lowercase RFC 1123 subdomain must consist of`,
+		strings.Repeat("a", 254): `must be no more than 253 characters`,
+	} {
+		checkAnswer(t, name[:5], ts.do("POST", doohickeysPath, "", body(name)), 201, 422, want, "")
+	}
+	checkAnswer(t, "253", ts.do("POST", doohickeysPath, "", body(strings.Repeat("a", 253))), 201, 201, "", "")
+}

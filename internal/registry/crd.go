@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -36,6 +37,8 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			StorageVersion:       storage,
 			Unstructured:         true,
 			PrinterColumns:       v.AdditionalPrinterColumns,
+			// upstream's custom resource validator: a DNS subdomain
+			NameValidator: apivalidation.NameIsDNSSubdomain,
 		}
 		if r.ListKind == "" {
 			r.ListKind = names.Kind + "List"
