@@ -48,8 +48,10 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.RequestObject = obj.DeepCopyObject()
-	out, created, err := s.create(r.Context(), rq, res, obj, opts)
-	if err != nil {
+	ctx, timedOut, cancel := writeDeadline(r.Context())
+	defer cancel()
+	out, created, err := s.create(ctx, rq, res, obj, opts)
+	if err = timedOut(err); err != nil {
 		writeError(w, r, err)
 		return
 	}

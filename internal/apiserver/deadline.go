@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -170,3 +171,21 @@ func (tw *timeoutWriter) timeout() {
 }
 
 var timeoutBody = []byte(`{"metadata":{},"status":"Failure","message":"Timeout: request did not complete within the allotted timeout","reason":"Timeout","details":{},"code":504}` + "\n")
+
+// writeTimeout is upstream's bound on a create, update, patch or delete
+// (its handlers' requestTimeoutUpperBound): admission and storage together,
+// within the request's own deadline.
+var writeTimeout = 34 * time.Second
+
+// writeDeadline is ctx with writeTimeout, and what turns the error of a
+// write that failed because that deadline passed into upstream's 504.
+func writeDeadline(ctx context.Context) (context.Context, func(error) error, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	timedOut := func(err error) error {
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", ctx.Err()), 0)
+		}
+		return err
+	}
+	return ctx, timedOut, cancel
+}

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
@@ -130,5 +132,41 @@ func TestWatchTimeout(t *testing.T) {
 	zero := int64(0)
 	if d := s.watchTimeout(&zero); d < 10*time.Second {
 		t.Errorf("watchTimeout(0) = %v, want the randomized default", d)
+	}
+}
+
+// blockingAdmission, once on, holds every write in admission until its
+// context ends.
+type blockingAdmission struct{ on atomic.Bool }
+
+func (*blockingAdmission) Handles(admission.Operation) bool { return true }
+
+func (b *blockingAdmission) Admit(ctx context.Context, _ *admission.Attributes) error {
+	if !b.on.Load() {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A write (admission and storage together) has its own bound under the
+// request timeout, upstream's 34 s: past it, upstream's 504 "did not
+// complete within requested timeout".
+func TestWriteTimeout(t *testing.T) {
+	defer func(d time.Duration) { writeTimeout = d }(writeTimeout)
+	writeTimeout = 200 * time.Millisecond
+	blocking := &blockingAdmission{}
+	ts := newTestServer(t, admission.NamedPlugin{Name: "Blocking", Plugin: blocking})
+	ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"c"}}`)
+	blocking.on.Store(true)
+	const want = `"message":"Timeout: request did not complete within requested timeout - context deadline exceeded","reason":"Timeout"`
+	for _, tc := range []struct{ method, path, contentType, body string }{
+		{"POST", cmPath, mediaJSON, `{"metadata":{"name":"d"}}`},
+		{"PUT", cmPath + "/c", mediaJSON, `{"metadata":{"name":"c"}}`},
+		{"PATCH", cmPath + "/c", mediaMergePatch, `{"data":{"a":"b"}}`},
+	} {
+		if w := ts.do(tc.method, tc.path, tc.contentType, tc.body); w.Code != 504 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%s %s held in admission = %d %.300s, want 504 %s", tc.method, tc.path, w.Code, w.Body, want)
+		}
 	}
 }

@@ -83,8 +83,10 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, err)
 		return
 	}
-	out, deleted, err := s.delete(r.Context(), rq, res, rq.info.Name, rq.info.Name, opts)
-	if err != nil {
+	ctx, timedOut, cancel := writeDeadline(r.Context())
+	defer cancel()
+	out, deleted, err := s.delete(ctx, rq, res, rq.info.Name, rq.info.Name, opts)
+	if err = timedOut(err); err != nil {
 		writeError(w, r, err)
 		return
 	}

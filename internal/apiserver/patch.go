@@ -81,8 +81,10 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 			return
 		}
 	}
-	out, created, err := s.update(r.Context(), rq, res, next, uopts)
-	if err != nil {
+	ctx, timedOut, cancel := writeDeadline(r.Context())
+	defer cancel()
+	out, created, err := s.update(ctx, rq, res, next, uopts)
+	if err = timedOut(err); err != nil {
 		writeError(w, r, err)
 		return
 	}

@@ -45,8 +45,10 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	rq.event.RequestObject = body.DeepCopyObject()
 	next := func(runtime.Object) (runtime.Object, error) { return body.DeepCopyObject(), nil }
-	out, created, err := s.update(r.Context(), rq, res, next, opts)
-	if err != nil {
+	ctx, timedOut, cancel := writeDeadline(r.Context())
+	defer cancel()
+	out, created, err := s.update(ctx, rq, res, next, opts)
+	if err = timedOut(err); err != nil {
 		writeError(w, r, err)
 		return
 	}
