@@ -46,6 +46,9 @@ func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
 		return err
 	}
 	resetInvalidManagedFields(a, before)
+	if a.Operation == admission.Create || a.Operation == admission.Update {
+		dedupOwnerReferences(a.Object, a.Record, true)
+	}
 	return nil
 }
 

@@ -48,6 +48,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.RequestObject = obj.DeepCopyObject()
+	dedupOwnerReferences(obj, rq.record, false)
 	ctx, timedOut, cancel := writeDeadline(r.Context())
 	defer cancel()
 	out, created, err := s.create(ctx, rq, res, obj, opts)

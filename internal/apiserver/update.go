@@ -44,6 +44,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	rq.event.RequestObject = body.DeepCopyObject()
+	dedupOwnerReferences(body, rq.record, false)
 	next := func(runtime.Object) (runtime.Object, error) { return body.DeepCopyObject(), nil }
 	ctx, timedOut, cancel := writeDeadline(r.Context())
 	defer cancel()
