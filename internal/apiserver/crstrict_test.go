@@ -93,3 +93,25 @@ func TestCustomResourceNames(t *testing.T) {
 	}
 	checkAnswer(t, "253", ts.do("POST", doohickeysPath, "", body(strings.Repeat("a", 253))), 201, 201, "", "")
 }
+
+// A custom resource's field selectors are those upstream's converter
+// allows: metadata.name, metadata.namespace (namespaced kinds) and the
+// version's selectableFields.
+func TestCustomResourceFieldSelectors(t *testing.T) {
+	ts := newTestServer(t)
+	crd := strings.Replace(strictGadgetCRD, `"served":true,`, `"served":true,"selectableFields":[{"jsonPath":".spec.mode"}],`, 1)
+	ts.must(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", crd)
+	for name, mode := range map[string]string{"x": "a", "y": "b"} {
+		ts.must(201, "POST", doohickeysPath, "", `{"apiVersion":"example.com/v1","kind":"Doohickey","metadata":{"name":"`+name+`"},"spec":{"mode":"`+mode+`"}}`)
+	}
+	for query, want := range map[string]string{
+		"spec.mode%3Db":                `"name":"y"`,
+		"metadata.name%3Dx":            `"name":"x"`,
+		"metadata.namespace%3Ddefault": `"name":"x"`,
+	} {
+		if w := ts.do("GET", doohickeysPath+"?fieldSelector="+query, "", ""); w.Code != 200 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("fieldSelector=%s = %d %.300s, want 200 with %s", query, w.Code, w.Body, want)
+		}
+	}
+	checkAnswer(t, "unselectable", ts.do("GET", doohickeysPath+"?fieldSelector=spec.size%3D3", "", ""), 200, 400, "field label not supported: spec.size", "")
+}

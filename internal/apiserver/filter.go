@@ -24,7 +24,7 @@ type objectFilter struct {
 // field selector may name only metadata.name, metadata.namespace and the
 // resource's field labels, as upstream's field label conversions say
 // (with their message: the default one for a kind with no labels of its
-// own); a custom resource's may name any field.
+// own); a custom resource's, what customFieldLabel allows.
 func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel fields.Selector) (*objectFilter, error) {
 	f := &objectFilter{labels: labels.Everything(), fields: fields.Everything()}
 	if labelSel != nil {
@@ -34,7 +34,13 @@ func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel 
 		return f, nil
 	}
 	for _, req := range fieldSel.Requirements() {
-		if req.Field == "metadata.name" || req.Field == "metadata.namespace" || res.Unstructured || containsString(res.FieldLabels, req.Field) {
+		if res.Unstructured {
+			if err := customFieldLabel(res, req.Field); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if req.Field == "metadata.name" || req.Field == "metadata.namespace" || containsString(res.FieldLabels, req.Field) {
 			continue
 		}
 		if len(res.FieldLabels) == 0 {
@@ -44,6 +50,16 @@ func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel 
 	}
 	f.fields = fieldSel
 	return f, nil
+}
+
+// customFieldLabel checks a field selector label of a custom resource as
+// upstream's custom resource converter does: metadata.name, then
+// metadata.namespace when namespaced, then the version's selectableFields.
+func customFieldLabel(res *registry.Resource, label string) error {
+	if label == "metadata.name" || res.Namespaced && label == "metadata.namespace" || containsString(res.FieldLabels, label) {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", label))
 }
 
 // named is f with its field selector replaced by metadata.name=name, built

@@ -39,6 +39,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			PrinterColumns:       v.AdditionalPrinterColumns,
 			// upstream's custom resource validator: a DNS subdomain
 			NameValidator: apivalidation.NameIsDNSSubdomain,
+			FieldLabels:   selectableFields(v.SelectableFields),
 		}
 		if r.ListKind == "" {
 			r.ListKind = names.Kind + "List"
@@ -131,4 +132,16 @@ var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // jsonPath splits a simple JSON path such as ".spec.replicas".
 func jsonPath(p string) []string {
 	return strings.Split(strings.TrimPrefix(p, "."), ".")
+}
+
+// selectableFields are the field selector labels a custom resource version
+// allows beside metadata.name (and metadata.namespace when namespaced): its
+// selectableFields' JSON paths without the leading dot, as upstream's
+// converter reads them.
+func selectableFields(fields []apiextensionsv1.SelectableField) []string {
+	var out []string
+	for _, f := range fields {
+		out = append(out, strings.TrimPrefix(f.JSONPath, "."))
+	}
+	return out
 }
