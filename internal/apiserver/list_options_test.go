@@ -78,7 +78,7 @@ func TestWatchParameters(t *testing.T) {
 	for path, want := range map[string]string{
 		cmPath + "?watch=1":                                                           "ADDED",
 		cmPath + "?watch=1&allowWatchBookmarks=1":                                     "ADDED BOOKMARK",
-		cmPath + "?watch=1&timeoutSeconds=-1":                                         "",
+		cmPath + "?watch=1&timeoutSeconds=-1":                                         "ERROR",
 		"/api/v1/watch/namespaces/default/configmaps":                                 "ADDED",
 		cmPath + "?watch=1&sendInitialEvents=false&resourceVersionMatch=NotOlderThan": "",
 	} {

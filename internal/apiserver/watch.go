@@ -120,7 +120,11 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 // change after the starting revision.
 func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery) error {
 	if ctx.Err() != nil {
-		return nil // a negative timeoutSeconds: over before it begins
+		// a negative timeoutSeconds: over before it begins; upstream's
+		// watch usually reports its expired context first
+		_ = ws.send("ERROR", &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusFailure,
+			Code: http.StatusInternalServerError, Reason: metav1.StatusReasonInternalError, Message: ctx.Err().Error()})
+		return nil
 	}
 	// Without sendInitialEvents (the deprecated /watch/ paths are not
 	// defaulted), a watch from "" or "0" starts with the current state, as
