@@ -99,3 +99,20 @@ func watchFor(ts *testServer, path string, d time.Duration) string {
 	ts.s.ServeHTTP(w, httptest.NewRequest("GET", path, nil).WithContext(ctx))
 	return w.Body.String()
 }
+
+// A name in the URL that cannot be a path segment is upstream's 400 on
+// every verb that reads or writes that object.
+func TestPathNames(t *testing.T) {
+	ts := newTestServer(t)
+	const want = `"message":"Name parameter invalid: \"..\": may not be '..'"`
+	for _, method := range []string{"GET", "DELETE", "PUT", "PATCH"} {
+		w := ts.do(method, cmPath+"/..", mediaMergePatch, `{}`)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%s %s/.. = %d %.200s, want 400 %s", method, cmPath, w.Code, w.Body, want)
+		}
+	}
+	w := ts.do("GET", cmPath+"/a%25b", "", "")
+	if w.Code != 400 || !strings.Contains(w.Body.String(), `may not contain '%'`) {
+		t.Errorf("GET a name with %% = %d %.200s, want 400", w.Code, w.Body)
+	}
+}

@@ -1,9 +1,12 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validation/path"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -32,6 +35,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	if info.WatchPath && r.Method != http.MethodGet && r.Method != http.MethodHead {
 		writeError(w, r, errMethodNotAllowed())
+		return
+	}
+	if err := checkPathName(info); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	switch info.Verb {
@@ -89,4 +96,17 @@ func (s *Server) checkVerb(res *registry.Resource, info *requestInfo) error {
 
 func errNotFound(res *registry.Resource, name string) error {
 	return apierrors.NewNotFound(res.GroupResource(), name)
+}
+
+// checkPathName refuses, as upstream's storage key functions do, a name in
+// the URL that cannot be a path segment (".", "..", "%") when it names the
+// object read or written.
+func checkPathName(info *requestInfo) error {
+	if info.Name == "" || info.Verb == "watch" || info.Verb == "create" && info.Subresource == "" {
+		return nil
+	}
+	if msgs := path.IsValidPathSegmentName(info.Name); len(msgs) > 0 {
+		return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, strings.Join(msgs, ";")))
+	}
+	return nil
 }

@@ -182,6 +182,8 @@ func TestServiceAccountToken(t *testing.T) {
 	}{
 		{"too short", "/builder/token", `{"spec":{"expirationSeconds":60}}`, 422,
 			`TokenRequest.authentication.k8s.io "" is invalid: spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes`},
+		{"too long", "/builder/token", `{"spec":{"expirationSeconds":4294967297}}`, 422,
+			`spec.expirationSeconds: Invalid value: 4294967297: may not specify a duration larger than 2^32 seconds`},
 		{"no account", "/nobody/token", `{}`, 404, `serviceaccounts "nobody" not found`},
 		{"name mismatch", "/builder/token", `{"metadata":{"name":"x"}}`, 422, "metadata.name: Invalid value: \"x\": must match the service account name if specified"},
 		{"other pod's account", "/builder/token", `{"spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"other"}}}`, 400,

@@ -3,7 +3,6 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -96,8 +95,8 @@ func validateTokenRequest(req *authenticationv1.TokenRequest) field.ErrorList {
 	if exp < 10*60 {
 		errs = append(errs, field.Invalid(p, exp, "may not specify a duration less than 10 minutes"))
 	}
-	if exp > math.MaxUint32 {
-		errs = append(errs, field.TooLong(p, exp, math.MaxUint32))
+	if exp > 1<<32 {
+		errs = append(errs, field.Invalid(p, exp, "may not specify a duration larger than 2^32 seconds"))
 	}
 	return errs
 }
