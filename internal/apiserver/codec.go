@@ -2,7 +2,9 @@ package apiserver
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -85,7 +87,7 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 		}
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
+			return nil, nil, undecodable(err.Error(), false)
 		}
 		obj, strictErrs, err := decodeJSON(res, j)
 		if err != nil {
@@ -114,7 +116,7 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 		}
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
+			return nil, nil, undecodable(err.Error(), true)
 		}
 		u.SetGroupVersionKind(gvk)
 		strict, err := coerceCustom(res, data, u)
@@ -131,7 +133,7 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 		}
 	}
 	if err != nil {
-		return nil, nil, apierrors.NewBadRequest(err.Error())
+		return nil, nil, undecodable(err.Error(), true)
 	}
 	if len(strict) == 0 {
 		// Every key matched a field exactly once, so the decoded apiVersion
@@ -154,11 +156,11 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 // expects; missing values are filled from the URL, as upstream does.
 func checkTypeMeta(data []byte, want schema.GroupVersionKind) error {
 	var tm struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
 	}
 	if err := json.Unmarshal(data, &tm); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err))
+		return undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
 	}
 	return compareTypeMeta(tm.APIVersion, tm.Kind, want)
 }
@@ -173,11 +175,19 @@ func compareTypeMeta(apiVersion, kind string, want schema.GroupVersionKind) erro
 	if kind == "" {
 		got.Kind = want.Kind
 	}
+	if got.GroupVersion() == want.GroupVersion() && got.Kind != want.Kind {
+		// upstream decodes the body as its own kind, then fails to
+		// convert it to the URL's
+		return &undecodableBody{typeKnown: true, kind: got.Kind, version: got.Version,
+			StatusError: apierrors.NewBadRequest(fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", got.Version, got.Kind, internalGroupPackage(want.Group), want.Kind))}
+	}
 	if got != want {
 		return typeMetaMismatch(got, want)
 	}
 	return nil
 }
+
+
 
 // typeMetaMismatch is upstream's error for a body of another group, version
 // or kind than the URL's.
@@ -263,4 +273,54 @@ func checkYAML(data []byte) error {
 // turns off the ones not named.)
 func unmarshalStrict(data []byte, obj any) ([]error, error) {
 	return sigsjson.UnmarshalStrict(data, obj, sigsjson.DisallowUnknownFields, sigsjson.DisallowDuplicateFields)
+}
+
+// undecodableBody is a body that does not decode: a 400 with the
+// decoder's message. typeKnown says whether its apiVersion and kind could
+// be read, which upstream's create and update handlers word differently
+// (writeBodyError).
+type undecodableBody struct {
+	*apierrors.StatusError
+	typeKnown bool
+	// kind and version are the body's, when they are not the URL's
+	kind, version string
+}
+
+func undecodable(msg string, typeKnown bool) error {
+	return &undecodableBody{StatusError: apierrors.NewBadRequest(msg), typeKnown: typeKnown}
+}
+
+// writeBodyError is how upstream's create and update handlers answer a
+// body that does not decode (transformDecodeError): "<Kind> in version
+// <v> cannot be handled as a <Kind>" when its type was read, else "the
+// object provided is unrecognized" with the start of the body.
+func writeBodyError(res *registry.Resource, data []byte, err error) error {
+	var ub *undecodableBody
+	if !errors.As(err, &ub) {
+		return err
+	}
+	if ub.typeKnown && ub.kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", ub.kind, ub.version, res.Kind, ub.ErrStatus.Message))
+	}
+	if ub.typeKnown {
+		return cannotBeHandled(res, ub.StatusError)
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %s (%s)", res.Kind, ub.ErrStatus.Message, summarizeBody(data, 30)))
+}
+
+// summarizeBody is the start of a body as upstream quotes it: JSON as text,
+// anything else in hex.
+func summarizeBody(data []byte, max int) string {
+	switch {
+	case len(data) == 0:
+		return "<empty>"
+	case data[0] == '{':
+		if len(data) > max {
+			return string(data[:max]) + " ..."
+		}
+		return string(data)
+	case len(data) > max:
+		return hex.EncodeToString(data[:max]) + " ..."
+	}
+	return hex.EncodeToString(data)
 }

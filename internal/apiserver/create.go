@@ -73,7 +73,7 @@ func (s *Server) decodeWriteBody(r *http.Request, rq *request, res *registry.Res
 	}
 	obj, strictErrs, err := decodeObject(res, mediaTypeOf(r), data)
 	if err != nil {
-		return nil, err
+		return nil, writeBodyError(res, data, err)
 	}
 	if err := strictDecoding(rq, fieldValidation, strictErrs); err != nil {
 		return nil, cannotBeHandled(res, err)

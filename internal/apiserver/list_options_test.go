@@ -116,3 +116,23 @@ func TestPathNames(t *testing.T) {
 		t.Errorf("GET a name with %% = %d %.200s, want 400", w.Code, w.Body)
 	}
 }
+
+// A create body that does not decode is answered as the real
+// kube-apiserver 1.37.2 answered it (test/sidebyside-probes.sh).
+func TestUndecodableBodiesAnswerAsUpstream(t *testing.T) {
+	ts := newTestServer(t)
+	const unrecognized = `the object provided is unrecognized (must be of type ConfigMap): `
+	for _, tc := range []struct{ contentType, body, message string }{
+		{mediaJSON, `{`, unrecognized + `couldn't get version/kind; json parse error: unexpected end of JSON input ({)`},
+		{mediaJSON, ``, unrecognized + `couldn't get version/kind; json parse error: unexpected end of JSON input (\u003cempty\u003e)`},
+		{mediaJSON, `[1]`, unrecognized + `couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (5b315d)`},
+		{mediaJSON, `{"metadata":{"name":"t3"},"data":{"a":1}}`, `ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`},
+		{mediaJSON, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"t2"}}`, `Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		{mediaYAML, "metadata:\n\tname: x", unrecognized + `yaml: line 2: found character that cannot start any token (6d657461646174613a0a096e616d653a2078)`},
+	} {
+		w := ts.do("POST", cmPath, tc.contentType, tc.body)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
+			t.Errorf("POST %q = %d %.400s, want 400 %s", tc.body, w.Code, w.Body, tc.message)
+		}
+	}
+}

@@ -85,16 +85,23 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 // internalPackage names the Go package of kube-apiserver's internal types
 // of res's group, which its 406 messages print.
 func internalPackage(res *registry.Resource) string {
-	switch res.Group {
+	if res.Unstructured && res.Group != "" {
+		return "unstructured"
+	}
+	return internalGroupPackage(res.Group)
+}
+
+// internalGroupPackage names the Go package of a built-in group's internal
+// types: core for the core group (and events.k8s.io), else the group's
+// first label (apps, batch, rbac, networking).
+func internalGroupPackage(group string) string {
+	switch group {
 	case "", "events.k8s.io":
 		return "core"
 	case "internal.apiserver.k8s.io":
 		return "apiserverinternal"
 	}
-	if res.Unstructured {
-		return "unstructured"
-	}
-	first, _, _ := strings.Cut(res.Group, ".")
+	first, _, _ := strings.Cut(group, ".")
 	return first
 }
 

@@ -83,7 +83,16 @@ func probes() []probe {
 	for _, q := range []string{"propagationPolicy=bogus", "gracePeriodSeconds=garbage", "dryRun=bogus", "orphanDependents=true&propagationPolicy=Foreground"} {
 		ps = append(ps, probe{Name: "delete " + q, Method: "DELETE", Path: cms + "/target?" + q})
 	}
+	deep := strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001)
+	for _, b := range []struct{ name, body string }{
+		{"unterminated JSON", `{`}, {"a JSON array", `[1]`}, {"a number where a string goes", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"t1"},"data":{"a":1}}`},
+		{"another kind", `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"t2"}}`}, {"no kind", `{"metadata":{"name":"t3"},"data":{"a":1}}`},
+		{"deep JSON", deep}, {"empty body", ``},
+	} {
+		ps = append(ps, probe{Name: "create " + b.name, Method: "POST", Path: cms, ContentType: "application/json", Body: b.body})
+	}
 	ps = append(ps,
+		probe{Name: "create YAML tab", Method: "POST", Path: cms, ContentType: "application/yaml", Body: "metadata:\n\tname: x"},
 		probe{Name: "delete text/plain body", Method: "DELETE", Path: cms + "/target", ContentType: "text/plain", Body: "x"},
 		probe{Name: "legacy watch path", Method: "GET", Path: "/api/v1/watch/namespaces/mine/configmaps", Watch: true},
 		probe{Name: "legacy watch path other namespace", Method: "GET", Path: "/api/v1/watch/namespaces/other/configmaps", Watch: true},
