@@ -13,7 +13,7 @@ import (
 // authorizationAttributes are the attributes of rq.
 func authorizationAttributes(r *http.Request, rq *request) auth.Attributes {
 	info := rq.info
-	return auth.Attributes{User: rq.user, Verb: info.Verb, ResourceRequest: info.IsResource, Path: r.URL.Path,
+	return auth.Attributes{User: rq.user, Verb: info.kubeVerb(r), ResourceRequest: info.IsResource, Path: r.URL.Path,
 		APIGroup: info.Group, APIVersion: info.Version, Resource: info.Resource, Subresource: info.Subresource,
 		Namespace: info.Namespace, Name: info.Name}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -67,5 +68,29 @@ func TestAuthorizeForbidden(t *testing.T) {
 	}
 	if len(seen) == 0 || seen[0].User.Username != "system:anonymous" || seen[0].Verb != "list" || seen[0].Namespace != "default" {
 		t.Errorf("first attributes = %+v, want a list of configmaps in default by system:anonymous", seen)
+	}
+}
+
+// A connect request is authorized with the verb of its method, as
+// upstream's request info names it: RBAC's "create pods/exec" allows exec.
+func TestConnectVerbs(t *testing.T) {
+	var seen []string
+	cfg := testConfig(memory.New(), registry.NewCatalogue())
+	cfg.Authorizer = auth.AuthorizerFunc(func(_ context.Context, a auth.Attributes) (auth.Decision, string, error) {
+		seen = append(seen, a.Verb+" "+a.Resource+"/"+a.Subresource)
+		return auth.DecisionDeny, "", nil
+	})
+	s := New(cfg)
+	for _, req := range []struct{ method, path string }{
+		{"POST", "/api/v1/namespaces/default/pods/p/exec"},
+		{"GET", "/api/v1/namespaces/default/pods/p/attach"},
+		{"POST", "/api/v1/namespaces/default/pods/p/portforward"},
+		{"GET", "/api/v1/namespaces/default/services/s/proxy"},
+	} {
+		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(req.method, req.path, nil))
+	}
+	want := []string{"create pods/exec", "get pods/attach", "create pods/portforward", "get services/proxy"}
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("authorized as %v, want %v", seen, want)
 	}
 }

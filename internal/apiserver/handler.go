@@ -119,7 +119,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 	if wantsVerboseTrace(r) {
 		rq.record.SetVerbose(true)
 	}
-	rq.event = &RequestEvent{AuditID: auditID, Verb: info.Verb, Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
+	rq.event = &RequestEvent{AuditID: auditID, Verb: info.kubeVerb(r), Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
 		HTTPRequest: r, UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
 	rec := &statusRecorder{ResponseWriter: w}
 	ctx := context.WithValue(r.Context(), requestKey, rq)

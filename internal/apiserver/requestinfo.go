@@ -130,3 +130,26 @@ func splitPath(p string) []string {
 	}
 	return strings.Split(p, "/")
 }
+
+// kubeVerb is the verb upstream's request info gives the request, which
+// authorization and audit see: as Verb, except that a connect request
+// (exec, attach, portforward, proxy) is named by its method, so that RBAC's
+// "create pods/exec" or "get pods/portforward" allows it.
+func (ri *requestInfo) kubeVerb(r *http.Request) string {
+	if ri.Verb != "connect" {
+		return ri.Verb
+	}
+	switch r.Method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodGet, http.MethodHead:
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	}
+	return ""
+}
