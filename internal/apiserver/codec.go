@@ -187,8 +187,6 @@ func compareTypeMeta(apiVersion, kind string, want schema.GroupVersionKind) erro
 	return nil
 }
 
-
-
 // typeMetaMismatch is upstream's error for a body of another group, version
 // or kind than the URL's.
 func typeMetaMismatch(got, want schema.GroupVersionKind) error {
