@@ -32,7 +32,7 @@ func (s *Server) parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, err
 	}
 	if len(data) > 0 {
 		mt := mediaTypeOf(r)
-		if mt != "" && mt != mediaJSON && mt != mediaYAML && mt != mediaProtobuf {
+		if mt != mediaJSON && mt != mediaYAML && mt != mediaProtobuf {
 			return nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML, mediaProtobuf)
 		}
 		if err := decodeDeleteOptions(mt, data, opts); err != nil {

@@ -50,10 +50,8 @@ func checkGetOptions(q url.Values) error {
 	if len(q) == 0 {
 		return nil
 	}
-	if export, ok := q["export"]; ok {
-		if queryBool(export) || len(export) == 0 {
-			return apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
-		}
+	if queryBool(q["export"]) {
+		return apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
 	}
 	var opts metav1.GetOptions
 	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {

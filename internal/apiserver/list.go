@@ -207,9 +207,3 @@ func accessor(obj runtime.Object) metav1.Object {
 func queryBool(vals []string) bool {
 	return len(vals) > 0 && vals[0] != "0" && !strings.EqualFold(vals[0], "false")
 }
-
-// parseBool reads one value of a boolean query parameter as queryBool, ""
-// being an absent one.
-func parseBool(v string) bool {
-	return v != "" && queryBool([]string{v})
-}
