@@ -12,7 +12,17 @@ import (
 func apiextensionsKinds() []descriptor {
 	return []descriptor{{gv: "apiextensions.k8s.io/v1", resource: "customresourcedefinitions", kind: "CustomResourceDefinition",
 		short: []string{"crd", "crds"}, categories: []string{"api-extensions"}, status: statusSubresource, name: apivalidation.NameIsDNSSubdomain,
-		strategy: Strategy{PrepareForCreate: acceptCRD, PrepareForUpdate: func(obj, _ runtime.Object) { acceptCRD(obj) }}}}
+		strategy: Strategy{Default: defaultCRD, PrepareForCreate: acceptCRD, PrepareForUpdate: func(obj, _ runtime.Object) { acceptCRD(obj) },
+			Validate: validateCRD, ValidateUpdate: validateCRDUpdate, Warnings: crdWarnings}}}
+}
+
+// defaultCRD applies upstream's v1 defaults: singular and list kind from the
+// kind, conversion strategy None, webhook service port 443, the storage
+// version among the stored versions.
+func defaultCRD(obj runtime.Object) {
+	if crd, ok := obj.(*apiextensionsv1.CustomResourceDefinition); ok {
+		apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
+	}
 }
 
 // acceptCRD records the definition as accepted and established at once: admitd
