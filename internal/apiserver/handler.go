@@ -54,6 +54,9 @@ type request struct {
 	// apply marks a server-side apply: its merge records managedFields
 	// and it may create the object.
 	apply bool
+	// releaseFlow gives the request's flow-control seats back; a watch
+	// calls it once it is initialized (called again, it does nothing).
+	releaseFlow func()
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -146,6 +149,12 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 		ev := rq.event
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
 	}
+	release, ok := s.enterFlowControl(rec, r, rq)
+	if !ok {
+		return
+	}
+	defer release()
+	rq.releaseFlow = release
 	if !s.authorize(rec, r, rq) {
 		return
 	}

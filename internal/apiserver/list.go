@@ -109,6 +109,9 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		if err != nil {
 			return nil, lm, listError(err, lq)
 		}
+		if opts.StartKey == "" {
+			s.observeObjectStats(res, page)
+		}
 		opts.Revision = page.Revision
 		lm.ResourceVersion = strconv.FormatInt(page.Revision, 10)
 		objs, err := layout.DecodeAll(ctx, res, page.Items)
@@ -136,6 +139,21 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		}
 		opts.StartKey = page.Items[len(page.Items)-1].Key + "\x00"
 	}
+}
+
+// observeObjectStats records the object count and average size a list's
+// first page shows, for flow control's seat estimates.
+func (s *Server) observeObjectStats(res *registry.Resource, page storage.ListResult) {
+	if len(page.Items) == 0 {
+		return
+	}
+	var bytes int64
+	for _, kv := range page.Items {
+		bytes += int64(len(kv.Value))
+	}
+	n := int64(len(page.Items))
+	count := n + page.RemainingCount
+	s.objectStats.observe(res.Group, res.Resource, count, bytes*count/n, s.cfg.Now())
 }
 
 // maxListPage is the largest page upstream's storage reads while a

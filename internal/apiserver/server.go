@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/flowcontrol"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/serviceip"
@@ -68,6 +69,14 @@ type Config struct {
 	// that an HTTP/2 request's answer closes its connection (a GOAWAY), so
 	// that clients behind a load balancer spread over new servers; 0 never.
 	GoawayChance float64
+	// FlowControl is API Priority and Fairness: every request but the
+	// long-running ones (watches until they are initialized) is classified
+	// and seated before it is authorized; nil leaves the in-flight limits.
+	FlowControl *flowcontrol.Controller
+	// MaxRequestsInflight and MaxMutatingRequestsInflight limit read-only
+	// and mutating requests at once when FlowControl is nil (0: no limit).
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
 	// LongRunningPaths are paths of Extra handlers that stream (as a
 	// watch) and so run without RequestTimeout.
 	LongRunningPaths []string
@@ -144,6 +153,11 @@ type Server struct {
 	// services follows the Services of other servers (serviceips_follow.go).
 	services serviceFollow
 	lifecycle
+	// flow is API Priority and Fairness; inflight the plain limits used
+	// when it is off (flowcontrol.go).
+	flow        *flowcontrol.Controller
+	inflight    *inflightLimit
+	objectStats objectStats
 }
 
 // New returns a Server for cfg.
@@ -179,5 +193,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, store: cfg.Store, cat: cfg.Catalogue, chain: cfg.Admission, log: cfg.Logger, tokens: cfg.TokenIssuer,
 		lifecycle: newLifecycle()}
 	s.fields = newFieldManagers(cfg.CustomTypeConverters)
+	s.flow = cfg.FlowControl
+	if s.flow == nil && (cfg.MaxRequestsInflight > 0 || cfg.MaxMutatingRequestsInflight > 0) {
+		s.inflight = newInflightLimit(cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight)
+	}
 	return s
 }

@@ -1,0 +1,48 @@
+package apiserver
+
+import (
+	"net/http"
+	"slices"
+)
+
+// inflightLimit is upstream's limit when API Priority and Fairness is off:
+// at most so many read-only and so many mutating requests at once
+// (--max-requests-inflight, --max-mutating-requests-inflight; 0 is no
+// limit), system:masters exempt; the rest get 429 at once.
+type inflightLimit struct {
+	readOnly chan struct{}
+	mutating chan struct{}
+}
+
+func newInflightLimit(readOnly, mutating int) *inflightLimit {
+	l := &inflightLimit{}
+	if readOnly > 0 {
+		l.readOnly = make(chan struct{}, readOnly)
+	}
+	if mutating > 0 {
+		l.mutating = make(chan struct{}, mutating)
+	}
+	return l
+}
+
+var readOnlyVerbs = map[string]bool{"get": true, "list": true, "watch": true}
+
+func (l *inflightLimit) enter(w http.ResponseWriter, rq *request) (func(), bool) {
+	if slices.Contains(rq.user.Groups, "system:masters") {
+		return func() {}, true
+	}
+	sem := l.mutating
+	if readOnlyVerbs[rq.event.Verb] {
+		sem = l.readOnly
+	}
+	if sem == nil {
+		return func() {}, true
+	}
+	select {
+	case sem <- struct{}{}:
+		return func() { <-sem }, true
+	default:
+		refuseTooManyRequests(w, 1)
+		return nil, false
+	}
+}

@@ -1,0 +1,325 @@
+package flowcontrol
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+)
+
+// maxSeatsShare is the part of a level's nominal limit one request may
+// take (upstream's 15%), when the level queues.
+const maxSeatsShare = 0.15
+
+// Options configure a Controller.
+type Options struct {
+	// ServerConcurrencyLimit is the seats of the whole server, shared out
+	// among the limited levels by their shares
+	// (--max-requests-inflight + --max-mutating-requests-inflight).
+	ServerConcurrencyLimit int
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// Controller classifies requests and holds each priority level's seats.
+// Configure gives it the FlowSchemas and PriorityLevelConfigurations;
+// Admit seats a request or refuses it.
+type Controller struct {
+	serverLimit int
+	now         func() time.Time
+	dropped     *droppedTracker
+	metrics     *metrics
+
+	mu      sync.RWMutex
+	schemas []*flowcontrolv1.FlowSchema // in matching order
+	levels  map[string]*level
+}
+
+// level is one priority level's state.
+type level struct {
+	pl      *flowcontrolv1.PriorityLevelConfiguration
+	exempt  bool
+	nominal int // nominal concurrency limit (seats)
+	minimum int // nominal less what it lends
+	maximum int // nominal plus what it may borrow
+	current int // the limit now, after borrowing and lending
+	// maxSeats bounds one request's seats (0: the estimator's own bound).
+	maxSeats int
+	// shape is what a queue set is built from; a change builds a new one
+	// (requests already seated finish in the old).
+	shape  [3]int
+	queues *queueSet // nil when exempt
+	demand *demandStats
+	// peak and smoothed are the seat demand of the last period: its high
+	// watermark, and the smoothed envelope of its mean plus deviation.
+	peak     float64
+	smoothed float64
+	counts   levelCounts
+}
+
+// New returns a controller holding only the mandatory configuration until
+// Configure is called.
+func New(o Options) *Controller {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	c := &Controller{serverLimit: o.ServerConcurrencyLimit, now: o.Now, dropped: newDroppedTracker(o.Now),
+		levels: map[string]*level{}}
+	c.metrics = newMetrics(c)
+	c.Configure(nil, nil)
+	return c
+}
+
+// Configure replaces the configuration. Schemas naming a missing level are
+// ignored (Dangling); the mandatory exempt and catch-all schemas and levels
+// are imagined from the bootstrap configuration while absent, as upstream.
+func (c *Controller) Configure(pls []*flowcontrolv1.PriorityLevelConfiguration, fss []*flowcontrolv1.FlowSchema) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	desired := map[string]*flowcontrolv1.PriorityLevelConfiguration{}
+	for _, pl := range pls {
+		desired[pl.Name] = pl
+	}
+	for _, pl := range bootstrap.MandatoryPriorityLevelConfigurations {
+		if desired[pl.Name] == nil {
+			desired[pl.Name] = pl
+		}
+	}
+	c.configureLevels(desired)
+	c.schemas = c.matchingOrder(fss)
+	c.adjustBorrowing(false)
+}
+
+// configureLevels computes each level's limits from its shares.
+func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityLevelConfiguration) {
+	var shareSum float64
+	for _, pl := range desired {
+		shares, _, _ := levelShares(pl)
+		shareSum += float64(shares)
+	}
+	levels := make(map[string]*level, len(desired))
+	for name, pl := range desired {
+		l := c.levels[name]
+		if l == nil {
+			l = &level{demand: newDemandStats(c.now()), current: -1}
+		}
+		l.pl, l.exempt = pl, pl.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
+		shares, lendable, borrowing := levelShares(pl)
+		nominal := 0
+		if shareSum > 0 {
+			nominal = int(math.Ceil(float64(c.serverLimit) * float64(shares) / shareSum))
+		}
+		lend, borrow := 0, c.serverLimit
+		if lendable != nil {
+			lend = int(math.Round(float64(nominal) * float64(*lendable) / 100))
+		}
+		if borrowing != nil {
+			borrow = int(math.Round(float64(nominal) * float64(*borrowing) / 100))
+		}
+		l.nominal, l.minimum, l.maximum = nominal, nominal-lend, nominal+borrow
+		if l.current < 0 {
+			l.current = nominal - lend/2
+		}
+		c.configureQueues(l)
+		levels[name] = l
+	}
+	c.levels = levels
+}
+
+// configureQueues sets a limited level's queue set and per-request bound.
+func (c *Controller) configureQueues(l *level) {
+	if l.exempt || l.pl.Spec.Limited == nil {
+		l.queues, l.maxSeats = nil, 0
+		return
+	}
+	var shape [3]int
+	l.maxSeats = 0
+	if q := l.pl.Spec.Limited.LimitResponse.Queuing; l.pl.Spec.Limited.LimitResponse.Type == flowcontrolv1.LimitResponseTypeQueue && q != nil {
+		shape = [3]int{int(q.Queues), int(q.HandSize), int(q.QueueLengthLimit)}
+		if !dealable(shape[0], shape[1]) {
+			shape = [3]int{}
+		}
+		if shape[1] > 0 {
+			l.maxSeats = max(1, min(int(math.Ceil(float64(l.nominal)*maxSeatsShare)), l.nominal/shape[1]))
+		}
+	}
+	if l.queues == nil || shape != l.shape {
+		l.shape = shape
+		l.queues = newQueueSet(c.now, shape[0], shape[1], shape[2], l.current, l.demand, &l.counts)
+	}
+}
+
+// levelShares are a level's nominal shares, lendable percent and borrowing
+// limit percent (nil: unlimited).
+func levelShares(pl *flowcontrolv1.PriorityLevelConfiguration) (int32, *int32, *int32) {
+	if l := pl.Spec.Limited; l != nil {
+		var shares int32
+		if l.NominalConcurrencyShares != nil {
+			shares = *l.NominalConcurrencyShares
+		}
+		return shares, l.LendablePercent, l.BorrowingLimitPercent
+	}
+	var shares int32
+	if e := pl.Spec.Exempt; e != nil {
+		if e.NominalConcurrencyShares != nil {
+			shares = *e.NominalConcurrencyShares
+		}
+		return shares, e.LendablePercent, nil
+	}
+	return 0, nil, nil
+}
+
+// matchingOrder sorts the schemas whose level exists by precedence then
+// name, with the mandatory exempt first and catch-all last when absent.
+func (c *Controller) matchingOrder(fss []*flowcontrolv1.FlowSchema) []*flowcontrolv1.FlowSchema {
+	var out []*flowcontrolv1.FlowSchema
+	var haveExempt, haveCatchAll bool
+	for _, fs := range fss {
+		if c.levels[fs.Spec.PriorityLevelConfiguration.Name] == nil {
+			continue
+		}
+		out = append(out, fs)
+		haveExempt = haveExempt || fs.Name == flowcontrolv1.FlowSchemaNameExempt
+		haveCatchAll = haveCatchAll || fs.Name == flowcontrolv1.FlowSchemaNameCatchAll
+	}
+	slices.SortStableFunc(out, func(a, b *flowcontrolv1.FlowSchema) int {
+		return cmp.Or(cmp.Compare(a.Spec.MatchingPrecedence, b.Spec.MatchingPrecedence), cmp.Compare(a.Name, b.Name))
+	})
+	if !haveExempt {
+		out = append([]*flowcontrolv1.FlowSchema{bootstrap.MandatoryFlowSchemaExempt}, out...)
+	}
+	if !haveCatchAll {
+		out = append(out, bootstrap.MandatoryFlowSchemaCatchAll)
+	}
+	return out
+}
+
+// Dangling reports whether fs names a level that does not exist, as the
+// status condition upstream writes on it.
+func (c *Controller) Dangling(fs *flowcontrolv1.FlowSchema) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.levels[fs.Spec.PriorityLevelConfiguration.Name] == nil
+}
+
+// Classification is what a request was matched to.
+type Classification struct {
+	FlowSchema         string
+	FlowSchemaUID      types.UID
+	PriorityLevel      string
+	PriorityLevelUID   types.UID
+	FlowDistinguisher  string
+	Exempt             bool
+	distinguisherIsSet bool
+}
+
+// classify returns the first schema matching d and its level.
+func (c *Controller) classifyLocked(d *Digest) (*flowcontrolv1.FlowSchema, *level) {
+	var catchAll *flowcontrolv1.FlowSchema
+	for _, fs := range c.schemas {
+		if matchesSchema(d, fs) {
+			return fs, c.levels[fs.Spec.PriorityLevelConfiguration.Name]
+		}
+		if fs.Name == flowcontrolv1.FlowSchemaNameCatchAll {
+			catchAll = fs
+		}
+	}
+	return catchAll, c.levels[catchAll.Spec.PriorityLevelConfiguration.Name]
+}
+
+// Classify returns the schema and level d is served under.
+func (c *Controller) Classify(d *Digest) Classification {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	fs, l := c.classifyLocked(d)
+	return classification(d, fs, l)
+}
+
+func classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *level) Classification {
+	cl := Classification{FlowSchema: fs.Name, FlowSchemaUID: fs.UID, PriorityLevel: l.pl.Name, PriorityLevelUID: l.pl.UID, Exempt: l.exempt}
+	if l.queues != nil && len(l.queues.queues) > 1 {
+		cl.FlowDistinguisher, cl.distinguisherIsSet = distinguisher(d, fs.Spec.DistinguisherMethod), true
+	}
+	return cl
+}
+
+// Estimator gives a classified request's seats; maxSeats is the level's
+// bound on one request (0: none beyond the estimator's own).
+type Estimator func(cl Classification, maxSeats int) int
+
+// Admission is a seated request: Release gives its seats back (watches
+// call it once their initial events are sent; calling it again does
+// nothing).
+type Admission struct {
+	Classification
+	Seats   int
+	Waited  time.Duration
+	release func()
+}
+
+// Release gives the request's seats back.
+func (a *Admission) Release() {
+	if a != nil && a.release != nil {
+		a.release()
+	}
+}
+
+// Rejection is a request refused: its classification, why, and the
+// Retry-After seconds to answer.
+type Rejection struct {
+	Classification
+	Reason     string
+	RetryAfter int64
+}
+
+// Admit classifies d and waits, within ctx, for its seats. Exactly one of
+// the results is non-nil.
+func (c *Controller) Admit(ctx context.Context, d *Digest, estimate Estimator) (*Admission, *Rejection) {
+	c.mu.RLock()
+	fs, l := c.classifyLocked(d)
+	cl := classification(d, fs, l)
+	qs := l.queues
+	maxSeats := l.maxSeats
+	c.mu.RUnlock()
+
+	if l.exempt || qs == nil {
+		l.counts.executingStart(1)
+		c.metrics.dispatched(cl)
+		c.metrics.executingDelta(cl, 1, 1)
+		var once sync.Once
+		return &Admission{Classification: cl, Seats: 1, release: func() {
+			once.Do(func() {
+				l.counts.executingDone(1)
+				c.metrics.executingDelta(cl, 1, -1)
+			})
+		}}, nil
+	}
+	seats := max(1, estimate(cl, maxSeats))
+	var hash uint64
+	if cl.distinguisherIsSet {
+		hash = flowHash(cl.FlowSchema, cl.FlowDistinguisher)
+	}
+	start := c.now()
+	t, reason := qs.acquire(ctx, seats, hash, func(delta int) { c.metrics.queuedDelta(cl, delta) })
+	waited := c.now().Sub(start)
+	if t == nil {
+		c.dropped.record(cl.PriorityLevel)
+		c.metrics.rejected(cl, reason, waited)
+		return nil, &Rejection{Classification: cl, Reason: reason, RetryAfter: c.dropped.retryAfter(cl.PriorityLevel)}
+	}
+	c.metrics.dispatched(cl)
+	c.metrics.waited(cl, waited)
+	c.metrics.executingDelta(cl, seats, 1)
+	return &Admission{Classification: cl, Seats: seats, Waited: waited, release: func() {
+		t.done.Do(func() {
+			t.finish()
+			c.metrics.executingDelta(cl, seats, -1)
+		})
+	}}, nil
+}

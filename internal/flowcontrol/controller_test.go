@@ -1,0 +1,142 @@
+package flowcontrol
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
+)
+
+// bootstrapController is a controller configured with upstream's mandatory
+// and suggested objects and kube-apiserver's default 600 seats.
+func bootstrapController(t *testing.T, now func() time.Time) *Controller {
+	t.Helper()
+	c := New(Options{ServerConcurrencyLimit: 600, Now: now})
+	var pls []*flowcontrolv1.PriorityLevelConfiguration
+	pls = append(pls, bootstrap.MandatoryPriorityLevelConfigurations...)
+	pls = append(pls, bootstrap.SuggestedPriorityLevelConfigurations...)
+	var fss []*flowcontrolv1.FlowSchema
+	fss = append(fss, bootstrap.MandatoryFlowSchemas...)
+	fss = append(fss, bootstrap.SuggestedFlowSchemas...)
+	c.Configure(pls, fss)
+	return c
+}
+
+// TestLimitsAsUpstream: nominal, lower and upper limits of the bootstrap
+// levels, and the current limits of an idle server, as kube-apiserver
+// 1.37.2's apiserver_flowcontrol_*_limit_seats reported them (its system
+// level had had some demand, so its current limit is not compared).
+func TestLimitsAsUpstream(t *testing.T) {
+	c := bootstrapController(t, time.Now)
+	c.mu.Lock()
+	c.levels["exempt"].peak = 2 // the exempt level's demand when recorded
+	c.adjustBorrowing(false)
+	c.mu.Unlock()
+	want := map[string][4]int{ // nominal, lower, upper, current
+		"catch-all":       {13, 13, 613, 30},
+		"exempt":          {0, 0, 600, 2},
+		"global-default":  {49, 24, 649, 56},
+		"leader-election": {25, 25, 625, 58},
+		"node-high":       {98, 73, 698, 170},
+		"system":          {74, 50, 674, -1},
+		"workload-high":   {98, 49, 698, 114},
+		"workload-low":    {245, 24, 845, 56},
+	}
+	if len(c.levels) != len(want) {
+		t.Errorf("%d levels, want %d", len(c.levels), len(want))
+	}
+	for name, w := range want {
+		l := c.levels[name]
+		if l == nil {
+			t.Errorf("no level %s", name)
+			continue
+		}
+		got := [4]int{l.nominal, l.minimum, l.maximum, l.current}
+		if w[3] < 0 {
+			got[3] = -1
+		}
+		if got != w {
+			t.Errorf("%s: nominal/lower/upper/current %v, want %v", name, got, w)
+		}
+	}
+}
+
+func TestClassifyBootstrap(t *testing.T) {
+	c := bootstrapController(t, time.Now)
+	cases := []struct {
+		name string
+		d    Digest
+		fs   string
+		pl   string
+	}{
+		{"admin", Digest{User: "admin", Groups: []string{"system:masters", "system:authenticated"}, IsResource: true, Verb: "list", Resource: "pods", Namespace: "a"}, "exempt", "exempt"},
+		{"anonymous probe", Digest{User: "system:anonymous", Groups: []string{"system:unauthenticated"}, Verb: "get", Path: "/readyz"}, "probes", "exempt"},
+		{"anonymous other", Digest{User: "system:anonymous", Groups: []string{"system:unauthenticated"}, Verb: "get", Path: "/version"}, "global-default", "global-default"},
+		{"node", Digest{User: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}, IsResource: true, Verb: "get", Resource: "pods", Namespace: "a"}, "system-nodes", "system"},
+		{"node lease", Digest{User: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}, IsResource: true, Verb: "update", APIGroup: "coordination.k8s.io", Resource: "leases", Namespace: "kube-node-lease"}, "system-node-high", "node-high"},
+		{"controller manager", Digest{User: "system:kube-controller-manager", Groups: []string{"system:authenticated"}, IsResource: true, Verb: "list", Resource: "pods"}, "kube-controller-manager", "workload-high"},
+		{"kube-system sa", Digest{User: "system:serviceaccount:kube-system:job-controller", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"}, IsResource: true, Verb: "list", Resource: "pods"}, "kube-system-service-accounts", "workload-high"},
+		{"service account", Digest{User: "system:serviceaccount:a:b", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:a", "system:authenticated"}, IsResource: true, Verb: "list", Resource: "pods", Namespace: "a"}, "service-accounts", "workload-low"},
+		{"user", Digest{User: "alice", Groups: []string{"system:authenticated"}, IsResource: true, Verb: "list", Resource: "configmaps", Namespace: "a"}, "global-default", "global-default"},
+	}
+	for _, tc := range cases {
+		cl := c.Classify(&tc.d)
+		if cl.FlowSchema != tc.fs || cl.PriorityLevel != tc.pl {
+			t.Errorf("%s: classified %s/%s, want %s/%s", tc.name, cl.FlowSchema, cl.PriorityLevel, tc.fs, tc.pl)
+		}
+	}
+}
+
+// TestMandatoryImagined: with no configuration at all, the mandatory
+// schemas and levels are imagined, as upstream.
+func TestMandatoryImagined(t *testing.T) {
+	c := New(Options{ServerConcurrencyLimit: 600})
+	cl := c.Classify(&Digest{User: "alice", Groups: []string{"system:authenticated"}, Verb: "get", Path: "/version"})
+	if cl.FlowSchema != "catch-all" || cl.PriorityLevel != "catch-all" {
+		t.Errorf("unconfigured: %s/%s", cl.FlowSchema, cl.PriorityLevel)
+	}
+	if got := c.levels["catch-all"].nominal; got != 600 {
+		t.Errorf("catch-all alone has %d seats, want all 600", got)
+	}
+}
+
+// TestDanglingSchemaIgnored: a schema naming a missing level matches
+// nothing.
+func TestDanglingSchemaIgnored(t *testing.T) {
+	c := New(Options{ServerConcurrencyLimit: 600})
+	fs := bootstrap.SuggestedFlowSchemaGlobalDefault.DeepCopy()
+	fs.Spec.MatchingPrecedence = 5
+	fs.Spec.PriorityLevelConfiguration.Name = "missing"
+	c.Configure(nil, []*flowcontrolv1.FlowSchema{fs})
+	if !c.Dangling(fs) {
+		t.Error("not reported dangling")
+	}
+	if cl := c.Classify(&Digest{User: "alice", Groups: []string{"system:authenticated"}, Verb: "get", Path: "/x"}); cl.FlowSchema != "catch-all" {
+		t.Errorf("classified under %s", cl.FlowSchema)
+	}
+}
+
+// TestAdmitRefusesPastTheLimit: a level of one seat and no queues refuses
+// a second request with concurrency-limit until the first is released.
+func TestAdmitRefusesPastTheLimit(t *testing.T) {
+	c := New(Options{ServerConcurrencyLimit: 1})
+	d := &Digest{User: "alice", Groups: []string{"system:authenticated"}, Verb: "get", Path: "/x"}
+	one := func(Classification, int) int { return 1 }
+	a, r := c.Admit(context.Background(), d, one)
+	if r != nil {
+		t.Fatalf("first refused: %+v", r)
+	}
+	_, r = c.Admit(context.Background(), d, one)
+	if r == nil || r.Reason != rejectConcurrencyLimit || r.RetryAfter != 1 {
+		t.Fatalf("second: %+v", r)
+	}
+	a.Release()
+	a.Release() // twice does nothing
+	b, r := c.Admit(context.Background(), d, one)
+	if r != nil {
+		t.Fatalf("after release refused: %+v", r)
+	}
+	b.Release()
+}

@@ -1,0 +1,93 @@
+package flowcontrol
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// DebugHandlers are upstream's /debug/api_priority_and_fairness/ dumps, by
+// path: each priority level's totals and each queue's state, as
+// comma-separated tab-aligned rows.
+func (c *Controller) DebugHandlers() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/debug/api_priority_and_fairness/dump_priority_levels": http.HandlerFunc(c.dumpPriorityLevels),
+		"/debug/api_priority_and_fairness/dump_queues":          http.HandlerFunc(c.dumpQueues),
+	}
+}
+
+func (c *Controller) dumpPriorityLevels(w http.ResponseWriter, _ *http.Request) {
+	tw := tabwriter.NewWriter(w, 8, 0, 1, ' ', 0)
+	writeRow(tw, "PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests",
+		"DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests")
+	for _, name := range c.levelNames() {
+		l := c.levelNamed(name)
+		d := l.dump()
+		active := 0
+		for _, q := range d.queues {
+			if q.waiting > 0 {
+				active++
+			}
+		}
+		idle := d.waiting == 0 && d.executing == 0
+		writeRow(tw, name, strconv.Itoa(active), strconv.FormatBool(idle), "false", strconv.Itoa(d.waiting), strconv.Itoa(d.executing),
+			strconv.Itoa(d.dispatched), strconv.Itoa(d.rejected), strconv.Itoa(d.timedOut), strconv.Itoa(d.cancelled))
+	}
+	_ = tw.Flush()
+}
+
+func (c *Controller) dumpQueues(w http.ResponseWriter, _ *http.Request) {
+	tw := tabwriter.NewWriter(w, 8, 0, 1, ' ', 0)
+	writeRow(tw, "PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse", "NextDispatchR",
+		"InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum")
+	for _, name := range c.levelNames() {
+		for i, q := range c.levelNamed(name).dump().queues {
+			writeRow(tw, name, strconv.Itoa(i), strconv.Itoa(q.waiting), strconv.Itoa(q.executing), strconv.Itoa(q.seatsInUse),
+				seatSeconds(q.nextDispatch), strconv.Itoa(q.waitingSeats), strconv.Itoa(q.waitingSeats), seatSeconds(q.waitingWork))
+		}
+	}
+	_ = tw.Flush()
+}
+
+func (c *Controller) levelNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	names := make([]string, 0, len(c.levels))
+	for n := range c.levels {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (c *Controller) levelNamed(name string) *level {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.levels[name]
+}
+
+// dump is a level's queue-set dump; an exempt level has no queues and
+// reports its executing requests.
+func (l *level) dump() queueSetDump {
+	if l == nil {
+		return queueSetDump{}
+	}
+	if l.queues == nil {
+		return queueSetDump{executing: int(l.counts.executingRequests.Load())}
+	}
+	return l.queues.dump()
+}
+
+// seatSeconds formats virtual time as upstream does (seat-seconds with
+// eight decimals).
+func seatSeconds(v float64) string {
+	return fmt.Sprintf("%.8fss", v)
+}
+
+func writeRow(w io.Writer, cols ...string) {
+	_, _ = io.WriteString(w, strings.Join(cols, ",\t")+"\n")
+}

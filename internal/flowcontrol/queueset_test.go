@@ -1,0 +1,193 @@
+package flowcontrol
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestDealHandDealsDistinctCards(t *testing.T) {
+	hand := make([]int, 6)
+	for hash := uint64(0); hash < 20000; hash += 7 {
+		dealHand(hash*0x9e3779b97f4a7c15, 128, hand)
+		seen := map[int]bool{}
+		for _, c := range hand {
+			if c < 0 || c >= 128 || seen[c] {
+				t.Fatalf("hash %d dealt %v", hash, hand)
+			}
+			seen[c] = true
+		}
+	}
+	// mixed radix: 5 = 1×4 + 1 (digits 1, 1) → cards 1, then 2
+	two := make([]int, 2)
+	dealHand(5, 4, two)
+	if !slices.Equal(two, []int{1, 2}) {
+		t.Errorf("dealHand(5, 4) = %v, want [1 2]", two)
+	}
+}
+
+// waitQueued waits until qs holds n waiting requests.
+func waitQueued(t *testing.T, qs *queueSet, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		qs.mu.Lock()
+		w := qs.waiting
+		qs.mu.Unlock()
+		if w == n {
+			return
+		}
+		if i > 5000 {
+			t.Fatalf("%d waiting, want %d", w, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestFairQueuingInterleavesFlows: with one seat, a flow that queued ten
+// requests first does not make a second flow's request wait behind all of
+// them: the second flow is served as soon as the first flow's queue has
+// had its turn.
+func TestFairQueuingInterleavesFlows(t *testing.T) {
+	qs := newQueueSet(time.Now, 8, 1, 50, 1, nil, nil)
+	hold, _ := qs.acquire(context.Background(), 1, 0, nil)
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	start := func(flow string, hash uint64) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tk, reason := qs.acquire(context.Background(), 1, hash, nil)
+			if tk == nil {
+				t.Errorf("%s refused: %s", flow, reason)
+				return
+			}
+			mu.Lock()
+			order = append(order, flow)
+			mu.Unlock()
+			time.Sleep(2 * time.Millisecond)
+			tk.done.Do(tk.finish)
+		}()
+	}
+	heavy, light := uint64(0), uint64(1) // hand size 1: queues 0 and 1
+	for i := 0; i < 10; i++ {
+		start("heavy", heavy)
+	}
+	waitQueued(t, qs, 10)
+	start("light", light)
+	waitQueued(t, qs, 11)
+	hold.done.Do(hold.finish)
+	wg.Wait()
+	if i := slices.Index(order, "light"); i < 0 || i > 2 {
+		t.Errorf("the light flow was served %dth: %v", i+1, order)
+	}
+}
+
+func TestQueueFullAndTimeout(t *testing.T) {
+	qs := newQueueSet(time.Now, 1, 1, 2, 1, nil, nil)
+	hold, _ := qs.acquire(context.Background(), 1, 0, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	results := make(chan string, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			tk, reason := qs.acquire(ctx, 1, 0, nil)
+			if tk != nil {
+				tk.done.Do(tk.finish)
+				reason = "served"
+			}
+			results <- reason
+		}()
+	}
+	waitQueued(t, qs, 2)
+	if tk, reason := qs.acquire(context.Background(), 1, 0, nil); tk != nil || reason != rejectQueueFull {
+		t.Errorf("third while two wait: %v %q, want %q", tk, reason, rejectQueueFull)
+	}
+	short, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer stop()
+	cancel()
+	for i := 0; i < 2; i++ {
+		if r := <-results; r != rejectCancelled {
+			t.Errorf("a cancelled waiter: %q", r)
+		}
+	}
+	go func() { <-short.Done() }()
+	if tk, reason := qs.acquire(short, 1, 0, nil); tk != nil || reason != rejectTimeout {
+		t.Errorf("a waiter past its deadline: %v %q", tk, reason)
+	}
+	hold.done.Do(hold.finish)
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.waiting != 0 || qs.seatsInUse != 0 || qs.executing != 0 || qs.activeQueues != 0 {
+		t.Errorf("not idle after all left: waiting %d seats %d executing %d active %d", qs.waiting, qs.seatsInUse, qs.executing, qs.activeQueues)
+	}
+}
+
+// TestWideRequestRunsAlone: a request wider than the limit starts when
+// nothing else runs.
+func TestWideRequestRunsAlone(t *testing.T) {
+	qs := newQueueSet(time.Now, 4, 2, 10, 5, nil, nil)
+	wide, _ := qs.acquire(context.Background(), 20, 3, nil)
+	if wide == nil {
+		t.Fatal("a wide request on an idle level waits")
+	}
+	got := make(chan *ticket)
+	go func() { tk, _ := qs.acquire(context.Background(), 1, 9, nil); got <- tk }()
+	waitQueued(t, qs, 1)
+	wide.done.Do(wide.finish)
+	if tk := <-got; tk == nil {
+		t.Fatal("not served after the wide one")
+	} else {
+		tk.done.Do(tk.finish)
+	}
+}
+
+func TestRetryAfterGrowsUnderRefusals(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tr := newDroppedTracker(func() time.Time { return now })
+	if tr.retryAfter("x") != 1 {
+		t.Fatal("initial Retry-After is not 1")
+	}
+	for s := 0; s < 4; s++ {
+		for i := 0; i < 10; i++ {
+			tr.record("x")
+		}
+		now = now.Add(time.Second)
+	}
+	tr.record("x")
+	if got := tr.retryAfter("x"); got < 2 {
+		t.Errorf("after 10 refusals a second: Retry-After %d", got)
+	}
+	for s := 0; s < 40; s++ {
+		now = now.Add(3 * time.Second)
+		tr.record("x")
+	}
+	if got := tr.retryAfter("x"); got != 1 {
+		t.Errorf("after a refusal every 3 s for 2 minutes: Retry-After %d, want 1", got)
+	}
+}
+
+// TestBorrowing: a level whose demand exceeds its nominal limit borrows
+// from idle levels.
+func TestBorrowing(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := bootstrapController(t, func() time.Time { return now })
+	low := c.levels["global-default"]
+	low.demand.set(now, 400)
+	now = now.Add(borrowingPeriod)
+	c.mu.Lock()
+	c.adjustBorrowing(true)
+	c.mu.Unlock()
+	if low.current <= low.nominal {
+		t.Errorf("global-default under demand 400: limit %d, nominal %d", low.current, low.nominal)
+	}
+	total := 0
+	for _, l := range c.levels {
+		total += l.current
+	}
+	if total > 602 {
+		t.Errorf("levels hold %d seats, more than the server's", total)
+	}
+}
