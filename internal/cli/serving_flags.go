@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -23,6 +24,12 @@ func addServingFlags(fs *pflag.FlagSet, o *server.ServingOptions) {
 		"the most concurrent HTTP/2 streams a client may open on one connection; 0 means 100")
 	fs.Float64Var(&o.GoawayChance, "goaway-chance", 0,
 		"the probability (0 to 0.02) that an HTTP/2 request's answer closes its connection, so that clients reconnect, through a load balancer, to other servers")
+	fs.Var(negatedBool{&o.DisablePriorityAndFairness}, "enable-priority-and-fairness",
+		"classify every request by FlowSchema into a priority level and queue it fairly for the level's seats (API Priority and Fairness); false uses the plain in-flight limits")
+	fs.Var(inflightFlag{&o.MaxRequestsInflight, 400}, "max-requests-inflight",
+		"with --max-mutating-requests-inflight, the seats API Priority and Fairness shares out; without it, the most read-only requests served at once (0: no limit)")
+	fs.Var(inflightFlag{&o.MaxMutatingRequestsInflight, 200}, "max-mutating-requests-inflight",
+		"with --max-requests-inflight, the seats API Priority and Fairness shares out; without it, the most mutating requests served at once (0: no limit)")
 	fs.DurationVar(&o.ShutdownDelayDuration, "shutdown-delay-duration", 0,
 		"on SIGTERM, how long to keep serving after /readyz starts failing, for load balancers to notice")
 	fs.DurationVar(&o.ShutdownWatchTerminationGracePeriod, "shutdown-watch-termination-grace-period", 0,
@@ -48,6 +55,60 @@ func checkServingFlags(o server.ServingOptions) error {
 	}
 	return nil
 }
+
+// negatedBool is a flag whose value is the opposite of the field it sets
+// (the option's zero value is the flag's default, true).
+type negatedBool struct{ v *bool }
+
+func (b negatedBool) String() string {
+	if b.v == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*b.v)
+}
+
+func (b negatedBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*b.v = !v
+	return nil
+}
+
+func (b negatedBool) Type() string     { return "bool" }
+func (b negatedBool) IsBoolFlag() bool { return true }
+
+// inflightFlag is an in-flight limit: the option's 0 is upstream's default
+// and a negative value is the flag's 0 (no limit).
+type inflightFlag struct {
+	v   *int
+	def int
+}
+
+func (f inflightFlag) String() string {
+	switch {
+	case f.v == nil || *f.v == 0:
+		return strconv.Itoa(f.def)
+	case *f.v < 0:
+		return "0"
+	}
+	return strconv.Itoa(*f.v)
+}
+
+func (f inflightFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("must be a non-negative integer, got %q", s)
+	}
+	if n == 0 {
+		n = -1
+	}
+	*f.v = n
+	return nil
+}
+
+func (f inflightFlag) Type() string { return "int" }
 
 // seconds is a duration written as a whole number of seconds, as
 // kube-apiserver's --min-request-timeout.

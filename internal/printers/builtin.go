@@ -46,6 +46,9 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}:                endpointSlicePrinter,
 	{Group: "events.k8s.io", Resource: "events"}:                           eventsV1Printer,
 
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 flowSchemaPrinter,
+	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: priorityLevelPrinter,
+
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:     mutatingWebhookPrinter,
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}:   validatingWebhookPrinter,
 	{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}:       validatingPolicyPrinter,

@@ -292,6 +292,7 @@ type apiParts struct {
 	openid     *openID
 	serviceIPs *serviceip.Allocator
 	crds       *apiserver.CustomResources
+	flow       *flowControl // nil when APF is off
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -354,8 +355,14 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 	}
+	flow := newFlowControl(o.Serving, store, cat)
+	flow.configure(&cfg, o.Serving)
+	if flow != nil {
+		flow.ctl.Register(metricsReg)
+		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
+	}
 	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs, flow: flow}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -365,6 +372,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	}
 	if nodes != nil {
 		cfg.Observers = append(cfg.Observers, nodes.observer())
+	}
+	if flow != nil {
+		cfg.Observers = append(cfg.Observers, reloading(flow.cache, "reloading the flow-control configuration", o.Logger))
 	}
 	parts.api = apiserver.New(cfg)
 	if err := sa.tracker.bind(parts.api); err != nil {
@@ -389,6 +399,14 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	}
 	if err := ensureSystemPriorityClasses(ctx, p.api); err != nil {
 		return err
+	}
+	if p.flow != nil {
+		if err := ensureFlowControlBootstrap(ctx, p.api, p.cat); err != nil {
+			return err
+		}
+		if err := p.flow.cache.Reload(ctx); err != nil {
+			return fmt.Errorf("loading the flow-control configuration: %w", err)
+		}
 	}
 	if err := p.rbac.cache.Reload(ctx); err != nil {
 		return fmt.Errorf("loading RBAC policy: %w", err)
@@ -426,6 +444,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
+	if p.flow != nil {
+		go p.flow.run(runCtx, p.api, log.With("component", "flowcontrol"))
+	}
 	if p.nodes != nil {
 		p.nodes.run(runCtx)
 	}

@@ -37,6 +37,16 @@ type ServingOptions struct {
 	// watches end on their own once the listener is closed before it ends
 	// them; 0 ends them at once.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
+	// the plain in-flight limits instead of API Priority and Fairness.
+	DisablePriorityAndFairness bool
+	// MaxRequestsInflight and MaxMutatingRequestsInflight are
+	// --max-requests-inflight and --max-mutating-requests-inflight: APF's
+	// seats are their sum; without APF, the most read-only and mutating
+	// requests served at once. 0 is upstream's default (400, 200); a
+	// negative value is no limit (the flag's 0).
+	MaxRequestsInflight         int
+	MaxMutatingRequestsInflight int
 	// maxConnections bounds the open connections (connLimit); 0 derives
 	// it from the open file limit.
 	maxConnections int
