@@ -158,6 +158,9 @@ type Server struct {
 	flow        *flowcontrol.Controller
 	inflight    *inflightLimit
 	objectStats objectStats
+	// sharedEvents are recent watch events, decoded and encoded once for
+	// every watcher (watch_shared.go).
+	sharedEvents sharedEvents
 }
 
 // New returns a Server for cfg.

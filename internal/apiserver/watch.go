@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,26 +29,72 @@ type watchEvent struct {
 type watchStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
-	enc     *json.Encoder
 	s       *Server
 	res     *registry.Resource
 	out     negotiated
 	first   bool
+	// pending, when set, counts the events waiting behind the one being
+	// sent; writes then wait for flushIfIdle.
+	pending   func() int
+	unflushed bool
 }
 
 func (ws *watchStream) send(typ string, obj runtime.Object) error {
-	payload := ws.payload(typ, obj)
-	var err error
-	if ws.out.media == mediaProtobuf && ws.out.as == asPartial {
-		err = writeProtobufEvent(ws.w, typ, payload)
-	} else {
-		err = ws.enc.Encode(watchEvent{Type: typ, Object: payload})
-	}
+	frame, err := ws.frame(typ, obj)
 	if err != nil {
 		return err
 	}
+	return ws.write(frame)
+}
+
+// frame encodes one event as this stream sends it.
+func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
+	payload := ws.payload(typ, obj)
+	if ws.out.media == mediaProtobuf && ws.out.as == asPartial {
+		return protobufEventFrame(typ, payload)
+	}
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(watchEvent{Type: typ, Object: payload}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (ws *watchStream) write(frame []byte) error {
+	if _, err := ws.w.Write(frame); err != nil {
+		return err
+	}
+	if ws.pending != nil {
+		ws.unflushed = true
+		return nil
+	}
 	ws.flusher.Flush()
 	return nil
+}
+
+// flushIfIdle flushes what was written once no more events wait: a burst
+// goes to the connection in one write, as upstream's watch flushes only
+// when its channel is empty.
+func (ws *watchStream) flushIfIdle() {
+	if ws.unflushed && ws.pending() == 0 {
+		ws.flusher.Flush()
+		ws.unflushed = false
+	}
+}
+
+// sendShared sends an event of a shared storage event: its frame is
+// encoded once per event, type and output form, and the bytes shared by
+// every watcher that sends it (tables, whose first frame differs per
+// stream, are encoded per stream).
+func (ws *watchStream) sendShared(se *sharedEvent, typ string, fromPrev bool, obj runtime.Object) error {
+	if ws.out.as == asTable {
+		return ws.send(typ, obj)
+	}
+	frame, err := se.frame(frameKey{typ: typ, prev: fromPrev, out: ws.out}, func() ([]byte, error) { return ws.frame(typ, obj) })
+	if err != nil {
+		return err
+	}
+	return ws.write(frame)
 }
 
 // payload is what an event carries: obj, or what the client asked it to
@@ -110,7 +157,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	ws := &watchStream{w: w, flusher: flusher, enc: json.NewEncoder(w), s: s, res: res, out: out, first: true}
+	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true}
 	if err := s.streamWatch(ctx, ws, rq, res, lq); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))
 	}
@@ -167,6 +214,13 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 		return err
 	}
 	defer watcher.Stop()
+	ws.pending = func() int { return len(watcher.Events()) }
+	defer func() {
+		ws.pending = nil
+		if ws.unflushed {
+			ws.flusher.Flush()
+		}
+	}()
 	bookmarks, stop := s.bookmarkTicker(lq)
 	defer stop()
 	last, marked := from, from
@@ -179,6 +233,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				if err := ws.send("BOOKMARK", bookmark(res, last, false)); err != nil {
 					return nil
 				}
+				ws.flushIfIdle()
 				marked = last
 			}
 		case ev, ok := <-watcher.Events():
@@ -189,16 +244,19 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				return watcher.Err()
 			}
 			last = ev.KV.ModRevision
-			typ, obj, err := s.eventObject(ctx, res, ev, lq.filter)
+			se := s.sharedEvents.get(res, ev)
+			typ, fromPrev, obj, err := se.eventFor(ctx, res, ev, lq.filter)
 			if err != nil {
 				return err
 			}
 			if typ == "" {
+				ws.flushIfIdle()
 				continue
 			}
-			if err := ws.send(typ, obj); err != nil {
+			if err := ws.sendShared(se, typ, fromPrev, obj); err != nil {
 				return nil
 			}
+			ws.flushIfIdle()
 		}
 	}
 }
@@ -213,28 +271,28 @@ func (s *Server) bookmarkTicker(lq *listQuery) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// eventObject turns a storage event into a watch event, honouring the
-// selector: an object that stops matching is reported as DELETED, one that
-// starts matching as ADDED. typ is empty when the event is filtered out.
-func (s *Server) eventObject(ctx context.Context, res *registry.Resource, ev storage.Event, f *objectFilter) (string, runtime.Object, error) {
-	cur, prev, err := decodeEvent(ctx, res, ev)
+// eventFor turns a shared storage event into a watch event, honouring
+// the selector: an object that stops matching is reported as DELETED, one
+// that starts matching as ADDED. typ is empty when the event is filtered
+// out; fromPrev says the object sent is the previous one.
+func (se *sharedEvent) eventFor(ctx context.Context, res *registry.Resource, ev storage.Event, f *objectFilter) (typ string, fromPrev bool, obj runtime.Object, err error) {
+	cur, prev, err := se.decoded(ctx, res, ev)
 	if err != nil {
-		return "", nil, err
+		return "", false, nil, err
 	}
 	curMatch := cur != nil && f.matches(cur)
 	prevMatch := prev != nil && f.matches(prev)
 	switch {
 	case ev.Type == storage.EventDelete && prevMatch:
-		accessor(prev).SetResourceVersion(strconv.FormatInt(ev.KV.ModRevision, 10))
-		return "DELETED", prev, nil
+		return "DELETED", true, prev, nil
 	case curMatch && prevMatch:
-		return "MODIFIED", cur, nil
+		return "MODIFIED", false, cur, nil
 	case curMatch:
-		return "ADDED", cur, nil
+		return "ADDED", false, cur, nil
 	case prevMatch && cur != nil:
-		return "DELETED", cur, nil
+		return "DELETED", false, cur, nil
 	}
-	return "", nil, nil
+	return "", false, nil, nil
 }
 
 // bookmark is a BOOKMARK event object at revision rev.

@@ -34,19 +34,18 @@ func (n negotiated) streamContentType() string {
 	return mediaJSON
 }
 
-// writeProtobufEvent writes one protobuf watch frame: the length of the
-// event, then the event, whose object is in Kubernetes protobuf.
-func writeProtobufEvent(w http.ResponseWriter, typ string, obj any) error {
+// protobufEventFrame is one protobuf watch frame: the length of the event,
+// then the event, whose object is in Kubernetes protobuf.
+func protobufEventFrame(typ string, obj any) ([]byte, error) {
 	var embedded bytes.Buffer
 	if err := protobufSerializer.Encode(obj.(runtime.Object), &embedded); err != nil {
-		return err
+		return nil, err
 	}
 	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: embedded.Bytes()}}
 	data, err := ev.Marshal()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
-	_, err = w.Write(append(frame, data...))
-	return err
+	return append(frame, data...), nil
 }
