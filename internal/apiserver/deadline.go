@@ -47,6 +47,9 @@ func (s *Server) isLongRunning(info *requestInfo) bool {
 // server's bound, else the bound. An unparsable one is upstream's 400.
 func (s *Server) requestTimeout(r *http.Request) (time.Duration, error) {
 	limit := s.cfg.RequestTimeout
+	if !strings.Contains(r.URL.RawQuery, "timeout") { // most requests: no query to parse
+		return limit, nil
+	}
 	v := r.URL.Query().Get("timeout")
 	if v == "" {
 		return limit, nil
@@ -81,7 +84,7 @@ func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
 func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, serve func(http.ResponseWriter, *http.Request)) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	tw := &timeoutWriter{w: w}
+	tw := &timeoutWriter{w: w, ctx: ctx}
 	done := make(chan any, 1)
 	go func() {
 		defer func() {
@@ -105,51 +108,77 @@ func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Dura
 
 type panicValue struct{ value any }
 
-// timeoutWriter passes writes through to w until the request times out;
+// timeoutWriter passes writes through to w until the request's deadline;
 // after that they fail with http.ErrHandlerTimeout and w is not touched
-// again. Writes hold the lock, so the timeout never races a write.
+// again (but by the 504). Writes hold the lock, so the timeout never races
+// a write, and a write made once the deadline has passed counts as too
+// late even before the timeout is noticed.
+//
+// The handler sets headers in a map of its own, copied to w when it
+// answers: the 504 never reads a map the handler may still be writing.
 type timeoutWriter struct {
 	w           http.ResponseWriter
+	ctx         context.Context
 	mu          sync.Mutex
+	header      http.Header
 	timedOut    bool
 	wroteHeader bool
+}
+
+// answer copies the handler's headers to w before its first write. tw.mu
+// is held.
+func (tw *timeoutWriter) answer() {
+	if tw.wroteHeader {
+		return
+	}
+	tw.wroteHeader = true
+	dst := tw.w.Header()
+	for k, v := range tw.header {
+		dst[k] = v
+	}
+}
+
+// late: the response may no longer be written. tw.mu is held.
+func (tw *timeoutWriter) late() bool {
+	return tw.timedOut || errors.Is(tw.ctx.Err(), context.DeadlineExceeded)
 }
 
 func (tw *timeoutWriter) Header() http.Header {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut {
-		return http.Header{}
+	if tw.header == nil {
+		tw.header = http.Header{}
 	}
-	return tw.w.Header()
+	return tw.header
 }
 
 func (tw *timeoutWriter) WriteHeader(code int) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut || tw.wroteHeader {
+	if tw.late() || tw.wroteHeader {
 		return
 	}
-	tw.wroteHeader = true
+	tw.answer()
 	tw.w.WriteHeader(code)
 }
 
 func (tw *timeoutWriter) Write(p []byte) (int, error) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut {
+	if tw.late() {
 		return 0, http.ErrHandlerTimeout
 	}
-	tw.wroteHeader = true
+	tw.answer()
 	return tw.w.Write(p)
 }
 
 func (tw *timeoutWriter) Flush() {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
-	if tw.timedOut {
+	if tw.late() {
 		return
 	}
+	tw.answer()
 	if f, ok := tw.w.(http.Flusher); ok {
 		f.Flush()
 	}

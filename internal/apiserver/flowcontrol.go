@@ -1,11 +1,9 @@
 package apiserver
 
 import (
-	"context"
 	"math"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,10 +12,11 @@ import (
 )
 
 // Response headers naming the FlowSchema and priority level (by UID, as
-// upstream: names could tell a refused client it is classified low).
-const (
-	headerFlowSchemaUID    = "X-Kubernetes-PF-FlowSchema-UID"
-	headerPriorityLevelUID = "X-Kubernetes-PF-PriorityLevel-UID"
+// upstream: names could tell a refused client it is classified low), in
+// the canonical form Header.Set would make of them on every request.
+var (
+	headerFlowSchemaUID    = http.CanonicalHeaderKey("X-Kubernetes-PF-FlowSchema-UID")
+	headerPriorityLevelUID = http.CanonicalHeaderKey("X-Kubernetes-PF-PriorityLevel-UID")
 )
 
 // maxWaitLimit bounds how long a request may wait in its queue; a request
@@ -27,50 +26,58 @@ const maxWaitLimit = time.Minute
 
 // enterFlowControl seats rq under API Priority and Fairness, or under the
 // plain in-flight limits when APF is off, before it is authorized and
-// served. ok=false means the request was refused (answered 429). release
-// gives the seats back; a watch gives them back once it is initialized
-// (request.releaseFlow).
-func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *request) (release func(), ok bool) {
+// served; false means the request was refused (answered 429). The seats
+// go back with rq.releaseFlow (a watch's once it is initialized).
+func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *request) bool {
 	if s.flow == nil && s.inflight == nil {
-		return func() {}, true
+		return true
 	}
 	if s.isLongRunning(rq.info) && (s.flow == nil || rq.info.Verb != "watch") {
-		return func() {}, true
+		return true
 	}
 	if s.flow == nil {
 		return s.inflight.enter(w, rq)
 	}
-	d := &flowcontrol.Digest{User: rq.user.Username, Groups: rq.user.Groups, IsResource: rq.info.IsResource,
-		Verb: rq.info.kubeVerb(r), APIGroup: rq.info.Group, Resource: rq.info.Resource, Subresource: rq.info.Subresource,
+	rq.digest = flowcontrol.Digest{User: rq.user.Username, Groups: rq.user.Groups, IsResource: rq.info.IsResource,
+		Verb: rq.event.Verb, APIGroup: rq.info.Group, Resource: rq.info.Resource, Subresource: rq.info.Subresource,
 		Namespace: rq.info.Namespace, Name: rq.info.Name, Path: r.URL.Path}
-	ctx, cancel := s.flowWaitContext(r)
-	defer cancel()
-	admitted, refused := s.flow.Admit(ctx, d, func(_ flowcontrol.Classification, maxSeats int) int {
+	admitted, refused := s.flow.Admit(r.Context(), &rq.digest, s.flowWaitLimit(r), func(_ flowcontrol.Classification, maxSeats int) int {
 		return s.estimateSeats(r, rq, maxSeats)
 	})
 	if refused != nil {
 		setFlowHeaders(w, refused.Classification)
 		refuseTooManyRequests(w, refused.RetryAfter)
-		return nil, false
+		return false
 	}
+	rq.flow = admitted
 	setFlowHeaders(w, admitted.Classification)
-	return sync.OnceFunc(admitted.Release), true
+	return true
 }
 
-// flowWaitContext bounds the wait in a queue, as upstream's filter: a
-// quarter of the request's time (at most a minute) from its arrival.
-func (s *Server) flowWaitContext(r *http.Request) (context.Context, context.CancelFunc) {
+// releaseFlow gives the request's flow-control seats back; the second
+// call does nothing.
+func (rq *request) releaseFlow() {
+	rq.flow.Release()
+	if rq.inflightRelease != nil {
+		rq.inflightRelease()
+		rq.inflightRelease = nil
+	}
+}
+
+// flowWaitLimit is how long a request may wait in its queue, as upstream's
+// filter: a quarter of the request's time (at most a minute).
+func (s *Server) flowWaitLimit(r *http.Request) time.Duration {
 	limit := s.cfg.RequestTimeout / 4
 	if deadline, ok := r.Context().Deadline(); ok {
 		limit = time.Until(deadline) / 4
 	}
-	limit = min(limit, maxWaitLimit)
-	return context.WithTimeout(r.Context(), limit)
+	return min(limit, maxWaitLimit)
 }
 
 func setFlowHeaders(w http.ResponseWriter, cl flowcontrol.Classification) {
-	w.Header().Set(headerPriorityLevelUID, string(cl.PriorityLevelUID))
-	w.Header().Set(headerFlowSchemaUID, string(cl.FlowSchemaUID))
+	h := w.Header()
+	h[headerPriorityLevelUID] = []string{string(cl.PriorityLevelUID)}
+	h[headerFlowSchemaUID] = []string{string(cl.FlowSchemaUID)}
 }
 
 // refuseTooManyRequests is upstream's refusal: plain text, not a Status.

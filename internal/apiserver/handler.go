@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/admitd/admitd/internal/flowcontrol"
 	"github.com/admitd/admitd/pkg/admission"
 )
 
@@ -54,9 +55,12 @@ type request struct {
 	// apply marks a server-side apply: its merge records managedFields
 	// and it may create the object.
 	apply bool
-	// releaseFlow gives the request's flow-control seats back; a watch
-	// calls it once it is initialized (called again, it does nothing).
-	releaseFlow func()
+	// flow holds the request's flow-control seats (digest is what it was
+	// classified by); inflightRelease the in-flight slot when APF is off.
+	// releaseFlow gives them back.
+	flow            flowcontrol.Admission
+	digest          flowcontrol.Digest
+	inflightRelease func()
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -149,12 +153,10 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 		ev := rq.event
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
 	}
-	release, ok := s.enterFlowControl(rec, r, rq)
-	if !ok {
+	if !s.enterFlowControl(rec, r, rq) {
 		return
 	}
-	defer release()
-	rq.releaseFlow = release
+	defer rq.releaseFlow()
 	if !s.authorize(rec, r, rq) {
 		return
 	}

@@ -27,22 +27,23 @@ func newInflightLimit(readOnly, mutating int) *inflightLimit {
 
 var readOnlyVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
-func (l *inflightLimit) enter(w http.ResponseWriter, rq *request) (func(), bool) {
+func (l *inflightLimit) enter(w http.ResponseWriter, rq *request) bool {
 	if slices.Contains(rq.user.Groups, "system:masters") {
-		return func() {}, true
+		return true
 	}
 	sem := l.mutating
 	if readOnlyVerbs[rq.event.Verb] {
 		sem = l.readOnly
 	}
 	if sem == nil {
-		return func() {}, true
+		return true
 	}
 	select {
 	case sem <- struct{}{}:
-		return func() { <-sem }, true
+		rq.inflightRelease = func() { <-sem }
+		return true
 	default:
 		refuseTooManyRequests(w, 1)
-		return nil, false
+		return false
 	}
 }

@@ -203,9 +203,7 @@ func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, 
 // follow streams storage events after revision from.
 func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *registry.Resource, lq *listQuery, from int64) error {
 	watcher, err := s.store.Watch(ctx, layout.ListPrefix(res, rq.info.Namespace), from)
-	if rq.releaseFlow != nil {
-		rq.releaseFlow() // initialized: the seats go back, as upstream's watch initialization signal
-	}
+	rq.releaseFlow() // initialized: the seats go back, as upstream's watch initialization signal
 	if errors.Is(err, storage.ErrCompacted) {
 		compacted, _ := s.store.CompactedRevision(ctx)
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", from, compacted+1))

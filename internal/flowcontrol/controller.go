@@ -253,21 +253,31 @@ func classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *level) Classific
 // bound on one request (0: none beyond the estimator's own).
 type Estimator func(cl Classification, maxSeats int) int
 
-// Admission is a seated request: Release gives its seats back (watches
-// call it once their initial events are sent; calling it again does
-// nothing).
+// Admission is a seated request. Release gives its seats back (a watch
+// releases once its initial events are sent); a second Release does
+// nothing. It is not safe for concurrent use.
 type Admission struct {
 	Classification
-	Seats   int
-	Waited  time.Duration
-	release func()
+	Seats  int
+	Waited time.Duration
+	flow   *flowMetrics
+	level  *level
+	ticket *ticket // nil when exempt
+	done   bool
 }
 
 // Release gives the request's seats back.
 func (a *Admission) Release() {
-	if a != nil && a.release != nil {
-		a.release()
+	if a == nil || a.done || a.flow == nil {
+		return
 	}
+	a.done = true
+	if a.ticket != nil {
+		a.ticket.finish()
+	} else {
+		a.level.counts.executingDone(a.Seats)
+	}
+	a.flow.executingDone(a.Seats)
 }
 
 // Rejection is a request refused: its classification, why, and the
@@ -278,48 +288,40 @@ type Rejection struct {
 	RetryAfter int64
 }
 
-// Admit classifies d and waits, within ctx, for its seats. Exactly one of
-// the results is non-nil.
-func (c *Controller) Admit(ctx context.Context, d *Digest, estimate Estimator) (*Admission, *Rejection) {
+// Admit classifies d and waits, at most waitLimit and within ctx, for its
+// seats; rejection is nil when it was seated.
+func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Duration, estimate Estimator) (a Admission, rejection *Rejection) {
 	c.mu.RLock()
 	fs, l := c.classifyLocked(d)
-	cl := classification(d, fs, l)
+	a.Classification = classification(d, fs, l)
 	qs := l.queues
 	maxSeats := l.maxSeats
 	c.mu.RUnlock()
+	a.flow, a.level = c.metrics.forFlow(&a.Classification), l
 
 	if l.exempt || qs == nil {
+		a.Seats = 1
 		l.counts.executingStart(1)
-		c.metrics.dispatched(cl)
-		c.metrics.executingDelta(cl, 1, 1)
-		var once sync.Once
-		return &Admission{Classification: cl, Seats: 1, release: func() {
-			once.Do(func() {
-				l.counts.executingDone(1)
-				c.metrics.executingDelta(cl, 1, -1)
-			})
-		}}, nil
+		a.flow.dispatched.Inc()
+		a.flow.executingStart(1)
+		return a, nil
 	}
-	seats := max(1, estimate(cl, maxSeats))
+	a.Seats = max(1, estimate(a.Classification, maxSeats))
 	var hash uint64
-	if cl.distinguisherIsSet {
-		hash = flowHash(cl.FlowSchema, cl.FlowDistinguisher)
+	if a.distinguisherIsSet {
+		hash = flowHash(a.FlowSchema, a.FlowDistinguisher)
 	}
 	start := c.now()
-	t, reason := qs.acquire(ctx, seats, hash, func(delta int) { c.metrics.queuedDelta(cl, delta) })
-	waited := c.now().Sub(start)
+	t, reason := qs.acquire(ctx, a.Seats, hash, waitLimit, a.flow)
+	a.Waited = c.now().Sub(start)
 	if t == nil {
-		c.dropped.record(cl.PriorityLevel)
-		c.metrics.rejected(cl, reason, waited)
-		return nil, &Rejection{Classification: cl, Reason: reason, RetryAfter: c.dropped.retryAfter(cl.PriorityLevel)}
+		c.dropped.record(a.PriorityLevel)
+		a.flow.rejected(reason, a.Waited)
+		return Admission{}, &Rejection{Classification: a.Classification, Reason: reason, RetryAfter: c.dropped.retryAfter(a.PriorityLevel)}
 	}
-	c.metrics.dispatched(cl)
-	c.metrics.waited(cl, waited)
-	c.metrics.executingDelta(cl, seats, 1)
-	return &Admission{Classification: cl, Seats: seats, Waited: waited, release: func() {
-		t.done.Do(func() {
-			t.finish()
-			c.metrics.executingDelta(cl, seats, -1)
-		})
-	}}, nil
+	a.ticket = t
+	a.flow.dispatched.Inc()
+	a.flow.waitedServed.Observe(a.Waited.Seconds())
+	a.flow.executingStart(a.Seats)
+	return a, nil
 }

@@ -124,17 +124,17 @@ func TestAdmitRefusesPastTheLimit(t *testing.T) {
 	c := New(Options{ServerConcurrencyLimit: 1})
 	d := &Digest{User: "alice", Groups: []string{"system:authenticated"}, Verb: "get", Path: "/x"}
 	one := func(Classification, int) int { return 1 }
-	a, r := c.Admit(context.Background(), d, one)
+	a, r := c.Admit(context.Background(), d, time.Minute, one)
 	if r != nil {
 		t.Fatalf("first refused: %+v", r)
 	}
-	_, r = c.Admit(context.Background(), d, one)
+	_, r = c.Admit(context.Background(), d, time.Minute, one)
 	if r == nil || r.Reason != rejectConcurrencyLimit || r.RetryAfter != 1 {
 		t.Fatalf("second: %+v", r)
 	}
 	a.Release()
 	a.Release() // twice does nothing
-	b, r := c.Admit(context.Background(), d, one)
+	b, r := c.Admit(context.Background(), d, time.Minute, one)
 	if r != nil {
 		t.Fatalf("after release refused: %+v", r)
 	}

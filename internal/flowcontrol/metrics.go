@@ -1,6 +1,7 @@
 package flowcontrol
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,6 +10,8 @@ import (
 // metrics are upstream's apiserver_flowcontrol_* series.
 type metrics struct {
 	c               *Controller
+	flowsMu         sync.RWMutex
+	flows           map[[2]string]*flowMetrics
 	dispatchedTotal *prometheus.CounterVec
 	rejectedTotal   *prometheus.CounterVec
 	waitDuration    *prometheus.HistogramVec
@@ -43,27 +46,66 @@ func (c *Controller) Register(reg prometheus.Registerer) {
 	reg.MustRegister(m.dispatchedTotal, m.rejectedTotal, m.waitDuration, m.inQueue, m.executing, m.executingSeats, &levelCollector{c: c})
 }
 
-func (m *metrics) dispatched(cl Classification) {
-	m.dispatchedTotal.WithLabelValues(cl.PriorityLevel, cl.FlowSchema).Inc()
+// flowMetrics are the series of one priority level and flow schema.
+type flowMetrics struct {
+	dispatched     prometheus.Counter
+	waitedServed   prometheus.Observer
+	waitedRefused  prometheus.Observer
+	inQueue        prometheus.Gauge
+	executing      prometheus.Gauge
+	executingSeats prometheus.Gauge
+	m              *metrics
+	labels         [2]string
 }
 
-func (m *metrics) rejected(cl Classification, reason string, waited time.Duration) {
-	m.rejectedTotal.WithLabelValues(cl.PriorityLevel, cl.FlowSchema, reason).Inc()
-	m.waitDuration.WithLabelValues(cl.PriorityLevel, cl.FlowSchema, "false").Observe(waited.Seconds())
+// forFlow returns cl's series, made once per level and schema.
+func (m *metrics) forFlow(cl *Classification) *flowMetrics {
+	k := [2]string{cl.PriorityLevel, cl.FlowSchema}
+	m.flowsMu.RLock()
+	f := m.flows[k]
+	m.flowsMu.RUnlock()
+	if f != nil {
+		return f
+	}
+	m.flowsMu.Lock()
+	defer m.flowsMu.Unlock()
+	if f = m.flows[k]; f != nil {
+		return f
+	}
+	f = &flowMetrics{m: m, labels: k,
+		dispatched:     m.dispatchedTotal.WithLabelValues(k[0], k[1]),
+		waitedServed:   m.waitDuration.WithLabelValues(k[0], k[1], "true"),
+		waitedRefused:  m.waitDuration.WithLabelValues(k[0], k[1], "false"),
+		inQueue:        m.inQueue.WithLabelValues(k[0], k[1]),
+		executing:      m.executing.WithLabelValues(k[0], k[1]),
+		executingSeats: m.executingSeats.WithLabelValues(k[0], k[1]),
+	}
+	if m.flows == nil {
+		m.flows = map[[2]string]*flowMetrics{}
+	}
+	m.flows[k] = f
+	return f
 }
 
-func (m *metrics) waited(cl Classification, waited time.Duration) {
-	m.waitDuration.WithLabelValues(cl.PriorityLevel, cl.FlowSchema, "true").Observe(waited.Seconds())
+func (f *flowMetrics) rejected(reason string, waited time.Duration) {
+	f.m.rejectedTotal.WithLabelValues(f.labels[0], f.labels[1], reason).Inc()
+	f.waitedRefused.Observe(waited.Seconds())
 }
 
-// executingDelta moves the executing gauges of cl by one request of seats.
-func (m *metrics) executingDelta(cl Classification, seats int, sign float64) {
-	m.executing.WithLabelValues(cl.PriorityLevel, cl.FlowSchema).Add(sign)
-	m.executingSeats.WithLabelValues(cl.PriorityLevel, cl.FlowSchema).Add(sign * float64(seats))
+func (f *flowMetrics) executingStart(seats int) {
+	f.executing.Inc()
+	f.executingSeats.Add(float64(seats))
 }
 
-func (m *metrics) queuedDelta(cl Classification, delta int) {
-	m.inQueue.WithLabelValues(cl.PriorityLevel, cl.FlowSchema).Add(float64(delta))
+func (f *flowMetrics) executingDone(seats int) {
+	f.executing.Dec()
+	f.executingSeats.Sub(float64(seats))
+}
+
+func (f *flowMetrics) queued(delta int) {
+	if f != nil {
+		f.inQueue.Add(float64(delta))
+	}
 }
 
 var (

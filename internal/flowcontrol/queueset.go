@@ -76,9 +76,8 @@ type ticket struct {
 	dispatched chan struct{}
 	executing  bool
 	started    time.Time
-	done       sync.Once
-	// queued hears +1 when the ticket joins a queue and -1 when it leaves.
-	queued func(delta int)
+	// flow's in-queue gauge counts the ticket while it waits.
+	flow *flowMetrics
 }
 
 func newQueueSet(now func() time.Time, queues, handSize, queueLengthLimit, limit int, demand *demandStats, counts *levelCounts) *queueSet {
@@ -101,12 +100,12 @@ func (qs *queueSet) setLimit(limit int) {
 }
 
 // acquire seats a request of the flow with hash, waiting in its queue
-// until it is dispatched or ctx ends. It returns the ticket to release, or
-// the reason the request was refused.
-func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, queued func(delta int)) (*ticket, string) {
+// until it is dispatched, waitLimit passes or ctx ends. It returns the
+// ticket to finish, or the reason the request was refused.
+func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, waitLimit time.Duration, flow *flowMetrics) (*ticket, string) {
 	qs.mu.Lock()
 	qs.syncTime()
-	t := &ticket{qs: qs, seats: seats, work: float64(seats) * estimatedServiceTime.Seconds(), queued: queued}
+	t := &ticket{qs: qs, seats: seats, work: float64(seats) * estimatedServiceTime.Seconds(), flow: flow}
 	if len(qs.queues) == 0 {
 		defer qs.mu.Unlock()
 		if !qs.fits(seats) {
@@ -126,23 +125,33 @@ func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, queued 
 	t.dispatched = make(chan struct{})
 	qs.enqueue(q, t)
 	qs.dispatchWhatFits()
+	seated := t.executing
 	qs.mu.Unlock()
+	if seated {
+		return t, ""
+	}
 
+	timer := time.NewTimer(waitLimit)
+	defer timer.Stop()
+	timedOut := false
 	select {
 	case <-t.dispatched:
 		return t, ""
+	case <-timer.C:
+		timedOut = true
 	case <-ctx.Done():
+		timedOut = ctx.Err() == context.DeadlineExceeded
 	}
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	if t.executing { // dispatched while ctx ended
+	if t.executing { // dispatched meanwhile
 		return t, ""
 	}
 	qs.syncTime()
 	qs.dequeue(t)
 	qs.boundNextDispatch(q)
 	qs.rejected++
-	if ctx.Err() == context.DeadlineExceeded {
+	if timedOut {
 		qs.timedOut++
 		return nil, rejectTimeout
 	}
@@ -151,7 +160,7 @@ func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, queued 
 }
 
 // finish gives back a ticket's seats and dispatches what then fits; the
-// caller makes sure it runs once (t.done).
+// caller makes sure it runs once.
 func (t *ticket) finish() {
 	qs := t.qs
 	qs.mu.Lock()
@@ -204,9 +213,7 @@ func (qs *queueSet) enqueue(q *queue, t *ticket) {
 	qs.waiting++
 	qs.waitingSeats += t.seats
 	qs.counts.waitingDelta(1)
-	if t.queued != nil {
-		t.queued(1)
-	}
+	t.flow.queued(1)
 	qs.noteActivity(q, wasActive)
 	qs.boundNextDispatch(q)
 	qs.noteDemand()
@@ -221,9 +228,7 @@ func (qs *queueSet) dequeue(t *ticket) {
 	qs.waiting--
 	qs.waitingSeats -= t.seats
 	qs.counts.waitingDelta(-1)
-	if t.queued != nil {
-		t.queued(-1)
-	}
+	t.flow.queued(-1)
 	qs.noteActivity(q, wasActive)
 	qs.noteDemand()
 }

@@ -51,7 +51,7 @@ func waitQueued(t *testing.T, qs *queueSet, n int) {
 // had its turn.
 func TestFairQueuingInterleavesFlows(t *testing.T) {
 	qs := newQueueSet(time.Now, 8, 1, 50, 1, nil, nil)
-	hold, _ := qs.acquire(context.Background(), 1, 0, nil)
+	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
@@ -59,7 +59,7 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tk, reason := qs.acquire(context.Background(), 1, hash, nil)
+			tk, reason := qs.acquire(context.Background(), 1, hash, time.Minute, nil)
 			if tk == nil {
 				t.Errorf("%s refused: %s", flow, reason)
 				return
@@ -68,7 +68,7 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 			order = append(order, flow)
 			mu.Unlock()
 			time.Sleep(2 * time.Millisecond)
-			tk.done.Do(tk.finish)
+			tk.finish()
 		}()
 	}
 	heavy, light := uint64(0), uint64(1) // hand size 1: queues 0 and 1
@@ -78,7 +78,7 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 	waitQueued(t, qs, 10)
 	start("light", light)
 	waitQueued(t, qs, 11)
-	hold.done.Do(hold.finish)
+	hold.finish()
 	wg.Wait()
 	if i := slices.Index(order, "light"); i < 0 || i > 2 {
 		t.Errorf("the light flow was served %dth: %v", i+1, order)
@@ -87,37 +87,34 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 
 func TestQueueFullAndTimeout(t *testing.T) {
 	qs := newQueueSet(time.Now, 1, 1, 2, 1, nil, nil)
-	hold, _ := qs.acquire(context.Background(), 1, 0, nil)
+	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	results := make(chan string, 2)
 	for i := 0; i < 2; i++ {
 		go func() {
-			tk, reason := qs.acquire(ctx, 1, 0, nil)
+			tk, reason := qs.acquire(ctx, 1, 0, time.Minute, nil)
 			if tk != nil {
-				tk.done.Do(tk.finish)
+				tk.finish()
 				reason = "served"
 			}
 			results <- reason
 		}()
 	}
 	waitQueued(t, qs, 2)
-	if tk, reason := qs.acquire(context.Background(), 1, 0, nil); tk != nil || reason != rejectQueueFull {
+	if tk, reason := qs.acquire(context.Background(), 1, 0, time.Minute, nil); tk != nil || reason != rejectQueueFull {
 		t.Errorf("third while two wait: %v %q, want %q", tk, reason, rejectQueueFull)
 	}
-	short, stop := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer stop()
 	cancel()
 	for i := 0; i < 2; i++ {
 		if r := <-results; r != rejectCancelled {
 			t.Errorf("a cancelled waiter: %q", r)
 		}
 	}
-	go func() { <-short.Done() }()
-	if tk, reason := qs.acquire(short, 1, 0, nil); tk != nil || reason != rejectTimeout {
+	if tk, reason := qs.acquire(context.Background(), 1, 0, 20*time.Millisecond, nil); tk != nil || reason != rejectTimeout {
 		t.Errorf("a waiter past its deadline: %v %q", tk, reason)
 	}
-	hold.done.Do(hold.finish)
+	hold.finish()
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	if qs.waiting != 0 || qs.seatsInUse != 0 || qs.executing != 0 || qs.activeQueues != 0 {
@@ -129,18 +126,18 @@ func TestQueueFullAndTimeout(t *testing.T) {
 // nothing else runs.
 func TestWideRequestRunsAlone(t *testing.T) {
 	qs := newQueueSet(time.Now, 4, 2, 10, 5, nil, nil)
-	wide, _ := qs.acquire(context.Background(), 20, 3, nil)
+	wide, _ := qs.acquire(context.Background(), 20, 3, time.Minute, nil)
 	if wide == nil {
 		t.Fatal("a wide request on an idle level waits")
 	}
 	got := make(chan *ticket)
-	go func() { tk, _ := qs.acquire(context.Background(), 1, 9, nil); got <- tk }()
+	go func() { tk, _ := qs.acquire(context.Background(), 1, 9, time.Minute, nil); got <- tk }()
 	waitQueued(t, qs, 1)
-	wide.done.Do(wide.finish)
+	wide.finish()
 	if tk := <-got; tk == nil {
 		t.Fatal("not served after the wide one")
 	} else {
-		tk.done.Do(tk.finish)
+		tk.finish()
 	}
 }
 
