@@ -71,6 +71,10 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		writeError(w, r, err)
 		return
 	}
+	if n.as == "" && !wantsProtobuf(r) && !wantsYAML(r) {
+		s.serveJSONList(w, r, rq, res, lq)
+		return
+	}
 	items, meta, err := s.listObjects(r.Context(), res, rq.info.Namespace, lq)
 	if err != nil {
 		writeError(w, r, err)
@@ -87,17 +91,69 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 // listObjects reads one page of matching objects, scanning storage pages at
 // one revision until the limit is met.
 func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery) ([]runtime.Object, metav1.ListMeta, error) {
+	var out []runtime.Object
+	lm, err := s.scanList(ctx, res, namespace, lq, 0, nil, func(obj runtime.Object) error {
+		out = append(out, obj)
+		return nil
+	})
+	return out, lm, err
+}
+
+// scanList calls each, in key order, for every stored object of res under
+// namespace that lq's filter matches, all read at one revision, until
+// lq.limit objects were given (then the returned ListMeta has the continue
+// token and, unfiltered, the remaining count). Without a limit, storage is
+// read pageSize keys at a time (0: all at once), so that a caller that
+// does not keep the objects holds one page. started, when set, is called
+// with the list's resourceVersion once it is known, before the first
+// object.
+func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery, pageSize int64,
+	started func(resourceVersion string) error, each func(runtime.Object) error) (metav1.ListMeta, error) {
+	return s.scanPages(ctx, res, namespace, lq, pageSize, started, func(page storage.ListResult, want int64) (int64, int, error) {
+		objs, err := layout.DecodeAll(ctx, res, page.Items)
+		if err != nil {
+			return 0, -1, err
+		}
+		taken := int64(0)
+		for i, obj := range objs {
+			objs[i] = nil // the caller keeps it or not
+			if !lq.filter.matches(obj) {
+				continue
+			}
+			if err := each(obj); err != nil {
+				return taken, -1, err
+			}
+			if taken++; want > 0 && taken >= want {
+				return taken, i, nil
+			}
+		}
+		return taken, -1, nil
+	})
+}
+
+// pageTaker takes the matching objects of one storage page, in order, at
+// most want of them (0: all); it returns how many it took and, when it
+// took want, the index of the last one (else -1).
+type pageTaker func(page storage.ListResult, want int64) (taken int64, last int, err error)
+
+// scanPages reads the pages of a list at one revision and gives each to
+// take, as scanList describes.
+func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery, pageSize int64,
+	started func(resourceVersion string) error, take pageTaker) (metav1.ListMeta, error) {
 	prefix := layout.ListPrefix(res, namespace)
+	var lm metav1.ListMeta
 	opts, err := storageListOptions(prefix, lq)
 	if err != nil {
-		return nil, metav1.ListMeta{}, err
+		return lm, err
 	}
-	var out []runtime.Object
-	var lm metav1.ListMeta
-	pageSize := lq.limit
-	for {
+	given := int64(0)
+	if lq.limit > 0 {
+		pageSize = lq.limit
+	}
+	for first := true; ; first = false {
+		opts.Limit = pageSize
 		if lq.limit > 0 {
-			opts.Limit = lq.limit - int64(len(out))
+			opts.Limit = lq.limit - given
 			if !lq.filter.empty() {
 				// as upstream's storage: a selector that drops items
 				// reads pages twice as large each time, up to 10,000
@@ -107,35 +163,39 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 		}
 		page, err := s.store.List(ctx, prefix, opts)
 		if err != nil {
-			return nil, lm, listError(err, lq)
+			return lm, listError(err, lq)
 		}
 		if opts.StartKey == "" {
 			s.observeObjectStats(res, page)
 		}
 		opts.Revision = page.Revision
 		lm.ResourceVersion = strconv.FormatInt(page.Revision, 10)
-		objs, err := layout.DecodeAll(ctx, res, page.Items)
-		if err != nil {
-			return nil, lm, err
+		if first && started != nil {
+			if err := started(lm.ResourceVersion); err != nil {
+				return lm, err
+			}
 		}
-		for i, obj := range objs {
-			if !lq.filter.matches(obj) {
-				continue
-			}
-			out = append(out, obj)
-			if lq.limit > 0 && int64(len(out)) >= lq.limit {
-				if page.More || i < len(objs)-1 {
-					lm.Continue = encodeContinue(page.Items[i].Key+"\x00", prefix, page.Revision)
-					if lq.filter.empty() {
-						rc := page.RemainingCount
-						lm.RemainingItemCount = &rc
-					}
+		want := int64(0)
+		if lq.limit > 0 {
+			want = lq.limit - given
+		}
+		taken, last, err := take(page, want)
+		if err != nil {
+			return lm, err
+		}
+		given += taken
+		if last >= 0 {
+			if page.More || last < len(page.Items)-1 {
+				lm.Continue = encodeContinue(page.Items[last].Key+"\x00", prefix, page.Revision)
+				if lq.filter.empty() {
+					rc := page.RemainingCount + int64(len(page.Items)-1-last)
+					lm.RemainingItemCount = &rc
 				}
-				return out, lm, nil
 			}
+			return lm, nil
 		}
 		if !page.More {
-			return out, lm, nil
+			return lm, nil
 		}
 		opts.StartKey = page.Items[len(page.Items)-1].Key + "\x00"
 	}

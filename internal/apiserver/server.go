@@ -161,6 +161,8 @@ type Server struct {
 	// sharedEvents are recent watch events, decoded and encoded once for
 	// every watcher (watch_shared.go).
 	sharedEvents sharedEvents
+	// items are recent list items, encoded (itemcache.go).
+	items itemCache
 }
 
 // New returns a Server for cfg.

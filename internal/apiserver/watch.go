@@ -182,14 +182,19 @@ func (s *Server) streamWatch(ctx context.Context, ws *watchStream, rq *request, 
 		from, _ := parseResourceVersion(lq.resourceVersion) // checked by serveWatch; "" and "0" are from now
 		return s.follow(ctx, ws, rq, res, lq, from)
 	}
-	items, lm, err := s.listObjects(ctx, res, rq.info.Namespace, &listQuery{filter: lq.filter})
+	// the current state, sent as it is read, a storage page at a time
+	sendFailed := errors.New("watcher gone")
+	lm, err := s.scanList(ctx, res, rq.info.Namespace, &listQuery{filter: lq.filter}, listStreamPage, nil, func(obj runtime.Object) error {
+		if ws.send("ADDED", obj) != nil {
+			return sendFailed
+		}
+		return nil
+	})
+	if errors.Is(err, sendFailed) {
+		return nil
+	}
 	if err != nil {
 		return err
-	}
-	for _, it := range items {
-		if err := ws.send("ADDED", it); err != nil {
-			return nil
-		}
 	}
 	from, _ := strconv.ParseInt(lm.ResourceVersion, 10, 64)
 	if watchList && lq.allowBookmarks {

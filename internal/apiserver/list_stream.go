@@ -1,0 +1,109 @@
+package apiserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// listStreamPage is how many stored objects a streamed list reads at once.
+const listStreamPage = 500
+
+// serveJSONList answers a list in JSON without ever holding its decoded
+// objects together: each object is encoded as soon as it is read, and a
+// list without a limit is written while storage is still being read, a
+// page at a time (as upstream's streaming list encoding, KEP-5116). A
+// list with a limit holds its encoded items until it knows its continue
+// token, which comes first. The bytes are those of the whole list encoded
+// at once.
+func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery) {
+	head := func(metadata any) []byte {
+		var b bytes.Buffer
+		b.WriteString(`{"kind":`)
+		writeJSONValue(&b, res.ListKind)
+		b.WriteString(`,"apiVersion":`)
+		writeJSONValue(&b, res.GroupVersion().String())
+		b.WriteString(`,"metadata":`)
+		writeJSONValue(&b, metadata)
+		b.WriteString(`,"items":[`)
+		return b.Bytes()
+	}
+	items := &listItemWriter{}
+	if lq.limit > 0 {
+		var body bytes.Buffer
+		items.w = &body
+		lm, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, 0, nil, s.cachedItemsTaker(r.Context(), res, lq, items.write))
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		startJSON(w, rq)
+		_, _ = w.Write(head(lm))
+		_, _ = w.Write(body.Bytes())
+		_, _ = w.Write([]byte("]}\n"))
+		return
+	}
+	// The answer begins with its first item (or its end), once that item
+	// was read without error: a failure to read the first page (a
+	// conversion webhook down) is still an error Status.
+	out := bufio.NewWriterSize(w, 32<<10)
+	items.w = out
+	rv, begun := "", false
+	begin := func() {
+		if !begun {
+			begun = true
+			startJSON(w, rq)
+			_, _ = out.Write(head(map[string]string{"resourceVersion": rv}))
+		}
+	}
+	emit := func(item []byte) error {
+		begin()
+		return items.write(item)
+	}
+	_, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(v string) error {
+		rv = v
+		return nil
+	}, s.cachedItemsTaker(r.Context(), res, lq, emit))
+	switch {
+	case err != nil && !begun:
+		writeError(w, r, err)
+	case err != nil:
+		panic(http.ErrAbortHandler) // the answer has begun: end it broken
+	default:
+		begin()
+		_, _ = out.WriteString("]}\n")
+		_ = out.Flush()
+	}
+}
+
+func startJSON(w http.ResponseWriter, rq *request) {
+	setWarnings(w, rq)
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(http.StatusOK)
+}
+
+// writeJSONValue writes v as encoding/json does inside a larger value.
+func writeJSONValue(b *bytes.Buffer, v any) {
+	data, _ := json.Marshal(v)
+	b.Write(data)
+}
+
+// listItemWriter writes a list's items, comma separated.
+type listItemWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func (iw *listItemWriter) write(item []byte) error {
+	if iw.n > 0 {
+		if _, err := iw.w.Write([]byte{','}); err != nil {
+			return err
+		}
+	}
+	iw.n++
+	_, err := iw.w.Write(item)
+	return err
+}

@@ -1,0 +1,297 @@
+// Command loadmix drives an API server with the many-client workloads of
+// issue 25 and prints one result line; test/sidebyside-load.sh runs it
+// against admitd and the real kube-apiserver in turn and adds each
+// process's peak memory and CPU.
+//
+//	loadmix -kubeconfig K -mode lists    [-clients 200 -objects 5000 -duration 60s]
+//	loadmix -kubeconfig K -mode watchers [-watchers 1000 -creates 2000]
+//
+// lists: -clients users (impersonated, each its own flow) list one
+// namespace of -objects ConfigMaps (~460 bytes each) in a loop without
+// retrying, while a second user runs `kubectl get configmaps` on a small
+// namespace once a second; it reports lists done, their latency, every
+// failure by kind (a 429 with and without Retry-After) and the second
+// user's slowest answer.
+//
+// watchers: -watchers watches of one namespace (100 streams a connection),
+// then -creates ConfigMaps from 8 clients; it reports creates/s and
+// whether every watcher received every event.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "admin kubeconfig of the server")
+	mode := flag.String("mode", "lists", "lists or watchers")
+	clients := flag.Int("clients", 200, "lists: concurrent listing users")
+	objects := flag.Int("objects", 5000, "lists: ConfigMaps in the listed namespace")
+	duration := flag.Duration("duration", 60*time.Second, "lists: how long the clients list")
+	watchers := flag.Int("watchers", 1000, "watchers: concurrent watches")
+	creates := flag.Int("creates", 2000, "watchers: ConfigMaps created while they watch")
+	flag.Parse()
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		fail(err)
+	}
+	cfg.QPS, cfg.Burst = -1, 0
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	switch *mode {
+	case "lists":
+		runLists(ctx, cfg, admin, *kubeconfig, *clients, *objects, *duration)
+	case "watchers":
+		runWatchers(ctx, cfg, admin, *watchers, *creates)
+	default:
+		fail(fmt.Errorf("unknown mode %q", *mode))
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "loadmix:", err)
+	os.Exit(1)
+}
+
+// ensureNamespace creates ns with n ConfigMaps unless it has them.
+func ensureNamespace(ctx context.Context, cs kubernetes.Interface, ns string, n int) {
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		fail(err)
+	}
+	have, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		fail(err)
+	}
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	next.Store(int64(len(have.Items)))
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": "loadmix", "tier": "bulk"}},
+					Data: map[string]string{"payload": strings.Repeat("x", 300)}}
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+					fail(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// allowView lets every authenticated user read ConfigMaps (a role of its
+// own: without kube-controller-manager, kube-apiserver's aggregated view
+// role is empty).
+func allowView(ctx context.Context, cs kubernetes.Interface) {
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "loadmix-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch"}}}}
+	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		fail(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "loadmix-reader"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "loadmix-reader"},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "Group", Name: "system:authenticated"}}}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		fail(err)
+	}
+}
+
+// asUser is cfg impersonating user (in system:authenticated).
+func asUser(cfg *rest.Config, user string) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	return c
+}
+
+func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, kubeconfig string, clients, objects int, duration time.Duration) {
+	ensureNamespace(ctx, admin, "loadmix", objects)
+	ensureNamespace(ctx, admin, "loadmix-small", 5)
+	allowView(ctx, admin)
+	time.Sleep(time.Second) // RBAC caches
+	var mu sync.Mutex
+	var latencies []time.Duration
+	failures := map[string]int{}
+	deadline := time.Now().Add(duration)
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := asUser(cfg, fmt.Sprintf("lister-%d", i))
+		client, err := rest.HTTPClientFor(c)
+		if err != nil {
+			fail(err)
+		}
+		url := c.Host + "/api/v1/namespaces/loadmix/configmaps"
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				outcome := list(client, url)
+				mu.Lock()
+				if outcome == "" {
+					latencies = append(latencies, time.Since(start))
+				} else {
+					failures[outcome]++
+				}
+				mu.Unlock()
+				if strings.HasPrefix(outcome, "429") {
+					time.Sleep(time.Second) // as a client honouring Retry-After would
+				}
+			}
+		}()
+	}
+	second := secondUser(kubeconfig, deadline)
+	wg.Wait()
+	slow := <-second
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	pct := func(p float64) time.Duration {
+		if len(latencies) == 0 {
+			return 0
+		}
+		return latencies[int(p*float64(len(latencies)-1))].Round(time.Millisecond)
+	}
+	var fails []string
+	for k, v := range failures {
+		fails = append(fails, fmt.Sprintf("%s=%d", k, v))
+	}
+	sort.Strings(fails)
+	fmt.Printf("lists: %d done (%.1f/s), p50 %v p99 %v; failed: %s; second user's kubectl get: %d runs, slowest %v, failed %d\n",
+		len(latencies), float64(len(latencies))/duration.Seconds(), pct(0.5), pct(0.99), strings.Join(fails, " "), slow.runs, slow.slowest.Round(time.Millisecond), slow.failed)
+}
+
+// list sends one list and reads it whole; "" when it succeeded, else what
+// went wrong.
+func list(client *http.Client, url string) string {
+	resp, err := client.Get(url)
+	if err != nil {
+		return "error"
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") != "":
+		return "429"
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return "429-without-Retry-After"
+	case resp.StatusCode != http.StatusOK:
+		return fmt.Sprint(resp.StatusCode)
+	case err != nil:
+		return "truncated"
+	}
+	return ""
+}
+
+type secondResult struct {
+	runs, failed int
+	slowest      time.Duration
+}
+
+// secondUser runs kubectl get as another user once a second until
+// deadline.
+func secondUser(kubeconfig string, deadline time.Time) <-chan secondResult {
+	out := make(chan secondResult, 1)
+	go func() {
+		var r secondResult
+		for time.Now().Before(deadline) {
+			start := time.Now()
+			cmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "--as", "second-user", "--as-group", "system:authenticated",
+				"get", "configmaps", "-n", "loadmix-small", "--request-timeout", "30s")
+			err := cmd.Run()
+			took := time.Since(start)
+			r.runs++
+			if err != nil {
+				r.failed++
+			}
+			r.slowest = max(r.slowest, took)
+			time.Sleep(time.Second - min(took, time.Second))
+		}
+		out <- r
+	}()
+	return out
+}
+
+func runWatchers(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, watchers, creates int) {
+	ns := fmt.Sprintf("watched-%d", time.Now().UnixNano())
+	ensureNamespace(ctx, admin, ns, 0)
+	list, err := admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		fail(err)
+	}
+	var received atomic.Int64
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var client *http.Client
+	started := time.Now()
+	for i := range watchers {
+		if i%100 == 0 { // a connection per 100 streams, as the server allows
+			if client, err = rest.HTTPClientFor(rest.CopyConfig(cfg)); err != nil {
+				fail(err)
+			}
+		}
+		req, _ := http.NewRequestWithContext(wctx, http.MethodGet,
+			cfg.Host+"/api/v1/namespaces/"+ns+"/configmaps?watch=true&resourceVersion="+list.ResourceVersion, nil)
+		resp, err := client.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			fail(fmt.Errorf("watch %d: %v", i, err))
+		}
+		go func() {
+			defer resp.Body.Close()
+			sc := bufio.NewScanner(resp.Body)
+			sc.Buffer(make([]byte, 64<<10), 4<<20)
+			for sc.Scan() {
+				received.Add(1)
+			}
+		}()
+	}
+	setup := time.Since(started)
+	var next atomic.Int64
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		cs := kubernetes.NewForConfigOrDie(cfg)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(creates); i = next.Add(1) {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i)}, Data: map[string]string{"k": "v"}}
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	want := int64(watchers) * int64(creates)
+	for wait := time.Now().Add(2 * time.Minute); received.Load() < want && time.Now().Before(wait); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	delivered := time.Since(start)
+	fmt.Printf("watchers: %d watches (set up in %v), %d creates in %v (%.0f/s, %d failed); events received %d of %d, all delivered after %v\n",
+		watchers, setup.Round(time.Millisecond), creates, took.Round(time.Millisecond), float64(creates)/took.Seconds(), failed.Load(),
+		received.Load(), want, delivered.Round(time.Millisecond))
+	_ = admin.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
+}

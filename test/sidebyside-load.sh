@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# sidebyside-load.sh [ROUNDS] — issue 25's many-client workloads against admitd (its embedded
+# store, default flags) and the real kube-apiserver 1.37.2 + etcd of ../shared/tools/kube-apiserver,
+# alternating, each run after both are idle:
+#   (a) LIST_CLIENTS (200) users listing 5,000 ConfigMaps for LIST_SECONDS (60) while a second
+#       user runs `kubectl get` once a second (test/loadmix -mode lists);
+#   (b) WATCHERS (1000) watches of one namespace, then CREATES (2000) creates from 8 clients, and
+#       the same creates without watchers (test/loadmix -mode watchers);
+#   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates).
+# After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
+# CPU it used per operation (kube-apiserver's line adds etcd's). WORKLOADS=a,b,c picks runs.
+# Heavy: run it alone (flock /tmp/admitd-heavy.lock).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+TOOLS=${TOOLS:-$(cd "$ROOT/../shared/tools" && pwd)}
+ROUNDS=${1:-2}
+LIST_CLIENTS=${LIST_CLIENTS:-200}
+LIST_SECONDS=${LIST_SECONDS:-60}
+WATCHERS=${WATCHERS:-1000}
+CREATES=${CREATES:-2000}
+LOADGEN_COUNT=${LOADGEN_COUNT:-3000}
+WORKLOADS=${WORKLOADS:-a,b,c}
+OUT=$(mktemp -d /tmp/sidebyside-load.XXXX)
+(cd "$ROOT" && go build -o "$OUT/admitd" ./cmd/admitd && go build -o "$OUT/loadmix" ./test/loadmix)
+(cd "$TOOLS/loadgen" && go build -o "$OUT/loadgen" .)
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+"$TOOLS/kube-apiserver/start.sh" "$OUT/kas" > "$OUT/start.log" 2>&1
+KPID=$(awk '$1=="kube-apiserver"{print $2}' "$OUT/kas/pids")
+EPID=$(awk '$1=="etcd"{print $2}' "$OUT/kas/pids")
+"$OUT/admitd" serve --secure-port=0 --data-dir="$OUT/admitd-data" --kubeconfig-out="$OUT/admitd.kubeconfig" > "$OUT/admitd.log" 2>&1 &
+APID=$!
+trap 'kill $APID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
+for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && break; sleep 0.2; done
+echo "results and logs in $OUT"
+
+ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+# settle: wait (at most 60 s) until the servers and etcd use under 10 % of a core together.
+settle() {
+  local t0 t1 i p
+  for i in $(seq 1 60); do
+    t0=0; for p in $APID $KPID $EPID; do t0=$((t0 + $(ticks $p))); done
+    sleep 1
+    t1=0; for p in $APID $KPID $EPID; do t1=$((t1 + $(ticks $p))); done
+    [ $((t1 - t0)) -lt 10 ] && break
+  done
+}
+# peaks PID...: samples RSS every 0.2 s into $OUT/peak.<pid> until killed.
+peaks() {
+  local p r
+  for p in "$@"; do echo 0 > "$OUT/peak.$p"; done
+  while :; do
+    for p in "$@"; do
+      r=$(rss $p); [ "$r" -gt "$(cat "$OUT/peak.$p")" ] && echo "$r" > "$OUT/peak.$p"
+    done
+    sleep 0.2
+  done
+}
+# run NAME SERVER OPS_FROM COMMAND...: one measured run. SERVER is admitd or kube-apiserver;
+# OPS_FROM is a number of operations, or "lists" to read it from the output.
+run() {
+  local name=$1 server=$2 ops=$3; shift 3
+  local pids="$APID" cpu0 cpu1 e0=0 e1=0
+  [ "$server" = kube-apiserver ] && pids="$KPID $EPID"
+  settle
+  local main=${pids%% *}
+  cpu0=$(ticks $main); [ "$server" = kube-apiserver ] && e0=$(ticks $EPID)
+  peaks $pids & local sampler=$!
+  "$@" > "$OUT/run.out" 2>&1 || true
+  kill $sampler; wait $sampler 2>/dev/null || true
+  cpu1=$(ticks $main); [ "$server" = kube-apiserver ] && e1=$(ticks $EPID)
+  [ "$ops" = lists ] && ops=$(sed -n 's/^lists: \([0-9]*\) done.*/\1/p' "$OUT/run.out")
+  [ -n "$ops" ] && [ "$ops" -gt 0 ] || ops=1
+  printf '%-34s %-15s %s\n' "$name" "$server" "$(tail -1 "$OUT/run.out")"
+  if [ "$server" = kube-apiserver ]; then
+    printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.2f (+ etcd %.2f)\n' "" "" \
+      $(( $(cat "$OUT/peak.$KPID") / 1024 )) $(( $(cat "$OUT/peak.$EPID") / 1024 )) \
+      "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')" "$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')"
+  else
+    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.2f\n' "" "" \
+      $(( $(cat "$OUT/peak.$APID") / 1024 )) "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')"
+  fi
+}
+for round in $(seq 1 "$ROUNDS"); do
+  echo "== round $round"
+  for server in admitd kube-apiserver; do
+    kc="$OUT/admitd.kubeconfig"; [ "$server" = kube-apiserver ] && kc="$OUT/kas/admin.kubeconfig"
+    case ",$WORKLOADS," in *,a,*)
+      run "(a) $LIST_CLIENTS clients list 5,000" $server lists \
+        "$OUT/loadmix" -kubeconfig "$kc" -mode lists -clients "$LIST_CLIENTS" -duration "${LIST_SECONDS}s";;
+    esac
+    case ",$WORKLOADS," in *,b,*)
+      run "(b) $CREATES creates, no watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers 0 -creates "$CREATES"
+      run "(b) $CREATES creates, $WATCHERS watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers "$WATCHERS" -creates "$CREATES";;
+    esac
+    case ",$WORKLOADS," in *,c,*)
+      run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT";;
+    esac
+  done
+done
