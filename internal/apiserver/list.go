@@ -152,6 +152,8 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 	}
 	for first := true; ; first = false {
 		opts.Limit = pageSize
+		// only a limited, unfiltered list tells its remaining count
+		opts.NoRemainingCount = lq.limit <= 0 || !lq.filter.empty()
 		if lq.limit > 0 {
 			opts.Limit = lq.limit - given
 			if !lq.filter.empty() {

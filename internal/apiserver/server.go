@@ -69,6 +69,10 @@ type Config struct {
 	// that an HTTP/2 request's answer closes its connection (a GOAWAY), so
 	// that clients behind a load balancer spread over new servers; 0 never.
 	GoawayChance float64
+	// OnWatcherTerminated hears of a watch ended because its client did
+	// not keep up (upstream's apiserver_terminated_watchers_total); nil
+	// counts nothing.
+	OnWatcherTerminated func(group, resource string)
 	// FlowControl is API Priority and Fairness: every request but the
 	// long-running ones (watches until they are initialized) is classified
 	// and seated before it is authorized; nil leaves the in-flight limits.

@@ -17,6 +17,7 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/pkg/storage/fanout"
 )
 
 // watchEvent is one frame of a watch stream.
@@ -241,10 +242,20 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 			}
 		case ev, ok := <-watcher.Events():
 			if !ok {
-				if err := watcher.Err(); err != nil && errors.Is(err, storage.ErrCompacted) {
+				err := watcher.Err()
+				if errors.Is(err, storage.ErrCompacted) {
 					return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", from))
 				}
-				return watcher.Err()
+				if errors.Is(err, fanout.ErrTooSlow) {
+					// as upstream ends a watcher that cannot keep up: the
+					// stream closes, the client watches again from the
+					// last event it got, and the end is counted
+					if s.cfg.OnWatcherTerminated != nil {
+						s.cfg.OnWatcherTerminated(res.Group, res.Resource)
+					}
+					return nil
+				}
+				return err
 			}
 			last = ev.KV.ModRevision
 			se := s.sharedEvents.get(res, ev)

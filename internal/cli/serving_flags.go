@@ -24,6 +24,8 @@ func addServingFlags(fs *pflag.FlagSet, o *server.ServingOptions) {
 		"the most concurrent HTTP/2 streams a client may open on one connection; 0 means 100")
 	fs.Float64Var(&o.GoawayChance, "goaway-chance", 0,
 		"the probability (0 to 0.02) that an HTTP/2 request's answer closes its connection, so that clients reconnect, through a load balancer, to other servers")
+	fs.Var(negatedBool{&o.DisableProfiling}, "profiling",
+		"serve Go's profiles at /debug/pprof/ (to cluster administrators, as RBAC allows nobody else)")
 	fs.Var(negatedBool{&o.DisablePriorityAndFairness}, "enable-priority-and-fairness",
 		"classify every request by FlowSchema into a priority level and queue it fairly for the level's seats (API Priority and Fairness); false uses the plain in-flight limits")
 	fs.Var(inflightFlag{&o.MaxRequestsInflight, 400}, "max-requests-inflight",

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -354,6 +355,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	maps.Copy(cfg.Extra, routes)
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
+	}
+	cfg.OnWatcherTerminated = terminatedWatchers(metricsReg)
+	if !o.Serving.DisableProfiling {
+		cfg.Extra["/debug/pprof/"] = http.HandlerFunc(pprof.Index)
+		for name, h := range map[string]http.HandlerFunc{"cmdline": pprof.Cmdline, "profile": pprof.Profile, "symbol": pprof.Symbol, "trace": pprof.Trace} {
+			cfg.Extra["/debug/pprof/"+name] = h
+		}
 	}
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)

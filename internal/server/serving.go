@@ -37,6 +37,10 @@ type ServingOptions struct {
 	// watches end on their own once the listener is closed before it ends
 	// them; 0 ends them at once.
 	ShutdownWatchTerminationGracePeriod time.Duration
+	// DisableProfiling is --profiling=false: no /debug/pprof/ (only
+	// cluster administrators may read it: RBAC grants the path to no
+	// other role).
+	DisableProfiling bool
 	// DisablePriorityAndFairness is --enable-priority-and-fairness=false:
 	// the plain in-flight limits instead of API Priority and Fairness.
 	DisablePriorityAndFairness bool

@@ -76,6 +76,10 @@ type ListOptions struct {
 	// StartKey, when set, is the first key of the page (inclusive); it must
 	// lie under the prefix. Used for continuation.
 	StartKey string
+	// NoRemainingCount says the caller needs More but not RemainingCount:
+	// a backend that counts the keys beyond the page by walking them may
+	// stop at the first (RemainingCount is then at least 1 when More).
+	NoRemainingCount bool
 }
 
 // ListResult is one page of a list.

@@ -70,7 +70,7 @@ func (s *Store) list(prefix string, opts storage.ListOptions) (res storage.ListR
 		start := max(prefix, opts.StartKey)
 		it := newSnapshotIter(tx.Bucket(bucketKV).Cursor(), prefix, start, fix)
 		var err error
-		res, err = readPage(it, opts.Limit)
+		res, err = readPage(it, opts.Limit, opts.NoRemainingCount)
 		res.Revision = rev
 		return err
 	})
@@ -105,7 +105,7 @@ func changedSince(log *bbolt.Bucket, prefix string, rev int64) (map[string]*stor
 }
 
 // readPage collects up to limit items (0: all) and counts the rest.
-func readPage(it *snapshotIter, limit int64) (storage.ListResult, error) {
+func readPage(it *snapshotIter, limit int64, noCount bool) (storage.ListResult, error) {
 	var res storage.ListResult
 	for {
 		key, raw, old, ok := it.next()
@@ -114,6 +114,9 @@ func readPage(it *snapshotIter, limit int64) (storage.ListResult, error) {
 		}
 		if limit > 0 && int64(len(res.Items)) == limit {
 			res.RemainingCount++
+			if noCount {
+				break // one key beyond the page is enough to know there is more
+			}
 			continue
 		}
 		kv := old

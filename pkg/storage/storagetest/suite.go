@@ -146,6 +146,11 @@ func listAllPages(t *testing.T, s storage.Store, prefix string, rev, limit int64
 			t.Errorf("List(%q, Revision %d, Limit %d, StartKey %q) = revision %d, more %v, remaining %d; want %d, %v, %d",
 				prefix, rev, limit, start, res.Revision, res.More, res.RemainingCount, all.Revision, remaining > 0, remaining)
 		}
+		uncounted := mustList(t, s, prefix, storage.ListOptions{Revision: rev, Limit: limit, StartKey: start, NoRemainingCount: true})
+		if !equalKVs(uncounted.Items, res.Items) || uncounted.More != res.More || res.More && uncounted.RemainingCount < 1 {
+			t.Errorf("List(%q, Revision %d, Limit %d, StartKey %q, NoRemainingCount) = %s, more %v, remaining %d; want %s, more %v",
+				prefix, rev, limit, start, fmtKVs(uncounted.Items), uncounted.More, uncounted.RemainingCount, fmtKVs(res.Items), res.More)
+		}
 		if !res.More || len(res.Items) == 0 {
 			return items
 		}
