@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -68,19 +67,11 @@ func BenchmarkCreateConfigMap_Watched(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					body := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%d"},"data":{"k":"v"}}`, n.Add(1))
-					resp, err := client.Post(url, "application/json", strings.NewReader(body))
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != 201 {
-						b.Errorf("create = %d", resp.StatusCode)
+					if !postConfigMap(b, client, url, n.Add(1)) {
 						return
 					}
 				}
+
 			})
 			elapsed := b.Elapsed()
 			want := int64(watchers) * n.Load()

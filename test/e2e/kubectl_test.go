@@ -106,7 +106,7 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"runtimeclasses", "leases", "roles", "rolebindings", "clusterroles", "clusterrolebindings",
 		"certificatesigningrequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
-		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io"}
+		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations"}
 	for _, r := range resources {
 		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)

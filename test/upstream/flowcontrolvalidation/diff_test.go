@@ -197,7 +197,7 @@ func (c *tally) count(w write, errs field.ErrorList) {
 	if c.firstErrors == nil {
 		c.firstErrors = map[string]int{}
 	}
-	c.firstErrors[fmt.Sprintf("%s %s", errs[0].Type, indexless(errs[0].Field))]++
+	c.firstErrors[fmt.Sprintf("%s %s", errs[0].Type, updiff.Indexless(errs[0].Field))]++
 }
 
 func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
@@ -218,7 +218,7 @@ func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
 			failed = true
 		}
 	}
-	u, o := describe(up.errs, w.old != nil), describe(our.errs, w.old != nil)
+	u, o := updiff.Describe(up.errs, w.old != nil), updiff.Describe(our.errs, w.old != nil)
 	if d := cmp.Diff(u, o); d != "" {
 		t.Errorf("%s: errors differ (-upstream +admitd):\n%s\nsent: %+v\nold: %+v", w.name, d, w.obj, w.old)
 		failed = true
@@ -232,45 +232,4 @@ func clearTypeMeta(objs ...runtime.Object) {
 	for _, o := range objs {
 		o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
-}
-
-// described are the errors of a write as compared: each as type, field,
-// detail and message; on update, metadata errors deduplicated and sorted
-// after the others.
-type described struct {
-	Errors   []string
-	Metadata []string
-}
-
-func describe(errs field.ErrorList, update bool) described {
-	var out described
-	for _, e := range errs {
-		s := fmt.Sprintf("%s|%s|%s|%s", e.Type, e.Field, e.Detail, e.Error())
-		if update && strings.HasPrefix(e.Field, "metadata") {
-			if !slices.Contains(out.Metadata, s) {
-				out.Metadata = append(out.Metadata, s)
-			}
-			continue
-		}
-		out.Errors = append(out.Errors, s)
-	}
-	slices.Sort(out.Metadata)
-	return out
-}
-
-func indexless(path string) string {
-	var b strings.Builder
-	skip := false
-	for _, r := range path {
-		switch {
-		case r == '[':
-			skip = true
-		case r == ']':
-			skip = false
-			b.WriteString("[i]")
-		case !skip:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }

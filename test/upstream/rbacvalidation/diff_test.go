@@ -173,14 +173,14 @@ func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
 		if c.firstErrors == nil {
 			c.firstErrors = map[string]int{}
 		}
-		c.firstErrors[fmt.Sprintf("%s %s", up.errs[0].Type, indexless(up.errs[0].Field))]++
+		c.firstErrors[fmt.Sprintf("%s %s", up.errs[0].Type, updiff.Indexless(up.errs[0].Field))]++
 	}
 	failed := false
 	if d := cmp.Diff(up.defaulted, our.defaulted); d != "" {
 		t.Errorf("%s: defaulted object differs (-upstream +admitd):\n%s", w.name, d)
 		failed = true
 	}
-	u, o := describe(up.errs, w.old != nil), describe(our.errs, w.old != nil)
+	u, o := updiff.Describe(up.errs, w.old != nil), updiff.Describe(our.errs, w.old != nil)
 	if d := cmp.Diff(u, o); d != "" {
 		t.Errorf("%s: errors differ (-upstream +admitd):\n%s\nsent: %+v\nold: %+v", w.name, d, w.obj, w.old)
 		failed = true
@@ -188,47 +188,6 @@ func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
 	if failed {
 		c.mismatches++
 	}
-}
-
-// described are the errors of a write as compared: each as type, field,
-// detail and message; on update, metadata errors deduplicated and sorted
-// after the others.
-type described struct {
-	Errors   []string
-	Metadata []string
-}
-
-func describe(errs field.ErrorList, update bool) described {
-	var out described
-	for _, e := range errs {
-		s := fmt.Sprintf("%s|%s|%s|%s", e.Type, e.Field, e.Detail, e.Error())
-		if update && strings.HasPrefix(e.Field, "metadata") {
-			if !slices.Contains(out.Metadata, s) {
-				out.Metadata = append(out.Metadata, s)
-			}
-			continue
-		}
-		out.Errors = append(out.Errors, s)
-	}
-	slices.Sort(out.Metadata)
-	return out
-}
-
-func indexless(path string) string {
-	var b strings.Builder
-	skip := false
-	for _, r := range path {
-		switch {
-		case r == '[':
-			skip = true
-		case r == ']':
-			skip = false
-			b.WriteString("[i]")
-		case !skip:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 func kindOf(obj runtime.Object) string {
