@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -40,10 +41,10 @@ type cachedItem struct {
 	labels labels.Set
 }
 
-func (c *itemCache) get(res *registry.Resource, kv storage.KeyValue) *cachedItem {
+func (c *itemCache) get(res *registry.Resource, key string, rev int64) *cachedItem {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if it := c.m[itemKey{res, kv.Key}]; it != nil && it.rev == kv.ModRevision {
+	if it := c.m[itemKey{res, key}]; it != nil && it.rev == rev {
 		return it
 	}
 	return nil
@@ -83,21 +84,40 @@ func listItemJSON(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 
 // cachedItemsTaker takes a page's items for a JSON list through the item
 // cache: emit gets each matching item's JSON. Only label selectors are
-// answered from the cache; a field selector decodes every item.
-func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, lq *listQuery, emit func([]byte) error) pageTaker {
+// answered from the cache; a field selector decodes every item. have tells
+// storage which values need not be read: those the cache holds at the
+// revision read (held from that moment, so that the cache starting over
+// meanwhile loses nothing).
+func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, lq *listQuery, emit func([]byte) error) (take pageTaker, have func(string, int64) bool) {
 	useCache := cacheable(res) && lq.filter.fields.Empty()
-	return func(page storage.ListResult, want int64) (int64, int, error) {
+	held := map[string]*cachedItem{}
+	if useCache {
+		have = func(key string, rev int64) bool {
+			if it := s.items.get(res, key, rev); it != nil {
+				held[key] = it
+				return true
+			}
+			return false
+		}
+	}
+	take = func(page storage.ListResult, want int64) (int64, int, error) {
 		items := make([]*cachedItem, len(page.Items))
 		var missing []storage.KeyValue
 		var at []int
 		for i, kv := range page.Items {
-			if useCache {
-				items[i] = s.items.get(res, kv)
+			if it := held[kv.Key]; it != nil && it.rev == kv.ModRevision {
+				items[i] = it
+			} else if useCache {
+				items[i] = s.items.get(res, kv.Key, kv.ModRevision)
 			}
 			if items[i] == nil {
+				if kv.Value == nil { // promised but gone: cannot be
+					return 0, -1, fmt.Errorf("list of %s: no value for %s", res.Resource, kv.Key)
+				}
 				missing, at = append(missing, kv), append(at, i)
 			}
 		}
+		clear(held)
 		if len(missing) > 0 {
 			objs, err := layout.DecodeAll(ctx, res, missing)
 			if err != nil {
@@ -131,6 +151,7 @@ func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, l
 		}
 		return taken, -1, nil
 	}
+	return take, have
 }
 
 // encodeItem encodes obj as a list item; nil when a field selector drops

@@ -109,7 +109,7 @@ func (s *Server) listObjects(ctx context.Context, res *registry.Resource, namesp
 // object.
 func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery, pageSize int64,
 	started func(resourceVersion string) error, each func(runtime.Object) error) (metav1.ListMeta, error) {
-	return s.scanPages(ctx, res, namespace, lq, pageSize, started, func(page storage.ListResult, want int64) (int64, int, error) {
+	return s.scanPages(ctx, res, namespace, lq, pageSize, started, nil, func(page storage.ListResult, want int64) (int64, int, error) {
 		objs, err := layout.DecodeAll(ctx, res, page.Items)
 		if err != nil {
 			return 0, -1, err
@@ -137,15 +137,17 @@ func (s *Server) scanList(ctx context.Context, res *registry.Resource, namespace
 type pageTaker func(page storage.ListResult, want int64) (taken int64, last int, err error)
 
 // scanPages reads the pages of a list at one revision and gives each to
-// take, as scanList describes.
+// take, as scanList describes; have, when set, tells storage which values
+// the taker already has (storage.ListOptions.HaveValue).
 func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespace string, lq *listQuery, pageSize int64,
-	started func(resourceVersion string) error, take pageTaker) (metav1.ListMeta, error) {
+	started func(resourceVersion string) error, have func(key string, rev int64) bool, take pageTaker) (metav1.ListMeta, error) {
 	prefix := layout.ListPrefix(res, namespace)
 	var lm metav1.ListMeta
 	opts, err := storageListOptions(prefix, lq)
 	if err != nil {
 		return lm, err
 	}
+	opts.HaveValue = have
 	given := int64(0)
 	if lq.limit > 0 {
 		pageSize = lq.limit

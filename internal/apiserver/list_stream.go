@@ -35,7 +35,8 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 	if lq.limit > 0 {
 		var body bytes.Buffer
 		items.w = &body
-		lm, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, 0, nil, s.cachedItemsTaker(r.Context(), res, lq, items.write))
+		take, have := s.cachedItemsTaker(r.Context(), res, lq, items.write)
+		lm, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, 0, nil, have, take)
 		if err != nil {
 			writeError(w, r, err)
 			return
@@ -63,10 +64,11 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		begin()
 		return items.write(item)
 	}
+	take, have := s.cachedItemsTaker(r.Context(), res, lq, emit)
 	_, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(v string) error {
 		rv = v
 		return nil
-	}, s.cachedItemsTaker(r.Context(), res, lq, emit))
+	}, have, take)
 	switch {
 	case err != nil && !begun:
 		writeError(w, r, err)

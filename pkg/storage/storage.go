@@ -80,6 +80,12 @@ type ListOptions struct {
 	// a backend that counts the keys beyond the page by walking them may
 	// stop at the first (RemainingCount is then at least 1 when More).
 	NoRemainingCount bool
+	// HaveValue, when set, is asked (during List, one call at a time)
+	// about each key of the page with its ModRevision; when it answers
+	// true the caller already has that value, and the backend may leave
+	// the item's Value nil rather than copy it. A backend that cannot
+	// skip values ignores it.
+	HaveValue func(key string, modRevision int64) bool
 }
 
 // ListResult is one page of a list.

@@ -60,6 +60,19 @@ func decodeRecord(key string, b []byte) (storage.KeyValue, error) {
 	}, nil
 }
 
+// decodeRecordHaving is decodeRecord without copying the value when have
+// says the caller already has it at the record's revision.
+func decodeRecordHaving(key string, b []byte, have func(string, int64) bool) (storage.KeyValue, error) {
+	if have == nil || len(b) < recordHeader {
+		return decodeRecord(key, b)
+	}
+	modRev := int64(binary.BigEndian.Uint64(b[8:]))
+	if !have(key, modRev) {
+		return decodeRecord(key, b)
+	}
+	return storage.KeyValue{Key: key, CreateRevision: int64(binary.BigEndian.Uint64(b)), ModRevision: modRev}, nil
+}
+
 // Log entry flags.
 const (
 	flagDelete  = 1 << 0

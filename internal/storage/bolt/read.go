@@ -70,7 +70,7 @@ func (s *Store) list(prefix string, opts storage.ListOptions) (res storage.ListR
 		start := max(prefix, opts.StartKey)
 		it := newSnapshotIter(tx.Bucket(bucketKV).Cursor(), prefix, start, fix)
 		var err error
-		res, err = readPage(it, opts.Limit, opts.NoRemainingCount)
+		res, err = readPage(it, opts.Limit, opts.NoRemainingCount, opts.HaveValue)
 		res.Revision = rev
 		return err
 	})
@@ -105,7 +105,7 @@ func changedSince(log *bbolt.Bucket, prefix string, rev int64) (map[string]*stor
 }
 
 // readPage collects up to limit items (0: all) and counts the rest.
-func readPage(it *snapshotIter, limit int64, noCount bool) (storage.ListResult, error) {
+func readPage(it *snapshotIter, limit int64, noCount bool, have func(string, int64) bool) (storage.ListResult, error) {
 	var res storage.ListResult
 	for {
 		key, raw, old, ok := it.next()
@@ -121,7 +121,7 @@ func readPage(it *snapshotIter, limit int64, noCount bool) (storage.ListResult, 
 		}
 		kv := old
 		if kv == nil {
-			decoded, err := decodeRecord(key, raw)
+			decoded, err := decodeRecordHaving(key, raw, have)
 			if err != nil {
 				return storage.ListResult{}, err
 			}

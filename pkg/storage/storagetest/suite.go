@@ -146,6 +146,7 @@ func listAllPages(t *testing.T, s storage.Store, prefix string, rev, limit int64
 			t.Errorf("List(%q, Revision %d, Limit %d, StartKey %q) = revision %d, more %v, remaining %d; want %d, %v, %d",
 				prefix, rev, limit, start, res.Revision, res.More, res.RemainingCount, all.Revision, remaining > 0, remaining)
 		}
+		checkHaveValue(t, s, prefix, storage.ListOptions{Revision: rev, Limit: limit, StartKey: start}, res)
 		uncounted := mustList(t, s, prefix, storage.ListOptions{Revision: rev, Limit: limit, StartKey: start, NoRemainingCount: true})
 		if !equalKVs(uncounted.Items, res.Items) || uncounted.More != res.More || res.More && uncounted.RemainingCount < 1 {
 			t.Errorf("List(%q, Revision %d, Limit %d, StartKey %q, NoRemainingCount) = %s, more %v, remaining %d; want %s, more %v",
@@ -158,6 +159,31 @@ func listAllPages(t *testing.T, s storage.Store, prefix string, rev, limit int64
 	}
 	t.Errorf("List(%q) in pages of %d did not end", prefix, limit)
 	return items
+}
+
+// checkHaveValue lists opts again, saying the caller has every other value:
+// the same keys and revisions, each value either as in want or (when said
+// to be had) nil, and HaveValue asked with the revisions listed.
+func checkHaveValue(t *testing.T, s storage.Store, prefix string, opts storage.ListOptions, want storage.ListResult) {
+	t.Helper()
+	asked := map[string]int64{}
+	opts.HaveValue = func(key string, rev int64) bool {
+		asked[key] = rev
+		return len(asked)%2 == 0
+	}
+	got := mustList(t, s, prefix, opts)
+	if len(got.Items) != len(want.Items) || got.More != want.More {
+		t.Errorf("List(%q, %+v with HaveValue) = %d items, more %v; want %d, %v", prefix, opts, len(got.Items), got.More, len(want.Items), want.More)
+		return
+	}
+	for i, kv := range got.Items {
+		w := want.Items[i]
+		skipped := kv.Value == nil && w.Value != nil
+		if kv.Key != w.Key || kv.ModRevision != w.ModRevision || kv.CreateRevision != w.CreateRevision ||
+			!skipped && string(kv.Value) != string(w.Value) || skipped && asked[kv.Key] != kv.ModRevision {
+			t.Errorf("List(%q with HaveValue) item %d = %s, want %s (asked about revision %d)", prefix, i, fmtKVs([]storage.KeyValue{kv}), fmtKVs([]storage.KeyValue{w}), asked[kv.Key])
+		}
+	}
 }
 
 func mustList(t *testing.T, s storage.Store, prefix string, opts storage.ListOptions) storage.ListResult {
