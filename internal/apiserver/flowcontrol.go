@@ -91,10 +91,8 @@ func refuseTooManyRequests(w http.ResponseWriter, retryAfter int64) {
 // hold in memory, at most 100 (and the level's own bound); everything else
 // one seat.
 const (
-	bytesPerSeat     = 100_000
-	maxListSeats     = 100
-	staleObjectCount = 1_000_000_000
-	maxObjectBytes   = 1_500_000
+	bytesPerSeat = 100_000
+	maxListSeats = 100
 )
 
 func (s *Server) estimateSeats(r *http.Request, rq *request, maxSeats int) int {

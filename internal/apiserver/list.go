@@ -152,6 +152,8 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 	if lq.limit > 0 {
 		pageSize = lq.limit
 	}
+	stats := listStats{whole: opts.StartKey == ""}
+	defer func() { stats.record(s, res) }()
 	for first := true; ; first = false {
 		opts.Limit = pageSize
 		// only a limited, unfiltered list tells its remaining count
@@ -169,9 +171,7 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 		if err != nil {
 			return lm, listError(err, lq)
 		}
-		if opts.StartKey == "" {
-			s.observeObjectStats(res, page)
-		}
+		stats.page(page, !opts.NoRemainingCount)
 		opts.Revision = page.Revision
 		lm.ResourceVersion = strconv.FormatInt(page.Revision, 10)
 		if first && started != nil {
@@ -205,19 +205,40 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 	}
 }
 
-// observeObjectStats records the object count and average size a list's
-// first page shows, for flow control's seat estimates.
-func (s *Server) observeObjectStats(res *registry.Resource, page storage.ListResult) {
-	if len(page.Items) == 0 {
-		return
-	}
-	var bytes int64
+// listStats is what a list learns of its resource's objects, for flow
+// control's seat estimates: their count, when the list read from the
+// first key to the last or storage counted the rest, and their average
+// stored size, over the values it read.
+type listStats struct {
+	whole         bool // started at the first key
+	keys          int64
+	count         int64 // 0: unknown
+	valued, bytes int64
+}
+
+func (ls *listStats) page(page storage.ListResult, counted bool) {
+	ls.keys += int64(len(page.Items))
 	for _, kv := range page.Items {
-		bytes += int64(len(kv.Value))
+		if kv.Value != nil {
+			ls.valued++
+			ls.bytes += int64(len(kv.Value))
+		}
 	}
-	n := int64(len(page.Items))
-	count := n + page.RemainingCount
-	s.objectStats.observe(res.Group, res.Resource, count, bytes*count/n, s.cfg.Now())
+	switch {
+	case !ls.whole:
+	case !page.More:
+		ls.count = ls.keys
+	case counted:
+		ls.count = ls.keys + page.RemainingCount
+	}
+}
+
+func (ls *listStats) record(s *Server, res *registry.Resource) {
+	avg := int64(-1)
+	if ls.valued > 0 {
+		avg = ls.bytes / ls.valued
+	}
+	s.objectStats.observe(res.Group, res.Resource, ls.count, avg, s.cfg.Now())
 }
 
 // maxListPage is the largest page upstream's storage reads while a

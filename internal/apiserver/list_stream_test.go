@@ -58,6 +58,13 @@ func testStreamedList(t *testing.T, ts *testServer) {
 		if got.Code != http.StatusOK {
 			t.Fatalf("?%s = %d %s", query, got.Code, got.Body)
 		}
+		if query == "" {
+			// flow control's seat estimate learns the resource's size from
+			// a list of several pages, whatever the item cache held
+			if count, avg, ok := ts.s.objectStats.get("", "configmaps"); !ok || count != 2*listStreamPage+7 || avg < 100 {
+				t.Errorf("object stats after a list: count %d, average %d bytes, known %v; want %d, > 100", count, avg, ok, 2*listStreamPage+7)
+			}
+		}
 		var meta struct {
 			Metadata struct {
 				ResourceVersion, Continue string

@@ -25,7 +25,9 @@ type objectStat struct {
 	at       time.Time
 }
 
-func (o *objectStats) observe(group, resource string, count, bytes int64, now time.Time) {
+// observe records a list's count (0: unknown) and average object size
+// (negative: unknown; the last known one stays).
+func (o *objectStats) observe(group, resource string, count, avgBytes int64, now time.Time) {
 	if count <= 0 {
 		return
 	}
@@ -39,7 +41,10 @@ func (o *objectStats) observe(group, resource string, count, bytes int64, now ti
 	if ok && now.Sub(old.at) < objectStatsTTL && old.count > count {
 		return
 	}
-	o.m[k] = objectStat{count: count, avgBytes: bytes / count, at: now}
+	if avgBytes < 0 {
+		avgBytes = old.avgBytes
+	}
+	o.m[k] = objectStat{count: count, avgBytes: avgBytes, at: now}
 }
 
 func (o *objectStats) get(group, resource string) (count, avgBytes int64, known bool) {

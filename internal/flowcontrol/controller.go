@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
@@ -60,7 +61,9 @@ type level struct {
 	// watermark, and the smoothed envelope of its mean plus deviation.
 	peak     float64
 	smoothed float64
-	counts   levelCounts
+	// exemptExecuting counts the requests an exempt level serves (the
+	// debug dump's; a limited level's queue set counts its own).
+	exemptExecuting atomic.Int64
 }
 
 // New returns a controller holding only the mandatory configuration until
@@ -151,7 +154,7 @@ func (c *Controller) configureQueues(l *level) {
 	}
 	if l.queues == nil || shape != l.shape {
 		l.shape = shape
-		l.queues = newQueueSet(c.now, shape[0], shape[1], shape[2], l.current, l.demand, &l.counts)
+		l.queues = newQueueSet(c.now, shape[0], shape[1], shape[2], l.current, l.demand)
 	}
 }
 
@@ -275,7 +278,7 @@ func (a *Admission) Release() {
 	if a.ticket != nil {
 		a.ticket.finish()
 	} else {
-		a.level.counts.executingDone(a.Seats)
+		a.level.exemptExecuting.Add(-1)
 	}
 	a.flow.executingDone(a.Seats)
 }
@@ -301,7 +304,7 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 
 	if l.exempt || qs == nil {
 		a.Seats = 1
-		l.counts.executingStart(1)
+		l.exemptExecuting.Add(1)
 		a.flow.dispatched.Inc()
 		a.flow.executingStart(1)
 		return a, nil
@@ -309,7 +312,7 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 	a.Seats = max(1, estimate(a.Classification, maxSeats))
 	var hash uint64
 	if a.distinguisherIsSet {
-		hash = flowHash(a.FlowSchema, a.FlowDistinguisher)
+		hash = FlowHash(a.FlowSchema, a.FlowDistinguisher)
 	}
 	start := c.now()
 	t, reason := qs.acquire(ctx, a.Seats, hash, waitLimit, a.flow)

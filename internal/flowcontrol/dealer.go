@@ -6,13 +6,10 @@ import (
 	"math"
 )
 
-// flowHash identifies a flow (a schema and its distinguisher) as upstream
+// FlowHash identifies a flow (a schema and its distinguisher) as upstream
 // hashes it: the first eight bytes, little-endian, of the SHA-256 of the
 // schema name, a zero byte and the distinguisher. Equal hashes deal equal
 // hands, so one flow always lands in the same few queues.
-func flowHash(schema, distinguisher string) uint64 { return FlowHash(schema, distinguisher) }
-
-// FlowHash is flowHash, exported for the differential tests.
 func FlowHash(schema, distinguisher string) uint64 {
 	h := sha256.New()
 	h.Write([]byte(schema))
@@ -22,14 +19,11 @@ func FlowHash(schema, distinguisher string) uint64 {
 	return binary.LittleEndian.Uint64(h.Sum(sum[:0]))
 }
 
-// dealHand fills hand (len(hand) ≤ deckSize) with distinct queue indices
+// DealHand fills hand (len(hand) ≤ deckSize) with distinct queue indices
 // below deckSize drawn from hash: hash is read as a mixed-radix number whose
 // i-th digit (radix deckSize-i) picks among the cards not yet dealt. The
 // same hash always deals the same hand, in the same order, as upstream's
 // dealer.
-func dealHand(hash uint64, deckSize int, hand []int) { DealHand(hash, deckSize, hand) }
-
-// DealHand is dealHand, exported for the differential tests.
 func DealHand(hash uint64, deckSize int, hand []int) {
 	var digits [maxHandSize]int
 	n := len(hand)

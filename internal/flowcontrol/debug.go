@@ -77,7 +77,7 @@ func (l *level) dump() queueSetDump {
 		return queueSetDump{}
 	}
 	if l.queues == nil {
-		return queueSetDump{executing: int(l.counts.executingRequests.Load())}
+		return queueSetDump{executing: int(l.exemptExecuting.Load())}
 	}
 	return l.queues.dump()
 }

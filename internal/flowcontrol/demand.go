@@ -3,7 +3,6 @@ package flowcontrol
 import (
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -58,31 +57,4 @@ func (d *demandStats) reset(now time.Time) demandPeriod {
 	}
 	d.start, d.integral, d.squares, d.max = now, 0, 0, d.value
 	return p
-}
-
-// levelCounts are a level's live counts, read by the metrics.
-type levelCounts struct {
-	executingRequests atomic.Int64
-	executingSeats    atomic.Int64
-	waitingRequests   atomic.Int64
-}
-
-func (c *levelCounts) executingStart(seats int) {
-	if c != nil {
-		c.executingRequests.Add(1)
-		c.executingSeats.Add(int64(seats))
-	}
-}
-
-func (c *levelCounts) executingDone(seats int) {
-	if c != nil {
-		c.executingRequests.Add(-1)
-		c.executingSeats.Add(-int64(seats))
-	}
-}
-
-func (c *levelCounts) waitingDelta(d int64) {
-	if c != nil {
-		c.waitingRequests.Add(d)
-	}
 }

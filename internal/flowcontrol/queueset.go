@@ -47,7 +47,6 @@ type queueSet struct {
 	enqueues     int
 
 	demand *demandStats
-	counts *levelCounts
 	// totals for the debug dump
 	dispatched, rejected, timedOut, cancelled int
 }
@@ -80,9 +79,9 @@ type ticket struct {
 	flow *flowMetrics
 }
 
-func newQueueSet(now func() time.Time, queues, handSize, queueLengthLimit, limit int, demand *demandStats, counts *levelCounts) *queueSet {
+func newQueueSet(now func() time.Time, queues, handSize, queueLengthLimit, limit int, demand *demandStats) *queueSet {
 	qs := &queueSet{now: now, handSize: handSize, queueLengthLimit: queueLengthLimit, limit: limit,
-		lastSync: now(), demand: demand, counts: counts}
+		lastSync: now(), demand: demand}
 	for i := 0; i < queues; i++ {
 		qs.queues = append(qs.queues, &queue{index: i})
 	}
@@ -178,7 +177,6 @@ func (t *ticket) finish() {
 		qs.boundNextDispatch(q)
 		qs.noteActivity(q, wasActive)
 	}
-	qs.counts.executingDone(t.seats)
 	qs.noteDemand()
 	qs.dispatchWhatFits()
 }
@@ -188,7 +186,7 @@ func (t *ticket) finish() {
 func (qs *queueSet) chooseQueue(hash uint64) *queue {
 	var buf [maxHandSize]int
 	hand := buf[:qs.handSize]
-	dealHand(hash, len(qs.queues), hand)
+	DealHand(hash, len(qs.queues), hand)
 	offset := qs.enqueues % len(hand)
 	qs.enqueues++
 	var best *queue
@@ -212,7 +210,6 @@ func (qs *queueSet) enqueue(q *queue, t *ticket) {
 	q.waitingSeats += t.seats
 	qs.waiting++
 	qs.waitingSeats += t.seats
-	qs.counts.waitingDelta(1)
 	t.flow.queued(1)
 	qs.noteActivity(q, wasActive)
 	qs.boundNextDispatch(q)
@@ -227,7 +224,6 @@ func (qs *queueSet) dequeue(t *ticket) {
 	q.waitingSeats -= t.seats
 	qs.waiting--
 	qs.waitingSeats -= t.seats
-	qs.counts.waitingDelta(-1)
 	t.flow.queued(-1)
 	qs.noteActivity(q, wasActive)
 	qs.noteDemand()
@@ -247,7 +243,6 @@ func (qs *queueSet) seat(t *ticket) {
 	t.executing, t.started = true, qs.now()
 	qs.executing++
 	qs.seatsInUse += t.seats
-	qs.counts.executingStart(t.seats)
 	qs.noteDemand()
 }
 

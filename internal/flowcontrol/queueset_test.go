@@ -11,7 +11,7 @@ import (
 func TestDealHandDealsDistinctCards(t *testing.T) {
 	hand := make([]int, 6)
 	for hash := uint64(0); hash < 20000; hash += 7 {
-		dealHand(hash*0x9e3779b97f4a7c15, 128, hand)
+		DealHand(hash*0x9e3779b97f4a7c15, 128, hand)
 		seen := map[int]bool{}
 		for _, c := range hand {
 			if c < 0 || c >= 128 || seen[c] {
@@ -22,9 +22,9 @@ func TestDealHandDealsDistinctCards(t *testing.T) {
 	}
 	// mixed radix: 5 = 1×4 + 1 (digits 1, 1) → cards 1, then 2
 	two := make([]int, 2)
-	dealHand(5, 4, two)
+	DealHand(5, 4, two)
 	if !slices.Equal(two, []int{1, 2}) {
-		t.Errorf("dealHand(5, 4) = %v, want [1 2]", two)
+		t.Errorf("DealHand(5, 4) = %v, want [1 2]", two)
 	}
 }
 
@@ -50,7 +50,7 @@ func waitQueued(t *testing.T, qs *queueSet, n int) {
 // them: the second flow is served as soon as the first flow's queue has
 // had its turn.
 func TestFairQueuingInterleavesFlows(t *testing.T) {
-	qs := newQueueSet(time.Now, 8, 1, 50, 1, nil, nil)
+	qs := newQueueSet(time.Now, 8, 1, 50, 1, nil)
 	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
 	var mu sync.Mutex
 	var order []string
@@ -86,7 +86,7 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 }
 
 func TestQueueFullAndTimeout(t *testing.T) {
-	qs := newQueueSet(time.Now, 1, 1, 2, 1, nil, nil)
+	qs := newQueueSet(time.Now, 1, 1, 2, 1, nil)
 	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -125,7 +125,7 @@ func TestQueueFullAndTimeout(t *testing.T) {
 // TestWideRequestRunsAlone: a request wider than the limit starts when
 // nothing else runs.
 func TestWideRequestRunsAlone(t *testing.T) {
-	qs := newQueueSet(time.Now, 4, 2, 10, 5, nil, nil)
+	qs := newQueueSet(time.Now, 4, 2, 10, 5, nil)
 	wide, _ := qs.acquire(context.Background(), 20, 3, time.Minute, nil)
 	if wide == nil {
 		t.Fatal("a wide request on an idle level waits")
