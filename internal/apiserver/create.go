@@ -47,7 +47,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, err)
 		return
 	}
-	rq.event.RequestObject = obj.DeepCopyObject()
+	s.keepRequestObject(rq, obj)
 	dedupOwnerReferences(obj, rq.record, false)
 	ctx, timedOut, cancel := writeDeadline(r.Context())
 	defer cancel()

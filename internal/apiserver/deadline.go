@@ -84,26 +84,52 @@ func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
 func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, serve func(http.ResponseWriter, *http.Request)) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	tw := &timeoutWriter{w: w, ctx: ctx}
-	done := make(chan any, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- panicValue{p}
-				return
-			}
-			done <- nil
-		}()
-		serve(tw, r.WithContext(ctx))
-	}()
+	run := deadlineRuns.Get().(*deadlineRun)
+	run.tw.w, run.tw.ctx = w, ctx
+	run.serve, run.r = serve, r.WithContext(ctx)
+	go run.run()
 	select {
-	case v := <-done:
+	case v := <-run.done:
 		if p, ok := v.(panicValue); ok {
 			panic(p.value)
 		}
+		run.reuse()
 	case <-ctx.Done():
-		tw.timeout()
+		run.tw.timeout()
 	}
+}
+
+// deadlineRun is one request served within its deadline: its writer and
+// the channel its handler's end is told on. A run whose handler ended
+// before the deadline is used again; one that timed out is left to its
+// handler, which may still hold the writer.
+type deadlineRun struct {
+	tw    timeoutWriter
+	done  chan any
+	serve func(http.ResponseWriter, *http.Request)
+	r     *http.Request
+}
+
+var deadlineRuns = sync.Pool{New: func() any { return &deadlineRun{done: make(chan any, 1)} }}
+
+func (run *deadlineRun) run() {
+	defer func() {
+		if p := recover(); p != nil {
+			run.done <- panicValue{p}
+			return
+		}
+		run.done <- nil
+	}()
+	run.serve(&run.tw, run.r)
+}
+
+// reuse puts the run back in the pool once its handler has ended.
+func (run *deadlineRun) reuse() {
+	header := run.tw.header
+	clear(header)
+	run.tw = timeoutWriter{header: header}
+	run.serve, run.r = nil, nil
+	deadlineRuns.Put(run)
 }
 
 type panicValue struct{ value any }

@@ -76,8 +76,7 @@ func (s *Server) flowWaitLimit(r *http.Request) time.Duration {
 
 func setFlowHeaders(w http.ResponseWriter, cl flowcontrol.Classification) {
 	h := w.Header()
-	h[headerPriorityLevelUID] = []string{string(cl.PriorityLevelUID)}
-	h[headerFlowSchemaUID] = []string{string(cl.FlowSchemaUID)}
+	h[headerFlowSchemaUID], h[headerPriorityLevelUID] = cl.UIDHeaderValues()
 }
 
 // refuseTooManyRequests is upstream's refusal: plain text, not a Status.

@@ -112,6 +112,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serveWithDeadline(w, r, timeout, func(w http.ResponseWriter, r *http.Request) { s.serveRequest(w, r, info) })
 }
 
+// keepRequestObject copies the decoded body into the request's event when
+// the audit log may record it.
+func (s *Server) keepRequestObject(rq *request, obj runtime.Object) {
+	if s.cfg.KeepRequestObjects {
+		rq.event.RequestObject = obj.DeepCopyObject()
+	}
+}
+
 // serveRequest authenticates, authorizes, routes and serves one request.
 func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requestInfo) {
 	if r.Method != http.MethodGet {

@@ -63,7 +63,7 @@ func (s *Server) review(r *http.Request, rq *request, res *registry.Resource, rv
 	if err != nil {
 		return nil, err
 	}
-	rq.event.RequestObject = obj.DeepCopyObject()
+	s.keepRequestObject(rq, obj)
 	if err := ensureNamespace(objectNamespace(res, rq.info.Namespace), accessor(obj)); err != nil {
 		return nil, err
 	}

@@ -103,6 +103,9 @@ type Config struct {
 	Ready func() bool
 	// OnRequestDone, when set, is called after every API request (audit).
 	OnRequestDone func(ctx context.Context, ev *RequestEvent)
+	// KeepRequestObjects puts a copy of each decoded request body in its
+	// RequestEvent (for the audit log); off, RequestObject stays nil.
+	KeepRequestObjects bool
 	// Observers see every successful write that is not a dry run, before
 	// it returns, in order. None by default: even custom resources are
 	// served only with CustomResourceSync among them.

@@ -96,7 +96,7 @@ func (s *Server) subCreate(r *http.Request, rq *request, res *registry.Resource,
 	if name == "" {
 		name = m.GetName()
 	}
-	rq.event.RequestObject = obj.DeepCopyObject()
+	s.keepRequestObject(rq, obj)
 	attrs := s.attributes(rq, res, admission.Create, name, obj, nil, opts, len(opts.DryRun) > 0)
 	if rq.info.Subresource == "" {
 		attrs.Kind = res.GroupVersionKind()

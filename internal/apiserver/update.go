@@ -43,7 +43,7 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, errBadRequest("the name of the object (%s) does not match the name on the URL (%s)", n, rq.info.Name))
 		return
 	}
-	rq.event.RequestObject = body.DeepCopyObject()
+	s.keepRequestObject(rq, body)
 	dedupOwnerReferences(body, rq.record, false)
 	next := func(runtime.Object) (runtime.Object, error) { return body.DeepCopyObject(), nil }
 	ctx, timedOut, cancel := writeDeadline(r.Context())

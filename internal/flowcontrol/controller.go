@@ -40,6 +40,9 @@ type Controller struct {
 	mu      sync.RWMutex
 	schemas []*flowcontrolv1.FlowSchema // in matching order
 	levels  map[string]*level
+	// uidValues holds each schema's and level's UID as the one-element
+	// header value every answer carries, made once per configuration.
+	uidValues map[types.UID][]string
 }
 
 // level is one priority level's state.
@@ -96,7 +99,21 @@ func (c *Controller) Configure(pls []*flowcontrolv1.PriorityLevelConfiguration, 
 	}
 	c.configureLevels(desired)
 	c.schemas = c.matchingOrder(fss)
+	c.uidValues = uidHeaderValues(c.schemas, c.levels)
 	c.adjustBorrowing(false)
+}
+
+// uidHeaderValues is the header value of every schema's and level's UID,
+// each capped at its length so that an append never writes into it.
+func uidHeaderValues(schemas []*flowcontrolv1.FlowSchema, levels map[string]*level) map[types.UID][]string {
+	values := make(map[types.UID][]string, len(schemas)+len(levels))
+	for _, fs := range schemas {
+		values[fs.UID] = []string{string(fs.UID)}[:1:1]
+	}
+	for _, l := range levels {
+		values[l.pl.UID] = []string{string(l.pl.UID)}[:1:1]
+	}
+	return values
 }
 
 // configureLevels computes each level's limits from its shares.
@@ -220,6 +237,22 @@ type Classification struct {
 	FlowDistinguisher  string
 	Exempt             bool
 	distinguisherIsSet bool
+	// uidValues are the schema's and the level's UIDs as header values.
+	uidValues [2][]string
+}
+
+// UIDHeaderValues are the values of the X-Kubernetes-PF-FlowSchema-UID and
+// X-Kubernetes-PF-PriorityLevel-UID headers, shared by every answer of the
+// configuration: a caller may replace them but not write into them.
+func (cl Classification) UIDHeaderValues() (flowSchema, priorityLevel []string) {
+	flowSchema, priorityLevel = cl.uidValues[0], cl.uidValues[1]
+	if flowSchema == nil {
+		flowSchema = []string{string(cl.FlowSchemaUID)}
+	}
+	if priorityLevel == nil {
+		priorityLevel = []string{string(cl.PriorityLevelUID)}
+	}
+	return flowSchema, priorityLevel
 }
 
 // classify returns the first schema matching d and its level.
@@ -241,11 +274,12 @@ func (c *Controller) Classify(d *Digest) Classification {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	fs, l := c.classifyLocked(d)
-	return classification(d, fs, l)
+	return c.classification(d, fs, l)
 }
 
-func classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *level) Classification {
-	cl := Classification{FlowSchema: fs.Name, FlowSchemaUID: fs.UID, PriorityLevel: l.pl.Name, PriorityLevelUID: l.pl.UID, Exempt: l.exempt}
+func (c *Controller) classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *level) Classification {
+	cl := Classification{FlowSchema: fs.Name, FlowSchemaUID: fs.UID, PriorityLevel: l.pl.Name, PriorityLevelUID: l.pl.UID, Exempt: l.exempt,
+		uidValues: [2][]string{c.uidValues[fs.UID], c.uidValues[l.pl.UID]}}
 	if l.queues != nil && len(l.queues.queues) > 1 {
 		cl.FlowDistinguisher, cl.distinguisherIsSet = distinguisher(d, fs.Spec.DistinguisherMethod), true
 	}
@@ -296,13 +330,12 @@ type Rejection struct {
 func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Duration, estimate Estimator) (a Admission, rejection *Rejection) {
 	c.mu.RLock()
 	fs, l := c.classifyLocked(d)
-	a.Classification = classification(d, fs, l)
-	qs := l.queues
-	maxSeats := l.maxSeats
+	a.Classification = c.classification(d, fs, l)
+	qs, maxSeats, exempt := l.queues, l.maxSeats, l.exempt
 	c.mu.RUnlock()
 	a.flow, a.level = c.metrics.forFlow(&a.Classification), l
 
-	if l.exempt || qs == nil {
+	if exempt || qs == nil {
 		a.Seats = 1
 		l.exemptExecuting.Add(1)
 		a.flow.dispatched.Inc()

@@ -355,6 +355,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	maps.Copy(cfg.Extra, routes)
 	if auditor != nil {
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
+		cfg.KeepRequestObjects = true
 	}
 	cfg.OnWatcherTerminated = terminatedWatchers(metricsReg)
 	if !o.Serving.DisableProfiling {

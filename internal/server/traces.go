@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/pkg/admission/trace"
@@ -65,7 +66,7 @@ func requestFacts(ev *apiserver.RequestEvent) trace.Request {
 		// ev.User is the requester; the request acts as the impersonated user
 		q.User, q.Groups, q.Impersonator = ev.Impersonated.Username, ev.Impersonated.Groups, ev.User.Username
 	}
-	if r := ev.HTTPRequest; r != nil {
+	if r := ev.HTTPRequest; r != nil && strings.Contains(r.URL.RawQuery, "dryRun") {
 		q.DryRun = slices.Contains(r.URL.Query()["dryRun"], "All")
 	}
 	return q
