@@ -241,38 +241,52 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				marked = last
 			}
 		case ev, ok := <-watcher.Events():
-			if !ok {
-				err := watcher.Err()
-				if errors.Is(err, storage.ErrCompacted) {
-					return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", from))
+			// the events that wait are taken without select, and written
+			// out together
+			for ; ; ev, ok = <-watcher.Events() {
+				if !ok {
+					return s.watchEnded(watcher, res, from)
 				}
-				if errors.Is(err, fanout.ErrTooSlow) {
-					// as upstream ends a watcher that cannot keep up: the
-					// stream closes, the client watches again from the
-					// last event it got, and the end is counted
-					if s.cfg.OnWatcherTerminated != nil {
-						s.cfg.OnWatcherTerminated(res.Group, res.Resource)
-					}
-					return nil
+				last = ev.KV.ModRevision
+				if sent, err := s.sendEvent(ctx, ws, res, lq, ev); !sent || err != nil {
+					return err
 				}
-				return err
-			}
-			last = ev.KV.ModRevision
-			se := s.sharedEvents.get(res, ev)
-			typ, fromPrev, obj, err := se.eventFor(ctx, res, ev, lq.filter)
-			if err != nil {
-				return err
-			}
-			if typ == "" {
-				ws.flushIfIdle()
-				continue
-			}
-			if err := ws.sendShared(se, typ, fromPrev, obj); err != nil {
-				return nil
+				if len(watcher.Events()) == 0 {
+					break
+				}
 			}
 			ws.flushIfIdle()
 		}
 	}
+}
+
+// sendEvent sends ev if the watch's selector lets it through; sent is
+// false when the client is gone.
+func (s *Server) sendEvent(ctx context.Context, ws *watchStream, res *registry.Resource, lq *listQuery, ev storage.Event) (sent bool, err error) {
+	se := s.sharedEvents.get(res, ev)
+	typ, fromPrev, obj, err := se.eventFor(ctx, res, ev, lq.filter)
+	if err != nil || typ == "" {
+		return err == nil, err
+	}
+	return ws.sendShared(se, typ, fromPrev, obj) == nil, nil
+}
+
+// watchEnded is how a watch whose storage watcher closed ends: a 410 when
+// its start was compacted meanwhile, quietly (and counted) when it fell
+// too far behind, as upstream ends a watcher that cannot keep up (the
+// client watches again from the last event it got).
+func (s *Server) watchEnded(watcher storage.Watcher, res *registry.Resource, from int64) error {
+	err := watcher.Err()
+	if errors.Is(err, storage.ErrCompacted) {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", from))
+	}
+	if errors.Is(err, fanout.ErrTooSlow) {
+		if s.cfg.OnWatcherTerminated != nil {
+			s.cfg.OnWatcherTerminated(res.Group, res.Resource)
+		}
+		return nil
+	}
+	return err
 }
 
 // bookmarkTicker ticks when a watch that allows bookmarks should send one

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -50,7 +51,18 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "lists: how long the clients list")
 	watchers := flag.Int("watchers", 1000, "watchers: concurrent watches")
 	creates := flag.Int("creates", 2000, "watchers: ConfigMaps created while they watch")
+	cpuProfile := flag.String("cpuprofile", "", "write the client's own CPU profile to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		fail(err)

@@ -52,6 +52,12 @@ type Options struct {
 	// writers before it is ended with fanout.ErrTooSlow. Default
 	// fanout.DefaultBufferSize (1024).
 	WatchBufferSize int
+	// WatchCoalescing bounds the window within which changes are
+	// delivered to watchers together (fanout.NewCoalescing, widened by
+	// fanout.DefaultCoalescingPerWatcher per watcher): under a stream of writes each watcher wakes and writes to
+	// its client once per window. Default 20ms; negative: each change at
+	// once.
+	WatchCoalescing time.Duration
 	// CheckpointInterval is how long a change stays only in the
 	// write-ahead log before it is written into the bbolt file (a failed
 	// checkpoint is retried after as long again). Default 100ms.
@@ -66,6 +72,7 @@ const (
 	defaultMaxBatchSize       = 1000
 	defaultCheckpointInterval = 100 * time.Millisecond
 	defaultCheckpointEvents   = 10000
+	defaultWatchCoalescing    = 20 * time.Millisecond
 	// checkpointBytes of pending keys and values start a checkpoint.
 	checkpointBytes = 16 << 20
 	// compactChunk is the most log entries deleted in one transaction.
@@ -114,6 +121,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if opts.CheckpointEvents <= 0 {
 		opts.CheckpointEvents = defaultCheckpointEvents
 	}
+	if opts.WatchCoalescing == 0 {
+		opts.WatchCoalescing = defaultWatchCoalescing
+	}
 	db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 		Timeout: opts.LockTimeout,
 		// As etcd does: rebuild the freelist on open instead of writing it
@@ -147,7 +157,7 @@ func Open(path string, opts Options) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	s.hub = fanout.New(s.rev.Load(), opts.WatchBufferSize)
+	s.hub = fanout.NewCoalescing(s.rev.Load(), opts.WatchBufferSize, fanout.DefaultCoalescingPerWatcher, max(opts.WatchCoalescing, 0))
 	go s.run()
 	return s, nil
 }

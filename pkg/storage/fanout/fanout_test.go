@@ -3,6 +3,7 @@ package fanout_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,36 +52,112 @@ func TestSlowWatcherEndsWithoutBlocking(t *testing.T) {
 }
 
 // TestReplayThenLive checks the hand-over from history to live events: the
-// events published while history is replayed follow it.
+// events published while history is replayed follow it, with no gap and no
+// duplicate, whether the history is queued ahead of the live events (it
+// fits) or replayed by a goroutine (bufSize 2: it does not).
 func TestReplayThenLive(t *testing.T) {
-	h := fanout.New(3, 0)
-	replay := func(prefix string, after, upTo int64, emit func(storage.Event) bool) error {
-		if after != 1 || upTo != 3 {
-			t.Errorf("replay(after %d, upTo %d), want (1, 3)", after, upTo)
+	for _, bufSize := range []int{0, 2} {
+		h := fanout.New(3, bufSize)
+		var mu sync.Mutex
+		var calls [][2]int64
+		replay := func(prefix string, after, upTo int64, emit func(storage.Event) bool) error {
+			mu.Lock()
+			calls = append(calls, [2]int64{after, upTo})
+			first := len(calls) == 1
+			mu.Unlock()
+			if first {
+				// Meanwhile revisions 4 and 5 are committed and published.
+				h.Publish([]storage.Event{put("/k", 4), put("/k", 5)})
+			}
+			for rev := after + 1; rev <= upTo; rev++ {
+				if !emit(put("/k", rev)) {
+					return nil
+				}
+			}
+			return nil
 		}
-		// Meanwhile revisions 4 and 5 are committed and published.
-		h.Publish([]storage.Event{put("/k", 4), put("/k", 5)})
-		for rev := after + 1; rev <= upTo; rev++ {
-			if !emit(put("/k", rev)) {
-				return nil
+		w, err := h.Watch(t.Context(), "", 1, replay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		if calls[0] != [2]int64{1, 3} {
+			t.Errorf("bufSize %d: first replay(after %d, upTo %d), want (1, 3)", bufSize, calls[0][0], calls[0][1])
+		}
+		mu.Unlock()
+		for want := int64(2); want <= 5; want++ {
+			select {
+			case ev := <-w.Events():
+				if ev.KV.ModRevision != want {
+					t.Fatalf("bufSize %d: event at revision %d, want %d", bufSize, ev.KV.ModRevision, want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("bufSize %d: no event at revision %d", bufSize, want)
 			}
 		}
-		return nil
+		if direct := cap(w.Events()) > 0; direct != (bufSize == 0) {
+			t.Errorf("bufSize %d: watcher read from the Hub's queue = %v", bufSize, direct)
+		}
+		w.Stop()
 	}
-	w, err := h.Watch(t.Context(), "", 1, replay)
+}
+
+// TestCoalescing: an event after a quiet window is delivered at once; the
+// ones that follow within the window wait for its end and go out together;
+// a watch from "now" does not get the events still waiting, and one from a
+// revision they follow does.
+func TestCoalescing(t *testing.T) {
+	const window = time.Second
+	h := fanout.NewCoalescing(0, 0, window, window) // one watcher: the whole window
+	w, err := h.Watch(t.Context(), "", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	for want := int64(2); want <= 5; want++ {
-		select {
-		case ev := <-w.Events():
-			if ev.KV.ModRevision != want {
-				t.Fatalf("event at revision %d, want %d", ev.KV.ModRevision, want)
+	h.Publish([]storage.Event{put("/k", 1)})
+	if n := len(w.Events()); n != 1 {
+		t.Fatalf("first event: %d queued at once, want 1", n)
+	}
+	<-w.Events()
+	h.Publish([]storage.Event{put("/k", 2)})
+	h.Publish([]storage.Event{put("/k", 3)})
+	fromNow, err := h.Watch(t.Context(), "", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromNow.Stop()
+	fromOne, err := h.Watch(t.Context(), "", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromOne.Stop()
+	time.Sleep(window / 5)
+	if n := len(w.Events()); n != 0 {
+		t.Fatalf("events within the window delivered early: %d queued", n)
+	}
+	for want := int64(2); want <= 3; want++ {
+		for _, x := range []storage.Watcher{w, fromOne} {
+			select {
+			case ev := <-x.Events():
+				if ev.KV.ModRevision != want {
+					t.Fatalf("event at revision %d, want %d", ev.KV.ModRevision, want)
+				}
+			case <-time.After(5 * window):
+				t.Fatalf("no event at revision %d after the window", want)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no event at revision %d", want)
 		}
+	}
+	if n := len(fromNow.Events()); n != 0 {
+		t.Errorf("a watch from now got %d events published before it", n)
+	}
+	h.Publish([]storage.Event{put("/k", 4)})
+	select {
+	case ev := <-fromNow.Events():
+		if ev.KV.ModRevision != 4 {
+			t.Errorf("watch from now: event at %d, want 4", ev.KV.ModRevision)
+		}
+	case <-time.After(5 * window):
+		t.Fatal("watch from now: no event at revision 4")
 	}
 }
 

@@ -195,13 +195,15 @@ func (s *Store) Watch(ctx context.Context, prefix string, afterRevision int64) (
 		return nil, fmt.Errorf("memory: negative watch revision %d", afterRevision)
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
+	closed, compacted := s.closed, s.compacted
+	s.mu.RUnlock()
+	if closed {
 		return nil, storage.ErrClosed
 	}
-	if afterRevision != 0 && afterRevision < s.compacted {
-		return nil, fmt.Errorf("%w: watch after %d (compacted %d)", storage.ErrCompacted, afterRevision, s.compacted)
+	if afterRevision != 0 && afterRevision < compacted {
+		return nil, fmt.Errorf("%w: watch after %d (compacted %d)", storage.ErrCompacted, afterRevision, compacted)
 	}
+	// without s.mu: the Hub may replay the history, which takes it
 	return s.hub.Watch(ctx, prefix, afterRevision, s.replay)
 }
 
