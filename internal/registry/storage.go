@@ -70,10 +70,10 @@ func csiDriverStrategy() Strategy {
 			}
 		},
 		Validate: func(obj runtime.Object) field.ErrorList {
-			return validateCSIDriverSpec(&obj.(*storagev1.CSIDriver).Spec, storageGates)
+			return uniqueMessages(validateCSIDriverSpec(&obj.(*storagev1.CSIDriver).Spec, storageGates))
 		},
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			return validateCSIDriverUpdate(obj.(*storagev1.CSIDriver), old.(*storagev1.CSIDriver), storageGates)
+			return uniqueMessages(validateCSIDriverUpdate(obj.(*storagev1.CSIDriver), old.(*storagev1.CSIDriver), storageGates))
 		},
 		Warnings: func(obj, old runtime.Object) []string {
 			d := obj.(*storagev1.CSIDriver)
@@ -149,9 +149,11 @@ func csiDriverWarnings(s *storagev1.CSIDriverSpec, oldRequests []storagev1.Token
 
 func csiNodeStrategy() Strategy {
 	return Strategy{
-		Validate: func(obj runtime.Object) field.ErrorList { return validateCSINodeSpec(&obj.(*storagev1.CSINode).Spec) },
+		Validate: func(obj runtime.Object) field.ErrorList {
+			return uniqueMessages(validateCSINodeSpec(&obj.(*storagev1.CSINode).Spec))
+		},
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			return validateCSINodeUpdate(obj.(*storagev1.CSINode), old.(*storagev1.CSINode), storageGates)
+			return uniqueMessages(validateCSINodeUpdate(obj.(*storagev1.CSINode), old.(*storagev1.CSINode), storageGates))
 		},
 		Subresources: map[string]SubresourceStrategy{"status": {
 			PrepareForUpdate: func(obj, old runtime.Object, gates FeatureGates) {
@@ -164,7 +166,7 @@ func csiNodeStrategy() Strategy {
 			},
 			ValidateUpdate: func(obj, old runtime.Object, _ FeatureGates) field.ErrorList {
 				errs := ValidateObjectMetaUpdate(obj, old)
-				return append(errs, validateCSINodeStatus(obj.(*storagev1.CSINode).Status)...)
+				return uniqueMessages(append(errs, validateCSINodeStatus(obj.(*storagev1.CSINode).Status)...))
 			},
 		}},
 	}
@@ -173,10 +175,10 @@ func csiNodeStrategy() Strategy {
 func csiStorageCapacityStrategy() Strategy {
 	return Strategy{
 		Validate: func(obj runtime.Object) field.ErrorList {
-			return validateCSIStorageCapacity(obj.(*storagev1.CSIStorageCapacity), false)
+			return uniqueMessages(validateCSIStorageCapacity(obj.(*storagev1.CSIStorageCapacity), false))
 		},
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
-			return validateCSIStorageCapacityUpdate(obj.(*storagev1.CSIStorageCapacity), old.(*storagev1.CSIStorageCapacity))
+			return uniqueMessages(validateCSIStorageCapacityUpdate(obj.(*storagev1.CSIStorageCapacity), old.(*storagev1.CSIStorageCapacity)))
 		},
 		Warnings: func(obj, _ runtime.Object) []string {
 			return nodeTopologyWarnings(obj.(*storagev1.CSIStorageCapacity).NodeTopology)

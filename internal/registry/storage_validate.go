@@ -138,6 +138,26 @@ func validateCSIStorageCapacityUpdate(c, old *storagev1.CSIStorageCapacity) fiel
 
 const fieldImmutable = "field is immutable"
 
+// uniqueMessages is errs without the errors whose message an earlier one
+// has. kube-apiserver 1.37 hands the handwritten errors of these kinds (of
+// every kind it builds in) to its declarative-validation step, which
+// rebuilds the list through an aggregate and so drops repeats (two
+// unsupported volume lifecycle modes alike, two empty topology keys).
+func uniqueMessages(errs field.ErrorList) field.ErrorList {
+	if len(errs) < 2 {
+		return errs
+	}
+	seen := make(map[string]bool, len(errs))
+	out := make(field.ErrorList, 0, len(errs))
+	for _, e := range errs {
+		if msg := e.Error(); !seen[msg] {
+			seen[msg] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // deprecatedNodeLabels are the node labels upstream warns about, with why
 // (pkg/api/node).
 var deprecatedNodeLabels = map[string]string{
