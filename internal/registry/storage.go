@@ -48,13 +48,17 @@ var storageGates FeatureGates = defaultGates{}
 
 // The feature gates the storage kinds read.
 const (
-	gateSELinuxMount        = "SELinuxMountReadWriteOncePod"
-	gateMutableAllocatable  = "MutableCSINodeAllocatableCount"
-	gateTokenSecrets        = "CSIServiceAccountTokenSecrets"
-	gateVolumeLimitScaling  = "VolumeLimitScaling"
-	gateCSIVolumeHealth     = "CSIVolumeHealth"
-	tokenInSecretsRecommend = "spec.serviceAccountTokenInSecrets is unset; if supported by this CSI driver, set to true to prevent possible logging of tokens in volume attributes"
+	gateSELinuxMount       = "SELinuxMountReadWriteOncePod"
+	gateMutableAllocatable = "MutableCSINodeAllocatableCount"
+	gateTokenSecrets       = "CSIServiceAccountTokenSecrets"
+	gateVolumeLimitScaling = "VolumeLimitScaling"
+	gateCSIVolumeHealth    = "CSIVolumeHealth"
 )
+
+// tokenInSecretsRecommend is the warning of a CSIDriver that requests
+// tokens without saying whether they go in secrets.
+const tokenInSecretsRecommend = "spec.serviceAccountTokenInSecrets is unset; if supported by this CSI driver, " +
+	"set to true to prevent possible logging of tokens in volume attributes"
 
 func csiDriverStrategy() Strategy {
 	return Strategy{
