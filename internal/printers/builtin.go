@@ -36,6 +36,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}:               ingressClassPrinter,
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              networkPolicyPrinter,
 	{Group: "storage.k8s.io", Resource: "storageclasses"}:                  storageClassPrinter,
+	{Group: "storage.k8s.io", Resource: "csidrivers"}:                      csiDriverPrinter,
+	{Group: "storage.k8s.io", Resource: "csinodes"}:                        csiNodePrinter,
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              priorityClassPrinter,
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                     runtimeClassPrinter,
 	{Group: "coordination.k8s.io", Resource: "leases"}:                     leasePrinter,

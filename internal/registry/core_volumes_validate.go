@@ -11,6 +11,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -300,13 +301,19 @@ func validateTokenProjection(t *corev1.ServiceAccountTokenProjection, tokenPath,
 	return append(errs, validateLocalNonReservedPath(t.Path, projPath.Child("path"))...)
 }
 
+// validateCSIDriverName: a driver name is required, at most 63 characters,
+// and a DNS subdomain but for upper-case letters (the name is reported as
+// written).
 func validateCSIDriverName(name string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if name == "" {
-		errs = append(errs, field.Required(p, ""))
+		return field.ErrorList{field.Required(p, "")}
 	}
 	if len(name) > 63 {
 		errs = append(errs, field.TooLong(p, "", 63))
 	}
-	return append(errs, dns1123Subdomain(strings.ToLower(name), p)...)
+	for _, msg := range validation.IsDNS1123Subdomain(strings.ToLower(name)) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
 }

@@ -9,12 +9,12 @@ import (
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 )
 
-// internalJSON renders a flowcontrol/v1 value as kube-apiserver shows it
-// in an error: as the JSON of upstream's internal type, which has the
-// same fields in the same order but no JSON tags, so every field shows
-// under its Go name, empty or not. The one difference of shape is a
-// limited priority level's nominalConcurrencyShares, a plain int32
-// internally (0 when unset).
+// internalJSON renders a v1 value as kube-apiserver shows it in an error:
+// as the JSON of upstream's internal type, which has the same fields in
+// the same order but no JSON tags, so every field shows under its Go name,
+// empty or not (flowcontrol's, storage's CSINodeDriver). The one
+// difference of shape is a limited priority level's
+// nominalConcurrencyShares, a plain int32 internally (0 when unset).
 func internalJSON(v any) json.RawMessage {
 	var b bytes.Buffer
 	writeInternalJSON(&b, reflect.ValueOf(v))

@@ -47,7 +47,5 @@ func otherKinds() []descriptor {
 			createOnUpdate: true, strategy: roleStrategy()},
 		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns,
 			strategy: Strategy{Default: defaultPriorityClass}},
-		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns,
-			strategy: Strategy{Default: defaultStorageClass}},
 	}
 }

@@ -5,7 +5,7 @@
 //
 // Each built-in kind is one descriptor (descriptor.go), listed in its
 // group's file (core.go, core_pods.go, apps.go, batch.go, autoscaling.go,
-// admissionregistration.go, apiextensions.go, flowcontrol.go,
+// admissionregistration.go, apiextensions.go, flowcontrol.go, storage.go,
 // other_kinds.go) next to the <group>[_<kind>]_defaults/_prepare/_validate.go
 // files of its strategy;
 // admissionregistration's strategy is pkg/apis/admissionregistration, which

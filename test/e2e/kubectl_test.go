@@ -106,7 +106,8 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"runtimeclasses", "leases", "roles", "rolebindings", "clusterroles", "clusterrolebindings",
 		"certificatesigningrequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
-		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations"}
+		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations",
+		"csidrivers", "csinodes", "csistoragecapacities"}
 	for _, r := range resources {
 		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)
