@@ -46,7 +46,8 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "admin kubeconfig of the server")
 	mode := flag.String("mode", "lists", "lists or watchers")
-	clients := flag.Int("clients", 200, "lists: concurrent listing users")
+	clients := flag.Int("clients", 200, "lists: concurrent listing clients")
+	listUsers := flag.Int("list-users", 1, "lists: how many users the listing clients are (client i is user lister-<i mod n>); 1: one heavy user beside the second user")
 	objects := flag.Int("objects", 5000, "lists: ConfigMaps in the listed namespace")
 	duration := flag.Duration("duration", 60*time.Second, "lists: how long the clients list")
 	watchers := flag.Int("watchers", 1000, "watchers: concurrent watches")
@@ -72,7 +73,7 @@ func main() {
 	ctx := context.Background()
 	switch *mode {
 	case "lists":
-		runLists(ctx, cfg, admin, *kubeconfig, *clients, *objects, *duration)
+		runLists(ctx, cfg, admin, *kubeconfig, *clients, max(*listUsers, 1), *objects, *duration)
 	case "watchers":
 		runWatchers(ctx, cfg, admin, *watchers, *creates)
 	default:
@@ -138,7 +139,7 @@ func asUser(cfg *rest.Config, user string) *rest.Config {
 	return c
 }
 
-func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, kubeconfig string, clients, objects int, duration time.Duration) {
+func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, kubeconfig string, clients, users, objects int, duration time.Duration) {
 	ensureNamespace(ctx, admin, "loadmix", objects)
 	ensureNamespace(ctx, admin, "loadmix-small", 5)
 	allowView(ctx, admin)
@@ -149,7 +150,7 @@ func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface,
 	deadline := time.Now().Add(duration)
 	var wg sync.WaitGroup
 	for i := range clients {
-		c := asUser(cfg, fmt.Sprintf("lister-%d", i))
+		c := asUser(cfg, fmt.Sprintf("lister-%d", i%users))
 		client, err := rest.HTTPClientFor(c)
 		if err != nil {
 			fail(err)
