@@ -175,7 +175,7 @@ func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface,
 			}
 		}()
 	}
-	second := secondUser(kubeconfig, deadline)
+	second := secondUser(cfg, kubeconfig, deadline)
 	wg.Wait()
 	slow := <-second
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
@@ -190,8 +190,9 @@ func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface,
 		fails = append(fails, fmt.Sprintf("%s=%d", k, v))
 	}
 	sort.Strings(fails)
-	fmt.Printf("lists: %d done (%.1f/s), p50 %v p99 %v; failed: %s; second user's kubectl get: %d runs, slowest %v, failed %d\n",
-		len(latencies), float64(len(latencies))/duration.Seconds(), pct(0.5), pct(0.99), strings.Join(fails, " "), slow.runs, slow.slowest.Round(time.Millisecond), slow.failed)
+	fmt.Printf("lists: %d done (%.1f/s), p50 %v p99 %v; failed: %s; second user's kubectl get: %d runs, slowest %v, over 1 s %d, failed %d; its list alone: slowest %v, failed %d\n",
+		len(latencies), float64(len(latencies))/duration.Seconds(), pct(0.5), pct(0.99), strings.Join(fails, " "), slow.runs, slow.slowest.Round(time.Millisecond),
+		slow.overSecond, slow.failed, slow.requestSlowest.Round(time.Millisecond), slow.requestFailed)
 }
 
 // list sends one list and reads it whole; "" when it succeeded, else what
@@ -217,18 +218,35 @@ func list(client *http.Client, url string) string {
 }
 
 type secondResult struct {
-	runs, failed int
-	slowest      time.Duration
+	runs, failed, overSecond int
+	slowest                  time.Duration
+	// the same list sent from this process (no kubectl start-up): the
+	// slowest, and how many failed
+	requestSlowest time.Duration
+	requestFailed  int
 }
 
 // secondUser runs kubectl get as another user once a second until
-// deadline.
-func secondUser(kubeconfig string, deadline time.Time) <-chan secondResult {
+// deadline, each time after sending the list kubectl sends from this
+// process (what the server takes, without kubectl's own start-up on a
+// saturated machine).
+func secondUser(cfg *rest.Config, kubeconfig string, deadline time.Time) <-chan secondResult {
 	out := make(chan secondResult, 1)
+	c := asUser(cfg, "second-user")
+	client, err := rest.HTTPClientFor(c)
+	if err != nil {
+		fail(err)
+	}
+	url := c.Host + "/api/v1/namespaces/loadmix-small/configmaps?limit=500"
 	go func() {
 		var r secondResult
 		for time.Now().Before(deadline) {
 			start := time.Now()
+			if list(client, url) != "" {
+				r.requestFailed++
+			}
+			r.requestSlowest = max(r.requestSlowest, time.Since(start))
+			start = time.Now()
 			cmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "--as", "second-user", "--as-group", "system:authenticated",
 				"get", "configmaps", "-n", "loadmix-small", "--request-timeout", "30s")
 			err := cmd.Run()
@@ -236,6 +254,9 @@ func secondUser(kubeconfig string, deadline time.Time) <-chan secondResult {
 			r.runs++
 			if err != nil {
 				r.failed++
+			}
+			if took > time.Second {
+				r.overSecond++
 			}
 			r.slowest = max(r.slowest, took)
 			time.Sleep(time.Second - min(took, time.Second))
