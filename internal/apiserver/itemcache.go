@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -28,7 +29,26 @@ type itemCache struct {
 	mu    sync.RWMutex
 	m     map[itemKey]*cachedItem
 	bytes int
+	// runs are, per resource and list prefix, the keys the last whole
+	// list read and their cached items, in key order: the next list walks
+	// them beside storage's keys instead of looking each key up in m. They
+	// go when the cache starts over (gen counts the starts) or holds too
+	// many entries.
+	runs       map[itemKey]itemRun
+	runEntries int
+	gen        int
 }
+
+// itemRun is a list's keys, in order, with the items held for them.
+type itemRun []heldItem
+
+type heldItem struct {
+	key string
+	it  *cachedItem // nil: none (yet)
+}
+
+// maxRunEntries bounds the keys kept in runs, all prefixes together.
+const maxRunEntries = 1 << 20
 
 type itemKey struct {
 	res *registry.Resource
@@ -55,6 +75,8 @@ func (c *itemCache) put(res *registry.Resource, kv storage.KeyValue, it *cachedI
 	defer c.mu.Unlock()
 	if c.m == nil || c.bytes+len(it.json) > itemCacheBytes {
 		c.m, c.bytes = map[itemKey]*cachedItem{}, 0
+		c.runs, c.runEntries = nil, 0
+		c.gen++
 	}
 	it.rev = kv.ModRevision
 	k := itemKey{res, kv.Key}
@@ -63,6 +85,46 @@ func (c *itemCache) put(res *registry.Resource, kv storage.KeyValue, it *cachedI
 	}
 	c.m[k] = it
 	c.bytes += len(it.json)
+}
+
+// run is the item run of res's list prefix, and the cache's generation.
+func (c *itemCache) run(res *registry.Resource, prefix string) (itemRun, int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.runs[itemKey{res, prefix}], c.gen
+}
+
+// keepRun keeps the keys and items a whole list read, unless the cache
+// started over since it began (gen).
+func (c *itemCache) keepRun(res *registry.Resource, prefix string, gen int, seen itemRun) {
+	run := seen
+	if slices.ContainsFunc(seen, func(h heldItem) bool { return h.it == nil }) {
+		run = slices.DeleteFunc(slices.Clone(seen), func(h heldItem) bool { return h.it == nil })
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	k := itemKey{res, prefix}
+	c.runEntries -= len(c.runs[k])
+	if c.runs == nil || c.runEntries+len(run) > maxRunEntries {
+		c.runs, c.runEntries = map[itemKey]itemRun{}, 0
+	}
+	c.runs[k] = run
+	c.runEntries += len(run)
+}
+
+// find is the item for key at rev in the run, from position *at on (keys
+// come in order); nil when the run does not have it.
+func (r itemRun) find(at *int, key string, rev int64) *heldItem {
+	for *at < len(r) && r[*at].key < key {
+		*at++
+	}
+	if *at < len(r) && r[*at].key == key && r[*at].it.rev == rev {
+		return &r[*at]
+	}
+	return nil
 }
 
 // cacheable: res's list items may come from the cache. A custom resource
@@ -82,48 +144,67 @@ func listItemJSON(res *registry.Resource, obj runtime.Object) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-// cachedItemsTaker takes a page's items for a JSON list through the item
-// cache: emit gets each matching item's JSON. Only label selectors are
-// answered from the cache; a field selector decodes every item. have tells
-// storage which values need not be read: those the cache holds at the
+// cachedItemsTaker takes a page's items for a JSON list of prefix through
+// the item cache: emit gets each matching item's JSON. Only label selectors
+// are answered from the cache; a field selector decodes every item. have
+// tells storage which values need not be read: those the cache holds at the
 // revision read (held from that moment, so that the cache starting over
-// meanwhile loses nothing).
-func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, lq *listQuery, emit func([]byte) error) (take pageTaker, have func(string, int64) bool) {
+// meanwhile loses nothing). The keys are looked up in the run the last
+// whole list of prefix left, walked in order, then in the cache; finish,
+// called once a whole list was read, leaves this list's run.
+func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, prefix string, lq *listQuery, emit func([]byte) error) (take pageTaker, have func(string, int64) bool, finish func()) {
 	useCache := cacheable(res) && lq.filter.fields.Empty()
-	held := map[string]*cachedItem{}
+	var seen itemRun // the keys have was asked about, in order
+	next := 0        // the first of seen the next page starts at
+	finish = func() {}
 	if useCache {
+		last, gen := s.items.run(res, prefix)
+		at := 0
 		have = func(key string, rev int64) bool {
-			if it := s.items.get(res, key, rev); it != nil {
-				held[key] = it
-				return true
+			h := heldItem{key: key}
+			if found := last.find(&at, key, rev); found != nil {
+				h = *found
+			} else {
+				h.it = s.items.get(res, key, rev)
 			}
-			return false
+			seen = append(seen, h)
+			return h.it != nil
+		}
+		if lq.limit == 0 && lq.continueToken == "" {
+			finish = func() { s.items.keepRun(res, prefix, gen, seen) }
 		}
 	}
 	take = func(page storage.ListResult, want int64) (int64, int, error) {
 		items := make([]*cachedItem, len(page.Items))
 		var missing []storage.KeyValue
 		var at []int
+		var heldAt []int // the position in seen of each missing item, or -1
+		j := next
 		for i, kv := range page.Items {
-			if it := held[kv.Key]; it != nil && it.rev == kv.ModRevision {
-				items[i] = it
-			} else if useCache {
+			h := -1
+			if j < len(seen) && seen[j].key == kv.Key {
+				h, j = j, j+1
+				if it := seen[h].it; it != nil && it.rev == kv.ModRevision {
+					items[i] = it
+				}
+			}
+			if items[i] == nil && useCache {
 				items[i] = s.items.get(res, kv.Key, kv.ModRevision)
 			}
 			if items[i] == nil {
 				if kv.Value == nil { // promised but gone: cannot be
 					return 0, -1, fmt.Errorf("list of %s: no value for %s", res.Resource, kv.Key)
 				}
-				missing, at = append(missing, kv), append(at, i)
+				missing, at, heldAt = append(missing, kv), append(at, i), append(heldAt, h)
 			}
 		}
-		clear(held)
+		next = len(seen)
 		if len(missing) > 0 {
 			objs, err := layout.DecodeAll(ctx, res, missing)
 			if err != nil {
 				return 0, -1, err
 			}
-			for j, obj := range objs {
+			for k, obj := range objs {
 				it, err := s.encodeItem(res, lq, obj, useCache)
 				if err != nil {
 					return 0, -1, err
@@ -131,9 +212,12 @@ func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, l
 				if it == nil { // filtered out by a field selector
 					continue
 				}
-				items[at[j]] = it
+				items[at[k]] = it
 				if useCache {
-					s.items.put(res, missing[j], it)
+					s.items.put(res, missing[k], it)
+					if heldAt[k] >= 0 {
+						seen[heldAt[k]].it = it
+					}
 				}
 			}
 		}
@@ -151,7 +235,7 @@ func (s *Server) cachedItemsTaker(ctx context.Context, res *registry.Resource, l
 		}
 		return taken, -1, nil
 	}
-	return take, have
+	return take, have, finish
 }
 
 // encodeItem encodes obj as a list item; nil when a field selector drops

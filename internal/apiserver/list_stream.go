@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
 )
 
 // listStreamPage is how many stored objects a streamed list reads at once.
@@ -42,7 +43,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 	if lq.limit > 0 {
 		var body bytes.Buffer
 		items.w = &body
-		take, have := s.cachedItemsTaker(r.Context(), res, lq, items.write)
+		take, have, _ := s.cachedItemsTaker(r.Context(), res, layout.ListPrefix(res, rq.info.Namespace), lq, items.write)
 		lm, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, 0, nil, have, take)
 		if err != nil {
 			writeError(w, r, err)
@@ -71,7 +72,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		begin()
 		return items.write(item)
 	}
-	take, have := s.cachedItemsTaker(r.Context(), res, lq, emit)
+	take, have, finish := s.cachedItemsTaker(r.Context(), res, layout.ListPrefix(res, rq.info.Namespace), lq, emit)
 	_, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(v string) error {
 		rv = v
 		return nil
@@ -82,6 +83,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 	case err != nil:
 		panic(http.ErrAbortHandler) // the answer has begun: end it broken
 	default:
+		finish()
 		begin()
 		_, _ = out.WriteString("]}\n")
 		_ = out.Flush()

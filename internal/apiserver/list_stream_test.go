@@ -65,36 +65,7 @@ func testStreamedList(t *testing.T, ts *testServer) {
 				t.Errorf("object stats after a list: count %d, average %d bytes, known %v; want %d, > 100", count, avg, ok, 2*listStreamPage+7)
 			}
 		}
-		var meta struct {
-			Metadata struct {
-				ResourceVersion, Continue string
-			}
-		}
-		if err := json.Unmarshal(got.Body.Bytes(), &meta); err != nil {
-			t.Fatalf("?%s: %v", query, err)
-		}
-		q, _ := url.ParseQuery(query)
-		q.Set("resourceVersion", meta.Metadata.ResourceVersion)
-		q.Set("resourceVersionMatch", "Exact")
-		lq, err := parseListQuery(res, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		whole, err := ts.s.transformList(httptest.NewRequest(http.MethodGet, "/", nil), res, negotiated{media: mediaJSON}, items, lm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want bytes.Buffer
-		if err := json.NewEncoder(&want).Encode(whole); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Body.Bytes(), want.Bytes()) {
-			t.Errorf("?%s: streamed list differs from the whole list (%d vs %d bytes)\n got %.300s\nwant %.300s", query, got.Body.Len(), want.Len(), got.Body, want.String())
-		}
+		meta := checkWholeList(t, ts, res, query, got.Body.Bytes())
 		if meta.Metadata.Continue != "" {
 			next := ts.do(http.MethodGet, "/api/v1/namespaces/default/configmaps?"+query+"&continue="+url.QueryEscape(meta.Metadata.Continue), "", "")
 			if next.Code != http.StatusOK || !bytes.Contains(next.Body.Bytes(), []byte(`"items":[{`)) {
@@ -105,8 +76,78 @@ func testStreamedList(t *testing.T, ts *testServer) {
 	// an item encoded once is not served after its object changes
 	ts.must(http.StatusOK, http.MethodPatch, "/api/v1/namespaces/default/configmaps/cm-0003", "application/merge-patch+json", `{"data":{"k":"changed"}}`)
 	ts.must(http.StatusOK, http.MethodDelete, "/api/v1/namespaces/default/configmaps/cm-0004", "", "")
-	after := ts.do(http.MethodGet, "/api/v1/namespaces/default/configmaps", "", "").Body.String()
-	if !strings.Contains(after, `"k":"changed"`) || strings.Contains(after, `"name":"cm-0004"`) {
-		t.Errorf("a list after a patch and a delete still has the old items")
+	ts.must(http.StatusCreated, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-0003a"},"data":{"k":"new"}}`)
+	// the earlier whole lists left their keys and items (runs) that this
+	// one walks beside storage's keys: the changed, deleted and new keys
+	// must not be taken from them
+	after := ts.do(http.MethodGet, "/api/v1/namespaces/default/configmaps", "", "")
+	body := after.Body.String()
+	if !strings.Contains(body, `"k":"changed"`) || strings.Contains(body, `"name":"cm-0004"`) || !strings.Contains(body, `"name":"cm-0003a"`) {
+		t.Errorf("a list after a patch, a delete and a create still has the old items")
+	}
+	checkWholeList(t, ts, res, "", after.Body.Bytes())
+	checkWholeList(t, ts, res, "", ts.do(http.MethodGet, "/api/v1/namespaces/default/configmaps", "", "").Body.Bytes())
+}
+
+type listMeta struct {
+	Metadata struct {
+		ResourceVersion, Continue string
+	}
+}
+
+// checkWholeList checks that got, the answer to a list with query, is byte
+// for byte the list encoded at once at its resourceVersion.
+func checkWholeList(t *testing.T, ts *testServer, res *registry.Resource, query string, got []byte) listMeta {
+	t.Helper()
+	var meta listMeta
+	if err := json.Unmarshal(got, &meta); err != nil {
+		t.Fatalf("?%s: %v", query, err)
+	}
+	q, _ := url.ParseQuery(query)
+	q.Set("resourceVersion", meta.Metadata.ResourceVersion)
+	q.Set("resourceVersionMatch", "Exact")
+	lq, err := parseListQuery(res, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ts.s.transformList(httptest.NewRequest(http.MethodGet, "/", nil), res, negotiated{media: mediaJSON}, items, lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.NewEncoder(&want).Encode(whole); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("?%s: streamed list differs from the whole list (%d vs %d bytes)\n got %.300s\nwant %.300s", query, len(got), want.Len(), got, want.String())
+	}
+	return meta
+}
+
+// TestItemRunFind: a list's walk of the previous whole list's keys finds an
+// item only for the same key at the same revision, keys coming in order.
+func TestItemRunFind(t *testing.T) {
+	run := itemRun{{key: "/a", it: &cachedItem{rev: 1}}, {key: "/c", it: &cachedItem{rev: 3}}, {key: "/d", it: &cachedItem{rev: 4}}}
+	at := 0
+	for _, c := range []struct {
+		key     string
+		rev     int64
+		found   bool
+		atAfter int
+	}{
+		{"/a", 1, true, 0},
+		{"/b", 2, false, 1}, // new key between two of the run
+		{"/c", 5, false, 1}, // changed since
+		{"/e", 6, false, 3}, // past the run's end
+	} {
+		got := run.find(&at, c.key, c.rev)
+		if (got != nil) != c.found || at != c.atAfter || got != nil && (got.key != c.key || got.it.rev != c.rev) {
+			t.Errorf("find(%s at %d) = %+v, at %d; want found %v, at %d", c.key, c.rev, got, at, c.found, c.atAfter)
+		}
 	}
 }
