@@ -17,3 +17,13 @@ func Silence() {
 	_ = fs.Set("logtostderr", "false")
 	klog.SetOutput(io.Discard)
 }
+
+// SilenceErrors is Silence that also keeps errors off stderr: declarative
+// validation logs, as errors, every mismatch it finds between its errors
+// and the handwritten ones, which the validation differentials provoke.
+func SilenceErrors() {
+	Silence()
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("stderrthreshold", "FATAL")
+}
