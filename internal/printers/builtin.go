@@ -36,6 +36,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}:               ingressClassPrinter,
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              networkPolicyPrinter,
 	{Group: "storage.k8s.io", Resource: "storageclasses"}:                  storageClassPrinter,
+	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:        clusterTrustBundlePrinter,
+	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:     podCertificateRequestPrinter,
 	{Group: "storage.k8s.io", Resource: "csidrivers"}:                      csiDriverPrinter,
 	{Group: "storage.k8s.io", Resource: "csinodes"}:                        csiNodePrinter,
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              priorityClassPrinter,
