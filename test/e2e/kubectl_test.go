@@ -104,7 +104,7 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"replicationcontrollers", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
 		"endpointslices", "ingresses", "ingressclasses", "networkpolicies", "storageclasses", "priorityclasses",
 		"runtimeclasses", "leases", "roles", "rolebindings", "clusterroles", "clusterrolebindings",
-		"certificatesigningrequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
+		"certificatesigningrequests", "clustertrustbundles", "podcertificaterequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations",
 		"csidrivers", "csinodes", "csistoragecapacities"}
