@@ -40,6 +40,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:     podCertificateRequestPrinter,
 	{Group: "storage.k8s.io", Resource: "csidrivers"}:                      csiDriverPrinter,
 	{Group: "storage.k8s.io", Resource: "csinodes"}:                        csiNodePrinter,
+	{Group: "storage.k8s.io", Resource: "volumeattachments"}:               volumeAttachmentPrinter,
+	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:         volumeAttributesClassPrinter,
 	{Group: "scheduling.k8s.io", Resource: "priorityclasses"}:              priorityClassPrinter,
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                     runtimeClassPrinter,
 	{Group: "coordination.k8s.io", Resource: "leases"}:                     leasePrinter,
