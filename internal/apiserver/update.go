@@ -161,6 +161,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if errs := res.ValidateSubresourceChange(rq.info.Subresource, obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
+	if errs := s.checkSigner(ctx, rq, res, obj, old); len(errs) > 0 {
+		return nil, false, invalid(res, obj, errs)
+	}
 	if rq.info.Subresource == "" {
 		addWarnings(rq, res.Warnings(obj, old))
 	}

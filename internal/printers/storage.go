@@ -58,3 +58,30 @@ var csiNodePrinter = kind([]metav1.TableColumnDefinition{
 }, func(n *storagev1.CSINode, now time.Time) []any {
 	return []any{n.Name, int64(len(n.Spec.Drivers)), since(n.CreationTimestamp, now)}
 })
+
+var vaSpecDoc = storagev1.VolumeAttachmentSpec{}.SwaggerDoc()
+
+// The VolumeAttachment and VolumeAttributesClass tables, as upstream's
+// printVolumeAttachment and printVolumeAttributesClass.
+var volumeAttachmentPrinter = kind([]metav1.TableColumnDefinition{
+	nameColumn,
+	{Name: "Attacher", Type: "string", Format: "name", Description: vaSpecDoc["attacher"]},
+	str("PV", storagev1.VolumeAttachmentSource{}.SwaggerDoc()["persistentVolumeName"]),
+	str("Node", vaSpecDoc["nodeName"]),
+	boolean("Attached", storagev1.VolumeAttachmentStatus{}.SwaggerDoc()["attached"]),
+	ageColumn,
+}, func(va *storagev1.VolumeAttachment, now time.Time) []any {
+	pv := ""
+	if p := va.Spec.Source.PersistentVolumeName; p != nil {
+		pv = *p
+	}
+	return []any{va.Name, va.Spec.Attacher, pv, va.Spec.NodeName, va.Status.Attached, since(va.CreationTimestamp, now)}
+})
+
+var volumeAttributesClassPrinter = kind([]metav1.TableColumnDefinition{
+	nameColumn,
+	str("DriverName", storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]),
+	ageColumn,
+}, func(c *storagev1.VolumeAttributesClass, now time.Time) []any {
+	return []any{c.Name, c.DriverName, since(c.CreationTimestamp, now)}
+})

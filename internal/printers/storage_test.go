@@ -50,3 +50,23 @@ func TestCSIStorageCapacityTable(t *testing.T) {
 		{name: "default columns", obj: obj, cells: []any{"cap", created.UTC().Format("2006-01-02T15:04:05Z07:00")}},
 	})
 }
+
+func TestVolumeAttachmentTable(t *testing.T) {
+	res := lookup(t, "storage.k8s.io", "v1", "volumeattachments")
+	attached := &storagev1.VolumeAttachment{ObjectMeta: clusterMeta("va-1"), Spec: storagev1.VolumeAttachmentSpec{Attacher: "disk.csi.example.com",
+		NodeName: "node-1", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr.To("pv-1")}},
+		Status: storagev1.VolumeAttachmentStatus{Attached: true}}
+	inline := &storagev1.VolumeAttachment{ObjectMeta: clusterMeta("va-2"), Spec: storagev1.VolumeAttachmentSpec{Attacher: "a", NodeName: "n"}}
+	checkKind(t, res, []string{"Name", "Attacher", "PV", "Node", "Attached", "Age"}, []cellCase{
+		{name: "attached", obj: attached, cells: []any{"va-1", "disk.csi.example.com", "pv-1", "node-1", true, "5m"}},
+		{name: "no volume name", obj: inline, cells: []any{"va-2", "a", "", "n", false, "5m"}},
+	})
+}
+
+func TestVolumeAttributesClassTable(t *testing.T) {
+	res := lookup(t, "storage.k8s.io", "v1", "volumeattributesclasses")
+	checkKind(t, res, []string{"Name", "DriverName", "Age"}, []cellCase{
+		{name: "class", obj: &storagev1.VolumeAttributesClass{ObjectMeta: clusterMeta("gold"), DriverName: "disk.csi.example.com"},
+			cells: []any{"gold", "disk.csi.example.com", "5m"}},
+	})
+}

@@ -3,9 +3,36 @@ package registry
 import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
+
+// certificatesKinds are the kinds of certificates.k8s.io/v1 as
+// kube-apiserver 1.37 serves them (pkg/registry/certificates), in name
+// order. ClusterTrustBundle and PodCertificateRequest are GA in 1.37 and
+// their gates (ClusterTrustBundle, PodCertificateRequest) on by default;
+// their v1beta1 and v1alpha1 versions stay off. Neither has short names.
+//
+// ClusterTrustBundle is cluster-scoped, without status
+// (certificates_ctb.go). PodCertificateRequest is namespaced with a status
+// subresource: a create starts from an empty status, a write of the main
+// resource keeps the stored one, and a status write, whose own rules are
+// in certificates_pcr_status.go, keeps the stored spec.
+func certificatesKinds() []descriptor {
+	csr := schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}
+	return []descriptor{
+		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
+			status: statusSubresource, fields: []string{"spec.signerName"},
+			subresources: []Subresource{{Name: "approval", Kind: csr, Verbs: subVerbs}}, strategy: csrStrategy()},
+		{gv: "certificates.k8s.io/v1", resource: "clustertrustbundles", kind: "ClusterTrustBundle",
+			fields: []string{"spec.signerName"}, strategy: clusterTrustBundleStrategy()},
+		{gv: "certificates.k8s.io/v1", resource: "podcertificaterequests", kind: "PodCertificateRequest", namespaced: true,
+			status: statusReset, name: apivalidation.NameIsDNSSubdomain, fields: []string{"spec.signerName", "spec.podName", "spec.nodeName"},
+			strategy: podCertificateRequestStrategy()},
+	}
+}
 
 // csrStrategy is upstream's preparation of CertificateSigningRequests: a
 // create records who asked (spec.username, uid, groups, extra) and starts

@@ -75,7 +75,7 @@ func scaleSub() Subresource {
 // builtinDescriptors lists the built-in kinds in discovery order.
 func builtinDescriptors() []descriptor {
 	return slices.Concat(coreKinds(), admissionregistrationKinds(), apiextensionsKinds(), appsKinds(),
-		autoscalingKinds(), batchKinds(), otherKinds(), storageKinds(), flowcontrolKinds())
+		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), flowcontrolKinds())
 }
 
 // groupOrder is the order of groups in discovery (core first).

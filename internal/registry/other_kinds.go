@@ -2,20 +2,16 @@ package registry
 
 import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
-// the RBAC kinds (rbac_defaults.go, rbac_validate.go).
+// the RBAC kinds (rbac_defaults.go, rbac_validate.go). The certificates
+// kinds are in certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
 	return []descriptor{
-		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
-			status: statusSubresource, fields: []string{"spec.signerName"}, subresources: []Subresource{{Name: "approval",
-				Kind: schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}, Verbs: subVerbs}},
-			strategy: csrStrategy()},
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
 		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns,
 			strategy: Strategy{Default: defaultEndpointSlice}},

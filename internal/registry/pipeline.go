@@ -141,7 +141,11 @@ type NameValidator = func(name string, prefix bool) []string
 // ValidateNew checks an object about to be created: metadata first, then
 // the kind's own rules.
 func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
-	errs := ValidateObjectMeta(obj, r.Namespaced, r.nameValidator())
+	name := r.nameValidator()
+	if r.Strategy.NameFor != nil {
+		name = r.Strategy.NameFor(obj)
+	}
+	errs := ValidateObjectMeta(obj, r.Namespaced, name)
 	if r.Strategy.Validate != nil {
 		errs = append(errs, r.Strategy.Validate(obj)...)
 	}

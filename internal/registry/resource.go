@@ -17,6 +17,8 @@
 package registry
 
 import (
+	"fmt"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +45,34 @@ type SubresourceStrategy struct {
 	PrepareForUpdate func(obj, old runtime.Object, gates FeatureGates)
 	// ValidateUpdate checks the update, metadata included.
 	ValidateUpdate func(obj, old runtime.Object, gates FeatureGates) field.ErrorList
+	// SignerCheck, when set, is the signer authorization a valid update
+	// still needs, nil for none (a PodCertificateRequest status write that
+	// changes the status: "sign").
+	SignerCheck func(obj, old runtime.Object) *SignerCheck
+}
+
+// SignerCheck is an authorization a write needs on a signer name: the
+// user must hold Verb on the signer (resource certificates.k8s.io
+// "signers", by name or by its domain wildcard), else the write is
+// invalid with a Forbidden error on Field.
+type SignerCheck struct {
+	Verb, Signer string
+	Field        *field.Path
+}
+
+// Refused is the error of a user without the check's verb.
+func (c *SignerCheck) Refused(user string) field.ErrorList {
+	return field.ErrorList{field.Forbidden(c.Field, fmt.Sprintf("User %q is not permitted to %q for signer %q", user, c.Verb, c.Signer))}
+}
+
+// SignerCheckFor is the signer authorization a valid update of old into
+// obj through subresource still needs, nil for none.
+func (r *Resource) SignerCheckFor(subresource string, obj, old runtime.Object) *SignerCheck {
+	sub, ok := r.Strategy.Subresources[subresource]
+	if !ok || sub.SignerCheck == nil {
+		return nil
+	}
+	return sub.SignerCheck(obj, old)
 }
 
 // FeatureGates answers whether a feature gate is on (pkg/features.Gates).
@@ -71,6 +101,10 @@ type Strategy struct {
 	// Subresources are the strategies of subresources whose updates follow
 	// rules of their own (pods/resize), by subresource name.
 	Subresources map[string]SubresourceStrategy
+	// NameFor, when set, is the name rule of obj, for a kind whose rule
+	// depends on the object (a ClusterTrustBundle's name starts with its
+	// signer name); it stands for the resource's NameValidator.
+	NameFor func(obj runtime.Object) NameValidator
 	// Validate checks a new object (metadata is checked generically).
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).

@@ -12,7 +12,9 @@ import (
 // The kinds of storage.k8s.io/v1, as kube-apiserver 1.37 serves them
 // (pkg/registry/storage), in the order discovery lists them (upstream sorts
 // a version's resources by name). None has short names or categories but
-// StorageClass ("sc").
+// StorageClass ("sc") and VolumeAttributesClass ("vac"). VolumeAttachment
+// (storage_attachment.go) and VolumeAttributesClass (storage_vac.go) are
+// cluster-scoped; attachments have a status subresource.
 //
 // CSIDriver is cluster-scoped, without status; its generation is what the
 // create sent and grows by one on every change of spec. CSINode is
@@ -40,6 +42,10 @@ func storageKinds() []descriptor {
 			strategy: csiStorageCapacityStrategy()},
 		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns,
 			strategy: Strategy{Default: defaultStorageClass}},
+		{gv: "storage.k8s.io/v1", resource: "volumeattachments", kind: "VolumeAttachment", name: dns, status: statusReset,
+			strategy: volumeAttachmentStrategy()},
+		{gv: "storage.k8s.io/v1", resource: "volumeattributesclasses", kind: "VolumeAttributesClass", short: []string{"vac"}, name: dns,
+			strategy: volumeAttributesClassStrategy()},
 	}
 }
 

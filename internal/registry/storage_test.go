@@ -26,7 +26,8 @@ func TestStorageResources(t *testing.T) {
 			names = append(names, r.Resource)
 		}
 	}
-	if want := []string{"csidrivers", "csinodes", "csistoragecapacities", "storageclasses"}; !reflect.DeepEqual(names, want) {
+	want := []string{"csidrivers", "csinodes", "csistoragecapacities", "storageclasses", "volumeattachments", "volumeattributesclasses"}
+	if !reflect.DeepEqual(names, want) {
 		t.Errorf("storage.k8s.io resources = %q, want %q (upstream's discovery order)", names, want)
 	}
 	for _, tc := range []struct {
@@ -36,6 +37,7 @@ func TestStorageResources(t *testing.T) {
 		{"csidrivers", "CSIDriver", false, false},
 		{"csinodes", "CSINode", false, true},
 		{"csistoragecapacities", "CSIStorageCapacity", true, false},
+		{"volumeattachments", "VolumeAttachment", false, true},
 	} {
 		r, ok := testCatalogue.Lookup(schema.GroupVersionResource{Group: "storage.k8s.io", Version: "v1", Resource: tc.resource})
 		if !ok {

@@ -104,10 +104,10 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"replicationcontrollers", "deployments", "replicasets", "statefulsets", "daemonsets", "jobs", "cronjobs",
 		"endpointslices", "ingresses", "ingressclasses", "networkpolicies", "storageclasses", "priorityclasses",
 		"runtimeclasses", "leases", "roles", "rolebindings", "clusterroles", "clusterrolebindings",
-		"certificatesigningrequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
+		"certificatesigningrequests", "clustertrustbundles", "podcertificaterequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations",
-		"csidrivers", "csinodes", "csistoragecapacities"}
+		"csidrivers", "csinodes", "csistoragecapacities", "volumeattachments", "volumeattributesclasses"}
 	for _, r := range resources {
 		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)

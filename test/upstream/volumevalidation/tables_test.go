@@ -1,0 +1,128 @@
+package volumevalidation
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// The inputs of upstream's own validation tests
+// (pkg/apis/storage/validation/validation_test.go:
+// TestVolumeAttachmentValidation, TestVolumeAttachmentUpdateValidation,
+// TestVolumeAttachmentValidationV1, TestValidateVolumeAttributesClass,
+// TestValidateVolumeAttributesClassUpdate) as v1 objects, without the
+// inline volume specs; their status cases become status writes.
+
+func va(name, attacher, node string, pv *string) *storagev1.VolumeAttachment {
+	return &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: attacher, NodeName: node, Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: pv}}}
+}
+
+var volumeName = ptr.To("pv-name")
+
+func upstreamAttachments() map[string]*storagev1.VolumeAttachment {
+	return map[string]*storagev1.VolumeAttachment{
+		"valid":                       va("foo", "myattacher", "mynode", volumeName),
+		"empty attacher":              va("foo", "", "mynode", volumeName),
+		"empty node":                  va("foo", "myattacher", "", volumeName),
+		"no source":                   va("foo", "myattacher", "mynode", nil),
+		"empty volume name":           va("foo", "myattacher", "mynode", ptr.To("")),
+		"bad volume name":             va("foo", "myattacher", "mynode", ptr.To("Bad_PV")),
+		"invalid attacher (v1)":       va("foo", "invalid!@#$%^&*()", "mynode", volumeName),
+		"long attacher":               va("foo", strings.Repeat("a", 64), "mynode", volumeName),
+		"long invalid attacher":       va("foo", "_"+strings.Repeat("a", 300), "mynode", volumeName),
+		"upper-case attacher":         va("foo", "Example.COM", "mynode", volumeName),
+		"bad name and everything":     va("Bad_Name", "", "Bad_Node", ptr.To("")),
+		"attacher with a slash":       va("foo", "a/b", "mynode", volumeName),
+		"attacher repeated message":   va("foo", "-"+strings.Repeat("a", 62), "-n", ptr.To("-p")),
+		"generate name":               {ObjectMeta: metav1.ObjectMeta{GenerateName: "Bad_"}, Spec: va("", "a", "n", volumeName).Spec},
+		"bad labels":                  {ObjectMeta: metav1.ObjectMeta{Name: "foo", Labels: map[string]string{"bad key!": "v"}}, Spec: va("", "", "n", nil).Spec},
+		"namespace on a cluster kind": {ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "default"}, Spec: va("", "a", "n", volumeName).Spec},
+	}
+}
+
+// upstreamAttachmentStatuses are the status cases of upstream's tables,
+// written through the status subresource.
+func upstreamAttachmentStatuses() map[string]storagev1.VolumeAttachmentStatus {
+	long := strings.Repeat("a", 256*1024)
+	return map[string]storagev1.VolumeAttachmentStatus{
+		"valid status": {Attached: true, AttachmentMetadata: map[string]string{"foo": "bar"},
+			AttachError: &storagev1.VolumeError{Message: "hello world", ErrorCode: ptr.To[int32](7)}, DetachError: &storagev1.VolumeError{Message: "hello world"}},
+		"too much metadata":     {AttachmentMetadata: map[string]string{"foo": long}},
+		"long attach error":     {AttachError: &storagev1.VolumeError{Message: strings.Repeat("a", 1025)}},
+		"long detach error":     {DetachError: &storagev1.VolumeError{Message: strings.Repeat("a", 1025)}},
+		"negative error codes":  {AttachError: &storagev1.VolumeError{ErrorCode: ptr.To[int32](-1)}, DetachError: &storagev1.VolumeError{ErrorCode: ptr.To[int32](-2)}},
+		"everything wrong":      {AttachmentMetadata: map[string]string{"foo": long}, AttachError: &storagev1.VolumeError{Message: strings.Repeat("a", 1025), ErrorCode: ptr.To[int32](-1)}},
+		"detached, empty error": {Attached: false, DetachError: &storagev1.VolumeError{}},
+	}
+}
+
+func vac(name, driver string, params map[string]string) *storagev1.VolumeAttributesClass {
+	return &storagev1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "1"}, DriverName: driver, Parameters: params}
+}
+
+func upstreamClasses() map[string]*storagev1.VolumeAttributesClass {
+	many := map[string]string{}
+	for i := range 513 {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	return map[string]*storagev1.VolumeAttributesClass{
+		"valid":                      vac("foo", "kubernetes.io/foo-driver", map[string]string{"foo-parameter": "free-form-string"}),
+		"empty driver":               vac("foo", "", map[string]string{"a": "b"}),
+		"invalid driver":             vac("foo", "kubernetes.io/invalid/foo-driver", map[string]string{"a": "b"}),
+		"upper-case driver":          vac("foo", "Kubernetes.IO/Foo_Driver!", map[string]string{"a": "b"}),
+		"no parameters":              vac("foo", "d", nil),
+		"empty parameters":           vac("foo", "d", map[string]string{}),
+		"empty key":                  vac("foo", "d", map[string]string{"": "v"}),
+		"too large parameters":       vac("foo", "d", map[string]string{"a": strings.Repeat("v", 256*1024)}),
+		"too many parameters":        vac("foo", "d", many),
+		"invalid name":               vac("Bad_Name", "", nil),
+		"driver with long name part": vac("foo", strings.Repeat("d", 64), map[string]string{"a": "b"}),
+	}
+}
+
+func TestUpstreamTables(t *testing.T) {
+	cat := registry.NewCatalogue()
+	var c tally
+	both := func(name string, obj runtime.Object) {
+		for _, defaulted := range []bool{false, true} {
+			compare(t, cat, write{name: fmt.Sprintf("%s (defaulted %v)", name, defaulted), obj: obj, defaulted: defaulted}, &c)
+		}
+	}
+	for name, a := range upstreamAttachments() {
+		both("attachment "+name, a)
+	}
+	old := va("foo", "myattacher", "mynode", volumeName)
+	for name, a := range upstreamAttachments() {
+		a.Name = "foo"
+		compare(t, cat, write{name: "attachment update to " + name, obj: a, old: old, defaulted: true}, &c)
+	}
+	for name, st := range upstreamAttachmentStatuses() {
+		for _, status := range []bool{true, false} {
+			a := old.DeepCopy()
+			a.Status = st
+			compare(t, cat, write{name: fmt.Sprintf("attachment status %s (status %v)", name, status), obj: a, old: old, status: status, defaulted: true}, &c)
+			stored := old.DeepCopy()
+			stored.Status = st
+			renamed := stored.DeepCopy()
+			renamed.Spec.NodeName = "other"
+			compare(t, cat, write{name: "attachment update over stored status " + name, obj: renamed, old: stored, status: status, defaulted: true}, &c)
+		}
+	}
+	for name, v := range upstreamClasses() {
+		both("class "+name, v)
+	}
+	oldClass := vac("foo", "kubernetes.io/foo-driver", map[string]string{"foo": "bar"})
+	for name, v := range upstreamClasses() {
+		v.Name = "foo"
+		compare(t, cat, write{name: "class update to " + name, obj: v, old: oldClass, defaulted: true}, &c)
+	}
+	t.Log(c.String())
+}
