@@ -231,7 +231,7 @@ func TestUpstreamTables(t *testing.T) {
 	var c tally
 	both := func(name string, obj runtime.Object) {
 		for _, defaulted := range []bool{false, true} {
-			compare(t, cat, write{name: fmt.Sprintf("%s (defaulted %v)", name, defaulted), obj: obj, defaulted: defaulted}, &c)
+			compare(t, cat, write{Name: fmt.Sprintf("%s (defaulted %v)", name, defaulted), Obj: obj, Defaulted: defaulted}, &c)
 		}
 	}
 	for i, n := range upstreamNodes() {
@@ -239,13 +239,13 @@ func TestUpstreamTables(t *testing.T) {
 	}
 	updates, statuses, oldNode := upstreamNodeUpdates()
 	for i, n := range updates {
-		compare(t, cat, write{name: fmt.Sprintf("node update #%d", i), obj: n, old: oldNode, defaulted: true}, &c)
+		compare(t, cat, write{Name: fmt.Sprintf("node update #%d", i), Obj: n, Old: oldNode, Defaulted: true}, &c)
 	}
 	healthy := oldNode.DeepCopy()
 	healthy.Status.StorageHealth = []storagev1.StorageHealth{{Name: "driver1"}}
 	for i, n := range statuses {
 		for _, old := range []*storagev1.CSINode{oldNode, healthy} {
-			compare(t, cat, write{name: fmt.Sprintf("node status #%d", i), obj: n, old: old, status: true, defaulted: true}, &c)
+			compare(t, cat, write{Name: fmt.Sprintf("node status #%d", i), Obj: n, Old: old, Status: true, Defaulted: true}, &c)
 		}
 	}
 	oldDriver := upstreamDriverOld()
@@ -255,12 +255,12 @@ func TestUpstreamTables(t *testing.T) {
 		}
 		changed := oldDriver.DeepCopy()
 		edit(&changed.Spec)
-		compare(t, cat, write{name: "update " + name, obj: changed, old: oldDriver, defaulted: true}, &c)
+		compare(t, cat, write{Name: "update " + name, Obj: changed, Old: oldDriver, Defaulted: true}, &c)
 	}
 	for name, capacity := range upstreamCapacities() {
 		both(name, capacity)
 		stored := upstreamCapacities()["good-topology"]
-		compare(t, cat, write{name: "update to " + name, obj: capacity, old: stored, defaulted: true}, &c)
+		compare(t, cat, write{Name: "update to " + name, Obj: capacity, Old: stored, Defaulted: true}, &c)
 	}
 	t.Log(c.String())
 }

@@ -27,23 +27,23 @@ func TestGenerated(t *testing.T) {
 	for ki, kind := range kinds {
 		g := &generator{rng: rand.New(rand.NewSource(int64(ki + 1)))}
 		for i := range writesPerKind {
-			w := write{name: fmt.Sprintf("%s #%d create", kind, i), defaulted: !g.chance(8)}
+			w := write{Name: fmt.Sprintf("%s #%d create", kind, i), Defaulted: !g.chance(8)}
 			switch g.rng.Intn(3) {
 			case 0:
-				w.obj = g.object(kind)
+				w.Obj = g.object(kind)
 			case 1:
-				w.old = g.stored(kind)
-				w.name, w.obj, w.defaulted = fmt.Sprintf("%s #%d update", kind, i), g.changed(w.old), true
+				w.Old = g.stored(kind)
+				w.Name, w.Obj, w.Defaulted = fmt.Sprintf("%s #%d update", kind, i), g.changed(w.Old), true
 			default: // a status write of an attachment, another update of a class
-				w.old = g.stored(kind)
-				w.status = kind == "VolumeAttachment"
-				w.name, w.obj, w.defaulted = fmt.Sprintf("%s #%d update (status %v)", kind, i, w.status), g.changed(w.old), true
+				w.Old = g.stored(kind)
+				w.Status = kind == "VolumeAttachment"
+				w.Name, w.Obj, w.Defaulted = fmt.Sprintf("%s #%d update (status %v)", kind, i, w.Status), g.changed(w.Old), true
 			}
 			compare(t, cat, w, &c)
 		}
 	}
 	t.Log(c.String())
-	if c.refused < len(kinds)*writesPerKind/4 || c.accepted < len(kinds)*writesPerKind/8 {
+	if c.Refused < len(kinds)*writesPerKind/4 || c.Accepted < len(kinds)*writesPerKind/8 {
 		t.Errorf("generated writes are too one-sided: %s", c.String())
 	}
 }

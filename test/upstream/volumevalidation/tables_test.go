@@ -93,7 +93,7 @@ func TestUpstreamTables(t *testing.T) {
 	var c tally
 	both := func(name string, obj runtime.Object) {
 		for _, defaulted := range []bool{false, true} {
-			compare(t, cat, write{name: fmt.Sprintf("%s (defaulted %v)", name, defaulted), obj: obj, defaulted: defaulted}, &c)
+			compare(t, cat, write{Name: fmt.Sprintf("%s (defaulted %v)", name, defaulted), Obj: obj, Defaulted: defaulted}, &c)
 		}
 	}
 	for name, a := range upstreamAttachments() {
@@ -102,18 +102,18 @@ func TestUpstreamTables(t *testing.T) {
 	old := va("foo", "myattacher", "mynode", volumeName)
 	for name, a := range upstreamAttachments() {
 		a.Name = "foo"
-		compare(t, cat, write{name: "attachment update to " + name, obj: a, old: old, defaulted: true}, &c)
+		compare(t, cat, write{Name: "attachment update to " + name, Obj: a, Old: old, Defaulted: true}, &c)
 	}
 	for name, st := range upstreamAttachmentStatuses() {
 		for _, status := range []bool{true, false} {
 			a := old.DeepCopy()
 			a.Status = st
-			compare(t, cat, write{name: fmt.Sprintf("attachment status %s (status %v)", name, status), obj: a, old: old, status: status, defaulted: true}, &c)
+			compare(t, cat, write{Name: fmt.Sprintf("attachment status %s (status %v)", name, status), Obj: a, Old: old, Status: status, Defaulted: true}, &c)
 			stored := old.DeepCopy()
 			stored.Status = st
 			renamed := stored.DeepCopy()
 			renamed.Spec.NodeName = "other"
-			compare(t, cat, write{name: "attachment update over stored status " + name, obj: renamed, old: stored, status: status, defaulted: true}, &c)
+			compare(t, cat, write{Name: "attachment update over stored status " + name, Obj: renamed, Old: stored, Status: status, Defaulted: true}, &c)
 		}
 	}
 	for name, v := range upstreamClasses() {
@@ -122,7 +122,7 @@ func TestUpstreamTables(t *testing.T) {
 	oldClass := vac("foo", "kubernetes.io/foo-driver", map[string]string{"foo": "bar"})
 	for name, v := range upstreamClasses() {
 		v.Name = "foo"
-		compare(t, cat, write{name: "class update to " + name, obj: v, old: oldClass, defaulted: true}, &c)
+		compare(t, cat, write{Name: "class update to " + name, Obj: v, Old: oldClass, Defaulted: true}, &c)
 	}
 	t.Log(c.String())
 }
