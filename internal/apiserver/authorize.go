@@ -15,7 +15,7 @@ func authorizationAttributes(r *http.Request, rq *request) auth.Attributes {
 	info := rq.info
 	return auth.Attributes{User: rq.user, Verb: info.kubeVerb(r), ResourceRequest: info.IsResource, Path: r.URL.Path,
 		APIGroup: info.Group, APIVersion: info.Version, Resource: info.Resource, Subresource: info.Subresource,
-		Namespace: info.Namespace, Name: info.Name}
+		Namespace: info.Namespace, Name: info.objectName()}
 }
 
 // authorize runs the configured authorizer and, unless it allows the

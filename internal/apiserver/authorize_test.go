@@ -42,6 +42,14 @@ func TestAuthorizeForbidden(t *testing.T) {
 		{"GET", "/api/v1/namespaces/default/configmaps", http.StatusOK, ""},
 		{"GET", "/api/v1/namespaces/default/secrets/s", http.StatusForbidden,
 			`secrets "s" is forbidden: User "system:anonymous" cannot get resource "secrets" in API group "" in the namespace "default": secrets are private`},
+		// a list or watch of one name by field selector is authorized for
+		// that name (RBAC resourceNames), as upstream's request info names it
+		{"GET", "/api/v1/namespaces/default/secrets?fieldSelector=metadata.name%3Ds", http.StatusForbidden,
+			`secrets "s" is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "default": secrets are private`},
+		{"GET", "/api/v1/namespaces/default/secrets?watch=1&fieldSelector=metadata.name%3Ds%2Cmetadata.namespace%3Ddefault", http.StatusForbidden,
+			`secrets "s" is forbidden: User "system:anonymous" cannot watch resource "secrets" in API group "" in the namespace "default": secrets are private`},
+		{"GET", "/api/v1/namespaces/default/secrets?fieldSelector=metadata.name%21%3Ds", http.StatusForbidden,
+			`secrets is forbidden: User "system:anonymous" cannot list resource "secrets" in API group "" in the namespace "default": secrets are private`},
 		{"GET", "/apis/apps/v1/deployments", http.StatusForbidden,
 			`deployments.apps is forbidden: User "system:anonymous" cannot list resource "deployments" in API group "apps" at the cluster scope`},
 		{"GET", "/apis", http.StatusForbidden, `forbidden: User "system:anonymous" cannot get path "/apis"`},

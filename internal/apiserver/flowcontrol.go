@@ -1,12 +1,9 @@
 package apiserver
 
 import (
-	"math"
 	"net/http"
 	"strconv"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/admitd/admitd/internal/flowcontrol"
 )
@@ -40,9 +37,9 @@ func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *re
 	}
 	rq.digest = flowcontrol.Digest{User: rq.user.Username, Groups: rq.user.Groups, IsResource: rq.info.IsResource,
 		Verb: rq.event.Verb, APIGroup: rq.info.Group, Resource: rq.info.Resource, Subresource: rq.info.Subresource,
-		Namespace: rq.info.Namespace, Name: rq.info.Name, Path: r.URL.Path}
-	admitted, refused := s.flow.Admit(r.Context(), &rq.digest, s.flowWaitLimit(r), func(_ flowcontrol.Classification, maxSeats int) int {
-		return s.estimateSeats(r, rq, maxSeats)
+		Namespace: rq.info.Namespace, Name: rq.info.objectName(), Path: r.URL.Path, APIVersion: rq.info.Version}
+	admitted, refused := s.flow.Admit(r.Context(), &rq.digest, s.flowWaitLimit(r), func(_ flowcontrol.Classification, maxSeats int) flowcontrol.Estimate {
+		return s.estimateWork(r, rq, maxSeats)
 	})
 	if refused != nil {
 		setFlowHeaders(w, refused.Classification)
@@ -50,6 +47,9 @@ func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *re
 		return false
 	}
 	rq.flow = admitted
+	if rq.info.Verb == "watch" {
+		rq.forgetWatch = s.watchCounts.register(r, rq.info)
+	}
 	setFlowHeaders(w, admitted.Classification)
 	return true
 }
@@ -61,6 +61,16 @@ func (rq *request) releaseFlow() {
 	if rq.inflightRelease != nil {
 		rq.inflightRelease()
 		rq.inflightRelease = nil
+	}
+}
+
+// leaveFlowControl ends the request under flow control: its seats go back
+// if they have not, and a watch is no longer counted.
+func (rq *request) leaveFlowControl() {
+	rq.releaseFlow()
+	if rq.forgetWatch != nil {
+		rq.forgetWatch()
+		rq.forgetWatch = nil
 	}
 }
 
@@ -83,52 +93,4 @@ func setFlowHeaders(w http.ResponseWriter, cl flowcontrol.Classification) {
 func refuseTooManyRequests(w http.ResponseWriter, retryAfter int64) {
 	w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
-}
-
-// Seat estimation, as upstream's work estimator with size-based list costs
-// (on by default in 1.37): a list takes a seat per 100 kB it is expected to
-// hold in memory, at most 100 (and the level's own bound); everything else
-// one seat.
-const (
-	bytesPerSeat = 100_000
-	maxListSeats = 100
-)
-
-func (s *Server) estimateSeats(r *http.Request, rq *request, maxSeats int) int {
-	info := rq.info
-	if !info.IsResource || (info.Verb != "list" && info.Verb != "watch") {
-		return 1
-	}
-	if maxSeats == 0 || maxSeats > maxListSeats {
-		maxSeats = maxListSeats
-	}
-	q := r.URL.Query()
-	opts := metav1.ListOptions{}
-	if err := metav1.Convert_url_Values_To_v1_ListOptions(&q, &opts, nil); err != nil {
-		return maxSeats
-	}
-	if info.Verb == "watch" {
-		initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
-		legacy := opts.ResourceVersion == "" || opts.ResourceVersion == "0"
-		if !initial && !legacy {
-			return 1
-		}
-	}
-	count, avgBytes, known := s.objectStats.get(info.Group, info.Resource)
-	if !known {
-		return 1
-	}
-	objects := count
-	if opts.Limit > 0 && opts.Limit < count {
-		objects = opts.Limit
-	}
-	switch {
-	case info.Name != "":
-		objects = 1
-	case info.Verb == "watch":
-	case opts.FieldSelector != "" || opts.LabelSelector != "":
-		objects = max(objects, count/2)
-	}
-	seats := int(math.Ceil(float64(objects) * float64(avgBytes) / bytesPerSeat))
-	return min(max(seats, 1), maxSeats)
 }

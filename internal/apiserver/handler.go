@@ -61,6 +61,9 @@ type request struct {
 	flow            flowcontrol.Admission
 	digest          flowcontrol.Digest
 	inflightRelease func()
+	// forgetWatch stops counting a watch (for the estimate of writes'
+	// work) when it ends.
+	forgetWatch func()
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -159,12 +162,12 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 	}
 	if info.IsResource {
 		ev := rq.event
-		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.Name
+		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.objectName()
 	}
 	if !s.enterFlowControl(rec, r, rq) {
 		return
 	}
-	defer rq.releaseFlow()
+	defer rq.leaveFlowControl()
 	if !s.authorize(rec, r, rq) {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -21,8 +23,22 @@ type requestInfo struct {
 	Resource    string
 	Subresource string
 	Name        string
+	// SelectorName is the name a list or watch without one in its path
+	// asks for with fieldSelector=metadata.name=NAME: upstream's request
+	// info takes it as the request's name, so RBAC's resourceNames, the
+	// Node authorizer, audit and flow control see it.
+	SelectorName string
 	// WatchPath marks the deprecated /watch/ prefix.
 	WatchPath bool
+}
+
+// objectName is the object the request names, in its path or, for a list
+// or watch, in its field selector.
+func (ri *requestInfo) objectName() string {
+	if ri.Name != "" {
+		return ri.Name
+	}
+	return ri.SelectorName
 }
 
 func (ri *requestInfo) gvr() schema.GroupVersionResource {
@@ -85,7 +101,32 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	if watchPath {
 		ri.Verb = "watch"
 	}
+	if ri.Verb == "list" || ri.Verb == "watch" {
+		ri.SelectorName = fieldSelectorName(r)
+	}
 	return ri
+}
+
+// fieldSelectorName is the metadata.name a list's field selector requires
+// exactly, when it is a valid path segment (upstream's rule); "" when the
+// selector is absent, does not parse or names no single object.
+func fieldSelectorName(r *http.Request) string {
+	if !strings.Contains(r.URL.RawQuery, "fieldSelector") {
+		return ""
+	}
+	raw := r.URL.Query()["fieldSelector"]
+	if len(raw) == 0 {
+		return ""
+	}
+	sel, err := fields.ParseSelector(raw[0])
+	if err != nil {
+		return ""
+	}
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || len(path.IsValidPathSegmentName(name)) > 0 {
+		return ""
+	}
+	return name
 }
 
 func verbFor(r *http.Request, ri *requestInfo) string {

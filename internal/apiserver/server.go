@@ -165,6 +165,7 @@ type Server struct {
 	flow        *flowcontrol.Controller
 	inflight    *inflightLimit
 	objectStats objectStats
+	watchCounts watchCounts
 	// sharedEvents are recent watch events, decoded and encoded once for
 	// every watcher (watch_shared.go).
 	sharedEvents sharedEvents

@@ -40,6 +40,10 @@ type Controller struct {
 	mu      sync.RWMutex
 	schemas []*flowcontrolv1.FlowSchema // in matching order
 	levels  map[string]*level
+	// quiescing are the limited levels removed from the configuration
+	// while requests still waited or ran in them: nothing new is
+	// classified to them, and they go once idle (as upstream's).
+	quiescing map[string]*level
 	// uidValues holds each schema's and level's UID as the one-element
 	// header value every answer carries, made once per configuration.
 	uidValues map[types.UID][]string
@@ -127,6 +131,10 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 	for name, pl := range desired {
 		l := c.levels[name]
 		if l == nil {
+			l = c.quiescing[name] // back before it went idle
+			delete(c.quiescing, name)
+		}
+		if l == nil {
 			l = &level{demand: newDemandStats(c.now()), current: -1}
 		}
 		l.pl, l.exempt = pl, pl.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
@@ -149,7 +157,25 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 		c.configureQueues(l)
 		levels[name] = l
 	}
+	for name, l := range c.levels {
+		if levels[name] == nil && l.queues != nil {
+			if c.quiescing == nil {
+				c.quiescing = map[string]*level{}
+			}
+			c.quiescing[name] = l
+		}
+	}
 	c.levels = levels
+	c.dropIdleQuiescing()
+}
+
+// dropIdleQuiescing forgets the quiescing levels nothing waits or runs in.
+func (c *Controller) dropIdleQuiescing() {
+	for name, l := range c.quiescing {
+		if l.queues.idle() {
+			delete(c.quiescing, name)
+		}
+	}
 }
 
 // configureQueues sets a limited level's queue set and per-request bound.
@@ -286,35 +312,55 @@ func (c *Controller) classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *
 	return cl
 }
 
-// Estimator gives a classified request's seats; maxSeats is the level's
+// Estimator gives a classified request's work; maxSeats is the level's
 // bound on one request (0: none beyond the estimator's own).
-type Estimator func(cl Classification, maxSeats int) int
+type Estimator func(cl Classification, maxSeats int) Estimate
+
+// Estimate is a request's work as upstream's work estimator gives it:
+// Seats while it runs, then FinalSeats held for AdditionalLatency once it
+// has finished (the watch events a write sends). Watchers, when
+// WatchersCounted, is the watch count a mutating request's estimate read.
+type Estimate struct {
+	Seats             int
+	FinalSeats        int
+	AdditionalLatency time.Duration
+	Watchers          int
+	WatchersCounted   bool
+}
+
+// MaxSeats is what the request occupies from its dispatch.
+func (e Estimate) MaxSeats() int { return max(e.Seats, e.FinalSeats) }
 
 // Admission is a seated request. Release gives its seats back (a watch
 // releases once its initial events are sent); a second Release does
 // nothing. It is not safe for concurrent use.
 type Admission struct {
 	Classification
-	Seats  int
-	Waited time.Duration
-	flow   *flowMetrics
-	level  *level
-	ticket *ticket // nil when exempt
-	done   bool
+	// Seats the request occupies (the most of its initial and final).
+	Seats   int
+	Waited  time.Duration
+	flow    *flowMetrics
+	level   *level
+	ticket  *ticket // nil when exempt
+	started time.Time
+	watch   bool
+	done    bool
 }
 
-// Release gives the request's seats back.
+// Release ends the request's execution; its seats go back now, or after
+// the linger of its estimate.
 func (a *Admission) Release() {
 	if a == nil || a.done || a.flow == nil {
 		return
 	}
 	a.done = true
+	a.flow.executingDone(time.Since(a.started), a.watch)
 	if a.ticket != nil {
 		a.ticket.finish()
-	} else {
-		a.level.exemptExecuting.Add(-1)
+		return
 	}
-	a.flow.executingDone(a.Seats)
+	a.level.exemptExecuting.Add(-1)
+	a.flow.seatsReleased(a.Seats)
 }
 
 // Rejection is a request refused: its classification, why, and the
@@ -335,20 +381,28 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 	c.mu.RUnlock()
 	a.flow, a.level = c.metrics.forFlow(&a.Classification), l
 
+	a.watch = d.Verb == "watch"
 	if exempt || qs == nil {
 		a.Seats = 1
 		l.exemptExecuting.Add(1)
 		a.flow.dispatched.Inc()
 		a.flow.executingStart(1)
+		a.started = time.Now()
 		return a, nil
 	}
-	a.Seats = max(1, estimate(a.Classification, maxSeats))
+	est := estimate(a.Classification, maxSeats)
+	est.Seats = max(1, est.Seats)
+	if est.WatchersCounted {
+		a.flow.watchersSampled(est.Watchers)
+	}
+	a.Seats = est.MaxSeats()
+	a.flow.estimatedSeats.Observe(float64(a.Seats))
 	var hash uint64
 	if a.distinguisherIsSet {
 		hash = FlowHash(a.FlowSchema, a.FlowDistinguisher)
 	}
 	start := c.now()
-	t, reason := qs.acquire(ctx, a.Seats, hash, waitLimit, a.flow)
+	t, reason := qs.acquire(ctx, est, hash, waitLimit, a.flow, requestDesc{schema: a.FlowSchema, distinguisher: a.FlowDistinguisher, digest: *d})
 	a.Waited = c.now().Sub(start)
 	if t == nil {
 		c.dropped.record(a.PriorityLevel)
@@ -356,8 +410,10 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 		return Admission{}, &Rejection{Classification: a.Classification, Reason: reason, RetryAfter: c.dropped.retryAfter(a.PriorityLevel)}
 	}
 	a.ticket = t
+	a.Seats = t.held // narrowed to the level's limit when wider
 	a.flow.dispatched.Inc()
 	a.flow.waitedServed.Observe(a.Waited.Seconds())
 	a.flow.executingStart(a.Seats)
+	a.started = time.Now()
 	return a, nil
 }

@@ -2,9 +2,12 @@ package flowcontrol
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap"
 )
@@ -123,7 +126,7 @@ func TestDanglingSchemaIgnored(t *testing.T) {
 func TestAdmitRefusesPastTheLimit(t *testing.T) {
 	c := New(Options{ServerConcurrencyLimit: 1})
 	d := &Digest{User: "alice", Groups: []string{"system:authenticated"}, Verb: "get", Path: "/x"}
-	one := func(Classification, int) int { return 1 }
+	one := func(Classification, int) Estimate { return Estimate{Seats: 1} }
 	a, r := c.Admit(context.Background(), d, time.Minute, one)
 	if r != nil {
 		t.Fatalf("first refused: %+v", r)
@@ -139,4 +142,65 @@ func TestAdmitRefusesPastTheLimit(t *testing.T) {
 		t.Fatalf("after release refused: %+v", r)
 	}
 	b.Release()
+}
+
+// TestAdmitMetrics: a write's estimate is reported as upstream's series
+// (watch count sampled, estimated seats the larger of initial and final,
+// execution time by type), and its seats stay counted as executing until
+// its linger ends.
+func TestAdmitMetrics(t *testing.T) {
+	c := bootstrapController(t, time.Now)
+	reg := prometheus.NewPedanticRegistry()
+	c.Register(reg)
+	d := &Digest{User: "alice", Groups: []string{"system:authenticated"}, IsResource: true, Verb: "create", Resource: "configmaps", Namespace: "a"}
+	write := func(Classification, int) Estimate {
+		return Estimate{Seats: 1, FinalSeats: 3, AdditionalLatency: 100 * time.Millisecond, Watchers: 25, WatchersCounted: true}
+	}
+	a, r := c.Admit(context.Background(), d, time.Minute, write)
+	if r != nil {
+		t.Fatalf("refused: %+v", r)
+	}
+	if a.Seats != 3 {
+		t.Errorf("seats %d, want the final 3", a.Seats)
+	}
+	a.Release()
+	labels := []string{"global-default", "global-default"}
+	seatsNow := func() float64 {
+		return testutil.ToFloat64(c.metrics.executingSeats.WithLabelValues(labels...))
+	}
+	if got := seatsNow(); got != 3 {
+		t.Errorf("executing seats right after release: %v, want 3 (lingering)", got)
+	}
+	for i := 0; seatsNow() != 0; i++ {
+		if i > 100 {
+			t.Fatalf("executing seats %v after the linger", seatsNow())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for name, want := range map[string]int{
+		"apiserver_flowcontrol_watch_count_samples":                1,
+		"apiserver_flowcontrol_work_estimated_seats":               1,
+		"apiserver_flowcontrol_request_execution_seconds":          1,
+		"apiserver_flowcontrol_request_queue_length_after_enqueue": 1,
+		"apiserver_flowcontrol_current_inqueue_seats":              1,
+	} {
+		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != want {
+			t.Errorf("%s: %d series (%v), want %d", name, n, err, want)
+		}
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP apiserver_flowcontrol_watch_count_samples count of watchers for mutating requests in API Priority and Fairness
+# TYPE apiserver_flowcontrol_watch_count_samples histogram
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="0"} 0
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="1"} 0
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="10"} 0
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="100"} 1
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="1000"} 1
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="10000"} 1
+apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="+Inf"} 1
+apiserver_flowcontrol_watch_count_samples_sum{flow_schema="global-default",priority_level="global-default"} 25
+apiserver_flowcontrol_watch_count_samples_count{flow_schema="global-default",priority_level="global-default"} 1
+`), "apiserver_flowcontrol_watch_count_samples"); err != nil {
+		t.Error(err)
+	}
 }

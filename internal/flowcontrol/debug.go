@@ -17,6 +17,7 @@ func (c *Controller) DebugHandlers() map[string]http.Handler {
 	return map[string]http.Handler{
 		"/debug/api_priority_and_fairness/dump_priority_levels": http.HandlerFunc(c.dumpPriorityLevels),
 		"/debug/api_priority_and_fairness/dump_queues":          http.HandlerFunc(c.dumpQueues),
+		"/debug/api_priority_and_fairness/dump_requests":        http.HandlerFunc(c.dumpRequests),
 	}
 }
 
@@ -25,7 +26,7 @@ func (c *Controller) dumpPriorityLevels(w http.ResponseWriter, _ *http.Request) 
 	writeRow(tw, "PriorityLevelName", "ActiveQueues", "IsIdle", "IsQuiescing", "WaitingRequests", "ExecutingRequests",
 		"DispatchedRequests", "RejectedRequests", "TimedoutRequests", "CancelledRequests")
 	for _, name := range c.levelNames() {
-		l := c.levelNamed(name)
+		l, quiescing := c.levelNamed(name)
 		d := l.dump()
 		active := 0
 		for _, q := range d.queues {
@@ -34,7 +35,7 @@ func (c *Controller) dumpPriorityLevels(w http.ResponseWriter, _ *http.Request) 
 			}
 		}
 		idle := d.waiting == 0 && d.executing == 0
-		writeRow(tw, name, strconv.Itoa(active), strconv.FormatBool(idle), "false", strconv.Itoa(d.waiting), strconv.Itoa(d.executing),
+		writeRow(tw, name, strconv.Itoa(active), strconv.FormatBool(idle), strconv.FormatBool(quiescing), strconv.Itoa(d.waiting), strconv.Itoa(d.executing),
 			strconv.Itoa(d.dispatched), strconv.Itoa(d.rejected), strconv.Itoa(d.timedOut), strconv.Itoa(d.cancelled))
 	}
 	_ = tw.Flush()
@@ -45,7 +46,8 @@ func (c *Controller) dumpQueues(w http.ResponseWriter, _ *http.Request) {
 	writeRow(tw, "PriorityLevelName", "Index", "PendingRequests", "ExecutingRequests", "SeatsInUse", "NextDispatchR",
 		"InitialSeatsSum", "MaxSeatsSum", "TotalWorkSum")
 	for _, name := range c.levelNames() {
-		for i, q := range c.levelNamed(name).dump().queues {
+		l, _ := c.levelNamed(name)
+		for i, q := range l.dump().queues {
 			writeRow(tw, name, strconv.Itoa(i), strconv.Itoa(q.waiting), strconv.Itoa(q.executing), strconv.Itoa(q.seatsInUse),
 				seatSeconds(q.nextDispatch), strconv.Itoa(q.waitingSeats), strconv.Itoa(q.waitingSeats), seatSeconds(q.waitingWork))
 		}
@@ -53,21 +55,31 @@ func (c *Controller) dumpQueues(w http.ResponseWriter, _ *http.Request) {
 	_ = tw.Flush()
 }
 
+// levelNames are the configured and the quiescing levels, in name order.
 func (c *Controller) levelNames() []string {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	names := make([]string, 0, len(c.levels))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.dropIdleQuiescing()
+	names := make([]string, 0, len(c.levels)+len(c.quiescing))
 	for n := range c.levels {
+		names = append(names, n)
+	}
+	for n := range c.quiescing {
 		names = append(names, n)
 	}
 	slices.Sort(names)
 	return names
 }
 
-func (c *Controller) levelNamed(name string) *level {
+// levelNamed is a configured or quiescing level.
+func (c *Controller) levelNamed(name string) (l *level, quiescing bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.levels[name]
+	if l = c.levels[name]; l != nil {
+		return l, false
+	}
+	l = c.quiescing[name]
+	return l, l != nil
 }
 
 // dump is a level's queue-set dump; an exempt level has no queues and

@@ -26,6 +26,8 @@ type Digest struct {
 	Namespace   string
 	Name        string
 	Path        string
+	// APIVersion is not classified by; the request dump shows it.
+	APIVersion string
 }
 
 // matchesSchema: some rule of fs matches d.

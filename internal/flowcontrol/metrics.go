@@ -18,7 +18,19 @@ type metrics struct {
 	inQueue         *prometheus.GaugeVec
 	executing       *prometheus.GaugeVec
 	executingSeats  *prometheus.GaugeVec
+	inQueueSeats    *prometheus.GaugeVec
+	queueLength     *prometheus.HistogramVec
+	executionTime   *prometheus.HistogramVec
+	watchCount      *prometheus.HistogramVec
+	estimatedSeats  *prometheus.HistogramVec
+	noAccommodation *prometheus.CounterVec
 }
+
+// Upstream's buckets.
+var (
+	requestSecondsBuckets = []float64{0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30}
+	queueLengthBuckets    = []float64{0, 10, 25, 50, 100, 250, 500, 1000}
+)
 
 func newMetrics(c *Controller) *metrics {
 	labels := []string{"priority_level", "flow_schema"}
@@ -30,20 +42,37 @@ func newMetrics(c *Controller) *metrics {
 			Help: "Number of requests rejected by API Priority and Fairness subsystem"}, append(labels, "reason")),
 		waitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_wait_duration_seconds",
 			Help:    "Length of time a request spent waiting in its queue",
-			Buckets: []float64{0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30}}, append(labels, "execute")),
+			Buckets: requestSecondsBuckets}, append(labels, "execute")),
 		inQueue: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_inqueue_requests",
 			Help: "Number of requests currently pending in queues of the API Priority and Fairness subsystem"}, labels),
 		executing: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_executing_requests",
 			Help: "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem"}, labels),
 		executingSeats: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_executing_seats",
 			Help: "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem"}, labels),
+		inQueueSeats: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_inqueue_seats",
+			Help: "Number of seats currently pending in queues of the API Priority and Fairness subsystem"}, labels),
+		queueLength: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_queue_length_after_enqueue",
+			Help:    "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
+			Buckets: queueLengthBuckets}, labels),
+		executionTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_execution_seconds",
+			Help:    "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem",
+			Buckets: requestSecondsBuckets}, append(labels, "type")),
+		watchCount: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_watch_count_samples",
+			Help:    "count of watchers for mutating requests in API Priority and Fairness",
+			Buckets: []float64{0, 1, 10, 100, 1000, 10000}}, labels),
+		estimatedSeats: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_work_estimated_seats",
+			Help:    "Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 100}}, labels),
+		noAccommodation: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_request_dispatch_no_accommodation_total",
+			Help: "Number of times a dispatch attempt resulted in a non accommodation due to lack of available seats"}, labels),
 	}
 }
 
 // Register adds the flow-control series to reg.
 func (c *Controller) Register(reg prometheus.Registerer) {
 	m := c.metrics
-	reg.MustRegister(m.dispatchedTotal, m.rejectedTotal, m.waitDuration, m.inQueue, m.executing, m.executingSeats, &levelCollector{c: c})
+	reg.MustRegister(m.dispatchedTotal, m.rejectedTotal, m.waitDuration, m.inQueue, m.executing, m.executingSeats,
+		m.inQueueSeats, m.queueLength, m.executionTime, m.watchCount, m.estimatedSeats, m.noAccommodation, &levelCollector{c: c})
 }
 
 // flowMetrics are the series of one priority level and flow schema.
@@ -52,8 +81,11 @@ type flowMetrics struct {
 	waitedServed   prometheus.Observer
 	waitedRefused  prometheus.Observer
 	inQueue        prometheus.Gauge
+	inQueueSeats   prometheus.Gauge
 	executing      prometheus.Gauge
 	executingSeats prometheus.Gauge
+	queueLengths   prometheus.Observer
+	estimatedSeats prometheus.Observer
 	m              *metrics
 	labels         [2]string
 }
@@ -77,8 +109,11 @@ func (m *metrics) forFlow(cl *Classification) *flowMetrics {
 		waitedServed:   m.waitDuration.WithLabelValues(k[0], k[1], "true"),
 		waitedRefused:  m.waitDuration.WithLabelValues(k[0], k[1], "false"),
 		inQueue:        m.inQueue.WithLabelValues(k[0], k[1]),
+		inQueueSeats:   m.inQueueSeats.WithLabelValues(k[0], k[1]),
 		executing:      m.executing.WithLabelValues(k[0], k[1]),
 		executingSeats: m.executingSeats.WithLabelValues(k[0], k[1]),
+		queueLengths:   m.queueLength.WithLabelValues(k[0], k[1]),
+		estimatedSeats: m.estimatedSeats.WithLabelValues(k[0], k[1]),
 	}
 	if m.flows == nil {
 		m.flows = map[[2]string]*flowMetrics{}
@@ -97,15 +132,44 @@ func (f *flowMetrics) executingStart(seats int) {
 	f.executingSeats.Add(float64(seats))
 }
 
-func (f *flowMetrics) executingDone(seats int) {
+// executingDone ends a request's execution (a watch's initialization):
+// its seats are given back apart (seatsReleased), after any linger.
+func (f *flowMetrics) executingDone(took time.Duration, watch bool) {
 	f.executing.Dec()
-	f.executingSeats.Sub(float64(seats))
+	kind := "regular"
+	if watch {
+		kind = "watch"
+	}
+	f.m.executionTime.WithLabelValues(f.labels[0], f.labels[1], kind).Observe(took.Seconds())
 }
 
-func (f *flowMetrics) queued(delta int) {
+func (f *flowMetrics) seatsReleased(seats int) {
+	if f != nil {
+		f.executingSeats.Sub(float64(seats))
+	}
+}
+
+func (f *flowMetrics) queued(delta, seats int) {
 	if f != nil {
 		f.inQueue.Add(float64(delta))
+		f.inQueueSeats.Add(float64(seats))
 	}
+}
+
+func (f *flowMetrics) queueLength(n int) {
+	if f != nil {
+		f.queueLengths.Observe(float64(n))
+	}
+}
+
+func (f *flowMetrics) noAccommodation() {
+	if f != nil {
+		f.m.noAccommodation.WithLabelValues(f.labels[0], f.labels[1]).Inc()
+	}
+}
+
+func (f *flowMetrics) watchersSampled(n int) {
+	f.m.watchCount.WithLabelValues(f.labels[0], f.labels[1]).Observe(float64(n))
 }
 
 var (

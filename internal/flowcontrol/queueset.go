@@ -47,6 +47,9 @@ type queueSet struct {
 	enqueues     int
 
 	demand *demandStats
+	// queueless holds the requests seated without a queue (a level that
+	// refuses what it cannot seat), for the request dump.
+	queueless list.List
 	// totals for the debug dump
 	dispatched, rejected, timedOut, cancelled int
 }
@@ -60,18 +63,27 @@ type queue struct {
 	nextDispatch float64 // virtual time its head may start
 	seatsInUse   int
 	executing    int
+	running      list.List // of *ticket, for the request dump
 }
 
 func (q *queue) active() bool { return q.waiting.Len() > 0 || q.executing > 0 }
 
 // ticket is one request's place in a queueSet.
 type ticket struct {
-	qs         *queueSet
-	q          *queue // nil when seated without queuing
-	seats      int
+	qs    *queueSet
+	q     *queue // nil when seated without queuing
+	seats int    // while it runs
+	// finalSeats stay taken for linger once it has finished (the watch
+	// events a write sends); held is the larger of the two, what it
+	// occupies from dispatch until the linger ends.
+	finalSeats int
+	linger     time.Duration
+	held       int
 	work       float64 // seat-seconds charged at dispatch
 	arrival    float64 // virtual time of arrival
 	elem       *list.Element
+	who        requestDesc
+	arrived    time.Time
 	dispatched chan struct{}
 	executing  bool
 	started    time.Time
@@ -101,13 +113,14 @@ func (qs *queueSet) setLimit(limit int) {
 // acquire seats a request of the flow with hash, waiting in its queue
 // until it is dispatched, waitLimit passes or ctx ends. It returns the
 // ticket to finish, or the reason the request was refused.
-func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, waitLimit time.Duration, flow *flowMetrics) (*ticket, string) {
+func (qs *queueSet) acquire(ctx context.Context, est Estimate, hash uint64, waitLimit time.Duration, flow *flowMetrics, who requestDesc) (*ticket, string) {
 	qs.mu.Lock()
 	qs.syncTime()
-	t := &ticket{qs: qs, seats: seats, work: float64(seats) * estimatedServiceTime.Seconds(), flow: flow}
+	t := newTicket(qs, est, flow)
+	t.who, t.arrived = who, qs.now()
 	if len(qs.queues) == 0 {
 		defer qs.mu.Unlock()
-		if !qs.fits(seats) {
+		if !qs.fits(t.held) {
 			qs.rejected++
 			return nil, rejectConcurrencyLimit
 		}
@@ -123,6 +136,7 @@ func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, waitLim
 	}
 	t.dispatched = make(chan struct{})
 	qs.enqueue(q, t)
+	flow.queueLength(q.waiting.Len())
 	qs.dispatchWhatFits()
 	seated := t.executing
 	qs.mu.Unlock()
@@ -158,25 +172,71 @@ func (qs *queueSet) acquire(ctx context.Context, seats int, hash uint64, waitLim
 	return nil, rejectCancelled
 }
 
-// finish gives back a ticket's seats and dispatches what then fits; the
-// caller makes sure it runs once.
+func newTicket(qs *queueSet, est Estimate, flow *flowMetrics) *ticket {
+	t := &ticket{qs: qs, seats: est.Seats, finalSeats: est.FinalSeats, linger: est.AdditionalLatency, flow: flow}
+	if t.linger <= 0 {
+		t.finalSeats, t.linger = 0, 0
+	}
+	t.held = max(t.seats, t.finalSeats)
+	t.work = float64(t.seats)*estimatedServiceTime.Seconds() + t.finalWork()
+	return t
+}
+
+// finalWork is the seat-seconds a ticket holds after it finished.
+func (t *ticket) finalWork() float64 { return float64(t.finalSeats) * t.linger.Seconds() }
+
+// fitFinalSeats narrows final seats wider than the level's limit to it,
+// lingering longer for the same work (as upstream).
+func (t *ticket) fitFinalSeats(limit int) {
+	if t.finalSeats <= limit || limit <= 0 {
+		return
+	}
+	work := t.finalWork()
+	t.finalSeats = limit
+	t.linger = time.Duration(work / float64(limit) * float64(time.Second))
+	t.held = max(t.seats, t.finalSeats)
+}
+
+// finish ends a ticket's execution; its seats go back now or, when it
+// lingers, once its linger has passed, and what then fits is dispatched.
+// The caller makes sure it runs once.
 func (t *ticket) finish() {
 	qs := t.qs
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
 	qs.syncTime()
 	qs.executing--
-	qs.seatsInUse -= t.seats
+	t.running().Remove(t.elem)
 	if q := t.q; q != nil {
 		wasActive := q.active()
 		q.executing--
-		q.seatsInUse -= t.seats
 		// Settle the charge: the estimate against the time it took.
 		took := qs.now().Sub(t.started).Seconds()
 		q.nextDispatch -= float64(t.seats) * (estimatedServiceTime.Seconds() - took)
 		qs.boundNextDispatch(q)
 		qs.noteActivity(q, wasActive)
 	}
+	if t.linger > 0 {
+		time.AfterFunc(t.linger, t.releaseLingering)
+		return
+	}
+	t.releaseSeatsLocked()
+}
+
+func (t *ticket) releaseLingering() {
+	t.qs.mu.Lock()
+	defer t.qs.mu.Unlock()
+	t.qs.syncTime()
+	t.releaseSeatsLocked()
+}
+
+func (t *ticket) releaseSeatsLocked() {
+	qs := t.qs
+	qs.seatsInUse -= t.held
+	if t.q != nil {
+		t.q.seatsInUse -= t.held
+	}
+	t.flow.seatsReleased(t.held)
 	qs.noteDemand()
 	qs.dispatchWhatFits()
 }
@@ -207,10 +267,10 @@ func (qs *queueSet) enqueue(q *queue, t *ticket) {
 	t.q, t.arrival = q, qs.virtualTime
 	t.elem = q.waiting.PushBack(t)
 	q.waitingWork += t.work
-	q.waitingSeats += t.seats
+	q.waitingSeats += t.held
 	qs.waiting++
-	qs.waitingSeats += t.seats
-	t.flow.queued(1)
+	qs.waitingSeats += t.held
+	t.flow.queued(1, t.held)
 	qs.noteActivity(q, wasActive)
 	qs.boundNextDispatch(q)
 	qs.noteDemand()
@@ -221,10 +281,10 @@ func (qs *queueSet) dequeue(t *ticket) {
 	wasActive := q.active()
 	q.waiting.Remove(t.elem)
 	q.waitingWork -= t.work
-	q.waitingSeats -= t.seats
+	q.waitingSeats -= t.held
 	qs.waiting--
-	qs.waitingSeats -= t.seats
-	t.flow.queued(-1)
+	qs.waitingSeats -= t.held
+	t.flow.queued(-1, -t.held)
 	qs.noteActivity(q, wasActive)
 	qs.noteDemand()
 }
@@ -238,11 +298,20 @@ func (qs *queueSet) fits(seats int) bool {
 	return qs.seatsInUse+seats <= qs.limit
 }
 
+// running is the list of executing requests t is in.
+func (t *ticket) running() *list.List {
+	if t.q != nil {
+		return &t.q.running
+	}
+	return &t.qs.queueless
+}
+
 // seat starts t.
 func (qs *queueSet) seat(t *ticket) {
 	t.executing, t.started = true, qs.now()
+	t.elem = t.running().PushBack(t)
 	qs.executing++
-	qs.seatsInUse += t.seats
+	qs.seatsInUse += t.held
 	qs.noteDemand()
 }
 
@@ -274,15 +343,17 @@ func (qs *queueSet) dispatchOne() bool {
 		return false
 	}
 	t := best.waiting.Front().Value.(*ticket)
-	if !qs.fits(t.seats) {
+	if !qs.fits(t.held) {
+		t.flow.noAccommodation()
 		return false
 	}
 	qs.robin = bestIndex
 	qs.dispatched++
 	qs.dequeue(t)
+	t.fitFinalSeats(qs.limit)
 	wasActive := best.active()
 	best.executing++
-	best.seatsInUse += t.seats
+	best.seatsInUse += t.held
 	best.nextDispatch += t.work
 	qs.noteActivity(best, wasActive)
 	qs.seat(t)
@@ -323,6 +394,13 @@ func (qs *queueSet) syncTime() {
 	}
 	asked := float64(min(qs.seatsInUse+qs.waitingSeats, qs.limit))
 	qs.virtualTime += elapsed * asked / float64(qs.activeQueues)
+}
+
+// idle: nothing waits, runs or lingers in qs.
+func (qs *queueSet) idle() bool {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	return qs.waiting == 0 && qs.executing == 0 && qs.seatsInUse == 0
 }
 
 func (qs *queueSet) noteDemand() {

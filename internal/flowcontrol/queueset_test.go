@@ -51,7 +51,7 @@ func waitQueued(t *testing.T, qs *queueSet, n int) {
 // had its turn.
 func TestFairQueuingInterleavesFlows(t *testing.T) {
 	qs := newQueueSet(time.Now, 8, 1, 50, 1, nil)
-	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
+	hold, _ := qs.acquire(context.Background(), seats(1), 0, time.Minute, nil, requestDesc{})
 	var mu sync.Mutex
 	var order []string
 	var wg sync.WaitGroup
@@ -59,7 +59,7 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tk, reason := qs.acquire(context.Background(), 1, hash, time.Minute, nil)
+			tk, reason := qs.acquire(context.Background(), seats(1), hash, time.Minute, nil, requestDesc{})
 			if tk == nil {
 				t.Errorf("%s refused: %s", flow, reason)
 				return
@@ -87,13 +87,13 @@ func TestFairQueuingInterleavesFlows(t *testing.T) {
 
 func TestQueueFullAndTimeout(t *testing.T) {
 	qs := newQueueSet(time.Now, 1, 1, 2, 1, nil)
-	hold, _ := qs.acquire(context.Background(), 1, 0, time.Minute, nil)
+	hold, _ := qs.acquire(context.Background(), seats(1), 0, time.Minute, nil, requestDesc{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	results := make(chan string, 2)
 	for i := 0; i < 2; i++ {
 		go func() {
-			tk, reason := qs.acquire(ctx, 1, 0, time.Minute, nil)
+			tk, reason := qs.acquire(ctx, seats(1), 0, time.Minute, nil, requestDesc{})
 			if tk != nil {
 				tk.finish()
 				reason = "served"
@@ -102,7 +102,7 @@ func TestQueueFullAndTimeout(t *testing.T) {
 		}()
 	}
 	waitQueued(t, qs, 2)
-	if tk, reason := qs.acquire(context.Background(), 1, 0, time.Minute, nil); tk != nil || reason != rejectQueueFull {
+	if tk, reason := qs.acquire(context.Background(), seats(1), 0, time.Minute, nil, requestDesc{}); tk != nil || reason != rejectQueueFull {
 		t.Errorf("third while two wait: %v %q, want %q", tk, reason, rejectQueueFull)
 	}
 	cancel()
@@ -111,7 +111,7 @@ func TestQueueFullAndTimeout(t *testing.T) {
 			t.Errorf("a cancelled waiter: %q", r)
 		}
 	}
-	if tk, reason := qs.acquire(context.Background(), 1, 0, 20*time.Millisecond, nil); tk != nil || reason != rejectTimeout {
+	if tk, reason := qs.acquire(context.Background(), seats(1), 0, 20*time.Millisecond, nil, requestDesc{}); tk != nil || reason != rejectTimeout {
 		t.Errorf("a waiter past its deadline: %v %q", tk, reason)
 	}
 	hold.finish()
@@ -126,12 +126,15 @@ func TestQueueFullAndTimeout(t *testing.T) {
 // nothing else runs.
 func TestWideRequestRunsAlone(t *testing.T) {
 	qs := newQueueSet(time.Now, 4, 2, 10, 5, nil)
-	wide, _ := qs.acquire(context.Background(), 20, 3, time.Minute, nil)
+	wide, _ := qs.acquire(context.Background(), seats(20), 3, time.Minute, nil, requestDesc{})
 	if wide == nil {
 		t.Fatal("a wide request on an idle level waits")
 	}
 	got := make(chan *ticket)
-	go func() { tk, _ := qs.acquire(context.Background(), 1, 9, time.Minute, nil); got <- tk }()
+	go func() {
+		tk, _ := qs.acquire(context.Background(), seats(1), 9, time.Minute, nil, requestDesc{})
+		got <- tk
+	}()
 	waitQueued(t, qs, 1)
 	wide.finish()
 	if tk := <-got; tk == nil {
@@ -186,5 +189,40 @@ func TestBorrowing(t *testing.T) {
 	}
 	if total > 602 {
 		t.Errorf("levels hold %d seats, more than the server's", total)
+	}
+}
+
+func seats(n int) Estimate { return Estimate{Seats: n} }
+
+// TestWriteLingersOnItsFinalSeats: a write whose events go to many
+// watchers keeps its final seats for its additional latency after it
+// finished, so the next request waits that long; final seats wider than
+// the level are narrowed to it for longer, the same seat-seconds.
+func TestWriteLingersOnItsFinalSeats(t *testing.T) {
+	qs := newQueueSet(time.Now, 4, 2, 10, 4, nil)
+	write, _ := qs.acquire(context.Background(), Estimate{Seats: 1, FinalSeats: 8, AdditionalLatency: 100 * time.Millisecond}, 3, time.Minute, nil, requestDesc{})
+	if write == nil {
+		t.Fatal("the write waits on an idle level")
+	}
+	if write.held != 4 || write.finalSeats != 4 || write.linger != 200*time.Millisecond {
+		t.Fatalf("narrowed to held %d final %d linger %v, want 4, 4 and 200ms", write.held, write.finalSeats, write.linger)
+	}
+	got := make(chan time.Time)
+	go func() {
+		tk, _ := qs.acquire(context.Background(), seats(1), 9, time.Minute, nil, requestDesc{})
+		got <- time.Now()
+		tk.finish()
+	}()
+	waitQueued(t, qs, 1)
+	finished := time.Now()
+	write.finish()
+	if waited := (<-got).Sub(finished); waited < 150*time.Millisecond {
+		t.Errorf("the next request started %v after the write finished, want its linger (200ms)", waited)
+	}
+	time.Sleep(10 * time.Millisecond)
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if qs.seatsInUse != 0 || qs.executing != 0 {
+		t.Errorf("after both: %d seats in use, %d executing", qs.seatsInUse, qs.executing)
 	}
 }
