@@ -6,6 +6,7 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -81,20 +82,30 @@ func (s *Server) aggregatedDiscovery(core bool) *apidiscoveryv2.APIGroupDiscover
 	return list
 }
 
+// responseKind is a resource's or subresource's kind as upstream's
+// aggregated discovery names it: a built-in kind of the served group
+// version without its group and version (as the legacy document's
+// resource), a custom resource's with them.
+func responseKind(res *registry.Resource, kind schema.GroupVersionKind) *metav1.GroupVersionKind {
+	if !res.Unstructured && kind.GroupVersion() == res.GroupVersion() {
+		return &metav1.GroupVersionKind{Kind: kind.Kind}
+	}
+	return &metav1.GroupVersionKind{Group: kind.Group, Version: kind.Version, Kind: kind.Kind}
+}
+
 func resourceDiscovery(res *registry.Resource) apidiscoveryv2.APIResourceDiscovery {
 	scope := apidiscoveryv2.ScopeCluster
 	if res.Namespaced {
 		scope = apidiscoveryv2.ScopeNamespace
 	}
-	gvk := res.GroupVersionKind()
 	d := apidiscoveryv2.APIResourceDiscovery{
-		Resource: res.Resource, ResponseKind: &metav1.GroupVersionKind{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind},
+		Resource: res.Resource, ResponseKind: responseKind(res, res.GroupVersionKind()),
 		Scope: scope, SingularResource: res.Singular, Verbs: res.Verbs, ShortNames: res.ShortNames, Categories: res.Categories,
 	}
 	for _, sub := range res.Subresources {
 		d.Subresources = append(d.Subresources, apidiscoveryv2.APISubresourceDiscovery{
 			Subresource:  sub.Name,
-			ResponseKind: &metav1.GroupVersionKind{Group: sub.Kind.Group, Version: sub.Kind.Version, Kind: sub.Kind.Kind},
+			ResponseKind: responseKind(res, sub.Kind),
 			Verbs:        sub.Verbs,
 		})
 	}
