@@ -37,6 +37,10 @@ type itemCache struct {
 	runs       map[itemKey]itemRun
 	runEntries int
 	gen        int
+	// bodies are whole lists' answers by resource and prefix (listbody.go),
+	// gone too when the cache starts over.
+	bodies    map[itemKey]*listBody
+	bodyBytes int
 }
 
 // itemRun is a list's keys, in order, with the items held for them.
@@ -73,9 +77,13 @@ func (c *itemCache) get(res *registry.Resource, key string, rev int64) *cachedIt
 func (c *itemCache) put(res *registry.Resource, kv storage.KeyValue, it *cachedItem) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || c.bytes+len(it.json) > itemCacheBytes {
+	switch {
+	case c.m == nil:
+		c.m = map[itemKey]*cachedItem{}
+	case c.bytes+len(it.json) > itemCacheBytes:
 		c.m, c.bytes = map[itemKey]*cachedItem{}, 0
 		c.runs, c.runEntries = nil, 0
+		c.bodies, c.bodyBytes = nil, 0
 		c.gen++
 	}
 	it.rev = kv.ModRevision

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -55,10 +56,25 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		_, _ = w.Write([]byte("]}\n"))
 		return
 	}
+	prefix := layout.ListPrefix(res, rq.info.Namespace)
+	var capture *bodyCapture
+	var gen int
+	if wholeListQuery(res, lq) {
+		if body := s.listBody(r.Context(), res, prefix); body != nil {
+			writeListBody(w, rq, body)
+			return
+		}
+		_, gen = s.items.run(res, prefix)
+		capture = &bodyCapture{}
+	}
 	// The answer begins with its first item (or its end), once that item
 	// was read without error: a failure to read the first page (a
 	// conversion webhook down) is still an error Status.
-	out := bufio.NewWriterSize(w, listWriteChunk)
+	var dst io.Writer = w
+	if capture != nil {
+		dst = io.MultiWriter(w, capture)
+	}
+	out := bufio.NewWriterSize(dst, listWriteChunk)
 	items.w = out
 	rv, begun := "", false
 	begin := func() {
@@ -72,7 +88,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		begin()
 		return items.write(item)
 	}
-	take, have, finish := s.cachedItemsTaker(r.Context(), res, layout.ListPrefix(res, rq.info.Namespace), lq, emit)
+	take, have, finish := s.cachedItemsTaker(r.Context(), res, prefix, lq, emit)
 	_, err := s.scanPages(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(v string) error {
 		rv = v
 		return nil
@@ -86,7 +102,9 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		finish()
 		begin()
 		_, _ = out.WriteString("]}\n")
-		_ = out.Flush()
+		if out.Flush() == nil && capture != nil && !capture.over {
+			s.items.keepBody(res, prefix, gen, rv, capture.buf.Bytes())
+		}
 	}
 }
 

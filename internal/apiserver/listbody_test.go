@@ -1,0 +1,64 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage/memory"
+)
+
+// TestWholeListAnswerKept: a whole list asked again while the store's
+// revision has not moved is the same answer and reads no storage; after a
+// write anywhere it is read again (and is the new state); a filtered or
+// limited list is never the kept answer.
+func TestWholeListAnswerKept(t *testing.T) {
+	store := &countingStore{Store: memory.New()}
+	s := New(testConfig(store, registry.NewCatalogue()))
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{t: t, s: s}
+	for _, name := range []string{"a", "b", "c"} {
+		ts.must(http.StatusCreated, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+name+`","labels":{"l":"`+name+`"}}}`)
+	}
+	const path = "/api/v1/namespaces/default/configmaps"
+	list := func(query string) ([]byte, int64) {
+		t.Helper()
+		before := store.calls.Load()
+		got := ts.do(http.MethodGet, path+query, "", "")
+		if got.Code != http.StatusOK {
+			t.Fatalf("list %s: %d %s", query, got.Code, got.Body)
+		}
+		return got.Body.Bytes(), store.calls.Load() - before
+	}
+	first, reads := list("")
+	if reads == 0 {
+		t.Fatal("the first list read no storage")
+	}
+	for _, query := range []string{"", "?resourceVersion=0"} {
+		again, reads := list(query)
+		if reads != 0 || !bytes.Equal(again, first) {
+			t.Errorf("list%s without a write: %d storage reads, same answer %v", query, reads, bytes.Equal(again, first))
+		}
+	}
+	for _, query := range []string{"?labelSelector=l%3Da", "?limit=2", "?resourceVersion=1&resourceVersionMatch=NotOlderThan"} {
+		if _, reads := list(query); reads == 0 {
+			t.Errorf("list%s was answered from the kept whole list", query)
+		}
+	}
+	// a write in another namespace moves the revision on
+	ts.must(http.StatusCreated, http.MethodPost, "/api/v1/namespaces/kube-system/configmaps", "application/json",
+		`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"elsewhere"}}`)
+	after, reads := list("")
+	if reads == 0 || bytes.Equal(after, first) {
+		t.Errorf("after a write: %d storage reads, same answer %v", reads, bytes.Equal(after, first))
+	}
+	ts.must(http.StatusOK, http.MethodDelete, path+"/b", "", "")
+	if gone, _ := list(""); bytes.Contains(gone, []byte(`"name":"b"`)) {
+		t.Error("a deleted object is still listed")
+	}
+}
