@@ -41,6 +41,7 @@ type itemCache struct {
 	// gone too when the cache starts over.
 	bodies    map[itemKey]*listBody
 	bodyBytes int
+	capturing map[itemKey]bool
 }
 
 // itemRun is a list's keys, in order, with the items held for them.

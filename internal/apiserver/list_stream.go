@@ -59,13 +59,15 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 	prefix := layout.ListPrefix(res, rq.info.Namespace)
 	var capture *bodyCapture
 	var gen int
+	rv, begun, kept := "", false, false
 	if wholeListQuery(res, lq) {
 		if body := s.listBody(r.Context(), res, prefix); body != nil {
 			writeListBody(w, rq, body)
 			return
 		}
-		_, gen = s.items.run(res, prefix)
-		capture = &bodyCapture{}
+		if capture, gen = s.items.startCapture(res, prefix); capture != nil {
+			defer func() { s.items.endCapture(res, prefix, gen, capture, rv, kept) }()
+		}
 	}
 	// The answer begins with its first item (or its end), once that item
 	// was read without error: a failure to read the first page (a
@@ -76,7 +78,6 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	out := bufio.NewWriterSize(dst, listWriteChunk)
 	items.w = out
-	rv, begun := "", false
 	begin := func() {
 		if !begun {
 			begun = true
@@ -102,9 +103,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		finish()
 		begin()
 		_, _ = out.WriteString("]}\n")
-		if out.Flush() == nil && capture != nil && !capture.over {
-			s.items.keepBody(res, prefix, gen, rv, capture.buf.Bytes())
-		}
+		kept = out.Flush() == nil
 	}
 }
 

@@ -49,19 +49,44 @@ func (s *Server) listBody(ctx context.Context, res *registry.Resource, prefix st
 	return b.body
 }
 
-// keepBody keeps a whole list's answer read at revision rv, unless the
-// item cache started over since the list began (gen).
-func (c *itemCache) keepBody(res *registry.Resource, prefix string, gen int, rv string, body []byte) {
-	rev, err := strconv.ParseInt(rv, 10, 64)
-	if err != nil || len(body) > listBodyMaxBytes {
-		return
-	}
+// startCapture: the list of res under prefix may keep its answer, no other
+// list of it doing so now (many lists at once after a write would each
+// hold a copy of the whole answer). It returns the cache's generation and
+// a capture sized as the last kept answer; endCapture must follow.
+func (c *itemCache) startCapture(res *registry.Resource, prefix string) (*bodyCapture, int) {
+	k := itemKey{res, prefix}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if gen != c.gen {
+	if c.capturing[k] {
+		return nil, 0
+	}
+	if c.capturing == nil {
+		c.capturing = map[itemKey]bool{}
+	}
+	c.capturing[k] = true
+	capture := &bodyCapture{}
+	if old := c.bodies[k]; old != nil {
+		capture.buf.Grow(len(old.body) + len(old.body)/8)
+	}
+	return capture, c.gen
+}
+
+// endCapture keeps the answer captured by the list of res under prefix,
+// read at revision rv, unless it is incomplete (keep false) or the item
+// cache started over since the list began (gen).
+func (c *itemCache) endCapture(res *registry.Resource, prefix string, gen int, capture *bodyCapture, rv string, keep bool) {
+	k := itemKey{res, prefix}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.capturing, k)
+	rev, err := strconv.ParseInt(rv, 10, 64)
+	if !keep || capture.over || err != nil || gen != c.gen {
 		return
 	}
-	k := itemKey{res, prefix}
+	body := capture.buf.Bytes()
+	if cap(body) > len(body)+len(body)/4 {
+		body = bytes.Clone(body) // what is kept is what is counted
+	}
 	if old := c.bodies[k]; old != nil {
 		c.bodyBytes -= len(old.body)
 	}

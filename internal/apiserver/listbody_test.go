@@ -62,3 +62,33 @@ func TestWholeListAnswerKept(t *testing.T) {
 		t.Error("a deleted object is still listed")
 	}
 }
+
+// TestOneCaptureAtATime: while one list of a prefix captures its answer,
+// another list of it does not (it is answered from storage all the same).
+func TestOneCaptureAtATime(t *testing.T) {
+	var c itemCache
+	res := &registry.Resource{}
+	first, gen := c.startCapture(res, "/p")
+	if first == nil {
+		t.Fatal("the first list may not capture")
+	}
+	if second, _ := c.startCapture(res, "/p"); second != nil {
+		t.Error("a second list captures at the same time")
+	}
+	if other, g := c.startCapture(res, "/q"); other == nil {
+		t.Error("another prefix's list may not capture")
+	} else {
+		c.endCapture(res, "/q", g, other, "7", false)
+	}
+	_, _ = first.Write([]byte(`{"items":[]}`))
+	c.endCapture(res, "/p", gen, first, "7", true)
+	if b := c.bodies[itemKey{res, "/p"}]; b == nil || b.rev != 7 || string(b.body) != `{"items":[]}` {
+		t.Errorf("kept %+v", b)
+	}
+	if c.bodies[itemKey{res, "/q"}] != nil {
+		t.Error("an incomplete answer was kept")
+	}
+	if again, _ := c.startCapture(res, "/p"); again == nil {
+		t.Error("after the first ended, a list may not capture")
+	}
+}
