@@ -71,8 +71,14 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		writeError(w, r, err)
 		return
 	}
-	if n.as == "" && !wantsProtobuf(r) && !wantsYAML(r) {
+	switch {
+	case n.as == "" && !wantsYAML(r):
+		// a list is answered in JSON even to a client preferring protobuf
+		// (which accepts JSON too), as writeObject would
 		s.serveJSONList(w, r, rq, res, lq)
+		return
+	case n.as == asTable || n.as == asPartialList:
+		s.serveListAs(w, r, rq, res, lq, n)
 		return
 	}
 	items, meta, err := s.listObjects(r.Context(), res, rq.info.Namespace, lq)
@@ -86,6 +92,34 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		return
 	}
 	writeNegotiated(w, r, http.StatusOK, n, out)
+}
+
+// serveListAs answers a list as a Table or as PartialObjectMetadataList,
+// made an object at a time as storage is read: the list holds rows or
+// metadata, never every decoded object.
+func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery, n negotiated) {
+	var each func(obj runtime.Object) error
+	var finish func(lm metav1.ListMeta) any
+	if n.as == asTable {
+		table := s.tableBuilder(res, tableIncludeObject(r))
+		each = func(obj runtime.Object) error { table.Add(obj); return nil }
+		finish = func(lm metav1.ListMeta) any {
+			t := table.Table()
+			t.ListMeta = lm
+			t.APIVersion = n.metaAPIVersion()
+			return t
+		}
+	} else {
+		parts := []metav1.PartialObjectMetadata{}
+		each = func(obj runtime.Object) error { parts = append(parts, *partialOf(obj, n.version)); return nil }
+		finish = func(lm metav1.ListMeta) any { return partialListOf(parts, lm, n.version) }
+	}
+	lm, err := s.scanList(r.Context(), res, rq.info.Namespace, lq, listStreamPage, nil, each)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeNegotiated(w, r, http.StatusOK, n, finish(lm))
 }
 
 // listObjects reads one page of matching objects, scanning storage pages at

@@ -3,8 +3,16 @@ package apiserver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage/memory"
@@ -90,5 +98,69 @@ func TestOneCaptureAtATime(t *testing.T) {
 	}
 	if again, _ := c.startCapture(res, "/p"); again == nil {
 		t.Error("after the first ended, a list may not capture")
+	}
+}
+
+// TestListAsTableAndMetadataByPages: a list as a Table or as
+// PartialObjectMetadataList, made a storage page at a time, is byte for
+// byte what the whole list transformed at once is; a list asked for in
+// protobuf is the JSON list (as before, now streamed).
+func TestListAsTableAndMetadataByPages(t *testing.T) {
+	ts := newTestServer(t)
+	for i := 0; i < listStreamPage+20; i++ {
+		ts.must(http.StatusCreated, http.MethodPost, "/api/v1/namespaces/default/configmaps", "application/json",
+			fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%04d"},"data":{"k":"v%d"}}`, i, i))
+	}
+	res, _ := ts.s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	now := time.Now().Add(time.Hour)
+	ts.s.cfg.Now = func() time.Time { return now } // the Age column the same on both sides
+	for _, accept := range []string{
+		"application/json;as=Table;v=v1;g=meta.k8s.io",
+		"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
+		"application/vnd.kubernetes.protobuf, application/json",
+	} {
+		for _, query := range []string{"", "?limit=7", "?includeObject=Object"} {
+			r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps"+query, nil)
+			r.Header.Set("Accept", accept)
+			w := httptest.NewRecorder()
+			ts.s.ServeHTTP(w, r)
+			if w.Code != http.StatusOK {
+				t.Fatalf("%s%s: %d %s", accept, query, w.Code, w.Body)
+			}
+			var meta listMeta
+			if err := json.Unmarshal(w.Body.Bytes(), &meta); err != nil {
+				t.Fatal(err)
+			}
+			q, _ := url.ParseQuery(strings.TrimPrefix(query, "?"))
+			q.Set("resourceVersion", meta.Metadata.ResourceVersion)
+			q.Set("resourceVersionMatch", "Exact")
+			lq, err := parseListQuery(res, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := negotiateOutput(r, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := ts.s.transformList(r, res, n, items, lm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := httptest.NewRecorder()
+			writeNegotiated(want, r, http.StatusOK, n, whole)
+			if !bytes.Equal(w.Body.Bytes(), want.Body.Bytes()) || w.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
+				at := 0
+				for at < min(w.Body.Len(), want.Body.Len()) && w.Body.Bytes()[at] == want.Body.Bytes()[at] {
+					at++
+				}
+				t.Errorf("%s%s: differs from the whole list transformed (%d vs %d bytes, %s vs %s) at %d:\n%.200s\n%.200s", accept, query,
+					w.Body.Len(), want.Body.Len(), w.Header().Get("Content-Type"), want.Header().Get("Content-Type"), at,
+					w.Body.Bytes()[max(at-100, 0):], want.Body.Bytes()[max(at-100, 0):])
+			}
+		}
 	}
 }

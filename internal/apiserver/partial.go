@@ -31,6 +31,12 @@ func partialList(items []runtime.Object, lm metav1.ListMeta, version string) run
 	for _, it := range items {
 		parts = append(parts, *partialOf(it, version))
 	}
+	return partialListOf(parts, lm, version)
+}
+
+// partialListOf is the PartialObjectMetadataList of parts, in the version
+// asked for.
+func partialListOf(parts []metav1.PartialObjectMetadata, lm metav1.ListMeta, version string) runtime.Object {
 	tm := metav1.TypeMeta{APIVersion: metav1.GroupName + "/" + version, Kind: asPartialList}
 	if version == "v1beta1" {
 		return &metav1beta1.PartialObjectMetadataList{TypeMeta: tm, ListMeta: lm, Items: parts}

@@ -19,6 +19,15 @@ func tableIncludeObject(r *http.Request) bool {
 // tableFor renders objects as a Table with the kind's kubectl get columns.
 // Rows carry the object's metadata (or the whole object) so that kubectl's
 // -A, --show-labels and -L work.
+// tableBuilder starts a table of res's kind a row at a time, as tableFor.
+func (s *Server) tableBuilder(res *registry.Resource, fullObject bool) *printers.TableBuilder {
+	opts := printers.Options{IncludeObject: metav1.IncludeMetadata}
+	if fullObject {
+		opts.IncludeObject = metav1.IncludeObject
+	}
+	return printers.NewTableBuilder(res, s.cfg.Now(), opts)
+}
+
 func (s *Server) tableFor(res *registry.Resource, objs []runtime.Object, _ string, fullObject bool) *metav1.Table {
 	opts := printers.Options{IncludeObject: metav1.IncludeMetadata}
 	if fullObject {

@@ -43,24 +43,55 @@ type printer struct {
 // Table renders objs, all of resource res, as a Table. now is the time ages
 // are measured from.
 func Table(res *registry.Resource, objs []runtime.Object, now time.Time, opts Options) *metav1.Table {
+	b := NewTableBuilder(res, now, opts)
+	b.table.Rows = make([]metav1.TableRow, 0, len(objs))
+	for _, obj := range objs {
+		b.Add(obj)
+	}
+	return b.Table()
+}
+
+// TableBuilder makes a table a row at a time, so that a list's objects need
+// not be held together: it keeps only the rows, and the objects too for
+// the few kinds whose rows are finished over all of them (the default
+// class marked, flow schemas ordered).
+type TableBuilder struct {
+	p     printer
+	now   time.Time
+	opts  Options
+	table *metav1.Table
+	objs  []runtime.Object
+}
+
+// NewTableBuilder starts a table of res's kind.
+func NewTableBuilder(res *registry.Resource, now time.Time, opts Options) *TableBuilder {
 	p := printerFor(res)
-	t := &metav1.Table{
+	return &TableBuilder{p: p, now: now, opts: opts, table: &metav1.Table{
 		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"},
 		ColumnDefinitions: slices.Clone(p.columns), // callers may edit them
-		Rows:              make([]metav1.TableRow, 0, len(objs)),
+		Rows:              []metav1.TableRow{},
+	}}
+}
+
+// Add makes obj's row.
+func (b *TableBuilder) Add(obj runtime.Object) {
+	row, err := b.p.row(obj, b.now)
+	if err != nil {
+		row = placeholderRow(b.p.columns, obj)
 	}
-	for _, obj := range objs {
-		row, err := p.row(obj, now)
-		if err != nil {
-			row = placeholderRow(p.columns, obj)
-		}
-		row.Object = rowObject(obj, opts.IncludeObject)
-		t.Rows = append(t.Rows, row)
+	row.Object = rowObject(obj, b.opts.IncludeObject)
+	b.table.Rows = append(b.table.Rows, row)
+	if b.p.finish != nil {
+		b.objs = append(b.objs, obj)
 	}
-	if p.finish != nil {
-		p.finish(t.Rows, objs)
+}
+
+// Table is the table of the rows added.
+func (b *TableBuilder) Table() *metav1.Table {
+	if b.p.finish != nil {
+		b.p.finish(b.table.Rows, b.objs)
 	}
-	return t
+	return b.table
 }
 
 // then returns p with finish set.
