@@ -203,7 +203,10 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 		}
 		page, err := s.store.List(ctx, prefix, opts)
 		if err != nil {
-			return lm, listError(err, lq)
+			return lm, listError(err, lq, prefix)
+		}
+		if first && page.More {
+			defer s.readPins.pin(page.Revision)()
 		}
 		stats.page(page, !opts.NoRemainingCount)
 		opts.Revision = page.Revision
@@ -279,15 +282,27 @@ func (ls *listStats) record(s *Server, res *registry.Resource) {
 // selector drops items.
 const maxListPage = 10000
 
-func listError(err error, lq *listQuery) error {
+func listError(err error, lq *listQuery, prefix string) error {
 	if errors.Is(err, storage.ErrCompacted) {
 		if lq.continueToken != "" {
-			return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+			return continueExpired(lq.continueToken, prefix)
 		}
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.resourceVersion))
 	}
 	if errors.Is(err, storage.ErrFutureRevision) {
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %s", lq.resourceVersion), 1)
+	}
+	return err
+}
+
+// continueExpired is upstream's 410 for a continue token whose revision was
+// compacted: it carries a token continuing from the same key at the
+// latest revision (rv -1), for a client willing to see an inconsistent
+// list.
+func continueExpired(token, prefix string) error {
+	err := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+	if key, _, decodeErr := decodeContinue(token, prefix); decodeErr == nil {
+		err.ErrStatus.ListMeta.Continue = encodeContinue(key, prefix, -1)
 	}
 	return err
 }

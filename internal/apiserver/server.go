@@ -166,6 +166,7 @@ type Server struct {
 	inflight    *inflightLimit
 	objectStats objectStats
 	watchCounts watchCounts
+	readPins    readPins
 	// sharedEvents are recent watch events, decoded and encoded once for
 	// every watcher (watch_shared.go).
 	sharedEvents sharedEvents

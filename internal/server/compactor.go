@@ -20,6 +20,9 @@ type compactor struct {
 	store storage.Store
 	log   *slog.Logger
 	last  int64 // the revision seen at the previous tick
+	// reading, when set, is the oldest revision a list or watch is still
+	// reading pages at (0: none): compaction stays below it.
+	reading func() int64
 }
 
 // run ticks every interval until ctx ends.
@@ -49,12 +52,18 @@ func (c *compactor) tick(ctx context.Context) {
 		c.log.Error("compaction: reading the compacted revision", "err", err)
 		return
 	}
-	if c.last > compacted {
-		if err := c.store.Compact(ctx, c.last); err != nil {
-			c.log.Error("compaction", "revision", c.last, "err", err)
+	target := c.last
+	if c.reading != nil {
+		if oldest := c.reading(); oldest > 0 && oldest <= target {
+			target = oldest - 1
+		}
+	}
+	if target > compacted {
+		if err := c.store.Compact(ctx, target); err != nil {
+			c.log.Error("compaction", "revision", target, "err", err)
 			return
 		}
-		c.log.Debug("compacted", "revision", c.last)
+		c.log.Debug("compacted", "revision", target)
 	}
 	c.last = rev
 }

@@ -51,3 +51,31 @@ func TestCompactorKeepsOneIntervalOfHistory(t *testing.T) {
 		t.Errorf("after idle ticks compacted = %d, want 7", got)
 	}
 }
+
+// TestCompactorKeepsWhatListsRead: a revision a list or watch is still
+// reading pages at stays readable: compaction stops just below it.
+func TestCompactorKeepsWhatListsRead(t *testing.T) {
+	ctx := t.Context()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	for i := range 9 {
+		if _, err := store.Create(ctx, fmt.Sprintf("/k/%d", i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reading := int64(5)
+	c := &compactor{store: store, log: slog.New(slog.NewTextHandler(io.Discard, nil)), last: 8,
+		reading: func() int64 { return reading }}
+	c.tick(ctx)
+	if got, _ := store.CompactedRevision(ctx); got != 4 {
+		t.Fatalf("compacted to %d while a list reads at 5, want 4", got)
+	}
+	if _, err := store.List(ctx, "/k/", storage.ListOptions{Revision: 5}); err != nil {
+		t.Errorf("List at 5 = %v", err)
+	}
+	reading = 0
+	c.tick(ctx) // the list ended: the previous tick's revision
+	if got, _ := store.CompactedRevision(ctx); got != 9 {
+		t.Errorf("after the list ended compacted to %d, want 9", got)
+	}
+}

@@ -52,7 +52,8 @@ func openEtcd(o Options) (storage.Store, error) {
 // runCompactor compacts the store every interval: etcd as kube-apiserver
 // does (coordinated through compact_rev_key with every other server on the
 // same etcd), the embedded stores with the compactor of compactor.go.
-func runCompactor(ctx context.Context, store storage.Store, interval time.Duration, log *slog.Logger) {
+// reading is the oldest revision this server's lists are still reading.
+func runCompactor(ctx context.Context, store storage.Store, interval time.Duration, log *slog.Logger, reading func() int64) {
 	if k, ok := store.(*kubelayout.Store); ok {
 		store = k.Inner()
 	}
@@ -60,5 +61,5 @@ func runCompactor(ctx context.Context, store storage.Store, interval time.Durati
 		s.RunCompactor(ctx, interval, log)
 		return
 	}
-	(&compactor{store: store, log: log}).run(ctx, interval)
+	(&compactor{store: store, log: log, reading: reading}).run(ctx, interval)
 }

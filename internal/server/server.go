@@ -445,7 +445,7 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	s.elected = elected
 	if o := s.compactionInterval; o > 0 {
-		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"))
+		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"), p.api.OldestReadRevision)
 	}
 	go p.crds.Run(runCtx)
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store
