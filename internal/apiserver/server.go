@@ -99,8 +99,18 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
-	// Ready reports readiness for /readyz; nil means always ready.
+	// Ready reports whether the server's caches have listed once, for
+	// /readyz's informer-sync check; nil means always.
 	Ready func() bool
+	// StorageHealth is the storage check of /healthz, /livez and /readyz
+	// and StorageReadiness /readyz's: "etcd" and "etcd-readiness", as
+	// kube-apiserver names them whatever the backend; nil passes.
+	StorageHealth, StorageReadiness func(context.Context) error
+	// StartChecks are the checks named after kube-apiserver's post-start
+	// hooks ("poststarthook/rbac/bootstrap-roles") whose work this server
+	// does too, in upstream's order: each passes once that work is done.
+	// Every endpoint lists them after its own checks.
+	StartChecks []HealthCheck
 	// OnRequestDone, when set, is called after every API request (audit).
 	OnRequestDone func(ctx context.Context, ev *RequestEvent)
 	// KeepRequestObjects puts a copy of each decoded request body in its

@@ -206,11 +206,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
-	store, err := openStore(o)
+	store, probe, err := openStore(o)
 	if err != nil {
 		return nil, err
 	}
-	s, err := start(ctx, o, store)
+	s, err := start(ctx, o, store, probe)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -218,7 +218,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
-func openStore(o Options) (storage.Store, error) {
+// openStore opens the store the options name, with its health probe (nil
+// for the memory store).
+func openStore(o Options) (storage.Store, storageProbe, error) {
 	if len(o.Etcd.Servers) > 0 {
 		return openEtcd(o)
 	}
@@ -228,16 +230,16 @@ func openStore(o Options) (storage.Store, error) {
 	case "", "bolt":
 		s, err := bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return storage.WithSizeLimit(s, storage.DefaultMaxRequestBytes), nil
+		return storage.WithSizeLimit(s, storage.DefaultMaxRequestBytes), probeOf(s), nil
 	case "memory":
-		return storage.WithSizeLimit(memory.New(), storage.DefaultMaxRequestBytes), nil
+		return storage.WithSizeLimit(memory.New(), storage.DefaultMaxRequestBytes), nil, nil
 	}
-	return nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
+	return nil, nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
 }
 
-func start(ctx context.Context, o Options, store storage.Store) (*Server, error) {
+func start(ctx context.Context, o Options, store storage.Store, probe storageProbe) (*Server, error) {
 	bundle, err := pki.EnsureServingBundle(filepath.Join(o.DataDir, "pki"), []string{"localhost", "127.0.0.1", o.BindAddress})
 	if err != nil {
 		return nil, fmt.Errorf("preparing certificates: %w", err)
@@ -249,7 +251,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	// life ends with the server: background work (caches, controllers,
 	// manifest watches of the admission plugins) stops with it.
 	life, stop := context.WithCancel(ctx)
-	parts, err := newAPI(life, o, store, bundle)
+	parts, err := newAPI(life, o, store, probe, bundle)
 	if err != nil {
 		stop()
 		return nil, err
@@ -300,7 +302,7 @@ type apiParts struct {
 // the CA injection write step, the write observers, audit,
 // service-account tokens, /metrics; then bootstraps storage and loads the
 // admission configuration.
-func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
+func newAPI(ctx context.Context, o Options, store storage.Store, probe storageProbe, bundle pki.Bundle) (*apiParts, error) {
 	cat := registry.NewCatalogue()
 	cat.SetAllowPrivileged(o.AllowPrivileged)
 	metricsReg := newMetricsRegistry()
@@ -349,6 +351,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer
+	cfg.Ready = adm.sources.Synced
+	cfg.StorageHealth = newStorageCheck(probe, o.Etcd.HealthcheckTimeout)
+	cfg.StorageReadiness = newStorageCheck(probe, o.Etcd.ReadycheckTimeout)
 	cfg.ServiceIPs, cfg.NodePorts = serviceIPs, nodePorts
 	cfg.ServiceAccountAuthenticators = saAuth
 	openid, routes := openIDRoutes(sa, o.Logger)
@@ -366,6 +371,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	}
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
+	cfg.StartChecks = startChecks(flow != nil)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
