@@ -48,7 +48,7 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 		res.Strategy.Default(obj)
 	}
 	m := accessor(obj)
-	s.fillSystemFields(m)
+	s.fillSystemFields(res, m)
 	registry.PrepareForCreate(res, obj)
 	data, err := layout.Encode(obj)
 	if err != nil {

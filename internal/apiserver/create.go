@@ -138,7 +138,7 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 // validation, validating admission, then the write.
 func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (_ runtime.Object, created []byte, err error) {
 	m := accessor(obj)
-	s.fillSystemFields(m)
+	s.fillSystemFields(res, m)
 	undo, err := s.allocateForCreate(res, obj)
 	if err != nil {
 		return nil, nil, err
