@@ -35,7 +35,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.seedServiceIPs(ctx); err != nil {
+	if err := s.seedNodePorts(ctx); err != nil {
 		return err
 	}
 	return s.SyncCustomResources(ctx)

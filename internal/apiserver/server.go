@@ -19,6 +19,7 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/flowcontrol"
+	"github.com/admitd/admitd/internal/ipallocator"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/serviceip"
@@ -143,12 +144,13 @@ type Config struct {
 	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
 	// key generated in memory.
 	TokenIssuer *serviceaccount.Issuer
-	// ServiceIPs allocates the cluster IPs of Services (seeded from the
-	// stored Services by Bootstrap); nil allocates none: a Service keeps
-	// the clusterIP it is created with.
-	ServiceIPs *serviceip.Allocator
+	// ClusterIPs allocates the cluster IPs of Services as IPAddress
+	// objects; nil allocates none: a Service keeps the clusterIP it is
+	// created with.
+	ClusterIPs *ipallocator.Allocator
 	// NodePorts allocates the node ports of NodePort and LoadBalancer
-	// Services (seeded as ServiceIPs); nil allocates none.
+	// Services (seeded from the stored Services by Bootstrap); nil
+	// allocates none.
 	NodePorts *serviceip.PortAllocator
 }
 
@@ -167,7 +169,8 @@ type Server struct {
 	log    *slog.Logger
 	fields *fieldManagers
 	tokens *serviceaccount.Issuer
-	// services follows the Services of other servers (serviceips_follow.go).
+	// services follows the Services of other servers for their node ports
+	// (nodeports_follow.go).
 	services serviceFollow
 	lifecycle
 	// flow is API Priority and Fairness; inflight the plain limits used

@@ -85,18 +85,28 @@ func (c *storageCheck) check(context.Context) error {
 	return err
 }
 
+// errHookNotFinished is the reason of a post-start hook's failed check,
+// upstream's.
+var errHookNotFinished = errors.New("not finished")
+
 // startChecks are the health checks named after kube-apiserver 1.37.2's
 // post-start hooks whose work admitd does too, in upstream's order. The
 // work of most is done before the server listens (the admission chain
 // and its sources, definitions of custom resources, system namespaces,
 // bootstrap RBAC policy, priority classes and flow-control objects), so
-// they pass from the first request on. The flow-control ones are listed
-// when API Priority and Fairness is on, as upstream's.
-func startChecks(flowControl bool) []apiserver.HealthCheck {
-	var names []string
+// they pass from the first request on; the cluster IP repair and the
+// default ServiceCIDR pass once they have succeeded (they are tried
+// before the server listens, and again until they do). The flow-control
+// ones are listed when API Priority and Fairness is on, as upstream's.
+func startChecks(flowControl bool, ips *clusterIPParts) []apiserver.HealthCheck {
+	var checks []apiserver.HealthCheck
+	pass := func(context.Context) error { return nil }
+	hook := func(name string, check func(context.Context) error) {
+		checks = append(checks, apiserver.HealthCheck{Name: "poststarthook/" + name, Check: check})
+	}
 	add := func(name string, when bool) {
 		if when {
-			names = append(names, "poststarthook/"+name)
+			hook(name, pass)
 		}
 	}
 	add("start-apiserver-admission-initializer", true)
@@ -108,13 +118,11 @@ func startChecks(flowControl bool) []apiserver.HealthCheck {
 	add("start-apiextensions-controllers", true)
 	add("crd-informer-synced", true)
 	add("start-system-namespaces-controller", true)
+	hook("start-service-ip-repair-controllers", ips.repaired.check)
 	add("rbac/bootstrap-roles", true)
 	add("scheduling/bootstrap-system-priority-classes", true)
 	add("priority-and-fairness-config-producer", flowControl)
 	add("bootstrap-controller", true)
-	checks := make([]apiserver.HealthCheck, len(names))
-	for i, name := range names {
-		checks[i] = apiserver.HealthCheck{Name: name, Check: func(context.Context) error { return nil }}
-	}
+	hook("start-kubernetes-service-cidr-controller", ips.cidrSynced)
 	return checks
 }

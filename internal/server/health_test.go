@@ -61,8 +61,9 @@ func TestHealthChecksAreUpstreams(t *testing.T) {
 	hooks := []string{"start-apiserver-admission-initializer", "generic-apiserver-start-informers",
 		"priority-and-fairness-config-consumer", "priority-and-fairness-filter", "storage-object-count-tracker-hook",
 		"start-apiextensions-informers", "start-apiextensions-controllers", "crd-informer-synced",
-		"start-system-namespaces-controller", "rbac/bootstrap-roles", "scheduling/bootstrap-system-priority-classes",
-		"priority-and-fairness-config-producer", "bootstrap-controller"}
+		"start-system-namespaces-controller", "start-service-ip-repair-controllers", "rbac/bootstrap-roles",
+		"scheduling/bootstrap-system-priority-classes", "priority-and-fairness-config-producer", "bootstrap-controller",
+		"start-kubernetes-service-cidr-controller"}
 	for _, endpoint := range []string{"readyz", "livez", "healthz"} {
 		recorded, err := os.ReadFile(filepath.Join("testdata", "health", "kube-apiserver-1.37.2-"+endpoint+".txt"))
 		if err != nil {

@@ -119,9 +119,10 @@ type Options struct {
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string
-	// ServiceClusterIPRange is the CIDR Service cluster IPs are allocated
-	// from, its first address kept for the "kubernetes" Service
-	// (kube-apiserver's --service-cluster-ip-range). Default 10.0.0.0/24.
+	// ServiceClusterIPRange is the CIDR of the default ServiceCIDR, which
+	// Service cluster IPs are allocated from as IPAddress objects; its
+	// first address is the "kubernetes" Service's (kube-apiserver's
+	// --service-cluster-ip-range). Default 10.0.0.0/24.
 	ServiceClusterIPRange string
 	// ServiceNodePortRange is the range node ports are allocated from
 	// (kube-apiserver's --service-node-port-range). Default 30000-32767.
@@ -293,7 +294,7 @@ type apiParts struct {
 	closeAudit func() error
 	sa         *saTokens
 	openid     *openID
-	serviceIPs *serviceip.Allocator
+	clusterIPs *clusterIPParts
 	crds       *apiserver.CustomResources
 	flow       *flowControl // nil when APF is off
 }
@@ -326,7 +327,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		return nil, err
 	}
 	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services()), conversion.NewMetrics(metricsReg)).ConverterFor)
-	serviceIPs, err := serviceip.New(cmp.Or(o.ServiceClusterIPRange, serviceip.DefaultRange))
+	clusterIPs, err := newClusterIPs(o, store, cat, adm.sources)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +355,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	cfg.Ready = adm.sources.Synced
 	cfg.StorageHealth = newStorageCheck(probe, o.Etcd.HealthcheckTimeout)
 	cfg.StorageReadiness = newStorageCheck(probe, o.Etcd.ReadycheckTimeout)
-	cfg.ServiceIPs, cfg.NodePorts = serviceIPs, nodePorts
+	cfg.ClusterIPs, cfg.NodePorts = clusterIPs.alloc, nodePorts
 	cfg.ServiceAccountAuthenticators = saAuth
 	openid, routes := openIDRoutes(sa, o.Logger)
 	maps.Copy(cfg.Extra, routes)
@@ -371,13 +372,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	}
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
-	cfg.StartChecks = startChecks(flow != nil)
+	cfg.StartChecks = startChecks(flow != nil, clusterIPs)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
 	}
 	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs, flow: flow}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -438,7 +439,7 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := p.adm.policies.Reload(ctx); err != nil {
 		return fmt.Errorf("loading admission policies: %w", err)
 	}
-	return nil
+	return p.clusterIPs.start(ctx, p.api, sourcesLog)
 }
 
 // run starts serving and the background work, until runCtx ends (Close
@@ -455,8 +456,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	go p.crds.Run(runCtx)
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store
-		go p.api.FollowServiceIPs(runCtx)
+		go p.api.FollowNodePorts(runCtx)
 	}
+	go p.clusterIPs.run(runCtx, log)
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
 	if p.flow != nil {
