@@ -97,16 +97,19 @@ func (c *clusterIPParts) start(ctx context.Context, api *apiserver.Server, log *
 }
 
 // run keeps the default ServiceCIDR and repairs the IPAddresses every
-// ipallocator.RepairInterval, until ctx ends.
+// ipallocator.RepairInterval (every second until a repair has succeeded,
+// as upstream's first run is retried), until ctx ends.
 func (c *clusterIPParts) run(ctx context.Context, log *slog.Logger) {
 	go c.cidr.Run(ctx)
-	t := time.NewTicker(ipallocator.RepairInterval)
-	defer t.Stop()
 	for {
+		wait := ipallocator.RepairInterval
+		if c.repaired.check(ctx) != nil {
+			wait = time.Second
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 			c.repair(ctx, log)
 		}
 	}
@@ -114,7 +117,9 @@ func (c *clusterIPParts) run(ctx context.Context, log *slog.Logger) {
 
 func (c *clusterIPParts) repair(ctx context.Context, log *slog.Logger) {
 	if err := c.alloc.Repair(ctx, c.services, log.With("controller", "ipallocator-repair")); err != nil {
-		log.Warn("repairing cluster IP addresses", "err", err)
+		if ctx.Err() == nil {
+			log.Warn("repairing cluster IP addresses", "err", err)
+		}
 		return
 	}
 	c.repaired.finish()
