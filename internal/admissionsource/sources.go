@@ -147,6 +147,17 @@ func (s *Sources) WaitSynced(ctx context.Context) error {
 	return nil
 }
 
+// Synced reports whether every cache created so far has listed once: the
+// informer-sync check of /readyz.
+func (s *Sources) Synced() bool {
+	for _, c := range s.current.Load().byGVR {
+		if !c.Synced() {
+			return false
+		}
+	}
+	return true
+}
+
 // Handles reports whether writes of gvr (any version) reach a cache.
 func (s *Sources) Handles(gvr schema.GroupVersionResource) bool {
 	return len(s.current.Load().byGR[gvr.GroupResource()]) > 0

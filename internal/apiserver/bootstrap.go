@@ -35,7 +35,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := s.seedServiceIPs(ctx); err != nil {
+	if err := s.seedNodePorts(ctx); err != nil {
 		return err
 	}
 	return s.SyncCustomResources(ctx)
@@ -48,7 +48,7 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 		res.Strategy.Default(obj)
 	}
 	m := accessor(obj)
-	s.fillSystemFields(m)
+	s.fillSystemFields(res, m)
 	registry.PrepareForCreate(res, obj)
 	data, err := layout.Encode(obj)
 	if err != nil {

@@ -138,8 +138,8 @@ func (s *Server) create(ctx context.Context, rq *request, res *registry.Resource
 // validation, validating admission, then the write.
 func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Resource, obj runtime.Object, attrs *admission.Attributes, dryRun bool) (_ runtime.Object, created []byte, err error) {
 	m := accessor(obj)
-	s.fillSystemFields(m)
-	undo, err := s.allocateForCreate(res, obj)
+	s.fillSystemFields(res, m)
+	undo, err := s.allocateForCreate(ctx, res, obj, dryRun)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,7 +60,7 @@ func ObserveResources(written func(ctx context.Context, ev WriteEvent), resource
 // afterWrite tells the observers of ev's resource about it, in the order
 // they were configured.
 func (s *Server) afterWrite(ctx context.Context, ev WriteEvent) {
-	s.releaseServiceIPs(ev)
+	s.releaseServiceIPs(ctx, ev)
 	for _, o := range s.cfg.Observers {
 		if o.Handles(ev.Resource) {
 			o.Written(ctx, ev)

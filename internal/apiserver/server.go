@@ -19,6 +19,7 @@ import (
 
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/flowcontrol"
+	"github.com/admitd/admitd/internal/ipallocator"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 	"github.com/admitd/admitd/internal/serviceip"
@@ -99,8 +100,18 @@ type Config struct {
 	BookmarkInterval time.Duration
 	// Now defaults to time.Now.
 	Now func() time.Time
-	// Ready reports readiness for /readyz; nil means always ready.
+	// Ready reports whether the server's caches have listed once, for
+	// /readyz's informer-sync check; nil means always.
 	Ready func() bool
+	// StorageHealth is the storage check of /healthz, /livez and /readyz
+	// and StorageReadiness /readyz's: "etcd" and "etcd-readiness", as
+	// kube-apiserver names them whatever the backend; nil passes.
+	StorageHealth, StorageReadiness func(context.Context) error
+	// StartChecks are the checks named after kube-apiserver's post-start
+	// hooks ("poststarthook/rbac/bootstrap-roles") whose work this server
+	// does too, in upstream's order: each passes once that work is done.
+	// Every endpoint lists them after its own checks.
+	StartChecks []HealthCheck
 	// OnRequestDone, when set, is called after every API request (audit).
 	OnRequestDone func(ctx context.Context, ev *RequestEvent)
 	// KeepRequestObjects puts a copy of each decoded request body in its
@@ -133,12 +144,13 @@ type Config struct {
 	// TokenIssuer signs the tokens of serviceaccounts/token; nil uses a
 	// key generated in memory.
 	TokenIssuer *serviceaccount.Issuer
-	// ServiceIPs allocates the cluster IPs of Services (seeded from the
-	// stored Services by Bootstrap); nil allocates none: a Service keeps
-	// the clusterIP it is created with.
-	ServiceIPs *serviceip.Allocator
+	// ClusterIPs allocates the cluster IPs of Services as IPAddress
+	// objects; nil allocates none: a Service keeps the clusterIP it is
+	// created with.
+	ClusterIPs *ipallocator.Allocator
 	// NodePorts allocates the node ports of NodePort and LoadBalancer
-	// Services (seeded as ServiceIPs); nil allocates none.
+	// Services (seeded from the stored Services by Bootstrap); nil
+	// allocates none.
 	NodePorts *serviceip.PortAllocator
 }
 
@@ -157,7 +169,8 @@ type Server struct {
 	log    *slog.Logger
 	fields *fieldManagers
 	tokens *serviceaccount.Issuer
-	// services follows the Services of other servers (serviceips_follow.go).
+	// services follows the Services of other servers for their node ports
+	// (nodeports_follow.go).
 	services serviceFollow
 	lifecycle
 	// flow is API Priority and Fairness; inflight the plain limits used

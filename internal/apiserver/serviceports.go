@@ -46,7 +46,7 @@ func (s *Server) allocateNodePorts(svc *corev1.Service, held map[int]bool) (undo
 	var taken []int
 	undo = func() {
 		for _, p := range taken {
-			if !s.services.heldByStored(portKey(p)) {
+			if !s.services.heldByStored(p) {
 				alloc.Release(p)
 			}
 		}

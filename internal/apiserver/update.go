@@ -134,7 +134,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if obj, err = s.runWriteSteps(ctx, attrs, obj); err != nil {
 		return nil, false, err
 	}
-	undo, release, err := s.updateServiceIPs(res, obj, old)
+	undo, release, err := s.updateServiceIPs(ctx, res, obj, old, dryRun)
 	if err != nil {
 		return nil, false, err
 	}

@@ -55,12 +55,16 @@ func wipeSystemFields(m metav1.Object) {
 }
 
 // fillSystemFields sets uid and creationTimestamp, and the name from
-// generateName, as upstream's BeforeCreate.
-func (s *Server) fillSystemFields(m metav1.Object) {
+// generateName (by res's rule), as upstream's BeforeCreate.
+func (s *Server) fillSystemFields(res *registry.Resource, m metav1.Object) {
 	m.SetCreationTimestamp(metav1.NewTime(s.cfg.Now().Truncate(1e9)))
 	m.SetUID(types.UID(uuid.NewUUID()))
 	if m.GetName() == "" && m.GetGenerateName() != "" {
-		m.SetName(generatedName(m.GetGenerateName()))
+		generate := generatedName
+		if res.Strategy.GenerateName != nil {
+			generate = res.Strategy.GenerateName
+		}
+		m.SetName(generate(m.GetGenerateName()))
 	}
 }
 

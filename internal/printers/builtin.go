@@ -35,6 +35,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                    ingressPrinter,
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}:               ingressClassPrinter,
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:              networkPolicyPrinter,
+	{Group: "networking.k8s.io", Resource: "servicecidrs"}:                 serviceCIDRPrinter,
+	{Group: "networking.k8s.io", Resource: "ipaddresses"}:                  ipAddressPrinter,
 	{Group: "storage.k8s.io", Resource: "storageclasses"}:                  storageClassPrinter,
 	{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}:        clusterTrustBundlePrinter,
 	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:     podCertificateRequestPrinter,

@@ -6,8 +6,9 @@ import (
 
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
-// the RBAC kinds (rbac_defaults.go, rbac_validate.go). The certificates
-// kinds are in certificates.go.
+// the RBAC kinds (rbac_defaults.go, rbac_validate.go) and ServiceCIDR and
+// IPAddress (networking_ips.go). The certificates kinds are in
+// certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
@@ -22,8 +23,12 @@ func otherKinds() []descriptor {
 			strategy: Strategy{Default: defaultIngressClass}},
 		{gv: "networking.k8s.io/v1", resource: "ingresses", kind: "Ingress", namespaced: true, short: []string{"ing"},
 			status: statusSubresource, generation: true, name: dns},
+		{gv: "networking.k8s.io/v1", resource: "ipaddresses", kind: "IPAddress", short: []string{"ip"}, name: ipAddressName,
+			strategy: ipAddressStrategy()},
 		{gv: "networking.k8s.io/v1", resource: "networkpolicies", kind: "NetworkPolicy", namespaced: true, short: []string{"netpol"},
 			generation: true, name: dns, strategy: Strategy{Default: defaultNetworkPolicy}},
+		{gv: "networking.k8s.io/v1", resource: "servicecidrs", kind: "ServiceCIDR", name: dns, status: statusReset,
+			strategy: serviceCIDRStrategy()},
 		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns},
 		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
 			status: statusSubresource, generation: true, name: dns},

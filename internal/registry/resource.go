@@ -101,6 +101,10 @@ type Strategy struct {
 	// Subresources are the strategies of subresources whose updates follow
 	// rules of their own (pods/resize), by subresource name.
 	Subresources map[string]SubresourceStrategy
+	// GenerateName, when set, makes the name of a create that gives only
+	// generateName (IPAddress takes it as it is); nil adds upstream's five
+	// random characters.
+	GenerateName func(base string) string
 	// NameFor, when set, is the name rule of obj, for a kind whose rule
 	// depends on the object (a ClusterTrustBundle's name starts with its
 	// signer name); it stands for the resource's NameValidator.

@@ -25,14 +25,19 @@ type EtcdOptions struct {
 	Prefix string
 	// CAFile, CertFile and KeyFile secure the etcd connection.
 	CAFile, CertFile, KeyFile string
+	// HealthcheckTimeout bounds the storage probe of the health endpoints'
+	// "etcd" check, ReadycheckTimeout that of /readyz's "etcd-readiness"
+	// (--etcd-healthcheck-timeout, --etcd-readycheck-timeout); 0 means
+	// DefaultStorageCheckTimeout. They apply to the embedded store too.
+	HealthcheckTimeout, ReadycheckTimeout time.Duration
 }
 
 // openEtcd opens the etcd store in kube-apiserver's layout (keys and
 // encodings, kubelayout): layout's /registry root becomes the configured
 // prefix, and resourceVersions are etcd's revisions.
-func openEtcd(o Options) (storage.Store, error) {
+func openEtcd(o Options) (storage.Store, storageProbe, error) {
 	if o.Storage == "memory" {
-		return nil, fmt.Errorf("--etcd-servers and --storage=memory are exclusive")
+		return nil, nil, fmt.Errorf("--etcd-servers and --storage=memory are exclusive")
 	}
 	prefix := strings.TrimSuffix(o.Etcd.Prefix, "/")
 	if o.Etcd.Prefix == "" {
@@ -44,9 +49,9 @@ func openEtcd(o Options) (storage.Store, error) {
 		Root:   strings.TrimSuffix(layout.Root, "/"),
 		CAFile: o.Etcd.CAFile, CertFile: o.Etcd.CertFile, KeyFile: o.Etcd.KeyFile})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return kubelayout.New(store, registry.NewCatalogue().Resources()), nil
+	return kubelayout.New(store, registry.NewCatalogue().Resources()), probeOf(store), nil
 }
 
 // runCompactor compacts the store every interval: etcd as kube-apiserver

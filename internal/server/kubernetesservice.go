@@ -19,7 +19,7 @@ import (
 // address for a loopback bind address too, which admitd does not serve.)
 func startKubernetesService(ctx context.Context, p *apiParts, addr net.Addr, log *slog.Logger) error {
 	tcp, ok := addr.(*net.TCPAddr)
-	if !ok || p.serviceIPs == nil {
+	if !ok || p.clusterIPs == nil {
 		return nil
 	}
 	public := tcp.IP
@@ -33,7 +33,7 @@ func startKubernetesService(ctx context.Context, p *apiParts, addr net.Addr, log
 	if err != nil {
 		return err
 	}
-	c := controllers.NewKubernetesService(client, p.serviceIPs.Reserved(), public, tcp.Port, log.With("controller", "kubernetes-service"))
+	c := controllers.NewKubernetesService(client, p.clusterIPs.rng.kubernetesIP, public, tcp.Port, log.With("controller", "kubernetes-service"))
 	go c.Run(ctx)
 	return nil
 }

@@ -119,9 +119,10 @@ type Options struct {
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string
-	// ServiceClusterIPRange is the CIDR Service cluster IPs are allocated
-	// from, its first address kept for the "kubernetes" Service
-	// (kube-apiserver's --service-cluster-ip-range). Default 10.0.0.0/24.
+	// ServiceClusterIPRange is the CIDR of the default ServiceCIDR, which
+	// Service cluster IPs are allocated from as IPAddress objects; its
+	// first address is the "kubernetes" Service's (kube-apiserver's
+	// --service-cluster-ip-range). Default 10.0.0.0/24.
 	ServiceClusterIPRange string
 	// ServiceNodePortRange is the range node ports are allocated from
 	// (kube-apiserver's --service-node-port-range). Default 30000-32767.
@@ -206,11 +207,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating data directory: %w", err)
 	}
-	store, err := openStore(o)
+	store, probe, err := openStore(o)
 	if err != nil {
 		return nil, err
 	}
-	s, err := start(ctx, o, store)
+	s, err := start(ctx, o, store, probe)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -218,7 +219,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
-func openStore(o Options) (storage.Store, error) {
+// openStore opens the store the options name, with its health probe (nil
+// for the memory store).
+func openStore(o Options) (storage.Store, storageProbe, error) {
 	if len(o.Etcd.Servers) > 0 {
 		return openEtcd(o)
 	}
@@ -228,16 +231,16 @@ func openStore(o Options) (storage.Store, error) {
 	case "", "bolt":
 		s, err := bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return storage.WithSizeLimit(s, storage.DefaultMaxRequestBytes), nil
+		return storage.WithSizeLimit(s, storage.DefaultMaxRequestBytes), probeOf(s), nil
 	case "memory":
-		return storage.WithSizeLimit(memory.New(), storage.DefaultMaxRequestBytes), nil
+		return storage.WithSizeLimit(memory.New(), storage.DefaultMaxRequestBytes), nil, nil
 	}
-	return nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
+	return nil, nil, fmt.Errorf("unknown storage %q (want bolt or memory)", o.Storage)
 }
 
-func start(ctx context.Context, o Options, store storage.Store) (*Server, error) {
+func start(ctx context.Context, o Options, store storage.Store, probe storageProbe) (*Server, error) {
 	bundle, err := pki.EnsureServingBundle(filepath.Join(o.DataDir, "pki"), []string{"localhost", "127.0.0.1", o.BindAddress})
 	if err != nil {
 		return nil, fmt.Errorf("preparing certificates: %w", err)
@@ -249,7 +252,7 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 	// life ends with the server: background work (caches, controllers,
 	// manifest watches of the admission plugins) stops with it.
 	life, stop := context.WithCancel(ctx)
-	parts, err := newAPI(life, o, store, bundle)
+	parts, err := newAPI(life, o, store, probe, bundle)
 	if err != nil {
 		stop()
 		return nil, err
@@ -291,7 +294,7 @@ type apiParts struct {
 	closeAudit func() error
 	sa         *saTokens
 	openid     *openID
-	serviceIPs *serviceip.Allocator
+	clusterIPs *clusterIPParts
 	crds       *apiserver.CustomResources
 	flow       *flowControl // nil when APF is off
 }
@@ -300,7 +303,7 @@ type apiParts struct {
 // the CA injection write step, the write observers, audit,
 // service-account tokens, /metrics; then bootstraps storage and loads the
 // admission configuration.
-func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bundle) (*apiParts, error) {
+func newAPI(ctx context.Context, o Options, store storage.Store, probe storageProbe, bundle pki.Bundle) (*apiParts, error) {
 	cat := registry.NewCatalogue()
 	cat.SetAllowPrivileged(o.AllowPrivileged)
 	metricsReg := newMetricsRegistry()
@@ -324,7 +327,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, err
 	}
 	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services()), conversion.NewMetrics(metricsReg)).ConverterFor)
-	serviceIPs, err := serviceip.New(cmp.Or(o.ServiceClusterIPRange, serviceip.DefaultRange))
+	clusterIPs, err := newClusterIPs(o, store, cat, adm.sources)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +352,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}
 	cfg.TokenAuthenticator = reviewer
-	cfg.ServiceIPs, cfg.NodePorts = serviceIPs, nodePorts
+	cfg.Ready = adm.sources.Synced
+	cfg.StorageHealth = newStorageCheck(probe, o.Etcd.HealthcheckTimeout)
+	cfg.StorageReadiness = newStorageCheck(probe, o.Etcd.ReadycheckTimeout)
+	cfg.ClusterIPs, cfg.NodePorts = clusterIPs.alloc, nodePorts
 	cfg.ServiceAccountAuthenticators = saAuth
 	openid, routes := openIDRoutes(sa, o.Logger)
 	maps.Copy(cfg.Extra, routes)
@@ -366,12 +372,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 	}
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
+	cfg.StartChecks = startChecks(flow != nil, clusterIPs)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
 	}
 	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs, flow: flow}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -432,7 +439,7 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 	if err := p.adm.policies.Reload(ctx); err != nil {
 		return fmt.Errorf("loading admission policies: %w", err)
 	}
-	return nil
+	return p.clusterIPs.start(ctx, p.api, sourcesLog)
 }
 
 // run starts serving and the background work, until runCtx ends (Close
@@ -449,8 +456,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	go p.crds.Run(runCtx)
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store
-		go p.api.FollowServiceIPs(runCtx)
+		go p.api.FollowNodePorts(runCtx)
 	}
+	go p.clusterIPs.run(runCtx, log)
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
 	if p.flow != nil {

@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -46,9 +49,30 @@ func wantServiceError(t *testing.T, cs kubernetes.Interface, name, ip string, co
 	}
 }
 
+// waitForKubernetesService waits until the kubernetes Service holds its
+// address (its controller runs beside the server).
+func waitForKubernetesService(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := cs.NetworkingV1().IPAddresses().Get(context.Background(), "127.1.0.1", metav1.GetOptions{})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kubernetes Service's IPAddress 127.1.0.1: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Cluster IPs are IPAddress objects (errors as kube-apiserver 1.37.2
+// printed them): an address taken is refused, one outside the ServiceCIDRs
+// too; the objects outlive a restart; a full range is a 500.
 func TestServiceClusterIPAllocation(t *testing.T) {
 	dir := t.TempDir()
-	s, cs := startWithRange(t, dir, "127.1.0.0/29") // .1 reserved, .2-.6 free
+	s, cs := startWithRange(t, dir, "127.1.0.0/29") // .1 the kubernetes Service's, .2-.6 free
+	waitForKubernetesService(t, cs)
 	a, err := createService(cs, "a", "")
 	if err != nil {
 		t.Fatal(err)
@@ -61,14 +85,23 @@ func TestServiceClusterIPAllocation(t *testing.T) {
 	if len(a.Spec.IPFamilies) != 1 || a.Spec.IPFamilies[0] != corev1.IPv4Protocol || *a.Spec.IPFamilyPolicy != corev1.IPFamilyPolicySingleStack {
 		t.Errorf("ipFamilies %v, ipFamilyPolicy %v; want [IPv4], SingleStack", a.Spec.IPFamilies, *a.Spec.IPFamilyPolicy)
 	}
+	ip, err := cs.NetworkingV1().IPAddresses().Get(context.Background(), a.Spec.ClusterIP, metav1.GetOptions{})
+	if err != nil || *ip.Spec.ParentRef != (networkingv1.ParentReference{Resource: "services", Namespace: "default", Name: "a"}) {
+		t.Fatalf("IPAddress of a's address: %v, %+v; want one with a as its parent", err, ip)
+	}
 	wantServiceError(t, cs, "b", a.Spec.ClusterIP, 422, "spec.clusterIPs: Invalid value: [\""+a.Spec.ClusterIP+"\"]: failed to allocate IP "+a.Spec.ClusterIP+": provided IP is already allocated")
 	wantServiceError(t, cs, "b", "127.1.0.1", 422, "provided IP is already allocated")
-	wantServiceError(t, cs, "b", "10.0.0.9", 422, "the provided IP (10.0.0.9) is not in the valid range. The range of valid IPs is 127.1.0.0/29")
+	wantServiceError(t, cs, "b", "10.0.0.9", 422, "failed to allocate IP 10.0.0.9: the provided network does not match the current range")
+	wantServiceError(t, cs, "b", "127.1.0.7", 422, "failed to allocate IP 127.1.0.7: the provided network does not match the current range") // the broadcast address
+	wantServiceError(t, cs, "b", "fd00::1", 422, `spec.clusterIPs[0]: Invalid value: ["fd00::1"]: IPv6 is not configured on this cluster`)
 	if h, err := createService(cs, "headless", corev1.ClusterIPNone); err != nil || h.Spec.ClusterIP != corev1.ClusterIPNone {
 		t.Fatalf("headless Service: %v, clusterIP %q; want None", err, h.Spec.ClusterIP)
 	}
 	if err := cs.CoreV1().Services("default").Delete(context.Background(), "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := cs.NetworkingV1().IPAddresses().Get(context.Background(), a.Spec.ClusterIP, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("IPAddress of a deleted Service's address: %v, want it gone", err)
 	}
 	if _, err := createService(cs, "b", a.Spec.ClusterIP); err != nil {
 		t.Fatalf("reusing the address of a deleted Service: %v", err)
@@ -86,9 +119,90 @@ func TestServiceClusterIPAllocation(t *testing.T) {
 	wantServiceError(t, cs, "full", "", 500, `failed to allocate a serviceIP for Service "full": range is full`)
 }
 
-func TestServiceTypeChangeAllocatesAndReleases(t *testing.T) {
-	s, cs := startWithRange(t, t.TempDir(), "127.1.0.0/30") // one free address: .2
+// A dry run takes no address: one asked for is only checked against the
+// range (a taken one passes), and one not asked for shows the range's
+// network address, as kube-apiserver 1.37.2 answered.
+func TestServiceClusterIPDryRun(t *testing.T) {
+	s, cs := startWithRange(t, t.TempDir(), "127.1.0.0/24")
 	defer func() { _ = s.Close() }()
+	waitForKubernetesService(t, cs)
+	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	create := func(name, ip string) (*corev1.Service, error) {
+		return cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}}}, dryRun)
+	}
+	if svc, err := create("any", ""); err != nil || svc.Spec.ClusterIP != "127.1.0.0" {
+		t.Errorf("dry run without an address = %v, clusterIP %v; want 127.1.0.0", err, svc.Spec.ClusterIP)
+	}
+	if _, err := create("taken", "127.1.0.1"); err != nil {
+		t.Errorf("dry run with a taken address = %v, want accepted", err)
+	}
+	_, err := create("outside", "10.9.9.9")
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), `spec.clusterIPs: Invalid value: ["10.9.9.9"]: failed to allocate IP 10.9.9.9: `+
+		"the provided IP (10.9.9.9) is not in the valid range. The range of valid IPs is 127.1.0.0/24") {
+		t.Errorf("dry run outside the range = %v", err)
+	}
+	list, err := cs.NetworkingV1().IPAddresses().List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(list.Items) != 1 {
+		t.Errorf("IPAddresses after dry runs: %v, %d; want the kubernetes Service's only", err, len(list.Items))
+	}
+}
+
+// The default ServiceCIDR is kube-apiserver's: "kubernetes" with the range,
+// created as kube-apiserver and made Ready by
+// kubernetes-service-cidr-controller (as kube-apiserver 1.37.2 showed it),
+// and /readyz names its post-start hook and the IP repair's.
+func TestDefaultServiceCIDR(t *testing.T) {
+	s, cs := startWithRange(t, t.TempDir(), "127.1.0.5/24")
+	defer func() { _ = s.Close() }()
+	sc, err := cs.NetworkingV1().ServiceCIDRs().Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var managers []string
+	for _, m := range sc.ManagedFields {
+		managers = append(managers, m.Manager+"/"+string(m.Operation)+"/"+m.Subresource)
+	}
+	ready := sc.Status.Conditions
+	if len(sc.Spec.CIDRs) != 1 || sc.Spec.CIDRs[0] != "127.1.0.0/24" || len(ready) != 1 || ready[0].Type != "Ready" || ready[0].Status != "True" ||
+		ready[0].Message != "Kubernetes default Service CIDR is ready" || ready[0].Reason != "" ||
+		!slices.Equal(managers, []string{"kubernetes-service-cidr-controller/Apply/status", "kube-apiserver/Update/"}) {
+		t.Errorf("default ServiceCIDR = %+v, managers %q", sc, managers)
+	}
+	for _, path := range []string{"/readyz/poststarthook/start-kubernetes-service-cidr-controller", "/readyz/poststarthook/start-service-ip-repair-controllers"} {
+		if code, body := getHealth(t, s, path); code != 200 || body != "ok" {
+			t.Errorf("GET %s = %d %q, want 200 ok", path, code, body)
+		}
+	}
+}
+
+// A store a former admitd wrote, which allocated cluster IPs in memory,
+// holds Services without IPAddresses: the repair at start gives them
+// theirs, so their addresses are not handed out again.
+func TestRepairGivesStoredServicesTheirIPAddresses(t *testing.T) {
+	dir := t.TempDir()
+	s, cs := startWithRange(t, dir, "127.1.0.0/24")
+	waitForKubernetesService(t, cs)
+	if _, err := createService(cs, "old", "127.1.0.40"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.NetworkingV1().IPAddresses().Delete(context.Background(), "127.1.0.40", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err) // as an older admitd left it
+	}
+	_ = s.Close()
+	s, cs = startWithRange(t, dir, "127.1.0.0/24")
+	defer func() { _ = s.Close() }()
+	ip, err := cs.NetworkingV1().IPAddresses().Get(context.Background(), "127.1.0.40", metav1.GetOptions{})
+	if err != nil || ip.Spec.ParentRef.Name != "old" {
+		t.Fatalf("IPAddress of old's address after a restart: %v, %+v; want it repaired", err, ip)
+	}
+	wantServiceError(t, cs, "new", "127.1.0.40", 422, "provided IP is already allocated")
+}
+
+func TestServiceTypeChangeAllocatesAndReleases(t *testing.T) {
+	s, cs := startWithRange(t, t.TempDir(), "127.1.0.0/30") // .1 the kubernetes Service's, .2 free
+	defer func() { _ = s.Close() }()
+	waitForKubernetesService(t, cs)
 	ctx, svcs := context.Background(), cs.CoreV1().Services("default")
 	ext, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"}}, metav1.CreateOptions{})

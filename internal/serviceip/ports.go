@@ -1,3 +1,8 @@
+// Package serviceip allocates Service node ports from one port range
+// (kube-apiserver's --service-node-port-range), as upstream's port
+// allocator does. It keeps its state in memory: the server rebuilds it
+// from the stored Services at start. Cluster IPs are IPAddress objects
+// (internal/ipallocator); it knows nothing of Services themselves.
 package serviceip
 
 import (
@@ -10,8 +15,13 @@ import (
 // DefaultNodePortRange is kube-apiserver's default --service-node-port-range.
 const DefaultNodePortRange = "30000-32767"
 
-// ErrPortAllocated: the requested node port is taken (upstream's wording).
-var ErrPortAllocated = errors.New("provided port is already allocated")
+// Errors of Allocate and AllocateNext, worded as upstream's.
+var (
+	// ErrFull: no free port is left.
+	ErrFull = errors.New("range is full")
+	// ErrPortAllocated: the requested node port is taken.
+	ErrPortAllocated = errors.New("provided port is already allocated")
+)
 
 // PortNotInRangeError is the refusal of a node port outside the range.
 type PortNotInRangeError struct{ ValidPorts string }

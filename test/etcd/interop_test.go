@@ -149,6 +149,51 @@ func TestInteropWithKubeAPIServer(t *testing.T) {
 			}
 		})
 	}
+	t.Run("cluster IPs", func(t *testing.T) { checkSharedClusterIPs(t, kas, admitd) })
+}
+
+// checkSharedClusterIPs: admitd allocates cluster IPs as kube-apiserver
+// does, as IPAddress objects under kube-apiserver's default ServiceCIDR
+// (127.1.0.0/24, which admitd leaves as it is although its own flag says
+// 10.0.0.0/24, as kube-apiserver would), so each refuses the addresses the
+// other handed out, with the same message.
+func checkSharedClusterIPs(t *testing.T, kas, admitd dynamic.Interface) {
+	services := schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	ipaddresses := schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "ipaddresses"}
+	svc := func(name, ip string) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"Service","metadata":{"name":%q},"spec":{"clusterIP":%q,"ports":[{"port":80}]}}`, name, ip)
+	}
+	made := create(t, admitd, services, "interop", svc("ip-admitd", ""))
+	ip, _, _ := unstructured.NestedString(made.Object, "spec", "clusterIP")
+	if !strings.HasPrefix(ip, "127.1.0.") {
+		t.Fatalf("admitd allocated %q, want an address of kube-apiserver's ServiceCIDR 127.1.0.0/24", ip)
+	}
+	held, err := kas.Resource(ipaddresses).Get(t.Context(), ip, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("kube-apiserver reading the IPAddress of admitd's Service: %v", err)
+	}
+	if parent, _, _ := unstructured.NestedString(held.Object, "spec", "parentRef", "name"); parent != "ip-admitd" {
+		t.Errorf("IPAddress %s names %q, want ip-admitd", ip, parent)
+	}
+	for _, tc := range []struct {
+		name         string
+		refuser      dynamic.Interface
+		holder       dynamic.Interface
+		ip, holderIs string
+	}{{"kube-apiserver refuses admitd's", kas, nil, ip, "ip-admitd"}, {"admitd refuses kube-apiserver's", admitd, kas, "127.1.0.200", "ip-kas"}} {
+		if tc.holder != nil {
+			create(t, tc.holder, services, "interop", svc(tc.holderIs, tc.ip))
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON([]byte(svc("ip-taken", tc.ip))); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tc.refuser.Resource(services).Namespace("interop").Create(t.Context(), u, metav1.CreateOptions{})
+		want := fmt.Sprintf(`Service "ip-taken" is invalid: spec.clusterIPs: Invalid value: [%q]: failed to allocate IP %s: provided IP is already allocated`, tc.ip, tc.ip)
+		if !apierrors.IsInvalid(err) || err.Error() != want {
+			t.Errorf("%s: %v, want %s", tc.name, err, want)
+		}
+	}
 }
 
 // crossCheck creates o through from and checks that to reads, lists,

@@ -3,8 +3,10 @@ package etcd_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -56,7 +58,7 @@ func TestTwoInstances(t *testing.T) {
 	t.Run("webhook configuration propagates", func(t *testing.T) { checkWebhookPropagation(t, a, b) })
 	t.Run("policy propagates", func(t *testing.T) { checkPolicyPropagation(t, a, b) })
 	t.Run("definition propagates", func(t *testing.T) { checkDefinitionPropagation(t, a, b) })
-	t.Run("cluster IPs taken across instances", func(t *testing.T) { checkClusterIPs(t, a, b) })
+	t.Run("cluster IPs as IPAddresses across instances", func(t *testing.T) { checkClusterIPs(t, a, b) })
 	if got := leaseHolder(t, b); got != holderA {
 		t.Fatalf("lease holder with both instances up = %q, want A's %q", got, holderA)
 	}
@@ -244,37 +246,92 @@ func deniedWith(substr string) func(error) bool {
 
 func allowed(err error) bool { return err == nil }
 
-// checkClusterIPs creates a Service with a cluster IP through a: b refuses
-// that address shortly after, and takes it again once a deleted it.
+// checkClusterIPs: cluster IPs are IPAddress objects in etcd, so an
+// address taken through a is refused through b at once (no follower to
+// wait for) with kube-apiserver's message, and free on b as soon as a
+// deleted it; then Services created at once through both, four clients
+// each, until the /24 is nearly full, never share an address, and each
+// address's IPAddress names its Service.
 func checkClusterIPs(t *testing.T, a, b *instance) {
-	svc := func(name string) *corev1.Service {
+	ctx := t.Context()
+	const ns = "ips"
+	if _, err := a.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	svc := func(name, ip string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.50", Ports: []corev1.ServicePort{{Port: 80}}}}
+			Spec: corev1.ServiceSpec{ClusterIP: ip, Ports: []corev1.ServicePort{{Port: 80}}}}
 	}
-	if _, err := a.client.CoreV1().Services("default").Create(t.Context(), svc("on-a"), metav1.CreateOptions{}); err != nil {
+	if _, err := a.client.CoreV1().Services(ns).Create(ctx, svc("on-a", "10.0.0.50"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	createOnB := func() error {
-		_, err := b.client.CoreV1().Services("default").Create(t.Context(), svc("on-b"), dryRun)
-		return err
+	_, err := b.client.CoreV1().Services(ns).Create(ctx, svc("on-b", "10.0.0.50"), metav1.CreateOptions{})
+	const taken = `spec.clusterIPs: Invalid value: ["10.0.0.50"]: failed to allocate IP 10.0.0.50: provided IP is already allocated`
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), taken) {
+		t.Fatalf("B creating A's address at once = %v, want %s", err, taken)
 	}
-	start := time.Now()
-	for err := createOnB(); err == nil; err = createOnB() {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("B still hands out A's cluster IP 10s after A took it")
-		}
-	}
-	taken := time.Since(start)
-	if err := a.client.CoreV1().Services("default").Delete(t.Context(), "on-a", metav1.DeleteOptions{}); err != nil {
+	if err := a.client.CoreV1().Services(ns).Delete(ctx, "on-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
-	for err := createOnB(); err != nil; err = createOnB() {
-		if !apierrors.IsInvalid(err) || time.Since(start) > 10*time.Second {
-			t.Fatalf("B refuses 10.0.0.50 after A deleted its Service: %v", err)
+	if _, err := b.client.CoreV1().Services(ns).Create(ctx, svc("on-b", "10.0.0.50"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("B creating the address A released at once: %v", err)
+	}
+	got := createServicesThroughBoth(t, a, b, ns, 120)
+	owners := map[string]string{}
+	for name, ip := range got {
+		if other, ok := owners[ip]; ok {
+			t.Errorf("%s handed out to both %s and %s", ip, other, name)
+		}
+		owners[ip] = name
+	}
+	ips, err := b.client.NetworkingV1().IPAddresses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, ip := range ips.Items {
+		if ref := ip.Spec.ParentRef; ref != nil && ref.Namespace == ns {
+			held++
+			if owners[ip.Name] != ref.Name && !(ip.Name == "10.0.0.50" && ref.Name == "on-b") {
+				t.Errorf("IPAddress %s names %s, but %q holds it", ip.Name, ref.Name, owners[ip.Name])
+			}
 		}
 	}
-	t.Logf("a cluster IP taken through A is taken on B after %s, free again %s after its delete",
-		taken.Round(time.Microsecond), time.Since(start).Round(time.Microsecond))
+	if held != len(got)+1 {
+		t.Errorf("%d IPAddresses of namespace %s, want one per Service (%d)", held, ns, len(got)+1)
+	}
+	t.Logf("%d Services created through A and B at once, %d distinct addresses, %d IPAddresses", len(got), len(owners), held)
+}
+
+// createServicesThroughBoth creates perInstance Services without an
+// address through each of a and b, four clients each at once, and returns
+// the address each got.
+func createServicesThroughBoth(t *testing.T, a, b *instance, ns string, perInstance int) map[string]string {
+	var mu sync.Mutex
+	got := map[string]string{}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		in := a
+		if w%2 == 1 {
+			in = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w / 2; i < perInstance; i += 4 {
+				name := fmt.Sprintf("%s-%d", strings.ToLower(in.name), i)
+				s, err := in.client.CoreV1().Services(ns).Create(t.Context(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+				if err != nil {
+					t.Errorf("creating %s through %s: %v", name, in.name, err)
+					return
+				}
+				mu.Lock()
+				got[name] = s.Spec.ClusterIP
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return got
 }

@@ -353,6 +353,18 @@ func trimLog(log *bbolt.Bucket, rev int64) (more bool, err error) {
 	return false, nil
 }
 
+// Health reports whether the store can serve: its writer runs and its
+// data file is open (the check behind the health endpoints' "etcd" on the
+// embedded store).
+func (s *Store) Health(context.Context) error {
+	select {
+	case <-s.stopped:
+		return errors.New("bolt: the store is closed")
+	default:
+	}
+	return s.db.View(func(*bbolt.Tx) error { return nil })
+}
+
 // Close implements storage.Store: it waits for the writes in flight, ends
 // the watchers with storage.ErrClosed and closes the file. A second Close
 // returns the result of the first.

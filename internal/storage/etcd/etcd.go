@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -195,6 +196,15 @@ func (s *Store) Revision(ctx context.Context) (int64, error) {
 		return err
 	})
 	return rev, err
+}
+
+// Health reads the key <prefix>/health, as kube-apiserver's etcd check
+// does: an error when etcd does not answer before ctx ends.
+func (s *Store) Health(ctx context.Context) error {
+	if _, err := s.client.Get(ctx, path.Join("/", s.cfg.Prefix, "health")); err != nil {
+		return fmt.Errorf("error getting data from etcd: %w", err)
+	}
+	return nil
 }
 
 // Close ends every watcher with storage.ErrClosed and closes the client.

@@ -159,6 +159,13 @@ func (m *Process) Kill() {
 	m.cmd = nil
 }
 
+// Pause stops the member (SIGSTOP) without killing it: it answers
+// nothing until Resume, as an etcd that hangs.
+func (m *Process) Pause() { _ = m.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused member (SIGCONT).
+func (m *Process) Resume() { _ = m.cmd.Process.Signal(syscall.SIGCONT) }
+
 // Restart starts a killed member again from its data directory and waits
 // until it is healthy.
 func (c *Processes) Restart(m *Process) {

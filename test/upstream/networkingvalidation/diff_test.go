@@ -1,0 +1,71 @@
+// Package networkingvalidation compares admitd's ServiceCIDR and IPAddress
+// strategies (internal/registry: decoding defaults, then the preparation
+// and validation of a create, an update or a ServiceCIDR's status write)
+// with kube-apiserver's: v1 defaulting (pkg/apis/networking/v1), then the
+// strategies of pkg/registry/networking/{servicecidr,ipaddress} (and the
+// ServiceCIDR status strategy) through k8s.io/apiserver's
+// rest.ValidateCreate and rest.ValidateUpdate, which add the common
+// metadata checks and 1.37's declarative validation (IPAddress has
+// enforced beta rules), on the internal objects kube-apiserver decodes,
+// with every feature gate at its default.
+//
+// Compared: the defaulted object, the object as prepared for storage, every
+// error (type, field, detail, message; in order, but for metadata errors
+// on update, compared as sets as upstream checks metadata several times)
+// and the warnings (none on either side).
+package networkingvalidation
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	_ "k8s.io/kubernetes/pkg/apis/networking/install"
+	"k8s.io/kubernetes/pkg/registry/networking/ipaddress"
+	"k8s.io/kubernetes/pkg/registry/networking/servicecidr"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/test/upstream/internal/quietklog"
+	"github.com/admitd/admitd/test/upstream/internal/strategydiff"
+)
+
+func TestMain(m *testing.M) {
+	// Declarative validation logs, as errors, every mismatch it finds
+	// between its errors and the handwritten ones.
+	quietklog.Silence()
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	_ = fs.Set("stderrthreshold", "FATAL")
+	os.Exit(m.Run())
+}
+
+// upstreamStrategy is the strategy of obj's kind (its status strategy for a
+// status write), with its resource and a new v1 object of its type.
+func upstreamStrategy(obj runtime.Object, status bool) (s strategydiff.Strategy, resource string, blank runtime.Object) {
+	switch obj.(type) {
+	case *networkingv1.ServiceCIDR:
+		if status {
+			return servicecidr.StatusStrategy, "servicecidrs", &networkingv1.ServiceCIDR{}
+		}
+		return servicecidr.Strategy, "servicecidrs", &networkingv1.ServiceCIDR{}
+	case *networkingv1.IPAddress:
+		return ipaddress.Strategy, "ipaddresses", &networkingv1.IPAddress{}
+	}
+	panic(fmt.Sprintf("not a networking object: %T", obj))
+}
+
+var differ = strategydiff.Differ{Group: networkingv1.GroupName, Strategy: upstreamStrategy}
+
+type (
+	write = strategydiff.Write
+	tally = strategydiff.Tally
+)
+
+func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
+	t.Helper()
+	differ.Compare(t, cat, w, c)
+}
