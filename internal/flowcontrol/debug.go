@@ -1,7 +1,6 @@
 package flowcontrol
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -49,7 +48,7 @@ func (c *Controller) dumpQueues(w http.ResponseWriter, _ *http.Request) {
 		l, _ := c.levelNamed(name)
 		for i, q := range l.dump().queues {
 			writeRow(tw, name, strconv.Itoa(i), strconv.Itoa(q.waiting), strconv.Itoa(q.executing), strconv.Itoa(q.seatsInUse),
-				seatSeconds(q.nextDispatch), strconv.Itoa(q.waitingSeats), strconv.Itoa(q.waitingSeats), seatSeconds(q.waitingWork))
+				q.nextDispatch.String(), strconv.Itoa(q.waitingSeats), strconv.Itoa(q.waitingSeats), q.waitingWork.String())
 		}
 	}
 	_ = tw.Flush()
@@ -92,12 +91,6 @@ func (l *level) dump() queueSetDump {
 		return queueSetDump{executing: int(l.exemptExecuting.Load())}
 	}
 	return l.queues.dump()
-}
-
-// seatSeconds formats virtual time as upstream does (seat-seconds with
-// eight decimals).
-func seatSeconds(v float64) string {
-	return fmt.Sprintf("%.8fss", v)
 }
 
 func writeRow(w io.Writer, cols ...string) {

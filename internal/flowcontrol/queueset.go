@@ -28,6 +28,9 @@ const (
 type queueSet struct {
 	mu  sync.Mutex
 	now func() time.Time
+	// afterFunc runs f once d has passed: it ends a lingering request's
+	// final seats (time.AfterFunc; the differential test's fake clock).
+	afterFunc func(d time.Duration, f func())
 
 	queues           []*queue // empty: the level refuses what it cannot seat
 	handSize         int
@@ -40,7 +43,7 @@ type queueSet struct {
 	waitingSeats int
 	// virtualTime advances, per active queue, at the rate seats are
 	// served; lastSync is when it was last brought up to date.
-	virtualTime  float64
+	virtualTime  seatSeconds
 	lastSync     time.Time
 	activeQueues int
 	robin        int
@@ -58,9 +61,9 @@ type queueSet struct {
 type queue struct {
 	index        int
 	waiting      list.List // of *ticket
-	waitingWork  float64
+	waitingWork  seatSeconds
 	waitingSeats int
-	nextDispatch float64 // virtual time its head may start
+	nextDispatch seatSeconds // virtual time its head may start
 	seatsInUse   int
 	executing    int
 	running      list.List // of *ticket, for the request dump
@@ -79,26 +82,30 @@ type ticket struct {
 	finalSeats int
 	linger     time.Duration
 	held       int
-	work       float64 // seat-seconds charged at dispatch
-	arrival    float64 // virtual time of arrival
+	work       seatSeconds // charged at dispatch
+	arrival    seatSeconds // virtual time of arrival
 	elem       *list.Element
 	who        requestDesc
 	arrived    time.Time
 	dispatched chan struct{}
 	executing  bool
 	started    time.Time
+	// dispatchOrder numbers the tickets in the order they were seated.
+	dispatchOrder int
 	// flow's in-queue gauge counts the ticket while it waits.
 	flow *flowMetrics
 }
 
 func newQueueSet(now func() time.Time, queues, handSize, queueLengthLimit, limit int, demand *demandStats) *queueSet {
-	qs := &queueSet{now: now, handSize: handSize, queueLengthLimit: queueLengthLimit, limit: limit,
+	qs := &queueSet{now: now, afterFunc: afterRealTime, handSize: handSize, queueLengthLimit: queueLengthLimit, limit: limit,
 		lastSync: now(), demand: demand}
 	for i := 0; i < queues; i++ {
 		qs.queues = append(qs.queues, &queue{index: i})
 	}
 	return qs
 }
+
+func afterRealTime(d time.Duration, f func()) { time.AfterFunc(d, f) }
 
 // setLimit changes the seats the level may use (borrowing) and seats what
 // now fits.
@@ -114,36 +121,10 @@ func (qs *queueSet) setLimit(limit int) {
 // until it is dispatched, waitLimit passes or ctx ends. It returns the
 // ticket to finish, or the reason the request was refused.
 func (qs *queueSet) acquire(ctx context.Context, est Estimate, hash uint64, waitLimit time.Duration, flow *flowMetrics, who requestDesc) (*ticket, string) {
-	qs.mu.Lock()
-	qs.syncTime()
-	t := newTicket(qs, est, flow)
-	t.who, t.arrived = who, qs.now()
-	if len(qs.queues) == 0 {
-		defer qs.mu.Unlock()
-		if !qs.fits(t.held) {
-			qs.rejected++
-			return nil, rejectConcurrencyLimit
-		}
-		qs.dispatched++
-		qs.seat(t)
-		return t, ""
+	t, seated, reason := qs.start(est, hash, flow, who)
+	if t == nil || seated {
+		return t, reason
 	}
-	q := qs.chooseQueue(hash)
-	if qs.seatsInUse >= qs.limit && q.waiting.Len() >= qs.queueLengthLimit {
-		qs.rejected++
-		qs.mu.Unlock()
-		return nil, rejectQueueFull
-	}
-	t.dispatched = make(chan struct{})
-	qs.enqueue(q, t)
-	flow.queueLength(q.waiting.Len())
-	qs.dispatchWhatFits()
-	seated := t.executing
-	qs.mu.Unlock()
-	if seated {
-		return t, ""
-	}
-
 	timer := time.NewTimer(waitLimit)
 	defer timer.Stop()
 	timedOut := false
@@ -155,35 +136,73 @@ func (qs *queueSet) acquire(ctx context.Context, est Estimate, hash uint64, wait
 	case <-ctx.Done():
 		timedOut = ctx.Err() == context.DeadlineExceeded
 	}
+	if reason, left := qs.leave(t, timedOut); left {
+		return nil, reason
+	}
+	return t, "" // dispatched meanwhile
+}
+
+// start queues a request and seats what fits, without waiting: it returns
+// the ticket and whether it is seated, or the reason it was refused.
+func (qs *queueSet) start(est Estimate, hash uint64, flow *flowMetrics, who requestDesc) (t *ticket, seated bool, reason string) {
 	qs.mu.Lock()
 	defer qs.mu.Unlock()
-	if t.executing { // dispatched meanwhile
-		return t, ""
+	qs.syncTime()
+	t = newTicket(qs, est, flow)
+	t.who, t.arrived = who, qs.now()
+	if len(qs.queues) == 0 {
+		if !qs.fits(t.held) {
+			qs.rejected++
+			return nil, false, rejectConcurrencyLimit
+		}
+		qs.dispatched++
+		t.dispatchOrder = qs.dispatched
+		qs.seat(t)
+		return t, true, ""
+	}
+	q := qs.chooseQueue(hash)
+	if qs.seatsInUse >= qs.limit && q.waiting.Len() >= qs.queueLengthLimit {
+		qs.rejected++
+		return nil, false, rejectQueueFull
+	}
+	t.dispatched = make(chan struct{})
+	qs.enqueue(q, t)
+	flow.queueLength(q.waiting.Len())
+	qs.dispatchWhatFits()
+	return t, t.executing, ""
+}
+
+// leave takes a waiting ticket out of its queue, refused as timed out or
+// cancelled; left is false when it was seated meanwhile.
+func (qs *queueSet) leave(t *ticket, timedOut bool) (reason string, left bool) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	if t.executing {
+		return "", false
 	}
 	qs.syncTime()
 	qs.dequeue(t)
-	qs.boundNextDispatch(q)
+	qs.boundNextDispatch(t.q)
 	qs.rejected++
 	if timedOut {
 		qs.timedOut++
-		return nil, rejectTimeout
+		return rejectTimeout, true
 	}
 	qs.cancelled++
-	return nil, rejectCancelled
+	return rejectCancelled, true
 }
 
 func newTicket(qs *queueSet, est Estimate, flow *flowMetrics) *ticket {
-	t := &ticket{qs: qs, seats: est.Seats, finalSeats: est.FinalSeats, linger: est.AdditionalLatency, flow: flow}
-	if t.linger <= 0 {
-		t.finalSeats, t.linger = 0, 0
-	}
+	t := &ticket{qs: qs, seats: est.Seats, finalSeats: est.FinalSeats, linger: max(0, est.AdditionalLatency), flow: flow}
+	// Final seats without a linger still count while it executes, as
+	// upstream's MaxSeats; they are released with the others.
 	t.held = max(t.seats, t.finalSeats)
-	t.work = float64(t.seats)*estimatedServiceTime.Seconds() + t.finalWork()
+	t.work = seatsFor(float64(t.seats), estimatedServiceTime) + t.finalWork()
 	return t
 }
 
-// finalWork is the seat-seconds a ticket holds after it finished.
-func (t *ticket) finalWork() float64 { return float64(t.finalSeats) * t.linger.Seconds() }
+// finalWork is the work a ticket holds after it finished.
+func (t *ticket) finalWork() seatSeconds { return seatsFor(float64(t.finalSeats), t.linger) }
 
 // fitFinalSeats narrows final seats wider than the level's limit to it,
 // lingering longer for the same work (as upstream).
@@ -193,7 +212,7 @@ func (t *ticket) fitFinalSeats(limit int) {
 	}
 	work := t.finalWork()
 	t.finalSeats = limit
-	t.linger = time.Duration(work / float64(limit) * float64(time.Second))
+	t.linger = work.perSeat(float64(limit))
 	t.held = max(t.seats, t.finalSeats)
 }
 
@@ -211,13 +230,16 @@ func (t *ticket) finish() {
 		wasActive := q.active()
 		q.executing--
 		// Settle the charge: the estimate against the time it took.
-		took := qs.now().Sub(t.started).Seconds()
-		q.nextDispatch -= float64(t.seats) * (estimatedServiceTime.Seconds() - took)
+		took := qs.now().Sub(t.started)
+		q.nextDispatch -= seatsFor(float64(t.seats), estimatedServiceTime-took)
 		qs.boundNextDispatch(q)
 		qs.noteActivity(q, wasActive)
 	}
 	if t.linger > 0 {
-		time.AfterFunc(t.linger, t.releaseLingering)
+		// Its seats stay taken, but a request wider than the level
+		// waits only for nothing to execute.
+		qs.afterFunc(t.linger, t.releaseLingering)
+		qs.dispatchWhatFits()
 		return
 	}
 	t.releaseSeatsLocked()
@@ -324,7 +346,7 @@ func (qs *queueSet) dispatchWhatFits() {
 
 func (qs *queueSet) dispatchOne() bool {
 	var best *queue
-	var bestFinish float64
+	var bestFinish seatSeconds
 	bestIndex := 0
 	n := len(qs.queues)
 	for range qs.queues {
@@ -349,6 +371,7 @@ func (qs *queueSet) dispatchOne() bool {
 	}
 	qs.robin = bestIndex
 	qs.dispatched++
+	t.dispatchOrder = qs.dispatched
 	qs.dequeue(t)
 	t.fitFinalSeats(qs.limit)
 	wasActive := best.active()
@@ -387,13 +410,13 @@ func (qs *queueSet) noteActivity(q *queue, wasActive bool) {
 // min(seats asked, limit) / active queues seats per second.
 func (qs *queueSet) syncTime() {
 	now := qs.now()
-	elapsed := now.Sub(qs.lastSync).Seconds()
+	elapsed := now.Sub(qs.lastSync)
 	qs.lastSync = now
 	if qs.activeQueues == 0 || elapsed <= 0 {
 		return
 	}
 	asked := float64(min(qs.seatsInUse+qs.waitingSeats, qs.limit))
-	qs.virtualTime += elapsed * asked / float64(qs.activeQueues)
+	qs.virtualTime += seatsFor(asked/float64(qs.activeQueues), elapsed)
 }
 
 // idle: nothing waits, runs or lingers in qs.
@@ -418,7 +441,7 @@ type queueSetDump struct {
 
 type queueDump struct {
 	waiting, executing, seatsInUse int
-	nextDispatch, waitingWork      float64
+	nextDispatch, waitingWork      seatSeconds
 	waitingSeats                   int
 }
 

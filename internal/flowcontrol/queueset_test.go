@@ -226,3 +226,107 @@ func TestWriteLingersOnItsFinalSeats(t *testing.T) {
 		t.Errorf("after both: %d seats in use, %d executing", qs.seatsInUse, qs.executing)
 	}
 }
+
+// fakeClock is a clock for a queue set that moves only when told, with
+// the timers (lingering) it runs once their time has come.
+type fakeClock struct {
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	f  func()
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) {
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), f: f})
+}
+
+// advance moves the clock by d, running the timers due on the way.
+func (c *fakeClock) advance(d time.Duration) {
+	c.now = c.now.Add(d)
+	for i := 0; i < len(c.timers); {
+		if tm := c.timers[i]; !tm.at.After(c.now) {
+			c.timers = slices.Delete(c.timers, i, i+1)
+			tm.f()
+			continue
+		}
+		i++
+	}
+}
+
+func newFakeQueueSet(queues, handSize, limit int) (*queueSet, *fakeClock) {
+	c := &fakeClock{now: time.Unix(1000, 0)}
+	qs := newQueueSet(c.Now, queues, handSize, 50, limit, nil)
+	qs.afterFunc = c.AfterFunc
+	return qs, c
+}
+
+// startSeated starts a request that must be seated at once.
+func startSeated(t *testing.T, qs *queueSet, est Estimate, hash uint64) *ticket {
+	t.Helper()
+	tk, seated, reason := qs.start(est, hash, nil, requestDesc{})
+	if !seated {
+		t.Fatalf("%+v of flow %d waits (%q)", est, hash, reason)
+	}
+	return tk
+}
+
+// TestFinalSeatsWithoutLingerHeld: final seats with no additional latency
+// are held while the request executes (upstream's MaxSeats), so a
+// request they leave no room for waits; they go back when it finishes.
+func TestFinalSeatsWithoutLingerHeld(t *testing.T) {
+	qs, _ := newFakeQueueSet(1, 1, 4)
+	write := startSeated(t, qs, Estimate{Seats: 1, FinalSeats: 3}, 0)
+	next, seated, _ := qs.start(seats(2), 0, nil, requestDesc{})
+	if seated {
+		t.Fatal("a 2-seat request seated beside 3 final seats on a 4-seat level")
+	}
+	write.finish()
+	if !next.executing {
+		t.Error("the 2-seat request still waits after the write finished")
+	}
+}
+
+// TestWideRequestStartsWhileSeatsLinger: a request wider than the level
+// waits only for nothing to execute, so it starts when the last executing
+// request finishes even though that one's final seats still linger (as
+// upstream dispatches after every finish).
+func TestWideRequestStartsWhileSeatsLinger(t *testing.T) {
+	qs, clock := newFakeQueueSet(4, 2, 4)
+	write := startSeated(t, qs, Estimate{Seats: 1, FinalSeats: 2, AdditionalLatency: time.Second}, 3)
+	wide, seated, _ := qs.start(seats(6), 9, nil, requestDesc{})
+	if seated {
+		t.Fatal("a 6-seat request seated beside an executing one on a 4-seat level")
+	}
+	clock.advance(time.Millisecond)
+	write.finish()
+	if !wide.executing {
+		t.Error("the wide request waits for the write's linger though nothing executes")
+	}
+}
+
+// TestEqualWorkTiesAsUpstream: work is counted in upstream's integer
+// units (1e-8 seat-seconds), so six one-seat requests charge their queue
+// exactly what one six-seat request charges another; the two queues' next
+// requests then finish at the same virtual time, and the tie goes to the
+// queue after the one served last (round robin). Summed as float seconds
+// the six charges came to less, and the first queue won.
+func TestEqualWorkTiesAsUpstream(t *testing.T) {
+	qs, clock := newFakeQueueSet(2, 1, 12) // hand of 1 from 2 queues: flow 0 → queue 0, flow 1 → queue 1
+	startSeated(t, qs, seats(6), 1)
+	var ones []*ticket
+	for range 6 {
+		ones = append(ones, startSeated(t, qs, seats(1), 0))
+	}
+	first, _, _ := qs.start(seats(1), 0, nil, requestDesc{})
+	second, _, _ := qs.start(seats(1), 1, nil, requestDesc{})
+	clock.advance(estimatedServiceTime) // as estimated: no settlement
+	ones[0].finish()
+	if first.executing || !second.executing {
+		t.Errorf("after a tie, queue 0's request seated %v and queue 1's %v; want queue 1's (next in round robin)", first.executing, second.executing)
+	}
+}
