@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -160,19 +161,13 @@ func onNode(user authenticationv1.UserInfo, node string) bool {
 	return len(nodes) == 1 && len(apivalidation.NameIsDNSSubdomain(nodes[0], false)) == 0 && nodes[0] == node
 }
 
-// isServiceAccountUser: system:serviceaccount:<namespace>:<name>, both
-// parts present.
+// isServiceAccountUser: system:serviceaccount:<namespace>:<name> with a
+// valid namespace and service account name.
 func isServiceAccountUser(name string) bool {
-	const prefix = "system:serviceaccount:"
-	if len(name) <= len(prefix) || name[:len(prefix)] != prefix {
-		return false
-	}
-	for i := len(prefix); i < len(name); i++ {
-		if name[i] == ':' {
-			return i > len(prefix) && i < len(name)-1
-		}
-	}
-	return false
+	rest, ok := strings.CutPrefix(name, "system:serviceaccount:")
+	parts := strings.Split(rest, ":")
+	return ok && len(parts) == 2 && len(apivalidation.ValidateNamespaceName(parts[0], false)) == 0 &&
+		len(apivalidation.ValidateServiceAccountName(parts[1], false)) == 0
 }
 
 // allocatedNode is the node an allocation selects by the single term

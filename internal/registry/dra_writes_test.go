@@ -1,10 +1,12 @@
 package registry
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,5 +112,25 @@ func TestDeviceTaintRuleWrites(t *testing.T) {
 	bad.Spec.Taint.Effect = "Foo"
 	if got := aggregate(PrepareUpdate(r, bad, rule)); !strings.Contains(got, `spec.taint.effect: Unsupported value: "Foo"`) {
 		t.Errorf("bad effect: %s", got)
+	}
+}
+
+// TestDriverAccessVerbs: a service account of a pod on the claim's node
+// may hold associated-node:<verb>; anyone else needs arbitrary-node:<verb>.
+func TestDriverAccessVerbs(t *testing.T) {
+	a := driverAccess("ns", "gpu.example.com", "n1")
+	onN1 := authenticationv1.UserInfo{Username: "system:serviceaccount:ns:driver", Extra: map[string]authenticationv1.ExtraValue{serviceAccountNodeKey: {"n1"}}}
+	for _, tc := range []struct {
+		user authenticationv1.UserInfo
+		want []string
+	}{
+		{onN1, []string{"associated-node:update", "arbitrary-node:update"}},
+		{authenticationv1.UserInfo{Username: onN1.Username, Extra: map[string]authenticationv1.ExtraValue{serviceAccountNodeKey: {"n2"}}}, []string{"arbitrary-node:update"}},
+		{authenticationv1.UserInfo{Username: "system:serviceaccount:ns:a:b", Extra: onN1.Extra}, []string{"arbitrary-node:update"}},
+		{authenticationv1.UserInfo{Username: "system:node:n1", Extra: onN1.Extra}, []string{"arbitrary-node:update"}},
+	} {
+		if got := a.Verbs(tc.user, "update"); !slices.Equal(got, tc.want) {
+			t.Errorf("Verbs(%s on %v) = %v, want %v", tc.user.Username, tc.user.Extra, got, tc.want)
+		}
 	}
 }
