@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/admitd/admitd/internal/auth"
 )
@@ -13,9 +15,35 @@ import (
 // authorizationAttributes are the attributes of rq.
 func authorizationAttributes(r *http.Request, rq *request) auth.Attributes {
 	info := rq.info
-	return auth.Attributes{User: rq.user, Verb: info.kubeVerb(r), ResourceRequest: info.IsResource, Path: r.URL.Path,
+	a := auth.Attributes{User: rq.user, Verb: info.kubeVerb(r), ResourceRequest: info.IsResource, Path: r.URL.Path,
 		APIGroup: info.Group, APIVersion: info.Version, Resource: info.Resource, Subresource: info.Subresource,
 		Namespace: info.Namespace, Name: info.objectName()}
+	if info.IsResource && !info.WatchPath && (a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection") {
+		a.FieldSelector, a.LabelSelector = requestSelectors(r)
+	}
+	return a
+}
+
+// requestSelectors are the field and label selectors of a list, watch or
+// collection delete, as upstream's authorization attributes carry them
+// (AuthorizeWithSelectors): the Node authorizer lets a kubelet list the
+// ResourceSlices of its node by spec.nodeName. A selector that does not
+// parse narrows nothing.
+func requestSelectors(r *http.Request) (fields.Requirements, labels.Requirements) {
+	q := r.URL.Query()
+	var fr fields.Requirements
+	var lr labels.Requirements
+	if v, ok := q["fieldSelector"]; ok && len(v) > 0 {
+		if sel, err := fields.ParseSelector(v[0]); err == nil {
+			fr = sel.Requirements()
+		}
+	}
+	if v, ok := q["labelSelector"]; ok && len(v) > 0 {
+		if sel, err := labels.Parse(v[0]); err == nil {
+			lr, _ = sel.Requirements()
+		}
+	}
+	return fr, lr
 }
 
 // authorize runs the configured authorizer and, unless it allows the

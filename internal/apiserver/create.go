@@ -149,7 +149,9 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 	}()
 	registry.PrepareForCreateBy(res, obj, attrs.UserInfo)
-	if errs := registry.PrepareCreate(res, obj); len(errs) > 0 {
+	registry.PrepareForCreate(res, obj)
+	errs := s.runChecks(ctx, rq, res, obj, nil)
+	if errs = append(errs, res.ValidateNew(obj)...); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)
 	}
 	addWarnings(rq, res.Warnings(obj, nil))

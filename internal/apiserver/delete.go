@@ -153,7 +153,8 @@ func returnsDeletedObject(res *registry.Resource) bool {
 			return true
 		}
 	case "resource.k8s.io":
-		return true
+		// DeviceTaintRule's v1 storage answers with a Status.
+		return res.Resource != "devicetaintrules"
 	}
 	return false
 }

@@ -24,7 +24,8 @@ type objectFilter struct {
 // field selector may name only metadata.name, metadata.namespace and the
 // resource's field labels, as upstream's field label conversions say
 // (with their message: the default one for a kind with no labels of its
-// own); a custom resource's, what customFieldLabel allows.
+// own, or naming the kind for a resource with StrictFieldLabels); a custom
+// resource's, what customFieldLabel allows.
 func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel fields.Selector) (*objectFilter, error) {
 	f := &objectFilter{labels: labels.Everything(), fields: fields.Everything()}
 	if labelSel != nil {
@@ -39,6 +40,12 @@ func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel 
 				return nil, err
 			}
 			continue
+		}
+		if res.StrictFieldLabels {
+			if req.Field == "metadata.name" || containsString(res.FieldLabels, req.Field) {
+				continue
+			}
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported for %s: %s", res.GroupVersionKind(), req.Field))
 		}
 		if req.Field == "metadata.name" || req.Field == "metadata.namespace" || containsString(res.FieldLabels, req.Field) {
 			continue

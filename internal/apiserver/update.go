@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -127,6 +129,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
 	}
+	if clientRV == "" && res.Strategy.RequireResourceVersion {
+		return nil, false, resourceVersionRequired(res, rq.info.Name)
+	}
 	if clientRV == "" {
 		// an unconditional update takes the stored resourceVersion
 		accessor(obj).SetResourceVersion(om.GetResourceVersion())
@@ -158,7 +163,8 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 	}()
 	keepManagedFieldsTimes(obj, old)
-	if errs := res.ValidateSubresourceChange(rq.info.Subresource, obj, old); len(errs) > 0 {
+	errs := s.runChecks(ctx, rq, res, obj, old)
+	if errs = append(errs, res.ValidateSubresourceChange(rq.info.Subresource, obj, old)...); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
 	if errs := s.checkSigner(ctx, rq, res, obj, old); len(errs) > 0 {
@@ -241,4 +247,12 @@ func (s *Server) prepareForUpdate(rq *request, res *registry.Resource, obj, old 
 	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 	m.SetGeneration(om.GetGeneration())
 	return registry.PrepareForUpdate(res, rq.info.Subresource, obj, old)
+}
+
+// resourceVersionRequired is upstream's refusal of an update without a
+// resourceVersion for a kind that requires one (its error names the
+// resource as the kind).
+func resourceVersionRequired(res *registry.Resource, name string) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: res.Group, Kind: res.Resource}, name,
+		field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
 }

@@ -45,8 +45,8 @@ type Attributes struct {
 	// requests.
 	Path string
 	// FieldSelector and LabelSelector narrow a list, watch or
-	// deletecollection to the objects they select; nil selects all. Only
-	// access reviews set them so far; RBAC ignores them, as upstream's.
+	// deletecollection to the objects they select (the request's, or an
+	// access review's); nil selects all. RBAC ignores them, as upstream's.
 	FieldSelector fields.Requirements
 	LabelSelector labels.Requirements
 }

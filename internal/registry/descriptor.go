@@ -43,6 +43,9 @@ type descriptor struct {
 	// fields are the field labels besides metadata.name and
 	// metadata.namespace.
 	fields []string
+	// strictFields: metadata.namespace is not a field label either
+	// (Resource.StrictFieldLabels).
+	strictFields bool
 }
 
 // statusRule says whether a kind has a status subresource and what a create
@@ -75,7 +78,7 @@ func scaleSub() Subresource {
 // builtinDescriptors lists the built-in kinds in discovery order.
 func builtinDescriptors() []descriptor {
 	return slices.Concat(coreKinds(), admissionregistrationKinds(), apiextensionsKinds(), appsKinds(),
-		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), flowcontrolKinds())
+		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), draKinds(), flowcontrolKinds())
 }
 
 // groupOrder is the order of groups in discovery (core first).
@@ -83,7 +86,7 @@ var groupOrder = []string{
 	"", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
 	"autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
 	"storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
-	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io",
+	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "resource.k8s.io", "flowcontrol.apiserver.k8s.io",
 }
 
 // build returns the catalogue entries the rest of admitd consumes, one per
@@ -115,6 +118,7 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 		NameValidator:        d.name,
 		DefaultGCPolicy:      d.gc,
 		FieldLabels:          d.fields,
+		StrictFieldLabels:    d.strictFields,
 	}
 	if d.storedAs != "" {
 		stored := d.storedGroupVersion()

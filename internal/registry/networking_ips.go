@@ -102,7 +102,7 @@ func ipAddressStrategy() Strategy {
 		GenerateName: func(base string) string { return base },
 		Validate: func(obj runtime.Object) field.ErrorList {
 			ref := obj.(*networkingv1.IPAddress).Spec.ParentRef
-			return withDeclarative(validateParentRef(ref), declarativeParentRef(ref, nil, false))
+			return withNetworkingDeclarative(validateParentRef(ref), declarativeParentRef(ref, nil, false))
 		},
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			ip, was := obj.(*networkingv1.IPAddress), old.(*networkingv1.IPAddress)
@@ -110,7 +110,7 @@ func ipAddressStrategy() Strategy {
 			errs = append(errs, validateParentRef(ip.Spec.ParentRef)...)
 			errs = append(errs, apivalidation.ValidateImmutableField(ip.Spec.ParentRef, was.Spec.ParentRef, parentRefPath).
 				MarkCoveredByDeclarative().WithOrigin("immutable")...)
-			return uniqueMessages(withDeclarative(errs, declarativeParentRef(ip.Spec.ParentRef, was.Spec.ParentRef, true)))
+			return uniqueMessages(withNetworkingDeclarative(errs, declarativeParentRef(ip.Spec.ParentRef, was.Spec.ParentRef, true)))
 		},
 	}
 }
@@ -173,10 +173,10 @@ func declarativeParentRef(ref, old *networkingv1.ParentReference, update bool) f
 	return errs.MarkBeta()
 }
 
-// withDeclarative is what kube-apiserver makes of handwritten errors and
+// withNetworkingDeclarative is what kube-apiserver makes of handwritten errors and
 // enforced beta declarative ones: the handwritten less those a declarative
 // one repeats, then the declarative.
-func withDeclarative(handwritten, declarative field.ErrorList) field.ErrorList {
+func withNetworkingDeclarative(handwritten, declarative field.ErrorList) field.ErrorList {
 	kept := validate.FilterCoveredHandwrittenErrors(context.Background(), handwritten, declarative, true)
 	return append(kept, declarative...)
 }

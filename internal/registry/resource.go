@@ -5,7 +5,7 @@
 //
 // Each built-in kind is one descriptor (descriptor.go), listed in its
 // group's file (core.go, core_pods.go, apps.go, batch.go, autoscaling.go,
-// admissionregistration.go, apiextensions.go, flowcontrol.go, storage.go,
+// admissionregistration.go, apiextensions.go, flowcontrol.go, storage.go, dra.go,
 // other_kinds.go) next to the <group>[_<kind>]_defaults/_prepare/_validate.go
 // files of its strategy;
 // admissionregistration's strategy is pkg/apis/admissionregistration, which
@@ -49,6 +49,9 @@ type SubresourceStrategy struct {
 	// still needs, nil for none (a PodCertificateRequest status write that
 	// changes the status: "sign").
 	SignerCheck func(obj, old runtime.Object) *SignerCheck
+	// Checks, when set, are what a valid update still needs of the
+	// cluster (Check), in place of the kind's Strategy.Checks.
+	Checks func(obj, old runtime.Object, gates FeatureGates) []Check
 }
 
 // SignerCheck is an authorization a write needs on a signer name: the
@@ -113,6 +116,12 @@ type Strategy struct {
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update (metadata is checked generically).
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Checks, when set, are what a write of the main resource (old nil on
+	// create) needs of the cluster beyond the object (Check).
+	Checks func(obj, old runtime.Object) []Check
+	// RequireResourceVersion: an update must name the resourceVersion it
+	// replaces (upstream's AllowUnconditionalUpdate false).
+	RequireResourceVersion bool
 	// Warnings are the client warnings of a write of the main resource
 	// that passed validation (old is nil on create), as upstream's
 	// WarningsOnCreate and WarningsOnUpdate.
@@ -178,6 +187,10 @@ type Resource struct {
 	// metadata.name and metadata.namespace (upstream's field label
 	// conversion functions); custom resources accept any.
 	FieldLabels []string
+	// StrictFieldLabels: the field labels are metadata.name and
+	// FieldLabels only (not metadata.namespace), and a selector naming
+	// another is refused naming the kind (ResourceSlice's label conversion).
+	StrictFieldLabels bool
 	// Converter converts a custom resource between its definition's
 	// versions (nil: relabelling); nil for built-in resources.
 	Converter Converter

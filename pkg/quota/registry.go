@@ -32,8 +32,9 @@ var ignored = map[schema.GroupResource]bool{
 // Ignored reports whether quota never evaluates gr.
 func Ignored(gr schema.GroupResource) bool { return ignored[gr] }
 
-// Registry holds the evaluator of each resource: pods, services and claims
-// have their own; any other resource gets an object count on first use.
+// Registry holds the evaluator of each resource: pods, services,
+// persistent volume claims and resource claims have their own; any other
+// resource gets an object count on first use.
 type Registry struct {
 	mu    sync.RWMutex
 	evals map[schema.GroupResource]Evaluator
@@ -42,7 +43,7 @@ type Registry struct {
 // NewRegistry returns the registry of kube-apiserver's evaluators.
 func NewRegistry(opts Options) *Registry {
 	r := &Registry{evals: map[schema.GroupResource]Evaluator{}}
-	for _, e := range []Evaluator{NewPods(opts), NewServices(), NewClaims(opts)} {
+	for _, e := range []Evaluator{NewPods(opts), NewServices(), NewClaims(opts), NewResourceClaims()} {
 		r.evals[e.GroupResource()] = e
 	}
 	for gr, alias := range legacyAliases {

@@ -3,6 +3,7 @@ package quota
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,9 +21,18 @@ func (r *Registry) Usage(q *corev1.ResourceQuota, hard corev1.ResourceList, list
 	names := Names(hard)
 	out := corev1.ResourceList{}
 	var errs []error
-	for _, gr := range r.Tracked(names) {
+	resources := r.Tracked(names)
+	matched := r.matched(resources, names)
+	for _, gr := range resources {
 		e := r.For(gr)
 		tracked := e.MatchingResources(names)
+		if c, ok := e.(extraCharger); ok && len(tracked) > 0 {
+			for _, n := range matched {
+				if c.AlsoCharges(n) && !slices.Contains(tracked, n) {
+					tracked = append(tracked, n)
+				}
+			}
+		}
 		if len(tracked) == 0 {
 			continue
 		}
@@ -66,4 +76,26 @@ func usageOf(e Evaluator, q *corev1.ResourceQuota, gr schema.GroupResource, trac
 		}
 	}
 	return used, nil
+}
+
+// extraCharger is an evaluator whose usage also names resources it does
+// not track: upstream masks the usage of every evaluator tracking a name
+// of the quota to the names any evaluator tracks, so they count where
+// another one tracks them (a resource claim's implicit extended
+// resources, which the pod evaluator tracks).
+type extraCharger interface {
+	AlsoCharges(n corev1.ResourceName) bool
+}
+
+// matched are the names some evaluator of resources tracks.
+func (r *Registry) matched(resources []schema.GroupResource, names []corev1.ResourceName) []corev1.ResourceName {
+	var out []corev1.ResourceName
+	for _, gr := range resources {
+		for _, n := range r.For(gr).MatchingResources(names) {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

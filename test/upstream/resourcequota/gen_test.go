@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -151,6 +152,30 @@ func (g gen) claim(i int) *corev1.PersistentVolumeClaim {
 	return c
 }
 
+// resourceClaim is a claim of 0–3 requests, exact or with alternatives, for
+// devices of the gpu and nic classes in every allocation mode.
+func (g gen) resourceClaim(i int) *resourcev1.ResourceClaim {
+	c := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rc%d", i), Namespace: "test"}}
+	mode := func() (resourcev1.DeviceAllocationMode, int64) {
+		return resourcev1.DeviceAllocationMode(g.pick([]string{"ExactCount", "ExactCount", "ExactCount", "ExactCount", "All", "", "Other"})), int64(g.r.IntN(3))
+	}
+	for n := range g.r.IntN(4) {
+		r := resourcev1.DeviceRequest{Name: fmt.Sprintf("r%d", n)}
+		if g.chance(3) {
+			for s := range 1 + g.r.IntN(3) {
+				m, count := mode()
+				r.FirstAvailable = append(r.FirstAvailable, resourcev1.DeviceSubRequest{Name: fmt.Sprintf("s%d", s),
+					DeviceClassName: g.pick([]string{"gpu", "nic"}), AllocationMode: m, Count: count})
+			}
+		} else if !g.chance(10) {
+			m, count := mode()
+			r.Exactly = &resourcev1.ExactDeviceRequest{DeviceClassName: g.pick([]string{"gpu", "nic"}), AllocationMode: m, Count: count}
+		}
+		c.Spec.Devices.Requests = append(c.Spec.Devices.Requests, r)
+	}
+	return c
+}
+
 func (g gen) configMap(i int) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm%d", i), Namespace: "test"}}
 }
@@ -171,7 +196,9 @@ var hardNames = map[string][]corev1.ResourceName{
 	"services":               {"services", "count/services", "services.nodeports", "services.loadbalancers"},
 	"persistentvolumeclaims": {"persistentvolumeclaims", "count/persistentvolumeclaims", "requests.storage", "gold.storageclass.storage.k8s.io/requests.storage", "gold.storageclass.storage.k8s.io/persistentvolumeclaims", "silver.storageclass.storage.k8s.io/requests.storage"},
 	"configmaps":             {"configmaps", "count/configmaps"},
-	"widgets":                {"count/widgets.example.com"},
+	"resourceclaims": {"count/resourceclaims.resource.k8s.io", "gpu.deviceclass.resource.k8s.io/devices", "nic.deviceclass.resource.k8s.io/devices",
+		"requests.deviceclass.resource.kubernetes.io/gpu"},
+	"widgets": {"count/widgets.example.com"},
 }
 
 var usedValues = []string{"0", "0", "0", "1", "1", "500m", "2", "10", "1Gi"}

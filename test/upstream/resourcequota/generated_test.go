@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +25,7 @@ var resources = []struct {
 	{corev1.SchemeGroupVersion.WithResource("services"), "Service"},
 	{corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"), "PersistentVolumeClaim"},
 	{corev1.SchemeGroupVersion.WithResource("configmaps"), "ConfigMap"},
+	{resourcev1.SchemeGroupVersion.WithResource("resourceclaims"), "ResourceClaim"},
 	{schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, "Widget"},
 }
 
@@ -37,6 +39,8 @@ func (g gen) object(res string, i int) runtime.Object {
 		return g.claim(i)
 	case "configmaps":
 		return g.configMap(i)
+	case "resourceclaims":
+		return g.resourceClaim(i)
 	}
 	return g.widget(i)
 }

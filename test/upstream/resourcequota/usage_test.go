@@ -42,7 +42,7 @@ func (w world) list(gr schema.GroupResource, _ string) ([]runtime.Object, error)
 // the world, with an object count for widgets.
 func (w world) upstreamRegistry(t testing.TB) upquotav1.Registry {
 	f := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
-	for _, res := range resources[:4] {
+	for _, res := range resources[:5] { // all but widgets
 		inf, err := f.ForResource(res.gvr)
 		if err != nil {
 			t.Fatal(err)

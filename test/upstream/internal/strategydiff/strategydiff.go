@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -46,6 +47,9 @@ type Differ struct {
 	Strategy func(obj runtime.Object, status bool) (s Strategy, resource string, blank runtime.Object)
 	// MapOrdered says which fields' errors both sides report in map order.
 	MapOrdered func(field string) bool
+	// Normalize, when set, makes what both sides set from their own clock
+	// (a taint's timeAdded) equal before the objects are compared.
+	Normalize func(upstream, admitd runtime.Object)
 }
 
 // Write is one create (Old nil), update or status write, in v1 objects
@@ -78,7 +82,8 @@ func requestContext(group, resource, subresource string, create bool) context.Co
 	if create {
 		verb = "create"
 	}
-	return genericapirequest.WithRequestInfo(context.Background(), &genericapirequest.RequestInfo{IsResourceRequest: true,
+	ctx := genericapirequest.WithUser(context.Background(), &user.DefaultInfo{Name: "admin"})
+	return genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{IsResourceRequest: true,
 		APIGroup: group, APIVersion: "v1", Resource: resource, Subresource: subresource, Verb: verb})
 }
 
@@ -190,6 +195,10 @@ func (d Differ) Compare(t *testing.T, cat *registry.Catalogue, w Write, c *Tally
 	t.Helper()
 	up, our := d.upstream(t, w), ours(t, cat, w)
 	c.count(w, up)
+	if d.Normalize != nil {
+		d.Normalize(up.defaulted, our.defaulted)
+		d.Normalize(up.prepared, our.prepared)
+	}
 	var diffs []string
 	if d := cmp.Diff(up.defaulted, our.defaulted); d != "" {
 		diffs = append(diffs, "defaulted object:\n"+d)
