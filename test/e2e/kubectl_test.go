@@ -107,7 +107,7 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"certificatesigningrequests", "clustertrustbundles", "podcertificaterequests", "poddisruptionbudgets", "mutatingwebhookconfigurations",
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations",
-		"csidrivers", "csinodes", "csistoragecapacities", "volumeattachments", "volumeattributesclasses"}
+		"csidrivers", "csinodes", "csistoragecapacities", "volumeattachments", "volumeattributesclasses", "apiservices"}
 	for _, r := range resources {
 		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)
