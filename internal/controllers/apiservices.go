@@ -52,76 +52,6 @@ const (
 	manageContinuously       = "true"
 )
 
-// apiServicePriority is a group/version's place in discovery.
-type apiServicePriority struct{ group, version int32 }
-
-// apiServicePriorities are kube-apiserver 1.37's priorities of the built-in
-// group/versions (pkg/controlplane/apiserver/aggregator.go merged with
-// cmd/kube-apiserver/app/aggregator.go). A served group/version missing
-// here gets no APIService, as upstream.
-var apiServicePriorities = map[schema.GroupVersion]apiServicePriority{
-	{Version: "v1"}:                                              {18000, 1},
-	{Group: "apps", Version: "v1"}:                               {17800, 15},
-	{Group: "events.k8s.io", Version: "v1"}:                      {17750, 15},
-	{Group: "events.k8s.io", Version: "v1beta1"}:                 {17750, 5},
-	{Group: "authentication.k8s.io", Version: "v1"}:              {17700, 15},
-	{Group: "authentication.k8s.io", Version: "v1beta1"}:         {17700, 9},
-	{Group: "authentication.k8s.io", Version: "v1alpha1"}:        {17700, 1},
-	{Group: "authorization.k8s.io", Version: "v1"}:               {17600, 15},
-	{Group: "autoscaling", Version: "v1"}:                        {17500, 15},
-	{Group: "autoscaling", Version: "v2"}:                        {17500, 30},
-	{Group: "autoscaling", Version: "v2beta1"}:                   {17500, 9},
-	{Group: "autoscaling", Version: "v2beta2"}:                   {17500, 1},
-	{Group: "batch", Version: "v1"}:                              {17400, 15},
-	{Group: "batch", Version: "v1beta1"}:                         {17400, 9},
-	{Group: "batch", Version: "v2alpha1"}:                        {17400, 9},
-	{Group: "certificates.k8s.io", Version: "v1"}:                {17300, 15},
-	{Group: "certificates.k8s.io", Version: "v1beta1"}:           {17300, 9},
-	{Group: "certificates.k8s.io", Version: "v1alpha1"}:          {17300, 1},
-	{Group: "networking.k8s.io", Version: "v1"}:                  {17200, 15},
-	{Group: "networking.k8s.io", Version: "v1beta1"}:             {17200, 9},
-	{Group: "policy", Version: "v1"}:                             {17100, 15},
-	{Group: "policy", Version: "v1beta1"}:                        {17100, 9},
-	{Group: "rbac.authorization.k8s.io", Version: "v1"}:          {17000, 15},
-	{Group: "storage.k8s.io", Version: "v1"}:                     {16800, 15},
-	{Group: "storage.k8s.io", Version: "v1beta1"}:                {16800, 9},
-	{Group: "storage.k8s.io", Version: "v1alpha1"}:               {16800, 1},
-	{Group: "apiextensions.k8s.io", Version: "v1"}:               {16700, 15},
-	{Group: "admissionregistration.k8s.io", Version: "v1"}:       {16700, 15},
-	{Group: "admissionregistration.k8s.io", Version: "v1beta1"}:  {16700, 12},
-	{Group: "admissionregistration.k8s.io", Version: "v1alpha1"}: {16700, 9},
-	{Group: "scheduling.k8s.io", Version: "v1"}:                  {16600, 15},
-	{Group: "scheduling.k8s.io", Version: "v1beta1"}:             {16600, 9},
-	{Group: "scheduling.k8s.io", Version: "v1alpha3"}:            {16600, 3},
-	{Group: "coordination.k8s.io", Version: "v1"}:                {16500, 15},
-	{Group: "coordination.k8s.io", Version: "v1beta1"}:           {16500, 13},
-	{Group: "coordination.k8s.io", Version: "v1alpha2"}:          {16500, 12},
-	{Group: "node.k8s.io", Version: "v1"}:                        {16300, 15},
-	{Group: "node.k8s.io", Version: "v1alpha1"}:                  {16300, 1},
-	{Group: "node.k8s.io", Version: "v1beta1"}:                   {16300, 9},
-	{Group: "discovery.k8s.io", Version: "v1"}:                   {16200, 15},
-	{Group: "discovery.k8s.io", Version: "v1beta1"}:              {16200, 12},
-	{Group: "resource.k8s.io", Version: "v1"}:                    {16200, 21},
-	{Group: "resource.k8s.io", Version: "v1beta2"}:               {16200, 15},
-	{Group: "resource.k8s.io", Version: "v1beta1"}:               {16200, 9},
-	{Group: "resource.k8s.io", Version: "v1alpha3"}:              {16200, 1},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1"}:       {16100, 21},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta3"}:  {16100, 18},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta2"}:  {16100, 15},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1beta1"}:  {16100, 12},
-	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1alpha1"}: {16100, 9},
-	{Group: "internal.apiserver.k8s.io", Version: "v1alpha1"}:    {16000, 9},
-	{Group: "storagemigration.k8s.io", Version: "v1"}:            {15800, 15},
-	{Group: "storagemigration.k8s.io", Version: "v1beta1"}:       {15800, 9},
-	{Group: "lifecycle.k8s.io", Version: "v1alpha1"}:             {15700, 1},
-}
-
-// Custom resource group/versions' priorities (crdRegistrationController).
-const (
-	crdGroupPriority   = 1000
-	crdVersionPriority = 100
-)
-
 var apiServicesGVR = apiregistrationv1.SchemeGroupVersion.WithResource("apiservices")
 
 // NewAPIServiceRegistration returns the controller of cat's built-in
@@ -136,7 +66,7 @@ func NewAPIServiceRegistration(store storage.Store, cat *registry.Catalogue, rt 
 		crds: &crdVersions{byKey: map[string][]schema.GroupVersion{}}, log: log,
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, res := range cat.Resources() {
-		if p, ok := apiServicePriorities[res.GroupVersion()]; ok && !res.Unstructured {
+		if p, ok := registry.BuiltinAPIServicePriority(res.GroupVersion()); ok && !res.Unstructured {
 			c.builtin[apiServiceName(res.GroupVersion())] = localAPIService(res.GroupVersion(), p, manageOnStart)
 		}
 	}
@@ -152,11 +82,11 @@ func newAPIServerClient(rt http.RoundTripper) (dynamic.Interface, error) {
 
 func apiServiceName(gv schema.GroupVersion) string { return gv.Version + "." + gv.Group }
 
-func localAPIService(gv schema.GroupVersion, p apiServicePriority, managed string) *apiregistrationv1.APIService {
+func localAPIService(gv schema.GroupVersion, p registry.APIServicePriority, managed string) *apiregistrationv1.APIService {
 	return &apiregistrationv1.APIService{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService"},
 		ObjectMeta: metav1.ObjectMeta{Name: apiServiceName(gv), Labels: map[string]string{AutoRegisterManagedLabel: managed}},
-		Spec:       apiregistrationv1.APIServiceSpec{Group: gv.Group, Version: gv.Version, GroupPriorityMinimum: p.group, VersionPriority: p.version},
+		Spec:       apiregistrationv1.APIServiceSpec{Group: gv.Group, Version: gv.Version, GroupPriorityMinimum: p.Group, VersionPriority: p.Version},
 	}
 }
 
@@ -275,7 +205,7 @@ func (v *crdVersions) apiServices() map[string]*apiregistrationv1.APIService {
 	out := map[string]*apiregistrationv1.APIService{}
 	for _, gvs := range v.byKey {
 		for _, gv := range gvs {
-			out[apiServiceName(gv)] = localAPIService(gv, apiServicePriority{crdGroupPriority, crdVersionPriority}, manageContinuously)
+			out[apiServiceName(gv)] = localAPIService(gv, registry.CustomAPIServicePriority, manageContinuously)
 		}
 	}
 	return out

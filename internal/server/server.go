@@ -19,11 +19,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/aggregator"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/rbac"
@@ -137,6 +139,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Serving are the connection and request-lifetime flags.
 	Serving ServingOptions
+	// Aggregation are the front-proxy and aggregation-layer flags (see
+	// aggregation.go).
+	Aggregation AggregationOptions
 	// AdmissionTraceBuffer is how many admission traces are kept for
 	// /admission/traces; 0 means trace.DefaultRingSize (300), negative
 	// keeps none.
@@ -264,6 +269,8 @@ func start(ctx context.Context, o Options, store storage.Store) (*Server, error)
 		cancel: stop, compactionInterval: o.CompactionInterval, admission: parts.adm.chain, serving: o.Serving, log: o.Logger,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
+	addr := ln.Addr().String()
+	parts.self.Store(&addr)
 	parts.openid.listening(ln.Addr().String())
 	if err := s.writeKubeconfig(o); err != nil {
 		stop()
@@ -294,6 +301,14 @@ type apiParts struct {
 	serviceIPs *serviceip.Allocator
 	crds       *apiserver.CustomResources
 	flow       *flowControl // nil when APF is off
+	store      storage.Store
+	aggregator *aggregator.Aggregator
+	frontProxy *frontProxy
+	// clientCA is the PEM bundle x509 client certificates are verified
+	// with (published for extension servers).
+	clientCA []byte
+	// self is the address the server listens on, once it does.
+	self *atomic.Pointer[string]
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -314,7 +329,15 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		return nil, err
 	}
 	saAuth := sa.authenticators(serviceaccount.NewGetter(admissionsource.NewObjectLookup(store, cat).GetObject))
-	authn, err := newAuthenticator(o, bundle, authz, saAuth)
+	fp, err := newFrontProxy(o)
+	if err != nil {
+		return nil, err
+	}
+	clientCA, err := clientCABundle(o, bundle)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := newAuthenticator(o, clientCA, fp.requestHeader, authz, saAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -364,6 +387,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 			cfg.Extra["/debug/pprof/"+name] = h
 		}
 	}
+	self := &atomic.Pointer[string]{}
+	agg := newAggregator(o, store, adm, cat, fp, self)
+	cfg.Aggregator = agg
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
 	if flow != nil {
@@ -371,7 +397,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, bundle pki.Bund
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
 	}
 	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs, flow: flow}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, serviceIPs: serviceIPs, flow: flow,
+		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -448,6 +475,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"))
 	}
 	go p.crds.Run(runCtx)
+	if err := startAuthenticationTrust(runCtx, p, log); err != nil {
+		return err
+	}
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store
 		go p.api.FollowServiceIPs(runCtx)
 	}

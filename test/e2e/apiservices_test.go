@@ -66,7 +66,20 @@ func TestKubectlAPIServices(t *testing.T) {
 	if got := a.mustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.spec.service.port}"); got != "443" {
 		t.Errorf("service port = %q, want the default 443", got)
 	}
-	_, errOut, err := a.kubectl(t, badAPIServices, "apply", "-f", "-")
+	// As kube-apiserver 1.37.2 showed it, a moment after the apply.
+	want = []string{"v1alpha1.wardle.example.com", "wardle/api", "False", "(ServiceNotFound)"}
+	waitFor(t, "the remote APIService is ServiceNotFound", func() bool {
+		return hasLine(a.mustKubectl(t, "", "get", "apiservices"), want)
+	})
+	cond := a.mustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.status.conditions[0].message}")
+	if cond != `service/api in "wardle" is not present` {
+		t.Errorf("condition message = %q, want upstream's", cond)
+	}
+	_, errOut, err := a.kubectl(t, "", "get", "--raw", "/apis/wardle.example.com/v1alpha1/flunders")
+	if err == nil || !strings.Contains(errOut, "ServiceUnavailable") {
+		t.Errorf("GET of an unavailable group/version: err=%v stderr=%q, want 503 service unavailable", err, errOut)
+	}
+	_, errOut, err = a.kubectl(t, badAPIServices, "apply", "-f", "-")
 	for _, want := range []string{
 		`The APIService "v1.wrong" is invalid: `,
 		"* metadata.name: Invalid value: \"v1.wrong\": must be `spec.version+\".\"+spec.group`: \"v1.wardle.example.com\"",
