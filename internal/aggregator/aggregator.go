@@ -78,6 +78,7 @@ type Aggregator struct {
 	o          Options
 	transports sync.Map // APIService name -> *transportEntry
 	discovery  *remoteDiscovery
+	openAPI    remoteOpenAPI
 }
 
 // New returns the aggregation layer of o.

@@ -11,6 +11,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/transport"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // discoveryTimeout bounds a proxied discovery request
@@ -37,16 +38,22 @@ func (a *Aggregator) ServeProxy(w http.ResponseWriter, r *http.Request, user aut
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
 		return true
 	}
+	a.proxyTo(w, r, s, user, group, version)
+	return true
+}
+
+// proxyTo sends r to s's server as user and copies the answer to w.
+func (a *Aggregator) proxyTo(w http.ResponseWriter, r *http.Request, s *apiregistrationv1.APIService, user authenticationv1.UserInfo, group, version string) {
 	rt, err := a.transport(s)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return true
+		return
 	}
 	host, err := a.resolve(r.Context(), s.Spec.Service)
 	if err != nil {
 		a.o.Log.Error("resolving the service of an APIService", "apiservice", s.Name, "err", err)
 		http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-		return true
+		return
 	}
 	ctx, cancel := proxyContext(r, group, version)
 	defer cancel()
@@ -62,7 +69,6 @@ func (a *Aggregator) ServeProxy(w http.ResponseWriter, r *http.Request, user aut
 		},
 	}
 	proxy.ServeHTTP(w, out)
-	return true
 }
 
 // proxyContext bounds a discovery request of the group/version.

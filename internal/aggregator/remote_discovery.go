@@ -19,8 +19,12 @@ import (
 
 // remoteRefresh is how long a fetched discovery document is used before it
 // is fetched again (upstream's discoveryRefreshInterval); any change of the
-// APIService (its availability included) fetches it at once.
-const remoteRefresh = time.Minute
+// APIService (its availability included) fetches it at once. A fetch that
+// failed is tried again after remoteRetry.
+const (
+	remoteRefresh = time.Minute
+	remoteRetry   = 5 * time.Second
+)
 
 // acceptAggregated asks an extension server for its aggregated discovery.
 const acceptAggregated = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -39,6 +43,16 @@ type remoteEntry struct {
 	version         apidiscoveryv2.APIVersionDiscovery
 }
 
+// current reports whether an entry fetched for resourceVersion may still
+// be used at now.
+func current(fetchedFor, resourceVersion string, fetched, now time.Time, failed bool) bool {
+	ttl := remoteRefresh
+	if failed {
+		ttl = remoteRetry
+	}
+	return fetchedFor == resourceVersion && now.Sub(fetched) < ttl
+}
+
 func newRemoteDiscovery(a *Aggregator) *remoteDiscovery {
 	return &remoteDiscovery{a: a, entries: map[string]remoteEntry{}}
 }
@@ -54,7 +68,7 @@ func (d *remoteDiscovery) versions(ctx context.Context, services []*apiregistrat
 		d.mu.Lock()
 		e, ok := d.entries[s.Name]
 		d.mu.Unlock()
-		if ok && e.resourceVersion == s.ResourceVersion && now.Sub(e.fetched) < remoteRefresh {
+		if ok && current(e.resourceVersion, s.ResourceVersion, e.fetched, now, e.version.Freshness == apidiscoveryv2.DiscoveryFreshnessStale) {
 			out[i] = e.version
 			continue
 		}

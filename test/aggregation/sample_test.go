@@ -68,7 +68,8 @@ const deprecated = "Warning: wardle.example.com/v1alpha1 Flunder is deprecated i
 // an APIService; kubectl sees, through admitd, what it saw through
 // kube-apiserver 1.37.2 in the same setup (recorded side by side): the
 // APIService Available, flunders in api-resources, create and list with
-// the server's warning, RBAC of admitd deciding for both servers, and when
+// the server's warning, kubectl explain from its OpenAPI v3 document, RBAC
+// of admitd deciding for both servers, and when
 // the sample server stops, FailedDiscoveryCheck, Stale discovery and
 // ServiceUnavailable.
 func TestSampleAPIServerBehindAdmitd(t *testing.T) {
@@ -126,6 +127,23 @@ func TestSampleAPIServerBehindAdmitd(t *testing.T) {
 	}
 	if got := mustKubectl(t, kubeconfig, "", "get", "flunder", "my-first-flunder", "-o", "jsonpath={.metadata.labels.sample-label}"); got != "true" {
 		t.Errorf("the flunder's label = %q, want true", got)
+	}
+
+	// OpenAPI v3: the sample server's index entries are in admitd's, and
+	// kubectl explain reads its document through admitd, as it did through
+	// kube-apiserver 1.37.2 (same output).
+	waitFor(t, "the sample server's OpenAPI v3 paths are listed", func() bool {
+		out, _, _ := kubectl(t, kubeconfig, "", "get", "--raw", "/openapi/v3")
+		return strings.Contains(out, `"apis/wardle.example.com/v1alpha1":{"serverRelativeURL":"/openapi/v3/apis/wardle.example.com/v1alpha1?hash=`) &&
+			strings.Contains(out, `"apis/wardle.example.com/v1beta1"`) && strings.Contains(out, `"api/v1"`)
+	})
+	explain := mustKubectl(t, kubeconfig, "", "explain", "flunders.spec")
+	for _, want := range []string{"GROUP:      wardle.example.com", "KIND:       Flunder", "VERSION:    v1alpha1", "FIELD: spec <FlunderSpec>",
+		"  reference\t<string>\n    A name of another flunder or fischer, depending on the reference type.",
+		"  referenceType\t<string>\n    The reference type, defaults to \"Flunder\" if reference is set."} {
+		if !strings.Contains(explain, want) {
+			t.Errorf("kubectl explain flunders.spec: no %q in\n%s", want, explain)
+		}
 	}
 
 	// admitd authorizes before proxying, with kube-apiserver's message; the
