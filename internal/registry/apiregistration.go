@@ -17,8 +17,8 @@ import (
 // api-extensions, with a status subresource. A create starts from an empty
 // status, and a Local APIService (no service) is Available at once. Its
 // name must be "<version>.<group>"; a Local one may not carry a CA bundle
-// nor skip TLS verification. A status write keeps the spec and the
-// metadata upstream's ResetObjectMetaForStatus keeps.
+// nor skip TLS verification. A status write keeps the spec, labels,
+// annotations, finalizers and owner references.
 func apiregistrationKinds() []descriptor {
 	return []descriptor{
 		{gv: "apiregistration.k8s.io/v1", resource: "apiservices", kind: "APIService", categories: []string{"api-extensions"},
@@ -55,7 +55,7 @@ func apiServiceStrategy() Strategy {
 				}}
 			}
 		},
-		ResetStatusMetadata: resetStatusMetadataAll,
+		Subresources: map[string]SubresourceStrategy{"status": apiServiceStatusStrategy()},
 		NameFor: func(obj runtime.Object) NameValidator {
 			return apiServiceName(obj.(*apiregistrationv1.APIService))
 		},
@@ -64,12 +64,25 @@ func apiServiceStrategy() Strategy {
 		},
 		ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList {
 			// Upstream checks the whole object as new after the update
-			// rules; the status is checked on every update (a write of the
-			// main resource keeps the stored one).
+			// rules.
 			s := obj.(*apiregistrationv1.APIService)
-			errs := ValidateObjectMeta(s, false, apiServiceName(s))
-			errs = append(errs, validateAPIServiceSpec(s)...)
-			return append(errs, validateAPIServiceStatus(&s.Status)...)
+			return append(ValidateObjectMeta(s, false, apiServiceName(s)), validateAPIServiceSpec(s)...)
+		},
+	}
+}
+
+// apiServiceStatusStrategy is upstream's status strategy: a status write
+// keeps the stored spec, labels, annotations, finalizers and owner
+// references, and checks only the metadata update and the conditions.
+func apiServiceStatusStrategy() SubresourceStrategy {
+	return SubresourceStrategy{
+		PrepareForUpdate: func(obj, old runtime.Object, _ FeatureGates) {
+			s, was := obj.(*apiregistrationv1.APIService), old.(*apiregistrationv1.APIService)
+			s.Spec = *was.Spec.DeepCopy()
+			s.Labels, s.Annotations, s.Finalizers, s.OwnerReferences = was.Labels, was.Annotations, was.Finalizers, was.OwnerReferences
+		},
+		ValidateUpdate: func(obj, old runtime.Object, _ FeatureGates) field.ErrorList {
+			return append(ValidateObjectMetaUpdate(obj, old), validateAPIServiceStatus(&obj.(*apiregistrationv1.APIService).Status)...)
 		},
 	}
 }

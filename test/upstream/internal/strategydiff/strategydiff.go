@@ -46,6 +46,9 @@ type Differ struct {
 	Strategy func(obj runtime.Object, status bool) (s Strategy, resource string, blank runtime.Object)
 	// MapOrdered says which fields' errors both sides report in map order.
 	MapOrdered func(field string) bool
+	// Normalize, when set, clears in both prepared objects what each side
+	// sets from its own clock (a condition's transition time).
+	Normalize func(obj runtime.Object)
 }
 
 // Write is one create (Old nil), update or status write, in v1 objects
@@ -195,6 +198,10 @@ func (d Differ) Compare(t *testing.T, cat *registry.Catalogue, w Write, c *Tally
 		diffs = append(diffs, "defaulted object:\n"+d)
 	}
 	clearTypeMeta(up.prepared, our.prepared)
+	if d.Normalize != nil {
+		d.Normalize(up.prepared)
+		d.Normalize(our.prepared)
+	}
 	if d := cmp.Diff(up.prepared, our.prepared); d != "" {
 		diffs = append(diffs, "prepared object:\n"+d)
 	}
