@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,8 +25,10 @@ import (
 )
 
 // stored holds APIServices, Services and EndpointSlices as the server's
-// caches would.
+// caches would; tests change them under update (checks may still be
+// reading from earlier attempts).
 type stored struct {
+	mu          sync.Mutex
 	apiServices map[string]*apiregistrationv1.APIService
 	services    map[string]*corev1.Service
 	slices      map[string][]*discoveryv1.EndpointSlice
@@ -35,30 +38,49 @@ func newStored() *stored {
 	return &stored{apiServices: map[string]*apiregistrationv1.APIService{}, services: map[string]*corev1.Service{}, slices: map[string][]*discoveryv1.EndpointSlice{}}
 }
 
+// update changes the stored objects.
+func (s *stored) update(change func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	change()
+}
+
 func (s *stored) Get(_ context.Context, _, name string) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if a, ok := s.apiServices[name]; ok {
-		return a, nil
+		return a.DeepCopy(), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: "apiregistration.k8s.io", Resource: "apiservices"}, name)
 }
 
 func (s *stored) List(context.Context, string, labels.Selector) ([]runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []runtime.Object
 	for _, a := range s.apiServices {
-		out = append(out, a)
+		out = append(out, a.DeepCopy())
 	}
 	return out, nil
 }
 
 func (s *stored) GetService(_ context.Context, namespace, name string) (*corev1.Service, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if svc, ok := s.services[namespace+"/"+name]; ok {
-		return svc, nil
+		return svc.DeepCopy(), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, name)
 }
 
 func (s *stored) EndpointSlices(_ context.Context, namespace, service string) ([]*discoveryv1.EndpointSlice, error) {
-	return s.slices[namespace+"/"+service], nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*discoveryv1.EndpointSlice
+	for _, es := range s.slices[namespace+"/"+service] {
+		out = append(out, es.DeepCopy())
+	}
+	return out, nil
 }
 
 // backend is an extension API server on 127.0.0.1 with a certificate for
@@ -107,6 +129,8 @@ func (b *backend) port(t *testing.T) int32 {
 // Service wardle/api (cluster IP 127.0.0.1) with a ready endpoint.
 func wardle(t *testing.T, st *stored, b *backend, available bool) *apiregistrationv1.APIService {
 	port := b.port(t)
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.services["wardle/api"] = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "wardle", Name: "api"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, ClusterIP: "127.0.0.1", Ports: []corev1.ServicePort{{Port: port}}}}
 	st.slices["wardle/api"] = []*discoveryv1.EndpointSlice{{ObjectMeta: metav1.ObjectMeta{Namespace: "wardle", Name: "api-1"},

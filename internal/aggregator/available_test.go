@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,11 +18,12 @@ import (
 // with k8s.io/sample-apiserver behind it).
 func TestCheck(t *testing.T) {
 	proxyCA, cert := newProxyIdentity(t)
-	var asUser, asGroup string
-	status := http.StatusOK
+	var as atomic.Value
+	var status atomic.Int32
+	status.Store(http.StatusOK)
 	b := newBackend(t, proxyCA, func(w http.ResponseWriter, r *http.Request) {
-		asUser, asGroup = r.Header.Get("X-Remote-User"), r.Header.Get("X-Remote-Group")
-		w.WriteHeader(status)
+		as.Store(r.Header.Get("X-Remote-User") + " in " + r.Header.Get("X-Remote-Group"))
+		w.WriteHeader(int(status.Load()))
 	})
 	st := newStored()
 	s := wardle(t, st, b, false)
@@ -35,22 +37,24 @@ func TestCheck(t *testing.T) {
 		}
 	}
 	check("serving", "True", "Passed", "all checks passed")
-	if asUser != "system:kube-aggregator" || asGroup != "system:masters" {
-		t.Errorf("discovery check as %s in %s, want system:kube-aggregator in system:masters", asUser, asGroup)
+	if got := as.Load(); got != "system:kube-aggregator in system:masters" {
+		t.Errorf("discovery check as %v, want system:kube-aggregator in system:masters", got)
 	}
-	status = http.StatusForbidden
+	status.Store(http.StatusForbidden)
 	check("refusing", "False", "FailedDiscoveryCheck", fmt.Sprintf("failing or missing response from %s: bad status from %s: 403", url, url))
 
-	st.slices["wardle/api"][0].Endpoints[0].Conditions.Ready = ptr.To(false)
+	st.update(func() { st.slices["wardle/api"][0].Endpoints[0].Conditions.Ready = ptr.To(false) })
 	check("no ready endpoint", "False", "MissingEndpoints", `endpointslices for service/api in "wardle" have no addresses with port name ""`)
-	st.slices["wardle/api"] = nil
+	st.update(func() { st.slices["wardle/api"] = nil })
 	check("no slices", "False", "EndpointsNotFound", `cannot find endpointslices for service/api in "wardle"`)
-	st.services["wardle/api"].Spec.Ports[0].Port = 1
+	st.update(func() { st.services["wardle/api"].Spec.Ports[0].Port = 1 })
 	check("wrong port", "False", "ServicePortError", fmt.Sprintf(`service/api in "wardle" is not listening on port %d`, *s.Spec.Service.Port))
-	st.services["wardle/api"] = &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1"}}
-	status = http.StatusOK
+	st.update(func() {
+		st.services["wardle/api"] = &corev1.Service{Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "127.0.0.1"}}
+	})
+	status.Store(http.StatusOK)
 	check("external name, no slices needed", "True", "Passed", "all checks passed")
-	delete(st.services, "wardle/api")
+	st.update(func() { delete(st.services, "wardle/api") })
 	check("no service", "False", "ServiceNotFound", `service/api in "wardle" is not present`)
 
 	wardle(t, st, b, false)

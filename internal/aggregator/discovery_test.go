@@ -102,7 +102,7 @@ func TestMergeDiscovery(t *testing.T) {
 	if len(v) != 1 || v[0].Version != "v1alpha1" || v[0].Freshness != apidiscoveryv2.DiscoveryFreshnessCurrent || len(v[0].Resources) != 2 {
 		t.Errorf("wardle versions = %+v, want v1alpha1 only, Current, with its two resources", v)
 	}
-	s.Status.Conditions[0].Status, s.ResourceVersion = apiregistrationv1.ConditionFalse, "2"
+	st.update(func() { s.Status.Conditions[0].Status, s.ResourceVersion = apiregistrationv1.ConditionFalse, "2" })
 	list = local()
 	a.MergeDiscovery(context.Background(), list)
 	if v := list.Items[2].Versions; len(v) != 1 || v[0].Freshness != apidiscoveryv2.DiscoveryFreshnessStale || v[0].Resources != nil {

@@ -42,7 +42,7 @@ func TestOpenAPIV3(t *testing.T) {
 	if a.ServeOpenAPIV3(httptest.NewRecorder(), r, authenticationv1.UserInfo{}, "apis/other/v1") {
 		t.Error("ServeOpenAPIV3 served a path no remote server has")
 	}
-	s.Status.Conditions[0].Status = "False"
+	st.update(func() { s.Status.Conditions[0].Status = "False" })
 	if got := a.OpenAPIV3Paths(context.Background()); len(got) != 0 {
 		t.Errorf("OpenAPIV3Paths of an unavailable APIService = %v, want none", got)
 	}

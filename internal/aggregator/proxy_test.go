@@ -69,13 +69,13 @@ func TestServeProxy(t *testing.T) {
 	if w.Code != http.StatusBadGateway || w.Body.String() != "the backend attempted to redirect this request, which is not permitted" {
 		t.Errorf("redirect = %d %q, want upstream's 502", w.Code, w.Body.String())
 	}
-	delete(st.services, "wardle/api")
+	st.update(func() { delete(st.services, "wardle/api") })
 	w = httptest.NewRecorder()
 	a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1")
 	if w.Code != http.StatusServiceUnavailable || w.Body.String() != "service unavailable\n" {
 		t.Errorf("service gone = %d %q, want 503 service unavailable", w.Code, w.Body.String())
 	}
-	s.Status.Conditions[0].Status = apiregistrationv1.ConditionFalse
+	st.update(func() { s.Status.Conditions[0].Status = apiregistrationv1.ConditionFalse })
 	w = httptest.NewRecorder()
 	a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1")
 	if w.Code != http.StatusServiceUnavailable || w.Body.String() != "service unavailable\n" {
