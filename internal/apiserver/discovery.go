@@ -28,6 +28,9 @@ func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request, path
 	core := path == "/api"
 	if wantsAggregated(r) {
 		list := s.aggregatedDiscovery(core)
+		if !core && s.cfg.Aggregator != nil {
+			s.cfg.Aggregator.MergeDiscovery(r.Context(), list)
+		}
 		setWarnings(w, requestFrom(r.Context()))
 		writeJSONAs(w, http.StatusOK, aggregatedDiscoveryType, list)
 		return
@@ -41,6 +44,11 @@ func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request, path
 		return
 	}
 	groups := &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: []metav1.APIGroup{}}
+	if s.cfg.Aggregator != nil {
+		groups.Groups = s.cfg.Aggregator.APIGroupList(r.Context())
+		writeObject(w, r, http.StatusOK, groups)
+		return
+	}
 	for _, g := range s.cat.Groups() {
 		if g == "" {
 			continue
@@ -113,8 +121,16 @@ func resourceDiscovery(res *registry.Resource) apidiscoveryv2.APIResourceDiscove
 }
 
 // serveAPIGroup answers /apis/<group> with the group's APIGroup: its
-// served versions and the preferred one.
+// served versions and the preferred one (its APIServices' when there is
+// an aggregator).
 func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group string) {
+	if s.cfg.Aggregator != nil {
+		if grp := s.cfg.Aggregator.APIGroup(r.Context(), group); grp != nil {
+			grp.TypeMeta = metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}
+			writeObject(w, r, http.StatusOK, grp)
+			return
+		}
+	}
 	if len(s.cat.Versions(group)) == 0 {
 		writeError(w, r, errNotFoundPath())
 		return

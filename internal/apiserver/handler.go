@@ -231,6 +231,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 		s.serveOpenAPIV2(w, r)
 		return
 	}
+	if s.serveAggregated(w, r, rq) {
+		return
+	}
 	info := rq.info
 	if info.APIPrefix == "" {
 		writeError(w, r, errNotFoundPath())

@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/applyconfigurations"
+	aggregatorapply "k8s.io/kube-aggregator/pkg/client/applyconfiguration"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
@@ -106,9 +107,10 @@ func (f *fieldManagers) entry(res *registry.Resource, subresource string) (field
 }
 
 // typeConverter returns the schema of res's kind: the apply-configuration
-// schemas client-go and apiextensions-apiserver ship for built-in kinds, the
-// definition's openAPIV3Schema for custom resources, and a deduced schema
-// (maps granular, lists atomic) for anything they do not know.
+// schemas client-go, apiextensions-apiserver and kube-aggregator ship for
+// built-in kinds, the definition's openAPIV3Schema for custom resources,
+// and a deduced schema (maps granular, lists atomic) for anything they do
+// not know.
 func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.TypeConverter {
 	if res.Unstructured {
 		if tc := f.customTypeConverter(res); tc != nil {
@@ -117,8 +119,11 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 		return managedfields.NewDeducedTypeConverter()
 	}
 	tc := builtinTypes()
-	if res.Group == "apiextensions.k8s.io" {
+	switch res.Group {
+	case "apiextensions.k8s.io":
 		tc = extensionTypes()
+	case "apiregistration.k8s.io":
+		tc = aggregatorTypes()
 	}
 	if obj, err := layout.NewObject(res); err == nil {
 		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
@@ -131,8 +136,9 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 // The schemas of the built-in kinds take ~150 ms of CPU to parse: once per
 // process, on first use, shared by every server in it (tests start many).
 var (
-	builtinTypes   = sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(registry.Scheme) })
-	extensionTypes = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme) })
+	builtinTypes    = sync.OnceValue(func() managedfields.TypeConverter { return applyconfigurations.NewTypeConverter(registry.Scheme) })
+	extensionTypes  = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme) })
+	aggregatorTypes = sync.OnceValue(func() managedfields.TypeConverter { return aggregatorapply.NewTypeConverter(registry.Scheme) })
 )
 
 // resetFields are the fields a write through subresource cannot set, so

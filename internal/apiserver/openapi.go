@@ -39,8 +39,12 @@ func openAPIService(cat *registry.Catalogue) *openapi.Service {
 	return svc.(*openapi.Service)
 }
 
-// serveOpenAPIV3 answers /openapi/v3 (the index) and /openapi/v3/<gv>.
+// serveOpenAPIV3 answers /openapi/v3 (the index) and /openapi/v3/<gv>,
+// merged with the remote APIServices' documents.
 func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
+	if s.serveAggregatedOpenAPIV3(w, r) {
+		return
+	}
 	s.OpenAPI().ServeHTTP(w, r)
 }
 

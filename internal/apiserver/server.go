@@ -117,6 +117,10 @@ type Config struct {
 	// KeepRequestObjects puts a copy of each decoded request body in its
 	// RequestEvent (for the audit log); off, RequestObject stays nil.
 	KeepRequestObjects bool
+	// Aggregator, when set, proxies the group/versions of remote
+	// APIServices and orders discovery by APIService; nil serves and lists
+	// the catalogue only.
+	Aggregator Aggregator
 	// Observers see every successful write that is not a dry run, before
 	// it returns, in order. None by default: even custom resources are
 	// served only with CustomResourceSync among them.

@@ -11,8 +11,9 @@
 // calls Authenticate and Impersonator.Impersonate and writes the returned
 // Status errors itself. Service-account tokens are checked by
 // internal/serviceaccount and join the bearer tokens through TokenUnion and
-// ForAPIAudiences. OIDC, webhook and front-proxy (request header)
-// authentication are not implemented.
+// ForAPIAudiences; front proxies assert users in request headers
+// (RequestHeaderAuthenticator). OIDC and webhook authentication are not
+// implemented.
 package auth
 
 import (
@@ -119,6 +120,8 @@ func AnonymousAuthenticator() Authenticator {
 // Options selects the authenticators New chains. A nil field disables its
 // method.
 type Options struct {
+	// RequestHeader authenticates front proxies (--requestheader-*).
+	RequestHeader *RequestHeaderAuthenticator
 	// X509 authenticates client certificates (--client-ca-file).
 	X509 *X509Authenticator
 	// Tokens resolves bearer tokens (--token-auth-file).
@@ -135,11 +138,15 @@ type Options struct {
 	AnonymousPaths []string
 }
 
-// New builds the request authenticator the way kube-apiserver does: x509
-// then bearer token, with system:authenticated added to whoever they find,
-// and anonymous last, reached only when no credential was presented.
+// New builds the request authenticator the way kube-apiserver does: front
+// proxy, x509 then bearer token, with system:authenticated added to
+// whoever they find, and anonymous last, reached only when no credential
+// was presented.
 func New(o Options) (Authenticator, error) {
 	var auths []Authenticator
+	if o.RequestHeader != nil {
+		auths = append(auths, o.RequestHeader)
+	}
 	if o.X509 != nil {
 		auths = append(auths, o.X509)
 	}

@@ -87,5 +87,6 @@ func newServeCommand() *cobra.Command {
 	addAuthorizationConfigFlag(f, &o.AuthorizationConfigFile)
 	addTraceFlags(f, &o)
 	addServingFlags(f, &o.Serving)
+	addAggregationFlags(f, &o.Aggregation)
 	return cmd
 }

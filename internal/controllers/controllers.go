@@ -4,9 +4,11 @@
 // service-account controller (a "default" ServiceAccount in every
 // namespace), the namespace controller (empties and finalizes a deleted
 // namespace), the ValidatingAdmissionPolicy status controller, the PVC and
-// PV protection controllers (release deleted volumes no longer in use), and CA
+// PV protection controllers (release deleted volumes no longer in use), CA
 // injection (a write step of the API server and the refresh that follows a
-// Secret; see cainjection.go).
+// Secret; see cainjection.go), and kube-apiserver's own: the APIServices'
+// registration and availability (apiservices*.go) and the
+// extension-apiserver-authentication ConfigMap (authtrust.go).
 //
 // Each controller follows storage through a watch, so it sees every change
 // whatever made it (the CA refresh is called by the server's write

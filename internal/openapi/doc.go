@@ -12,9 +12,9 @@
 // only runtime copy of the +listType, +mapType and +default markers). The
 // types upstream's openapi-gen output in apiextensions-apiserver covers
 // (meta, runtime and apiextensions types, several without SwaggerDoc, and
-// autoscaling/v1) take that output instead. Custom
-// resources get their CRD version's structural schema, as
-// apiextensions-apiserver publishes it. Operations are those admitd serves
+// autoscaling/v1), and kube-aggregator's for the APIService types, take
+// that output instead. Custom resources get their CRD version's structural
+// schema, as apiextensions-apiserver publishes it. Operations are those admitd serves
 // (no deprecated /watch/ paths), with upstream's operation ids and the
 // query parameters of the options types.
 //

@@ -8,6 +8,7 @@ import (
 
 	generatedopenapi "k8s.io/apiextensions-apiserver/pkg/generated/openapi"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	aggregatoropenapi "k8s.io/kube-aggregator/pkg/generated/openapi"
 	builderutil "k8s.io/kube-openapi/pkg/builder3/util"
 	"k8s.io/kube-openapi/pkg/schemamutation"
 	"k8s.io/kube-openapi/pkg/spec3"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/admitd/admitd/internal/registry"
 )
+
+// apiregistrationModelPrefix starts the model names of the APIService types.
+const apiregistrationModelPrefix = "io.k8s.kube-aggregator.pkg.apis.apiregistration."
 
 // builder builds documents from catalogue resources. It keeps the
 // definitions of built-in types, which never change, across builds. It is
@@ -27,9 +31,15 @@ type builder struct {
 }
 
 func newBuilder(version string) *builder {
-	upstream := generatedopenapi.GetOpenAPIDefinitions(func(name string) spec.Ref {
-		return spec.MustCreateRef(v3RefPrefix + name)
-	})
+	ref := func(name string) spec.Ref { return spec.MustCreateRef(v3RefPrefix + name) }
+	upstream := generatedopenapi.GetOpenAPIDefinitions(ref)
+	// kube-aggregator's output for the APIService types (its meta types are
+	// apiextensions-apiserver's too).
+	for name, def := range aggregatoropenapi.GetOpenAPIDefinitions(ref) {
+		if strings.HasPrefix(name, apiregistrationModelPrefix) {
+			upstream[name] = def
+		}
+	}
 	gen := newGenerator(loadSMD(registry.Scheme), upstream)
 	for _, n := range []string{objectMetaName, listMetaName, typeMetaName, statusModel, deleteOptionsModel, patchModel, resourceListModel} {
 		gen.defineUpstream(n)

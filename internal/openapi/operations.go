@@ -111,7 +111,7 @@ func subresourceRoutes(res *registry.Resource, sub registry.Subresource, path, s
 			r.request, r.consumes = patchModel, patch
 			out = append(out, r)
 		case "create":
-			out = append(out, b.write(path, "post", "create"+scope+res.Kind+name, "post", "create "+of+"a "+res.Kind, m, createParams, itemParams, 200, 201, 202))
+			out = append(out, b.write(path, "post", "create"+scope+res.Kind+name, "post", "create "+strings.TrimSuffix(of, " ")+article(res.Kind)+res.Kind, m, createParams, itemParams, 200, 201, 202))
 		}
 	}
 	return out

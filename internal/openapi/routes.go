@@ -115,7 +115,7 @@ func resourceRoutes(res *registry.Resource, model func(schema.GroupVersionKind) 
 		}
 	}
 	if res.HasVerb("create") {
-		out = append(out, b.write(collection, "post", "create"+scope+res.Kind, "post", "create a "+res.Kind, kind, createParams, pathParams, 200, 201, 202))
+		out = append(out, b.write(collection, "post", "create"+scope+res.Kind, "post", "create"+article(res.Kind)+res.Kind, kind, createParams, pathParams, 200, 201, 202))
 	}
 	if res.HasVerb("deletecollection") {
 		out = append(out, b.deleteCollection(collection, "deleteCollection"+scope+res.Kind, pathParams))
@@ -127,7 +127,7 @@ func resourceRoutes(res *registry.Resource, model func(schema.GroupVersionKind) 
 		out = append(out, b.write(item, "put", "replace"+scope+res.Kind, "put", "replace the specified "+res.Kind, kind, updateParams, itemParams, 200, 201))
 	}
 	if res.HasVerb("delete") {
-		r := b.write(item, "delete", "delete"+scope+res.Kind, "delete", "delete a "+res.Kind, statusModel, deleteParams, itemParams, 200, 202)
+		r := b.write(item, "delete", "delete"+scope+res.Kind, "delete", "delete"+article(res.Kind)+res.Kind, statusModel, deleteParams, itemParams, 200, 202)
 		r.request = deleteOptionsModel
 		out = append(out, r)
 	}
@@ -163,4 +163,16 @@ func sortParams(ps []param) []param {
 	out := append([]param(nil), ps...)
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
+}
+
+// article is the article upstream's GetArticleForNoun puts before a kind,
+// padded with spaces: none for a plural ("Endpoints"), "an" before a vowel.
+func article(kind string) string {
+	switch {
+	case strings.HasSuffix(kind, "s") && !strings.HasSuffix(kind, "ss"):
+		return " "
+	case kind != "" && strings.ContainsRune("aeiouAEIOU", rune(kind[0])):
+		return " an "
+	}
+	return " a "
 }

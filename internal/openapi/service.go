@@ -146,6 +146,22 @@ func (s *Service) refresh() error {
 	return nil
 }
 
+// IndexPaths returns the paths of the /openapi/v3 index (api/v1,
+// apis/apps/v1, ...) with their server-relative URLs.
+func (s *Service) IndexPaths() (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refresh(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(s.gvs))
+	for p, doc := range s.gvs {
+		u := url.URL{Path: "/openapi/v3/" + p, RawQuery: url.Values{"hash": {doc.etag}}.Encode()}
+		out[p] = u.String()
+	}
+	return out, nil
+}
+
 func sameSlice(a, b []*registry.Resource) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

@@ -22,6 +22,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Resource: "podtemplates"}:           podTemplatePrinter,
 	{Resource: "componentstatuses"}:      componentStatusPrinter,
 
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: apiServicePrinter,
+
 	{Group: "apps", Resource: "deployments"}:         deploymentPrinter,
 	{Group: "apps", Resource: "replicasets"}:         replicaSetPrinter,
 	{Group: "apps", Resource: "statefulsets"}:        statefulSetPrinter,

@@ -77,7 +77,7 @@ func scaleSub() Subresource {
 
 // builtinDescriptors lists the built-in kinds in discovery order.
 func builtinDescriptors() []descriptor {
-	return slices.Concat(coreKinds(), admissionregistrationKinds(), apiextensionsKinds(), appsKinds(),
+	return slices.Concat(coreKinds(), apiregistrationKinds(), admissionregistrationKinds(), apiextensionsKinds(), appsKinds(),
 		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), draKinds(), flowcontrolKinds())
 }
 

@@ -86,7 +86,8 @@ func ValidateObjectMetaUpdate(obj, old runtime.Object) field.ErrorList {
 
 // usesCoreMetaRules reports whether upstream validates the object's metadata
 // with the core helper (which adds the finalizer-name rule): every typed
-// built-in object except the admissionregistration and apiextensions groups.
+// built-in object except the admissionregistration, apiextensions and
+// apiregistration groups.
 func usesCoreMetaRules(obj runtime.Object) bool {
 	if _, ok := obj.(*unstructured.Unstructured); ok {
 		return false
@@ -96,7 +97,7 @@ func usesCoreMetaRules(obj runtime.Object) bool {
 		return false
 	}
 	switch kinds[0].Group {
-	case "admissionregistration.k8s.io", "apiextensions.k8s.io":
+	case "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io":
 		return false
 	}
 	return true

@@ -11,10 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 // Scheme knows every built-in Go type admitd serves (k8s.io/api plus the
-// apiextensions types). Its only conversions are those of the kinds served
+// apiextensions and apiregistration types). Its only conversions are those of the kinds served
 // in several versions (HorizontalPodAutoscaler) or groups (Event); it has no defaulters:
 // admitd defaults through Strategy.
 var Scheme = newScheme()
@@ -26,6 +27,9 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	// APIService's types only: its defaults are the strategy's.
+	s.AddKnownTypes(apiregistrationv1.SchemeGroupVersion, &apiregistrationv1.APIService{}, &apiregistrationv1.APIServiceList{})
+	metav1.AddToGroupVersion(s, apiregistrationv1.SchemeGroupVersion)
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	s.AddKnownTypes(metav1.SchemeGroupVersion, &metav1.DeleteOptions{}, &metav1.CreateOptions{},
 		&metav1.UpdateOptions{}, &metav1.PatchOptions{}, &metav1.Status{})

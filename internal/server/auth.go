@@ -15,23 +15,34 @@ import (
 	"github.com/admitd/admitd/pkg/admission"
 )
 
-// newAuthenticator returns the request authentication of the server: x509
-// client certificates (the generated CA and --client-ca-file), bearer tokens
-// from --token-auth-file then service-account tokens (sa), optionally
-// anonymous, then impersonation, which authz authorizes.
-func newAuthenticator(o Options, bundle pki.Bundle, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
-	pool := x509.NewCertPool()
-	pool.AddCert(bundle.CA.Cert)
-	if o.ClientCAFile != "" {
-		data, err := os.ReadFile(o.ClientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading --client-ca-file: %w", err)
-		}
-		if !pool.AppendCertsFromPEM(data) {
-			return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificates", o.ClientCAFile)
-		}
+// clientCABundle is the PEM bundle of client CAs: the generated CA, then
+// --client-ca-file's.
+func clientCABundle(o Options, bundle pki.Bundle) ([]byte, error) {
+	out := append([]byte(nil), bundle.CA.CertPEM...)
+	if o.ClientCAFile == "" {
+		return out, nil
 	}
+	data, err := os.ReadFile(o.ClientCAFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading --client-ca-file: %w", err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(data) {
+		return nil, fmt.Errorf("--client-ca-file %s holds no PEM certificates", o.ClientCAFile)
+	}
+	return append(out, data...), nil
+}
+
+// newAuthenticator returns the request authentication of the server: front
+// proxies (requestHeader, when set), x509 client certificates (clientCA),
+// bearer tokens from --token-auth-file then service-account tokens (sa),
+// optionally anonymous, then impersonation, which authz authorizes.
+func newAuthenticator(o Options, clientCA []byte, requestHeader *auth.RequestHeaderOptions, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(clientCA)
 	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth, AnonymousPaths: apiserver.HealthPaths}
+	if requestHeader != nil {
+		opts.RequestHeader = auth.NewRequestHeader(*requestHeader)
+	}
 	if o.TokenAuthFile != "" {
 		tokens, err := auth.LoadTokenFile(o.TokenAuthFile, o.Logger)
 		if err != nil {

@@ -63,14 +63,21 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 }
 
 // startAllControllers starts what kube-controller-manager runs beside
-// kube-apiserver (the controllers above, quota and service-account tokens)
-// and the kubernetes Service reconciler, until ctx ends.
+// kube-apiserver (the controllers above, quota and service-account tokens),
+// the APIServices' registration and availability controllers and the
+// kubernetes Service reconciler, until ctx ends.
 func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
 	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
 	if err := startQuotaController(ctx, p, s.store, o); err != nil {
 		return fmt.Errorf("starting the quota controller: %w", err)
+	}
+	if err := startAPIServiceRegistration(ctx, p, s.store, o.Logger); err != nil {
+		return fmt.Errorf("starting the APIService registration: %w", err)
+	}
+	if err := startAPIServiceAvailability(ctx, p, o.Logger); err != nil {
+		return fmt.Errorf("starting the APIService availability controller: %w", err)
 	}
 	if err := startKubernetesService(ctx, p, s.listener.Addr(), o.Logger); err != nil {
 		return fmt.Errorf("starting the kubernetes service controller: %w", err)

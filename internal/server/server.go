@@ -19,11 +19,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/aggregator"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/rbac"
@@ -138,6 +140,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Serving are the connection and request-lifetime flags.
 	Serving ServingOptions
+	// Aggregation are the front-proxy and aggregation-layer flags (see
+	// aggregation.go).
+	Aggregation AggregationOptions
 	// AdmissionTraceBuffer is how many admission traces are kept for
 	// /admission/traces; 0 means trace.DefaultRingSize (300), negative
 	// keeps none.
@@ -267,6 +272,8 @@ func start(ctx context.Context, o Options, store storage.Store, probe storagePro
 		cancel: stop, compactionInterval: o.CompactionInterval, admission: parts.adm.chain, serving: o.Serving, log: o.Logger,
 		CAPEM: bundle.CA.CertPEM, AdminCertPEM: bundle.AdminCertPEM, AdminKeyPEM: bundle.AdminKeyPEM}
 	s.URL = "https://" + ln.Addr().String()
+	addr := ln.Addr().String()
+	parts.self.Store(&addr)
 	parts.openid.listening(ln.Addr().String())
 	if err := s.writeKubeconfig(o); err != nil {
 		stop()
@@ -297,6 +304,14 @@ type apiParts struct {
 	clusterIPs *clusterIPParts
 	crds       *apiserver.CustomResources
 	flow       *flowControl // nil when APF is off
+	store      storage.Store
+	aggregator *aggregator.Aggregator
+	frontProxy *frontProxy
+	// clientCA is the PEM bundle x509 client certificates are verified
+	// with (published for extension servers).
+	clientCA []byte
+	// self is the address the server listens on, once it does.
+	self *atomic.Pointer[string]
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -317,7 +332,15 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		return nil, err
 	}
 	saAuth := sa.authenticators(serviceaccount.NewGetter(admissionsource.NewObjectLookup(store, cat).GetObject))
-	authn, err := newAuthenticator(o, bundle, authz, saAuth)
+	fp, err := newFrontProxy(o)
+	if err != nil {
+		return nil, err
+	}
+	clientCA, err := clientCABundle(o, bundle)
+	if err != nil {
+		return nil, err
+	}
+	authn, err := newAuthenticator(o, clientCA, fp.requestHeader, authz, saAuth)
 	if err != nil {
 		return nil, err
 	}
@@ -370,6 +393,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 			cfg.Extra["/debug/pprof/"+name] = h
 		}
 	}
+	self := &atomic.Pointer[string]{}
+	agg := newAggregator(o, store, adm, cat, fp, self)
+	cfg.Aggregator = agg
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
 	cfg.StartChecks = startChecks(flow != nil, clusterIPs)
@@ -378,7 +404,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
 	}
 	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow}
+	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
+		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -455,6 +482,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		go runCompactor(runCtx, s.store, o, log.With("component", "compactor"), p.api.OldestReadRevision)
 	}
 	go p.crds.Run(runCtx)
+	if err := startAuthenticationTrust(runCtx, p, log); err != nil {
+		return err
+	}
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store
 		go p.api.FollowNodePorts(runCtx)
 	}
