@@ -11,7 +11,7 @@
 //     resources keep /registry/<group>/<resource>/, as upstream;
 //   - values: built-in kinds are stored in protobuf, in the "k8s\x00"
 //     envelope (runtime.Unknown) of their storage version; custom resources
-//     stay JSON.
+//     and APIServices stay JSON.
 //
 // Lists and watches of a prefix wider than one resource (a group, or
 // everything) read all of /registry/ and keep the keys under the prefix;
@@ -48,6 +48,11 @@ var specialPrefixes = map[schema.GroupResource]string{
 // aggregator servers inside kube-apiserver).
 var groupKeyed = map[string]bool{"apiextensions.k8s.io": true, "apiregistration.k8s.io": true}
 
+// jsonStored are the built-in groups whose objects upstream stores in JSON
+// (the aggregator's storage codec is its scheme's JSON LegacyCodec), as
+// custom resources.
+var jsonStored = map[string]bool{"apiregistration.k8s.io": true}
+
 // cohabiting are resources that upstream stores under another group's
 // resource; admitd keeps them apart, under its own keys.
 var cohabiting = map[schema.GroupResource]bool{{Group: "events.k8s.io", Resource: "events"}: true}
@@ -69,7 +74,9 @@ func newMapping(builtin []*registry.Resource) *mapping {
 		}
 		gr := r.GroupResource()
 		ours := layout.ResourcePrefix(r)
-		m.kinds[ours] = gr.WithVersion(r.StorageVersion).GroupVersion().WithKind(r.Kind)
+		if !jsonStored[r.Group] {
+			m.kinds[ours] = gr.WithVersion(r.StorageVersion).GroupVersion().WithKind(r.Kind)
+		}
 		if groupKeyed[r.Group] || cohabiting[gr] {
 			continue
 		}

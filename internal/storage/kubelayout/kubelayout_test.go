@@ -165,3 +165,36 @@ func TestWidePrefixes(t *testing.T) {
 		t.Errorf("Watch(/registry/core/) first event %s, want the service", ev.KV.Key)
 	}
 }
+
+// TestAPIServicesStoredAsJSON: kube-apiserver's aggregator stores
+// APIServices in JSON (its scheme's LegacyCodec), so admitd writes them in
+// JSON under /registry/apiregistration.k8s.io/apiservices/ and reads
+// upstream's back.
+func TestAPIServicesStoredAsJSON(t *testing.T) {
+	s, inner := newStore(t)
+	cat := registry.NewCatalogue()
+	res, ok := cat.Lookup(schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"})
+	if !ok {
+		t.Fatal("apiservices not served")
+	}
+	value := []byte(`{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.apps"},"spec":{"group":"apps","version":"v1","groupPriorityMinimum":17800,"versionPriority":15}}`)
+	key := layout.Key(res, "", "v1.apps")
+	if _, err := s.Create(t.Context(), key, value); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := inner.Get(t.Context(), "/registry/apiregistration.k8s.io/apiservices/v1.apps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(raw.Value, value) {
+		t.Errorf("stored %q, want the JSON as written", raw.Value)
+	}
+	upstream := []byte(`{"kind":"APIService","apiVersion":"apiregistration.k8s.io/v1","metadata":{"name":"v1.batch"},"spec":{"group":"batch","version":"v1","groupPriorityMinimum":17400,"versionPriority":15}}`)
+	if _, err := inner.Create(t.Context(), "/registry/apiregistration.k8s.io/apiservices/v1.batch", upstream); err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.Get(t.Context(), layout.Key(res, "", "v1.batch"))
+	if err != nil || !bytes.Equal(back.Value, upstream) {
+		t.Errorf("read back %q, %v; want upstream's JSON", back.Value, err)
+	}
+}
