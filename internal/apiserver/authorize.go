@@ -19,7 +19,7 @@ func authorizationAttributes(r *http.Request, rq *request) auth.Attributes {
 		APIGroup: info.Group, APIVersion: info.Version, Resource: info.Resource, Subresource: info.Subresource,
 		Namespace: info.Namespace, Name: info.objectName()}
 	if info.IsResource && !info.WatchPath && (a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection") {
-		a.FieldSelector, a.LabelSelector = requestSelectors(r)
+		a.FieldSelector, a.LabelSelector = requestSelectors(r, info)
 	}
 	return a
 }
@@ -28,17 +28,18 @@ func authorizationAttributes(r *http.Request, rq *request) auth.Attributes {
 // collection delete, as upstream's authorization attributes carry them
 // (AuthorizeWithSelectors): the Node authorizer lets a kubelet list the
 // ResourceSlices of its node by spec.nodeName. A selector that does not
-// parse narrows nothing.
-func requestSelectors(r *http.Request) (fields.Requirements, labels.Requirements) {
-	q := r.URL.Query()
+// parse narrows nothing. The field selector is the one parseRequestInfo
+// read.
+func requestSelectors(r *http.Request, info *requestInfo) (fields.Requirements, labels.Requirements) {
 	var fr fields.Requirements
 	var lr labels.Requirements
-	if v, ok := q["fieldSelector"]; ok && len(v) > 0 {
-		if sel, err := fields.ParseSelector(v[0]); err == nil {
-			fr = sel.Requirements()
-		}
+	if info.FieldSelector != nil {
+		fr = info.FieldSelector.Requirements()
 	}
-	if v, ok := q["labelSelector"]; ok && len(v) > 0 {
+	if !strings.Contains(r.URL.RawQuery, "labelSelector") {
+		return fr, lr
+	}
+	if v, ok := r.URL.Query()["labelSelector"]; ok && len(v) > 0 {
 		if sel, err := labels.Parse(v[0]); err == nil {
 			lr, _ = sel.Requirements()
 		}

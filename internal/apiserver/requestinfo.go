@@ -28,6 +28,10 @@ type requestInfo struct {
 	// info takes it as the request's name, so RBAC's resourceNames, the
 	// Node authorizer, audit and flow control see it.
 	SelectorName string
+	// FieldSelector is a list's, watch's or collection delete's field
+	// selector, parsed once for the request name, authorization and the
+	// watch count; nil when it has none or it does not parse.
+	FieldSelector fields.Selector
 	// WatchPath marks the deprecated /watch/ prefix.
 	WatchPath bool
 }
@@ -101,25 +105,37 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	if watchPath {
 		ri.Verb = "watch"
 	}
-	if ri.Verb == "list" || ri.Verb == "watch" {
-		ri.SelectorName = fieldSelectorName(r)
+	switch ri.Verb {
+	case "list", "watch":
+		ri.FieldSelector = requestFieldSelector(r)
+		ri.SelectorName = selectorName(ri.FieldSelector)
+	case "deletecollection":
+		ri.FieldSelector = requestFieldSelector(r)
 	}
 	return ri
 }
 
-// fieldSelectorName is the metadata.name a list's field selector requires
-// exactly, when it is a valid path segment (upstream's rule); "" when the
-// selector is absent, does not parse or names no single object.
-func fieldSelectorName(r *http.Request) string {
+// requestFieldSelector is the request's fieldSelector parameter, parsed;
+// nil when it is absent or does not parse.
+func requestFieldSelector(r *http.Request) fields.Selector {
 	if !strings.Contains(r.URL.RawQuery, "fieldSelector") {
-		return ""
+		return nil
 	}
 	raw := r.URL.Query()["fieldSelector"]
 	if len(raw) == 0 {
-		return ""
+		return nil
 	}
 	sel, err := fields.ParseSelector(raw[0])
 	if err != nil {
+		return nil
+	}
+	return sel
+}
+
+// selectorName is the metadata.name sel requires exactly, when it is a
+// valid path segment (upstream's rule); "" when it names no single object.
+func selectorName(sel fields.Selector) string {
+	if sel == nil {
 		return ""
 	}
 	name, ok := sel.RequiresExactMatch("metadata.name")

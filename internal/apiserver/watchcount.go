@@ -24,7 +24,7 @@ type watchCounts struct {
 
 // register counts a watch while it is open; the returned func forgets it.
 func (c *watchCounts) register(r *http.Request, info *requestInfo) func() {
-	if info.Group == "" && info.Resource == "pods" && selectsOneNode(r) {
+	if info.Group == "" && info.Resource == "pods" && selectsOneNode(info.FieldSelector) {
 		return func() {}
 	}
 	k := watchKey{info.Group, info.Resource, info.Namespace, info.objectName()}
@@ -63,13 +63,8 @@ func (c *watchCounts) interested(info *requestInfo) int {
 }
 
 // selectsOneNode: the watch's field selector requires one spec.nodeName.
-func selectsOneNode(r *http.Request) bool {
-	raw := r.URL.Query()["fieldSelector"]
-	if len(raw) == 0 {
-		return false
-	}
-	sel, err := fields.ParseSelector(raw[0])
-	if err != nil {
+func selectsOneNode(sel fields.Selector) bool {
+	if sel == nil {
 		return false
 	}
 	node, ok := sel.RequiresExactMatch("spec.nodeName")
