@@ -32,40 +32,44 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 }
 
-// adjustBorrowing sets each level's current limit. With observe, the
-// demand of the period just ended updates each level's statistics first.
-// An exempt level keeps what it used at its peak (at least its minimum);
-// the limited levels share the rest, each between the lesser of its peak
-// demand and its nominal limit (never below its minimum) and its maximum,
-// in proportion to its smoothed demand.
+// adjustBorrowing sets each level's current limit, as upstream's
+// updateBorrowing. With observe, the demand of the period just ended
+// updates each level's statistics first. An exempt level keeps what it
+// used at its peak (at least its minimum); the limited levels share the
+// server's nominal seats, each between the lesser of its peak demand and
+// its nominal limit (never below its minimum) and its maximum, in
+// proportion to its smoothed demand; when what the exempt levels keep
+// leaves too little, each limited level gets its minimum, or a part of the
+// way from its minimum to its lower bound.
 func (c *Controller) adjustBorrowing(observe bool) {
 	type item struct {
-		l                    *level
-		lower, upper, target float64
+		l     *level
+		lower float64
 	}
-	now := c.now()
-	remaining := 0
+	nominalSum, remaining := 0, 0
 	var items []item
+	var bounds [][3]float64
 	var minSum, lowerSum float64
 	for _, l := range c.levels {
-		remaining += l.nominal
+		nominalSum += l.nominal
 		if observe {
-			p := l.demand.reset(now)
-			envelope := p.avg + p.stdDev
-			l.smoothed = math.Max(envelope, smoothingCoefficient*l.smoothed+(1-smoothingCoefficient)*envelope)
-			l.peak = math.Round(p.max)
+			l.observeDemand(c.now())
 		}
-		peak := l.peak
 		if l.exempt {
-			l.current = max(l.minimum, int(peak))
+			l.current = max(l.minimum, int(l.peak))
+			l.target = float64(l.current)
 			remaining -= l.current
 			continue
 		}
-		lower := float64(max(l.minimum, min(l.nominal, int(peak))))
-		items = append(items, item{l: l, lower: lower, upper: float64(l.maximum), target: math.Max(lower, l.smoothed)})
+		lower := float64(max(l.minimum, min(l.nominal, int(l.peak))))
+		l.target = math.Max(lower, l.smoothed)
+		items = append(items, item{l: l, lower: lower})
+		bounds = append(bounds, [3]float64{lower, float64(l.maximum), l.target})
 		minSum += float64(l.minimum)
 		lowerSum += lower
 	}
+	remaining += nominalSum
+	c.fairFrac = 0
 	switch {
 	case float64(remaining) <= minSum:
 		for _, it := range items {
@@ -77,11 +81,12 @@ func (c *Controller) adjustBorrowing(observe bool) {
 			it.l.current = it.l.minimum + int(math.Round((it.lower-float64(it.l.minimum))*frac))
 		}
 	default:
-		bounds := make([][3]float64, len(items))
-		for i, it := range items {
-			bounds[i] = [3]float64{it.lower, it.upper, it.target}
+		shares, fairFrac, ok := allocate(float64(nominalSum), bounds)
+		if !ok { // bounds that cannot meet the sum: limits stay
+			break
 		}
-		for i, a := range allocate(float64(remaining), bounds) {
+		c.fairFrac = fairFrac
+		for i, a := range shares {
 			items[i].l.current = int(math.Round(a))
 		}
 	}
@@ -92,32 +97,77 @@ func (c *Controller) adjustBorrowing(observe bool) {
 	}
 }
 
+// observeDemand ends the level's demand period: its high watermark, mean
+// and deviation, and the smoothed envelope that forgets a peak slowly. A
+// period of no length changes only the watermark.
+func (l *level) observeDemand(now time.Time) {
+	p := l.demand.reset(now)
+	l.peak = math.Round(p.max)
+	if !p.measured {
+		return
+	}
+	l.demandAvg, l.demandStdDev = p.avg, p.stdDev
+	envelope := p.avg + p.stdDev
+	l.smoothed = math.Max(envelope, smoothingCoefficient*l.smoothed+(1-smoothingCoefficient)*envelope)
+}
+
+// minTarget replaces a smaller target, so that every item has a share.
+const minTarget = 0.001
+
 // allocate divides total among items given as [lower, upper, target]:
 // item i gets clamp(target_i × f, lower_i, upper_i) for the one factor f
-// that makes the shares sum to total (or every bound, when the bounds
-// leave no choice).
-func allocate(total float64, items [][3]float64) []float64 {
-	share := func(f float64) ([]float64, float64) {
-		out := make([]float64, len(items))
+// (returned) that makes the shares sum to total, or every lower (upper)
+// bound when they sum to total; ok is false when the lower bounds exceed
+// total or the upper bounds fall short of it.
+func allocate(total float64, items [][3]float64) (shares []float64, fairFrac float64, ok bool) {
+	const epsilon = 1e-9
+	var lowSum, highSum float64
+	lowRatio, highRatio := math.Inf(1), math.Inf(-1)
+	for _, it := range items {
+		target := math.Max(it[2], minTarget)
+		lowSum += it[0]
+		highSum += it[1]
+		lowRatio = math.Min(lowRatio, it[0]/target)
+		highRatio = math.Max(highRatio, it[1]/target)
+	}
+	if lowSum-total > epsilon || total-highSum > epsilon {
+		return nil, 0, false
+	}
+	shares = make([]float64, len(items))
+	switch {
+	case total == 0:
+		return shares, 0, true
+	case lowSum-total > -epsilon:
+		for i, it := range items {
+			shares[i] = it[0]
+		}
+		return shares, lowRatio, true
+	case total-highSum > -epsilon:
+		for i, it := range items {
+			shares[i] = it[1]
+		}
+		return shares, highRatio, true
+	}
+	share := func(f float64) float64 {
 		var sum float64
 		for i, it := range items {
-			out[i] = math.Min(math.Max(math.Max(it[2], 0.001)*f, it[0]), it[1])
-			sum += out[i]
+			shares[i] = math.Min(math.Max(math.Max(it[2], minTarget)*f, it[0]), it[1])
+			sum += shares[i]
 		}
-		return out, sum
+		return sum
 	}
 	lo, hi := 0.0, 1.0
-	for _, s := share(hi); s < total && hi < 1e12; _, s = share(hi) {
+	for share(hi) < total && hi < 1e12 {
 		hi *= 2
 	}
 	for range 100 {
 		mid := (lo + hi) / 2
-		if _, s := share(mid); s < total {
+		if share(mid) < total {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	out, _ := share(hi)
-	return out
+	share(hi)
+	return shares, hi, true
 }

@@ -47,6 +47,8 @@ type Controller struct {
 	// uidValues holds each schema's and level's UID as the one-element
 	// header value every answer carries, made once per configuration.
 	uidValues map[types.UID][]string
+	// fairFrac is the factor of the last adjustment (seat_fair_frac).
+	fairFrac float64
 }
 
 // level is one priority level's state.
@@ -64,13 +66,34 @@ type level struct {
 	shape  [3]int
 	queues *queueSet // nil when exempt
 	demand *demandStats
+	series *levelSeries // an exempt level's; a limited one's queue set has it
+	now    func() time.Time
 	// peak and smoothed are the seat demand of the last period: its high
 	// watermark, and the smoothed envelope of its mean plus deviation.
 	peak     float64
 	smoothed float64
+	// demandAvg and demandStdDev are the last period's mean and deviation.
+	demandAvg, demandStdDev float64
+	// target is the seats the last adjustment aimed at (the target_seats
+	// series).
+	target float64
 	// exemptExecuting counts the requests an exempt level serves (the
-	// debug dump's; a limited level's queue set counts its own).
+	// debug dump's; a limited level's queue set counts its own), and
+	// exemptSeats their estimated seats (its demand, which the borrowing
+	// adjustment keeps for it).
 	exemptExecuting atomic.Int64
+	exemptSeatsMu   sync.Mutex
+	exemptSeats     int
+}
+
+// exemptSeatsChanged adds delta seats to an exempt level's demand.
+func (l *level) exemptSeatsChanged(delta int) {
+	l.exemptSeatsMu.Lock()
+	defer l.exemptSeatsMu.Unlock()
+	l.exemptSeats += delta
+	l.demand.set(l.now(), l.exemptSeats)
+	l.series.note(utilization{seatsInUse: l.exemptSeats, seatsAsked: l.exemptSeats, executing: int(l.exemptExecuting.Load()),
+		limit: l.current})
 }
 
 // New returns a controller holding only the mandatory configuration until
@@ -135,7 +158,7 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 			delete(c.quiescing, name)
 		}
 		if l == nil {
-			l = &level{demand: newDemandStats(c.now()), current: -1}
+			l = &level{demand: newDemandStats(c.now()), now: c.now, current: -1}
 		}
 		l.pl, l.exempt = pl, pl.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
 		shares, lendable, borrowing := levelShares(pl)
@@ -167,6 +190,19 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 	}
 	c.levels = levels
 	c.dropIdleQuiescing()
+	c.metrics.levels.readWrite.setCapacity(capacities(levels))
+}
+
+// capacities are the requests all levels' queues hold and the seats of
+// their nominal limits.
+func capacities(levels map[string]*level) (waiting, executing int) {
+	for _, l := range levels {
+		executing += l.nominal
+		if l.queues != nil && len(l.queues.queues) > 0 {
+			waiting += len(l.queues.queues) * l.queues.queueLengthLimit
+		}
+	}
+	return waiting, executing
 }
 
 // dropIdleQuiescing forgets the quiescing levels nothing waits or runs in.
@@ -180,6 +216,7 @@ func (c *Controller) dropIdleQuiescing() {
 
 // configureQueues sets a limited level's queue set and per-request bound.
 func (c *Controller) configureQueues(l *level) {
+	l.series = c.metrics.levels.forLevel(l.pl.Name)
 	if l.exempt || l.pl.Spec.Limited == nil {
 		l.queues, l.maxSeats = nil, 0
 		return
@@ -198,6 +235,7 @@ func (c *Controller) configureQueues(l *level) {
 	if l.queues == nil || shape != l.shape {
 		l.shape = shape
 		l.queues = newQueueSet(c.now, shape[0], shape[1], shape[2], l.current, l.demand)
+		l.queues.series = l.series
 	}
 }
 
@@ -344,6 +382,7 @@ type Admission struct {
 	ticket  *ticket // nil when exempt
 	started time.Time
 	watch   bool
+	verb    string
 	done    bool
 }
 
@@ -354,12 +393,13 @@ func (a *Admission) Release() {
 		return
 	}
 	a.done = true
-	a.flow.executingDone(time.Since(a.started), a.watch)
+	a.flow.executingDone(time.Since(a.started), a.watch, a.verb)
 	if a.ticket != nil {
 		a.ticket.finish()
 		return
 	}
 	a.level.exemptExecuting.Add(-1)
+	a.level.exemptSeatsChanged(-a.Seats)
 	a.flow.seatsReleased(a.Seats)
 }
 
@@ -381,15 +421,7 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 	c.mu.RUnlock()
 	a.flow, a.level = c.metrics.forFlow(&a.Classification), l
 
-	a.watch = d.Verb == "watch"
-	if exempt || qs == nil {
-		a.Seats = 1
-		l.exemptExecuting.Add(1)
-		a.flow.dispatched.Inc()
-		a.flow.executingStart(1)
-		a.started = time.Now()
-		return a, nil
-	}
+	a.watch, a.verb = d.Verb == "watch", d.Verb
 	est := estimate(a.Classification, maxSeats)
 	est.Seats = max(1, est.Seats)
 	if est.WatchersCounted {
@@ -397,6 +429,15 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 	}
 	a.Seats = est.MaxSeats()
 	a.flow.estimatedSeats.Observe(float64(a.Seats))
+	if exempt || qs == nil {
+		// Seated at once; its seats count only as the level's demand.
+		l.exemptExecuting.Add(1)
+		l.exemptSeatsChanged(a.Seats)
+		a.flow.dispatched.Inc()
+		a.flow.executingStart(a.Seats, a.verb)
+		a.started = time.Now()
+		return a, nil
+	}
 	var hash uint64
 	if a.distinguisherIsSet {
 		hash = FlowHash(a.FlowSchema, a.FlowDistinguisher)
@@ -413,7 +454,7 @@ func (c *Controller) Admit(ctx context.Context, d *Digest, waitLimit time.Durati
 	a.Seats = t.held // narrowed to the level's limit when wider
 	a.flow.dispatched.Inc()
 	a.flow.waitedServed.Observe(a.Waited.Seconds())
-	a.flow.executingStart(a.Seats)
+	a.flow.executingStart(a.Seats, a.verb)
 	a.started = time.Now()
 	return a, nil
 }

@@ -183,10 +183,27 @@ func TestAdmitMetrics(t *testing.T) {
 		"apiserver_flowcontrol_request_execution_seconds":          1,
 		"apiserver_flowcontrol_request_queue_length_after_enqueue": 1,
 		"apiserver_flowcontrol_current_inqueue_seats":              1,
+		// a series (a pair for bounds, one per phase) per level
+		"apiserver_flowcontrol_priority_level_seat_utilization":    8,
+		"apiserver_flowcontrol_priority_level_request_utilization": 16,
+		"apiserver_flowcontrol_demand_seats":                       8,
+		"apiserver_flowcontrol_read_vs_write_current_requests":     4,
+		"apiserver_flowcontrol_current_r":                          8,
+		"apiserver_flowcontrol_dispatch_r":                         8,
+		"apiserver_flowcontrol_latest_s":                           8,
+		"apiserver_flowcontrol_next_s_bounds":                      16,
+		"apiserver_flowcontrol_next_discounted_s_bounds":           16,
+		"apiserver_flowcontrol_demand_seats_smoothed":              8,
+		"apiserver_flowcontrol_target_seats":                       8,
+		"apiserver_flowcontrol_seat_fair_frac":                     1,
 	} {
 		if n, err := testutil.GatherAndCount(reg, name); err != nil || n != want {
 			t.Errorf("%s: %d series (%v), want %d", name, n, err, want)
 		}
+	}
+	if m, r := histogramSum(t, reg, "apiserver_flowcontrol_read_vs_write_current_requests", "executing", "mutating"),
+		histogramSum(t, reg, "apiserver_flowcontrol_read_vs_write_current_requests", "executing", "readOnly"); m <= 0 || r != 0 {
+		t.Errorf("time-weighted executing requests: mutating %v, read-only %v; want some, none", m, r)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP apiserver_flowcontrol_watch_count_samples count of watchers for mutating requests in API Priority and Fairness
@@ -203,4 +220,34 @@ apiserver_flowcontrol_watch_count_samples_count{flow_schema="global-default",pri
 `), "apiserver_flowcontrol_watch_count_samples"); err != nil {
 		t.Error(err)
 	}
+}
+
+// histogramSum is the sum of the histogram name whose label values are
+// all of values.
+func histogramSum(t *testing.T, reg prometheus.Gatherer, name string, values ...string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			have := map[string]bool{}
+			for _, l := range m.GetLabel() {
+				have[l.GetValue()] = true
+			}
+			for _, v := range values {
+				if !have[v] {
+					continue metric
+				}
+			}
+			return m.GetHistogram().GetSampleSum()
+		}
+	}
+	t.Fatalf("no %s%v", name, values)
+	return 0
 }

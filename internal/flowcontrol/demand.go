@@ -42,6 +42,8 @@ func (d *demandStats) advance(now time.Time) {
 // demandPeriod is the demand of one adjustment period.
 type demandPeriod struct {
 	avg, stdDev, max float64
+	// measured is false for a period of no length (avg and stdDev unset).
+	measured bool
 }
 
 // reset returns the period since the last reset and starts a new one at
@@ -50,10 +52,11 @@ func (d *demandStats) reset(now time.Time) demandPeriod {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.advance(now)
-	p := demandPeriod{avg: d.value, max: d.max}
+	p := demandPeriod{max: d.max}
 	if span := now.Sub(d.start).Seconds(); span > 0 {
 		p.avg = d.integral / span
 		p.stdDev = math.Sqrt(math.Max(0, d.squares/span-p.avg*p.avg))
+		p.measured = true
 	}
 	d.start, d.integral, d.squares, d.max = now, 0, 0, d.value
 	return p

@@ -24,6 +24,7 @@ type metrics struct {
 	watchCount      *prometheus.HistogramVec
 	estimatedSeats  *prometheus.HistogramVec
 	noAccommodation *prometheus.CounterVec
+	levels          *levelSeriesSet
 }
 
 // Upstream's buckets.
@@ -35,7 +36,7 @@ var (
 func newMetrics(c *Controller) *metrics {
 	labels := []string{"priority_level", "flow_schema"}
 	return &metrics{
-		c: c,
+		c: c, levels: newLevelSeriesSet(c.serverLimit),
 		dispatchedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_dispatched_requests_total",
 			Help: "Number of requests executed by API Priority and Fairness subsystem"}, labels),
 		rejectedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_rejected_requests_total",
@@ -73,6 +74,7 @@ func (c *Controller) Register(reg prometheus.Registerer) {
 	m := c.metrics
 	reg.MustRegister(m.dispatchedTotal, m.rejectedTotal, m.waitDuration, m.inQueue, m.executing, m.executingSeats,
 		m.inQueueSeats, m.queueLength, m.executionTime, m.watchCount, m.estimatedSeats, m.noAccommodation, &levelCollector{c: c})
+	reg.MustRegister(m.levels.collectors()...)
 }
 
 // flowMetrics are the series of one priority level and flow schema.
@@ -127,15 +129,28 @@ func (f *flowMetrics) rejected(reason string, waited time.Duration) {
 	f.waitedRefused.Observe(waited.Seconds())
 }
 
-func (f *flowMetrics) executingStart(seats int) {
+func (f *flowMetrics) executingStart(seats int, verb string) {
 	f.executing.Inc()
 	f.executingSeats.Add(float64(seats))
+	f.m.levels.readWrite.add(phaseExecuting, readOnlyVerb(verb), 1)
 }
+
+// requestsWaiting counts a request of verb into (delta 1) or out of
+// (delta -1) a queue.
+func (f *flowMetrics) requestsWaiting(verb string, delta int) {
+	if f != nil {
+		f.m.levels.readWrite.add(phaseWaiting, readOnlyVerb(verb), delta)
+	}
+}
+
+// readOnlyVerb: the verbs upstream counts as read-only requests.
+func readOnlyVerb(verb string) bool { return verb == "get" || verb == "list" || verb == "watch" }
 
 // executingDone ends a request's execution (a watch's initialization):
 // its seats are given back apart (seatsReleased), after any linger.
-func (f *flowMetrics) executingDone(took time.Duration, watch bool) {
+func (f *flowMetrics) executingDone(took time.Duration, watch bool, verb string) {
 	f.executing.Dec()
+	f.m.levels.readWrite.add(phaseExecuting, readOnlyVerb(verb), -1)
 	kind := "regular"
 	if watch {
 		kind = "watch"
@@ -181,6 +196,18 @@ var (
 		"Configured lower bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
 	upperLimitDesc = prometheus.NewDesc("apiserver_flowcontrol_upper_limit_seats",
 		"Configured upper bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
+	demandHighWatermarkDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_high_watermark",
+		"High watermark, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+	demandAverageDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_average",
+		"Time-weighted average, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+	demandStdDevDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_stdev",
+		"Time-weighted standard deviation, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+	demandSmoothedDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_smoothed",
+		"Smoothed seat demands", []string{"priority_level"}, nil)
+	targetSeatsDesc = prometheus.NewDesc("apiserver_flowcontrol_target_seats",
+		"Seat allocation targets", []string{"priority_level"}, nil)
+	fairFracDesc = prometheus.NewDesc("apiserver_flowcontrol_seat_fair_frac",
+		"Fair fraction of server's concurrency to allocate to each priority level that can use it", nil, nil)
 )
 
 // levelCollector reports each level's limits when scraped.
@@ -191,6 +218,9 @@ func (l *levelCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- currentLimitDesc
 	ch <- lowerLimitDesc
 	ch <- upperLimitDesc
+	for _, d := range []*prometheus.Desc{demandHighWatermarkDesc, demandAverageDesc, demandStdDevDesc, demandSmoothedDesc, targetSeatsDesc, fairFracDesc} {
+		ch <- d
+	}
 }
 
 func (l *levelCollector) Collect(ch chan<- prometheus.Metric) {
@@ -201,5 +231,11 @@ func (l *levelCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(currentLimitDesc, prometheus.GaugeValue, float64(lv.current), name)
 		ch <- prometheus.MustNewConstMetric(lowerLimitDesc, prometheus.GaugeValue, float64(lv.minimum), name)
 		ch <- prometheus.MustNewConstMetric(upperLimitDesc, prometheus.GaugeValue, float64(lv.maximum), name)
+		ch <- prometheus.MustNewConstMetric(demandHighWatermarkDesc, prometheus.GaugeValue, lv.peak, name)
+		ch <- prometheus.MustNewConstMetric(demandAverageDesc, prometheus.GaugeValue, lv.demandAvg, name)
+		ch <- prometheus.MustNewConstMetric(demandStdDevDesc, prometheus.GaugeValue, lv.demandStdDev, name)
+		ch <- prometheus.MustNewConstMetric(demandSmoothedDesc, prometheus.GaugeValue, lv.smoothed, name)
+		ch <- prometheus.MustNewConstMetric(targetSeatsDesc, prometheus.GaugeValue, lv.target, name)
 	}
+	ch <- prometheus.MustNewConstMetric(fairFracDesc, prometheus.GaugeValue, l.c.fairFrac)
 }

@@ -50,6 +50,7 @@ type queueSet struct {
 	enqueues     int
 
 	demand *demandStats
+	series *levelSeries
 	// queueless holds the requests seated without a queue (a level that
 	// refuses what it cannot seat), for the request dump.
 	queueless list.List
@@ -114,6 +115,7 @@ func (qs *queueSet) setLimit(limit int) {
 	defer qs.mu.Unlock()
 	qs.syncTime()
 	qs.limit = limit
+	qs.noteDemand()
 	qs.dispatchWhatFits()
 }
 
@@ -225,6 +227,7 @@ func (t *ticket) finish() {
 	defer qs.mu.Unlock()
 	qs.syncTime()
 	qs.executing--
+	qs.noteDemand()
 	t.running().Remove(t.elem)
 	if q := t.q; q != nil {
 		wasActive := q.active()
@@ -293,6 +296,7 @@ func (qs *queueSet) enqueue(q *queue, t *ticket) {
 	qs.waiting++
 	qs.waitingSeats += t.held
 	t.flow.queued(1, t.held)
+	t.flow.requestsWaiting(t.who.digest.Verb, 1)
 	qs.noteActivity(q, wasActive)
 	qs.boundNextDispatch(q)
 	qs.noteDemand()
@@ -307,6 +311,7 @@ func (qs *queueSet) dequeue(t *ticket) {
 	qs.waiting--
 	qs.waitingSeats -= t.held
 	t.flow.queued(-1, -t.held)
+	t.flow.requestsWaiting(t.who.digest.Verb, -1)
 	qs.noteActivity(q, wasActive)
 	qs.noteDemand()
 }
@@ -349,12 +354,17 @@ func (qs *queueSet) dispatchOne() bool {
 	var bestFinish seatSeconds
 	bestIndex := 0
 	n := len(qs.queues)
+	next, discounted := [2]seatSeconds{^seatSeconds(0), 0}, [2]seatSeconds{^seatSeconds(0), 0}
 	for range qs.queues {
 		qs.robin = (qs.robin + 1) % n
 		q := qs.queues[qs.robin]
 		front := q.waiting.Front()
 		if front == nil {
 			continue
+		}
+		if qs.series != nil {
+			noteBounds(&next, q.nextDispatch)
+			noteBounds(&discounted, q.nextDispatch-seatsFor(float64(q.seatsInUse), estimatedServiceTime))
 		}
 		finish := q.nextDispatch + front.Value.(*ticket).work
 		if best == nil || finish < bestFinish {
@@ -370,6 +380,7 @@ func (qs *queueSet) dispatchOne() bool {
 		return false
 	}
 	qs.robin = bestIndex
+	qs.series.noteDispatch(qs.virtualTime, best.nextDispatch, next, discounted)
 	qs.dispatched++
 	t.dispatchOrder = qs.dispatched
 	qs.dequeue(t)
@@ -383,6 +394,11 @@ func (qs *queueSet) dispatchOne() bool {
 	qs.boundNextDispatch(best)
 	close(t.dispatched)
 	return true
+}
+
+// noteBounds widens bounds (min, max) to take in s.
+func noteBounds(bounds *[2]seatSeconds, s seatSeconds) {
+	bounds[0], bounds[1] = min(bounds[0], s), max(bounds[1], s)
 }
 
 // boundNextDispatch keeps a queue from starting its head before the head
@@ -417,6 +433,7 @@ func (qs *queueSet) syncTime() {
 	}
 	asked := float64(min(qs.seatsInUse+qs.waitingSeats, qs.limit))
 	qs.virtualTime += seatsFor(asked/float64(qs.activeQueues), elapsed)
+	qs.series.noteR(qs.virtualTime)
 }
 
 // idle: nothing waits, runs or lingers in qs.
@@ -426,10 +443,14 @@ func (qs *queueSet) idle() bool {
 	return qs.waiting == 0 && qs.executing == 0 && qs.seatsInUse == 0
 }
 
+// noteDemand notes the seats in use and asked for in the level's demand
+// statistics and its utilization series.
 func (qs *queueSet) noteDemand() {
 	if qs.demand != nil {
 		qs.demand.set(qs.now(), qs.seatsInUse+qs.waitingSeats)
 	}
+	qs.series.note(utilization{seatsInUse: qs.seatsInUse, seatsAsked: qs.seatsInUse + qs.waitingSeats, executing: qs.executing,
+		waiting: qs.waiting, limit: qs.limit, waitingCapacity: max(1, qs.queueLengthLimit) * max(1, len(qs.queues))})
 }
 
 // queueSetDump is a queueSet's state for the debug dumps.

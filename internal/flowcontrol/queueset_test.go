@@ -330,3 +330,53 @@ func TestEqualWorkTiesAsUpstream(t *testing.T) {
 		t.Errorf("after a tie, queue 0's request seated %v and queue 1's %v; want queue 1's (next in round robin)", first.executing, second.executing)
 	}
 }
+
+// TestBorrowingSharesTheNominalSum: as upstream's updateBorrowing, what the
+// exempt level keeps at its peak decides only whether the limited levels
+// fall back to their minimums; otherwise they share the server's whole
+// nominal seats (602 here), not what the exempt level left.
+func TestBorrowingSharesTheNominalSum(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := bootstrapController(t, func() time.Time { return now })
+	c.levels["exempt"].demand.set(now, 40)
+	now = now.Add(borrowingPeriod)
+	c.mu.Lock()
+	c.adjustBorrowing(true)
+	c.mu.Unlock()
+	limited, nominal := 0, 0
+	for _, l := range c.levels {
+		nominal += l.nominal
+		if !l.exempt {
+			limited += l.current
+		}
+	}
+	if ex := c.levels["exempt"].current; ex != 40 {
+		t.Errorf("exempt keeps %d seats, want its peak 40", ex)
+	}
+	if limited < nominal-3 || limited > nominal+3 {
+		t.Errorf("limited levels hold %d seats, want the nominal sum %d (±rounding)", limited, nominal)
+	}
+	if c.fairFrac <= 0 {
+		t.Errorf("fair fraction %v", c.fairFrac)
+	}
+}
+
+// TestExemptRequestsAreDemand: an exempt request's estimated seats are its
+// level's demand, which the next adjustment keeps for it.
+func TestExemptRequestsAreDemand(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := bootstrapController(t, func() time.Time { return now })
+	d := &Digest{User: "admin", Groups: []string{"system:masters", "system:authenticated"}, IsResource: true, Verb: "list", Resource: "configmaps"}
+	a, r := c.Admit(context.Background(), d, time.Minute, func(Classification, int) Estimate { return seats(7) })
+	if r != nil || !a.Exempt || a.Seats != 7 {
+		t.Fatalf("admission %+v, refusal %+v", a, r)
+	}
+	now = now.Add(borrowingPeriod)
+	a.Release()
+	c.mu.Lock()
+	c.adjustBorrowing(true)
+	c.mu.Unlock()
+	if ex := c.levels["exempt"]; ex.current != 7 || ex.peak != 7 || ex.demandAvg != 7 {
+		t.Errorf("exempt level: limit %d, peak %v, mean %v; want 7 each", ex.current, ex.peak, ex.demandAvg)
+	}
+}
