@@ -61,8 +61,7 @@ type level struct {
 	current int // the limit now, after borrowing and lending
 	// maxSeats bounds one request's seats (0: the estimator's own bound).
 	maxSeats int
-	// shape is what a queue set is built from; a change builds a new one
-	// (requests already seated finish in the old).
+	// shape is the queue set's queues, hand size and queue length limit.
 	shape  [3]int
 	queues *queueSet // nil when exempt
 	demand *demandStats
@@ -198,8 +197,8 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 func capacities(levels map[string]*level) (waiting, executing int) {
 	for _, l := range levels {
 		executing += l.nominal
-		if l.queues != nil && len(l.queues.queues) > 0 {
-			waiting += len(l.queues.queues) * l.queues.queueLengthLimit
+		if l.queues != nil {
+			waiting += l.shape[0] * l.shape[2]
 		}
 	}
 	return waiting, executing
@@ -232,11 +231,14 @@ func (c *Controller) configureQueues(l *level) {
 			l.maxSeats = max(1, min(int(math.Ceil(float64(l.nominal)*maxSeatsShare)), l.nominal/shape[1]))
 		}
 	}
-	if l.queues == nil || shape != l.shape {
-		l.shape = shape
+	switch {
+	case l.queues == nil:
 		l.queues = newQueueSet(c.now, shape[0], shape[1], shape[2], l.current, l.demand)
 		l.queues.series = l.series
+	case shape != l.shape:
+		l.queues.reconfigure(shape[0], shape[1], shape[2], l.current)
 	}
+	l.shape = shape
 }
 
 // levelShares are a level's nominal shares, lendable percent and borrowing
@@ -344,7 +346,7 @@ func (c *Controller) Classify(d *Digest) Classification {
 func (c *Controller) classification(d *Digest, fs *flowcontrolv1.FlowSchema, l *level) Classification {
 	cl := Classification{FlowSchema: fs.Name, FlowSchemaUID: fs.UID, PriorityLevel: l.pl.Name, PriorityLevelUID: l.pl.UID, Exempt: l.exempt,
 		uidValues: [2][]string{c.uidValues[fs.UID], c.uidValues[l.pl.UID]}}
-	if l.queues != nil && len(l.queues.queues) > 1 {
+	if l.queues != nil && l.shape[0] > 1 {
 		cl.FlowDistinguisher, cl.distinguisherIsSet = distinguisher(d, fs.Spec.DistinguisherMethod), true
 	}
 	return cl

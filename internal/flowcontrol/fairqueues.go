@@ -30,6 +30,13 @@ func NewFairQueues(c FairQueuesConfig) *FairQueues {
 	return &FairQueues{qs: qs}
 }
 
+// Reconfigure changes the queues, hand size, queue length limit and limit
+// of c (its clock aside) at once, as a changed PriorityLevelConfiguration
+// or a borrowing adjustment does.
+func (f *FairQueues) Reconfigure(c FairQueuesConfig) {
+	f.qs.reconfigure(c.Queues, c.HandSize, c.QueueLengthLimit, c.Limit)
+}
+
 // FairRequest is a request started in a FairQueues.
 type FairRequest struct{ t *ticket }
 

@@ -3,6 +3,7 @@ package flowcontrol
 import (
 	"container/list"
 	"context"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,12 +33,19 @@ type queueSet struct {
 	// final seats (time.AfterFunc; the differential test's fake clock).
 	afterFunc func(d time.Duration, f func())
 
-	queues           []*queue // empty: the level refuses what it cannot seat
+	// queues are dealt from the first desired; the others, left from a
+	// configuration with more, go once they empty. desired 0: the level
+	// refuses what it cannot seat.
+	queues           []*queue
+	desired          int
 	handSize         int
 	queueLengthLimit int
 	limit            int // seats this level may use now
 
-	seatsInUse   int
+	seatsInUse int
+	// queuedSeats are the seats in use by requests dispatched from a
+	// queue (not those seated while the level had no queues).
+	queuedSeats  int
 	executing    int
 	waiting      int
 	waitingSeats int
@@ -98,12 +106,50 @@ type ticket struct {
 }
 
 func newQueueSet(now func() time.Time, queues, handSize, queueLengthLimit, limit int, demand *demandStats) *queueSet {
-	qs := &queueSet{now: now, afterFunc: afterRealTime, handSize: handSize, queueLengthLimit: queueLengthLimit, limit: limit,
-		lastSync: now(), demand: demand}
-	for i := 0; i < queues; i++ {
+	qs := &queueSet{now: now, afterFunc: afterRealTime, limit: limit, lastSync: now(), demand: demand}
+	qs.reshape(queues, handSize, queueLengthLimit)
+	return qs
+}
+
+// reconfigure gives the queue set a new shape and limit, as upstream's
+// setConfiguration: queues are added at once, and the ones beyond the new
+// number go as they empty; with no queues, the queue length limit and hand
+// size stay as they were. Waiting requests keep their places.
+func (qs *queueSet) reconfigure(queues, handSize, queueLengthLimit, limit int) {
+	qs.mu.Lock()
+	defer qs.mu.Unlock()
+	qs.syncTime()
+	qs.reshape(queues, handSize, queueLengthLimit)
+	qs.limit = limit
+	qs.noteDemand()
+	qs.dispatchWhatFits()
+}
+
+func (qs *queueSet) reshape(queues, handSize, queueLengthLimit int) {
+	qs.desired = queues
+	if queues == 0 {
+		return
+	}
+	for i := len(qs.queues); i < queues; i++ {
 		qs.queues = append(qs.queues, &queue{index: i})
 	}
-	return qs
+	qs.handSize, qs.queueLengthLimit = handSize, queueLengthLimit
+}
+
+// dropIfSurplus removes q once nothing waits or executes in it when there
+// are more queues than desired (upstream removes one when a request's
+// seats are released).
+func (qs *queueSet) dropIfSurplus(q *queue) {
+	if q == nil || len(qs.queues) <= qs.desired || q.waiting.Len() > 0 || q.executing > 0 || q.index >= len(qs.queues) || qs.queues[q.index] != q {
+		return
+	}
+	qs.queues = slices.Delete(qs.queues, q.index, q.index+1)
+	for i := q.index; i < len(qs.queues); i++ {
+		qs.queues[i].index = i
+	}
+	if qs.robin >= q.index {
+		qs.robin--
+	}
 }
 
 func afterRealTime(d time.Duration, f func()) { time.AfterFunc(d, f) }
@@ -152,7 +198,7 @@ func (qs *queueSet) start(est Estimate, hash uint64, flow *flowMetrics, who requ
 	qs.syncTime()
 	t = newTicket(qs, est, flow)
 	t.who, t.arrived = who, qs.now()
-	if len(qs.queues) == 0 {
+	if qs.desired == 0 {
 		if !qs.fits(t.held) {
 			qs.rejected++
 			return nil, false, rejectConcurrencyLimit
@@ -260,9 +306,11 @@ func (t *ticket) releaseSeatsLocked() {
 	qs.seatsInUse -= t.held
 	if t.q != nil {
 		t.q.seatsInUse -= t.held
+		qs.queuedSeats -= t.held
 	}
 	t.flow.seatsReleased(t.held)
 	qs.noteDemand()
+	qs.dropIfSurplus(t.q)
 	qs.dispatchWhatFits()
 }
 
@@ -271,7 +319,7 @@ func (t *ticket) releaseSeatsLocked() {
 func (qs *queueSet) chooseQueue(hash uint64) *queue {
 	var buf [maxHandSize]int
 	hand := buf[:qs.handSize]
-	DealHand(hash, len(qs.queues), hand)
+	DealHand(hash, qs.desired, hand)
 	offset := qs.enqueues % len(hand)
 	qs.enqueues++
 	var best *queue
@@ -388,6 +436,7 @@ func (qs *queueSet) dispatchOne() bool {
 	wasActive := best.active()
 	best.executing++
 	best.seatsInUse += t.held
+	qs.queuedSeats += t.held
 	best.nextDispatch += t.work
 	qs.noteActivity(best, wasActive)
 	qs.seat(t)
@@ -431,7 +480,7 @@ func (qs *queueSet) syncTime() {
 	if qs.activeQueues == 0 || elapsed <= 0 {
 		return
 	}
-	asked := float64(min(qs.seatsInUse+qs.waitingSeats, qs.limit))
+	asked := float64(min(qs.queuedSeats+qs.waitingSeats, qs.limit))
 	qs.virtualTime += seatsFor(asked/float64(qs.activeQueues), elapsed)
 	qs.series.noteR(qs.virtualTime)
 }
@@ -450,7 +499,7 @@ func (qs *queueSet) noteDemand() {
 		qs.demand.set(qs.now(), qs.seatsInUse+qs.waitingSeats)
 	}
 	qs.series.note(utilization{seatsInUse: qs.seatsInUse, seatsAsked: qs.seatsInUse + qs.waitingSeats, executing: qs.executing,
-		waiting: qs.waiting, limit: qs.limit, waitingCapacity: max(1, qs.queueLengthLimit) * max(1, len(qs.queues))})
+		waiting: qs.waiting, limit: qs.limit, waitingCapacity: max(1, qs.queueLengthLimit) * max(1, qs.desired)})
 }
 
 // queueSetDump is a queueSet's state for the debug dumps.

@@ -380,3 +380,59 @@ func TestExemptRequestsAreDemand(t *testing.T) {
 		t.Errorf("exempt level: limit %d, peak %v, mean %v; want 7 each", ex.current, ex.peak, ex.demandAvg)
 	}
 }
+
+// TestReconfigureKeepsWaitingRequests: a new shape changes the queue set in
+// place, as upstream's setConfiguration: a request waiting in a queue beyond
+// the new number is still served, surplus queues go as they empty, more
+// queues are added at once, and with no queues the level refuses what it
+// cannot seat.
+func TestReconfigureKeepsWaitingRequests(t *testing.T) {
+	qs := newQueueSet(time.Now, 4, 1, 10, 1, nil)
+	hold, seated, _ := qs.start(seats(1), 0, nil, requestDesc{})
+	if !seated {
+		t.Fatal("first request not seated")
+	}
+	var toLast uint64
+	for hand := []int{0}; ; toLast++ {
+		if DealHand(toLast, 4, hand); hand[0] == 3 {
+			break
+		}
+	}
+	waiter, seated, _ := qs.start(seats(1), toLast, nil, requestDesc{})
+	if waiter == nil || seated || waiter.q.index != 3 {
+		t.Fatalf("second request: %+v seated %v", waiter, seated)
+	}
+	qs.reconfigure(2, 1, 10, 1)
+	if len(qs.queues) != 4 || qs.desired != 2 {
+		t.Fatalf("after shrinking: %d queues, %d desired", len(qs.queues), qs.desired)
+	}
+	hold.finish()
+	if !waiter.executing {
+		t.Fatal("the request waiting in a surplus queue was not dispatched")
+	}
+	waiter.finish()
+	if len(qs.queues) != 2 {
+		t.Errorf("%d queues once the surplus emptied, want 2", len(qs.queues))
+	}
+	for i, q := range qs.queues {
+		if q.index != i {
+			t.Errorf("queue %d has index %d", i, q.index)
+		}
+	}
+	qs.reconfigure(6, 2, 10, 1)
+	if len(qs.queues) != 6 || qs.handSize != 2 {
+		t.Errorf("after growing: %d queues, hand %d", len(qs.queues), qs.handSize)
+	}
+	qs.reconfigure(0, 0, 0, 1)
+	if qs.queueLengthLimit != 10 || qs.handSize != 2 {
+		t.Errorf("without queues the limit and hand changed: %d, %d", qs.queueLengthLimit, qs.handSize)
+	}
+	one, seated, _ := qs.start(seats(1), 5, nil, requestDesc{})
+	if !seated {
+		t.Fatal("a request on an idle queueless level was not seated")
+	}
+	if tk, _, reason := qs.start(seats(1), 5, nil, requestDesc{}); tk != nil || reason != rejectConcurrencyLimit {
+		t.Errorf("past the limit without queues: %v %q, want %q", tk, reason, rejectConcurrencyLimit)
+	}
+	one.finish()
+}

@@ -29,17 +29,15 @@ func TestQueueSetAsUpstream(t *testing.T) {
 }
 
 func randomScenario(r *rand.Rand, i int) *scenario {
-	sc := &scenario{name: fmt.Sprintf("random %d", i), limit: 1 + r.IntN(12)}
-	sc.queues = []int{0, 1, 2, 8, 64, 128}[r.IntN(6)]
-	if sc.queues > 0 {
-		for {
-			sc.handSize = 1 + r.IntN(min(sc.queues, 8))
-			if _, err := shufflesharding.NewDealer(sc.queues, sc.handSize); err == nil {
-				break
-			}
-		}
-		sc.queueLengthLimit = 1 + r.IntN(20)
-	}
+	sc := &scenario{name: fmt.Sprintf("random %d", i)}
+	first := randomShape(r)
+	sc.queues, sc.handSize, sc.queueLengthLimit, sc.limit = first.queues, first.handSize, first.queueLengthLimit, first.limit
+	// A quarter of the scenarios change the queue set's shape on the way,
+	// with no request lingering on final seats: upstream's queueset panics
+	// (removeQueueAndUpdateIndexes, slice bounds out of range) when a
+	// lingering request's queue was dropped as surplus before its seats
+	// were released, so that path cannot be compared.
+	reshaped := r.IntN(4) == 0
 	flows := make([]uint64, 1+r.IntN(10))
 	for f := range flows {
 		flows[f] = r.Uint64()
@@ -50,14 +48,35 @@ func randomScenario(r *rand.Rand, i int) *scenario {
 		case x < 11:
 			s.kind = arrive
 			s.arrival = randomArrival(r, flows, sc.limit)
+			if reshaped {
+				s.arrival.latency = 0
+			}
 		case x < 18:
 			s.kind = finishNth
-		default:
+		case x < 19 || !reshaped:
 			s.kind = giveUpNth
+		default:
+			s.kind, s.shape = reconfigure, randomShape(r)
 		}
 		sc.steps = append(sc.steps, s)
 	}
 	return sc
+}
+
+// randomShape is a level of 0-128 queues (0: none), a hand the queues can
+// deal, 1-20 long queues and 1-12 seats.
+func randomShape(r *rand.Rand) shape {
+	s := shape{limit: 1 + r.IntN(12), queues: []int{0, 1, 2, 8, 64, 128}[r.IntN(6)]}
+	if s.queues > 0 {
+		for {
+			s.handSize = 1 + r.IntN(min(s.queues, 8))
+			if _, err := shufflesharding.NewDealer(s.queues, s.handSize); err == nil {
+				break
+			}
+		}
+		s.queueLengthLimit = 1 + r.IntN(20)
+	}
+	return s
 }
 
 // randomAfter is no time, a round number of milliseconds (the estimated

@@ -34,6 +34,8 @@ type queueingSide interface {
 	// takeDispatched returns the ids seated since the last call, in the
 	// order they were seated.
 	takeDispatched() []int
+	// reconfigure gives the queue set a new shape and limit.
+	reconfigure(s shape)
 }
 
 // upstreamSide is k8s.io/apiserver's queueset on its fake event clock.
@@ -138,6 +140,15 @@ func (u *upstreamSide) giveUp(id int) bool {
 	return !executed
 }
 
+func (u *upstreamSide) reconfigure(s shape) {
+	qsc, err := u.qs.BeginConfigChange(fq.QueuingConfig{Name: "differential", DesiredNumQueues: s.queues, QueueLengthLimit: s.queueLengthLimit, HandSize: s.handSize})
+	if err != nil {
+		u.t.Fatalf("upstream BeginConfigChange(%+v): %v", s, err)
+	}
+	qsc.Complete(fq.DispatchingConfig{ConcurrencyLimit: s.limit, ConcurrencyDenominator: s.limit})
+	u.queueless = s.queues == 0
+}
+
 func (u *upstreamSide) takeDispatched() []int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -172,6 +183,10 @@ func newAdmitdSide(sc *scenario, start time.Time) *admitdSide {
 			a.timers = append(a.timers, fakeTimer{at: a.now.Add(d), order: a.timerCount, f: f})
 		}})
 	return a
+}
+
+func (a *admitdSide) reconfigure(s shape) {
+	a.fq.Reconfigure(flowcontrol.FairQueuesConfig{Queues: s.queues, HandSize: s.handSize, QueueLengthLimit: s.queueLengthLimit, Limit: s.limit})
 }
 
 func (a *admitdSide) advance(t time.Time) {

@@ -21,17 +21,25 @@ const (
 	arrive stepKind = iota
 	finishNth
 	giveUpNth
-	wait // the clock only advances
+	wait        // the clock only advances
+	reconfigure // a new shape and limit
 )
 
 // step happens once the clock advanced by after: a request arrives, or
 // the nth (modulo their count) executing request, oldest seated first,
-// finishes, or the nth waiting request, oldest first, gives up.
+// finishes, or the nth waiting request, oldest first, gives up, or the
+// queue set takes a new shape.
 type step struct {
 	after   time.Duration
 	kind    stepKind
 	arrival arrival
 	nth     int
+	shape   shape
+}
+
+// shape is a queue set's configuration.
+type shape struct {
+	queues, handSize, queueLengthLimit, limit int
 }
 
 // arrival is a request's flow and work estimate.
@@ -51,13 +59,13 @@ func (a arrival) String() string {
 
 // tally counts what the differential compared.
 type tally struct {
-	scenarios, steps, arrivals, dispatches, finishes, giveUps, lingering, mismatches int
-	rejected                                                                         map[string]int
+	scenarios, steps, arrivals, dispatches, finishes, giveUps, lingering, reconfigurations, mismatches int
+	rejected                                                                                           map[string]int
 }
 
 func (t *tally) String() string {
-	return fmt.Sprintf("%d scenarios, %d steps: %d arrivals (%d with a linger), %d dispatches, %d finishes, %d give-ups, rejected %v; %d mismatched",
-		t.scenarios, t.steps, t.arrivals, t.lingering, t.dispatches, t.finishes, t.giveUps, t.rejected, t.mismatches)
+	return fmt.Sprintf("%d scenarios, %d steps: %d arrivals (%d with a linger), %d dispatches, %d finishes, %d give-ups, %d reconfigurations, rejected %v; %d mismatched",
+		t.scenarios, t.steps, t.arrivals, t.lingering, t.dispatches, t.finishes, t.giveUps, t.reconfigurations, t.rejected, t.mismatches)
 }
 
 // run drives upstream's and admitd's queue sets through sc and then
@@ -139,6 +147,9 @@ func (d *driver) do(s step) bool {
 		case giveUpNth:
 			w := d.waiting[s.nth%len(d.waiting)]
 			what = fmt.Sprintf("r%d gives up: left %v", w, side.giveUp(w))
+		case reconfigure:
+			side.reconfigure(s.shape)
+			what = fmt.Sprintf("reconfigured to %+v", s.shape)
 		default:
 			what = "nothing happens"
 		}
@@ -180,6 +191,8 @@ func (d *driver) apply(s step, id int, reason string) {
 	case finishNth:
 		d.tally.finishes++
 		d.executing = slices.Delete(d.executing, s.nth%len(d.executing), s.nth%len(d.executing)+1)
+	case reconfigure:
+		d.tally.reconfigurations++
 	case giveUpNth:
 		d.tally.giveUps++
 		d.waiting = slices.Delete(d.waiting, s.nth%len(d.waiting), s.nth%len(d.waiting)+1)
