@@ -31,7 +31,7 @@ func openAPIService(cat *registry.Catalogue) *openapi.Service {
 		return svc.(*openapi.Service)
 	}
 	svc, _ := openAPIServices.LoadOrStore(cat, openapi.New(cat, openapi.Options{
-		Version: strings.Split(versionInfo().GitVersion, "-")[0], // as upstream: v1.37.0
+		Version: strings.Split(versionInfo().GitVersion, "-")[0], // as upstream: v1.37.2
 		NotFound: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, errNotFoundPath())
 		}),

@@ -13,7 +13,7 @@ const (
 )
 
 // GitVersion is admitd's reported version, set at link time.
-var GitVersion = "v1.37.0-admitd"
+var GitVersion = "v1.37.2-admitd"
 
 func versionInfo() version.Info {
 	return version.Info{

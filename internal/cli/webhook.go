@@ -20,8 +20,8 @@ func newWebhookCommand() *cobra.Command {
 	var verbosity int
 	cmd := &cobra.Command{
 		Use:   "webhook",
-		Short: "Starts a HTTP server, useful for testing MutatingAdmissionWebhook and ValidatingAdmissionWebhook",
-		Long: `Starts a HTTP server, useful for testing MutatingAdmissionWebhook and ValidatingAdmissionWebhook.
+		Short: "Starts an HTTPS server, useful for testing MutatingAdmissionWebhook and ValidatingAdmissionWebhook",
+		Long: `Starts an HTTPS server, useful for testing MutatingAdmissionWebhook and ValidatingAdmissionWebhook.
 After deploying it to Kubernetes cluster, the Administrator needs to create a ValidatingWebhookConfiguration
 in the Kubernetes cluster to register remote webhook admission controllers.`,
 		Example: `  # the upstream e2e webhook on 127.0.0.1:8444, with a sidecar image for /mutating-pods-sidecar

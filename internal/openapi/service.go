@@ -33,7 +33,7 @@ var _ Catalogue = (*registry.Catalogue)(nil)
 
 // Options configure a Service.
 type Options struct {
-	// Version is every document's info.version; default "v1.37.0".
+	// Version is every document's info.version; default "v1.37.2".
 	Version string
 	// NotFound answers unknown paths and group-versions; default
 	// http.NotFound.
@@ -80,7 +80,7 @@ func newDocument(body []byte, resources []*registry.Resource) *document {
 // New returns the Service of a catalogue.
 func New(cat Catalogue, opts Options) *Service {
 	if opts.Version == "" {
-		opts.Version = "v1.37.0"
+		opts.Version = "v1.37.2"
 	}
 	if opts.NotFound == nil {
 		opts.NotFound = http.NotFoundHandler()
