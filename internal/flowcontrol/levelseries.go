@@ -38,6 +38,10 @@ type levelSeries struct {
 	// zeroLimit is the denominator of a level whose limit is 0 (a tenth
 	// of the server's seats, as upstream).
 	zeroLimit float64
+	// last are the ratios last observed (seats, executing, demand,
+	// waiting): an unchanged one is not observed again (each observation
+	// reads the clock).
+	last [4]float64
 }
 
 // utilization is a level's state at one instant.
@@ -55,10 +59,14 @@ func (s *levelSeries) note(u utilization) {
 	if u.limit <= 0 {
 		limit = s.zeroLimit
 	}
-	s.seats.Set(float64(u.seatsInUse) / limit)
-	s.executing.Set(float64(u.executing) / limit)
-	s.demand.Set(float64(u.seatsAsked) / limit)
-	s.waiting.Set(float64(u.waiting) / float64(max(1, u.waitingCapacity)))
+	now := [4]float64{float64(u.seatsInUse) / limit, float64(u.executing) / limit, float64(u.seatsAsked) / limit,
+		float64(u.waiting) / float64(max(1, u.waitingCapacity))}
+	for i, h := range [4]promext.GaugeOps{s.seats, s.executing, s.demand, s.waiting} {
+		if now[i] != s.last[i] {
+			h.Set(now[i])
+			s.last[i] = now[i]
+		}
+	}
 }
 
 // noteR sets the current virtual time.
