@@ -97,8 +97,13 @@ var errHookNotFinished = errors.New("not finished")
 // they pass from the first request on; the cluster IP repair and the
 // default ServiceCIDR pass once they have succeeded (they are tried
 // before the server listens, and again until they do). The flow-control
-// ones are listed when API Priority and Fairness is on, as upstream's.
-func startChecks(flowControl bool, ips *clusterIPParts) []apiserver.HealthCheck {
+// ones are listed when API Priority and Fairness is on, as upstream's. The
+// aggregator's follow (informers, the Local APIServices' availability set
+// at their creation, the remote availability, proxy and discovery
+// controllers, autoregistration), with autoregister-completion failing
+// until every built-in APIService is Available; apiservice-openapi-controller
+// is left out, as admitd does not merge extension servers' /openapi/v2.
+func startChecks(flowControl bool, ips *clusterIPParts, autoRegistered func(context.Context) error) []apiserver.HealthCheck {
 	var checks []apiserver.HealthCheck
 	pass := func(context.Context) error { return nil }
 	hook := func(name string, check func(context.Context) error) {
@@ -118,11 +123,19 @@ func startChecks(flowControl bool, ips *clusterIPParts) []apiserver.HealthCheck 
 	add("start-apiextensions-controllers", true)
 	add("crd-informer-synced", true)
 	add("start-system-namespaces-controller", true)
+	add("start-cluster-authentication-info-controller", true)
 	hook("start-service-ip-repair-controllers", ips.repaired.check)
 	add("rbac/bootstrap-roles", true)
 	add("scheduling/bootstrap-system-priority-classes", true)
 	add("priority-and-fairness-config-producer", flowControl)
 	add("bootstrap-controller", true)
 	hook("start-kubernetes-service-cidr-controller", ips.cidrSynced)
+	for _, name := range []string{"start-kube-aggregator-informers", "apiservice-status-local-available-controller",
+		"apiservice-status-remote-available-controller", "apiservice-registration-controller", "apiservice-discovery-controller",
+		"kube-apiserver-autoregistration"} {
+		add(name, true)
+	}
+	checks = append(checks, apiserver.HealthCheck{Name: "autoregister-completion", Check: autoRegistered})
+	add("apiservice-openapiv3-controller", true)
 	return checks
 }

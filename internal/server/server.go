@@ -398,7 +398,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	cfg.Aggregator = agg
 	flow := newFlowControl(o.Serving, store, cat)
 	flow.configure(&cfg, o.Serving)
-	cfg.StartChecks = startChecks(flow != nil, clusterIPs)
+	cfg.StartChecks = startChecks(flow != nil, clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
