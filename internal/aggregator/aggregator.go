@@ -75,10 +75,11 @@ type Options struct {
 
 // Aggregator proxies and merges the remote APIServices.
 type Aggregator struct {
-	o          Options
-	transports sync.Map // APIService name -> *transportEntry
-	discovery  *remoteDiscovery
-	openAPI    remoteOpenAPI
+	o             Options
+	transports    sync.Map // APIService name -> *transportEntry
+	discovery     *remoteDiscovery
+	openAPI       remoteOpenAPI
+	openAPIV2Docs remoteOpenAPIV2
 }
 
 // New returns the aggregation layer of o.

@@ -8,6 +8,7 @@ import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 )
 
 // Aggregator is the aggregation layer (internal/aggregator): APIServices
@@ -32,6 +33,10 @@ type Aggregator interface {
 	// ServeOpenAPIV3 serves /openapi/v3/<path> from the remote server
 	// whose index has path, as user; false when none has it.
 	ServeOpenAPIV3(w http.ResponseWriter, r *http.Request, user authenticationv1.UserInfo, path string) bool
+	// OpenAPIV2Specs are the remote servers' /openapi/v2 documents, each
+	// filtered to its group/version, in merge order, and a key that
+	// changes when one does.
+	OpenAPIV2Specs(ctx context.Context) ([]*spec.Swagger, string)
 }
 
 // serveAggregated proxies a request under /apis/<group>/<version> that an

@@ -48,7 +48,13 @@ func (s *Server) serveOpenAPIV3(w http.ResponseWriter, r *http.Request) {
 	s.OpenAPI().ServeHTTP(w, r)
 }
 
-// serveOpenAPIV2 answers /openapi/v2 (gnostic protobuf or JSON).
+// serveOpenAPIV2 answers /openapi/v2 (gnostic protobuf or JSON), merged
+// with the remote APIServices' documents.
 func (s *Server) serveOpenAPIV2(w http.ResponseWriter, r *http.Request) {
-	s.OpenAPI().ServeHTTP(w, r)
+	if s.cfg.Aggregator == nil {
+		s.OpenAPI().ServeHTTP(w, r)
+		return
+	}
+	remote, key := s.cfg.Aggregator.OpenAPIV2Specs(r.Context())
+	s.OpenAPI().ServeV2Merged(w, r, remote, key)
 }

@@ -63,6 +63,7 @@ type Service struct {
 	gvs      map[string]*document // by group-version path: api/v1, apis/apps/v1
 	index    *document
 	v2, v2pb *document                                // built on first request
+	merged   *mergedV2                                // with extension servers' documents
 	resolved map[schema.GroupVersionKind]*spec.Schema // by ResolveSchema
 }
 
@@ -207,13 +208,19 @@ func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv s
 }
 
 func (s *Service) serveV2(w http.ResponseWriter, r *http.Request) {
+	s.serveV2With(w, r, s.v2Document)
+}
+
+// serveV2With answers /openapi/v2 with the document build gives, JSON or
+// protobuf as negotiated; build runs under s.mu.
+func (s *Service) serveV2With(w http.ResponseWriter, r *http.Request, build func(protobuf bool) (*document, error)) {
 	subtype := negotiate(r, "json", subtypeV2Protobuf, subtypeV2ProtobufAt)
 	if subtype == "" {
 		w.WriteHeader(http.StatusNotAcceptable)
 		return
 	}
 	s.mu.Lock()
-	doc, err := s.v2Document(subtype != "json")
+	doc, err := build(subtype != "json")
 	s.mu.Unlock()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

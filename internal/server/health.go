@@ -101,8 +101,8 @@ var errHookNotFinished = errors.New("not finished")
 // aggregator's follow (informers, the Local APIServices' availability set
 // at their creation, the remote availability, proxy and discovery
 // controllers, autoregistration), with autoregister-completion failing
-// until every built-in APIService is Available; apiservice-openapi-controller
-// is left out, as admitd does not merge extension servers' /openapi/v2.
+// until every built-in APIService is Available, and the OpenAPI v2 and v3
+// merges.
 func startChecks(flowControl bool, ips *clusterIPParts, autoRegistered func(context.Context) error) []apiserver.HealthCheck {
 	var checks []apiserver.HealthCheck
 	pass := func(context.Context) error { return nil }
@@ -136,6 +136,7 @@ func startChecks(flowControl bool, ips *clusterIPParts, autoRegistered func(cont
 		add(name, true)
 	}
 	checks = append(checks, apiserver.HealthCheck{Name: "autoregister-completion", Check: autoRegistered})
+	add("apiservice-openapi-controller", true)
 	add("apiservice-openapiv3-controller", true)
 	return checks
 }

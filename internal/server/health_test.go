@@ -66,7 +66,7 @@ func TestHealthChecksAreUpstreams(t *testing.T) {
 		"scheduling/bootstrap-system-priority-classes", "priority-and-fairness-config-producer", "bootstrap-controller",
 		"start-kubernetes-service-cidr-controller", "start-kube-aggregator-informers", "apiservice-status-local-available-controller",
 		"apiservice-status-remote-available-controller", "apiservice-registration-controller", "apiservice-discovery-controller",
-		"kube-apiserver-autoregistration", "autoregister-completion", "apiservice-openapiv3-controller"}
+		"kube-apiserver-autoregistration", "autoregister-completion", "apiservice-openapi-controller", "apiservice-openapiv3-controller"}
 	for _, endpoint := range []string{"readyz", "livez", "healthz"} {
 		recorded, err := os.ReadFile(filepath.Join("testdata", "health", "kube-apiserver-1.37.2-"+endpoint+".txt"))
 		if err != nil {

@@ -137,6 +137,12 @@ func TestSampleAPIServerBehindAdmitd(t *testing.T) {
 		return strings.Contains(out, `"apis/wardle.example.com/v1alpha1":{"serverRelativeURL":"/openapi/v3/apis/wardle.example.com/v1alpha1?hash=`) &&
 			strings.Contains(out, `"apis/wardle.example.com/v1beta1"`) && strings.Contains(out, `"api/v1"`)
 	})
+	// OpenAPI v2: the sample server's paths and definitions are merged in.
+	waitFor(t, "the sample server's paths are in /openapi/v2", func() bool {
+		out, _, _ := kubectl(t, kubeconfig, "", "get", "--raw", "/openapi/v2")
+		return strings.Contains(out, `"/apis/wardle.example.com/v1alpha1/namespaces/{namespace}/flunders"`) &&
+			strings.Contains(out, `"io.k8s.sample-apiserver.pkg.apis.wardle.v1alpha1.Flunder"`) && strings.Contains(out, `"/api/v1/namespaces"`)
+	})
 	explain := mustKubectl(t, kubeconfig, "", "explain", "flunders.spec")
 	for _, want := range []string{"GROUP:      wardle.example.com", "KIND:       Flunder", "VERSION:    v1alpha1", "FIELD: spec <FlunderSpec>",
 		"  reference\t<string>\n    A name of another flunder or fischer, depending on the reference type.",
