@@ -61,14 +61,14 @@ var svmSteps = []struct {
 //
 // With KAS_KUBECONFIG set, the steps run against that server instead and
 // rewrite the transcript (record from a fresh kube-apiserver without
-// kube-controller-manager).
+// kube-controller-manager; admitd runs without its migrator likewise).
 func TestKubectlStorageVersionMigrations(t *testing.T) {
 	record := os.Getenv("KAS_KUBECONFIG")
 	var a *admitd
 	if record != "" {
 		a = &admitd{Kubeconfig: record}
 	} else {
-		a = startAdmitd(t, t.TempDir())
+		a = startAdmitd(t, t.TempDir(), "--storage-version-migrator-controller=false")
 	}
 	got := svmRun(t, a)
 	if record != "" {
@@ -132,4 +132,40 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestKubectlStorageVersionMigrationRuns: with the migrator admitd runs by
+// default, migrations end with the conditions kube-controller-manager
+// 1.37.2 left on migrations of the same resources: a served one Succeeded,
+// one that cannot be patched Failed, both no longer Running.
+func TestKubectlStorageVersionMigrationRuns(t *testing.T) {
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
+	a.mustKubectl(t, `apiVersion: storagemigration.k8s.io/v1
+kind: StorageVersionMigration
+metadata: {name: deployments}
+spec: {resource: {group: apps, resource: deployments}}
+---
+apiVersion: storagemigration.k8s.io/v1
+kind: StorageVersionMigration
+metadata: {name: bindings}
+spec: {resource: {resource: bindings}}
+`, "create", "-f", "-")
+	conditions := "jsonpath={range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{\"\\n\"}{end}"
+	want := map[string]string{
+		"deployments": "Running=False MigrationCompleted: Migration completed\nSucceeded=True StorageVersionMigrationSucceeded: Migration completed\n",
+		"bindings": "Running=False MigrationCompleted: Migration completed\n" +
+			`Failed=True StorageVersionMigrationFailed: resource "/v1, Resource=bindings" does not support discovery operations: [update patch list]` + "\n",
+	}
+	for name, w := range want {
+		waitFor(t, "migration "+name+" ends with "+w, func() bool {
+			return a.mustKubectl(t, "", "get", "storageversionmigration", name, "-o", conditions) == w
+		})
+	}
+	out := a.mustKubectl(t, "", "get", "storageversionmigrations")
+	for _, row := range [][]string{{"bindings", "bindings", "Failed"}, {"deployments", "deployments.apps", "Succeeded"}} {
+		if !hasLine(out, row) {
+			t.Errorf("kubectl get storageversionmigrations: no row %q in\n%s", row, out)
+		}
+	}
 }
