@@ -61,6 +61,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "discovery.k8s.io", Resource: "endpointslices"}:                endpointSlicePrinter,
 	{Group: "events.k8s.io", Resource: "events"}:                           eventsV1Printer,
 
+	{Group: "storagemigration.k8s.io", Resource: "storageversionmigrations"}: storageVersionMigrationPrinter,
+
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "flowschemas"}:                 flowSchemaPrinter,
 	{Group: "flowcontrol.apiserver.k8s.io", Resource: "prioritylevelconfigurations"}: priorityLevelPrinter,
 

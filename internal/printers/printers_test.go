@@ -199,10 +199,14 @@ func TestEveryBuiltinResource(t *testing.T) {
 				t.Errorf("Table(%s) column %+v is malformed", res.GroupResource(), c)
 			}
 		}
-		// Upstream marks a VolumeAttachment's Attacher column as a name too.
+		// Upstream marks a VolumeAttachment's Attacher column as a name too,
+		// and a StorageVersionMigration's Name column not as one.
 		want := 1
-		if res.Resource == "volumeattachments" {
+		switch res.Resource {
+		case "volumeattachments":
 			want = 2
+		case "storageversionmigrations":
+			want = 0
 		}
 		if names != want {
 			t.Errorf("Table(%s) has %d name columns, want %d", res.GroupResource(), names, want)

@@ -11,7 +11,7 @@ import (
 // serves are built by CustomResources.
 func apiextensionsKinds() []descriptor {
 	return []descriptor{{gv: "apiextensions.k8s.io/v1", resource: "customresourcedefinitions", kind: "CustomResourceDefinition",
-		short: []string{"crd", "crds"}, categories: []string{"api-extensions"}, status: statusSubresource, name: apivalidation.NameIsDNSSubdomain,
+		short: []string{"crd", "crds"}, categories: []string{"api-extensions"}, status: statusSubresource, generation: true, name: apivalidation.NameIsDNSSubdomain,
 		strategy: Strategy{Default: defaultCRD, PrepareForCreate: acceptCRD, PrepareForUpdate: func(obj, _ runtime.Object) { acceptCRD(obj) },
 			Validate: validateCRD, ValidateUpdate: validateCRDUpdate, Warnings: crdWarnings}}}
 }

@@ -78,7 +78,8 @@ func scaleSub() Subresource {
 // builtinDescriptors lists the built-in kinds in discovery order.
 func builtinDescriptors() []descriptor {
 	return slices.Concat(coreKinds(), apiregistrationKinds(), admissionregistrationKinds(), apiextensionsKinds(), appsKinds(),
-		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), draKinds(), flowcontrolKinds())
+		autoscalingKinds(), batchKinds(), certificatesKinds(), otherKinds(), storageKinds(), draKinds(), flowcontrolKinds(),
+		storagemigrationKinds())
 }
 
 // groupOrder is the order of groups in discovery (core first).
@@ -87,6 +88,7 @@ var groupOrder = []string{
 	"autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
 	"storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
 	"coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "resource.k8s.io", "flowcontrol.apiserver.k8s.io",
+	"storagemigration.k8s.io",
 }
 
 // build returns the catalogue entries the rest of admitd consumes, one per

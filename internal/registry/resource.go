@@ -6,7 +6,7 @@
 // Each built-in kind is one descriptor (descriptor.go), listed in its
 // group's file (core.go, core_pods.go, apps.go, batch.go, autoscaling.go,
 // admissionregistration.go, apiextensions.go, flowcontrol.go, storage.go, dra.go,
-// other_kinds.go) next to the <group>[_<kind>]_defaults/_prepare/_validate.go
+// storagemigration.go, other_kinds.go) next to the <group>[_<kind>]_defaults/_prepare/_validate.go
 // files of its strategy;
 // admissionregistration's strategy is pkg/apis/admissionregistration, which
 // admission plugins share. Custom resources are built from their definitions

@@ -63,7 +63,8 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 }
 
 // startAllControllers starts what kube-controller-manager runs beside
-// kube-apiserver (the controllers above, quota and service-account tokens),
+// kube-apiserver (the controllers above, quota, storage version migrations
+// and service-account tokens),
 // the APIServices' registration and availability controllers and the
 // kubernetes Service reconciler, until ctx ends.
 func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
@@ -72,6 +73,9 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	}
 	if err := startQuotaController(ctx, p, s.store, o); err != nil {
 		return fmt.Errorf("starting the quota controller: %w", err)
+	}
+	if err := startStorageVersionMigrator(ctx, p, s.store, o); err != nil {
+		return fmt.Errorf("starting the storage version migrator: %w", err)
 	}
 	if err := startAPIServiceRegistration(ctx, p, s.store, o.Logger); err != nil {
 		return fmt.Errorf("starting the APIService registration: %w", err)

@@ -133,6 +133,12 @@ type Options struct {
 	ServiceAccounts ServiceAccountOptions
 	// Quota configures the resource quota controller (see quota.go).
 	Quota QuotaOptions
+	// StorageVersionMigrator runs kube-controller-manager's
+	// storage-version-migrator-controller, which carries out
+	// StorageVersionMigrations (--storage-version-migrator-controller, on
+	// by default in admitd serve as in kube-controller-manager 1.37; off in
+	// the zero Options and with =false, as a kube-apiserver alone).
+	StorageVersionMigrator bool
 	// LeaderElection elects the one instance that runs the controllers
 	// when several share an etcd (see leaderelect.go).
 	LeaderElection LeaderElectionOptions

@@ -108,7 +108,8 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"validatingwebhookconfigurations", "validatingadmissionpolicies", "validatingadmissionpolicybindings",
 		"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "events.events.k8s.io", "flowschemas", "prioritylevelconfigurations",
 		"csidrivers", "csinodes", "csistoragecapacities", "volumeattachments", "volumeattributesclasses", "servicecidrs", "ipaddresses",
-		"deviceclasses", "devicetaintrules", "resourceclaims", "resourceclaimtemplates", "resourceslices", "apiservices"}
+		"deviceclasses", "devicetaintrules", "resourceclaims", "resourceclaimtemplates", "resourceslices", "apiservices",
+		"storageversionmigrations"}
 	for _, r := range resources {
 		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)

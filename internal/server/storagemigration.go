@@ -1,0 +1,24 @@
+package server
+
+import (
+	"context"
+
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/storageversionmigrator"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// startStorageVersionMigrator runs kube-controller-manager's
+// storage-version-migrator-controller until ctx ends, when enabled
+// (Options.StorageVersionMigrator); it writes as its service account.
+func startStorageVersionMigrator(ctx context.Context, p *apiParts, store storage.Store, o Options) error {
+	if !o.StorageVersionMigrator {
+		return nil
+	}
+	client, err := controllers.NewClient(p.api.Loopback(storageversionmigrator.User))
+	if err != nil {
+		return err
+	}
+	go storageversionmigrator.New(store, p.cat, client, o.Logger.With("controller", storageversionmigrator.Name)).Run(ctx)
+	return nil
+}
