@@ -44,9 +44,10 @@ type NodeState struct {
 	Pods []*corev1.Pod
 }
 
-// Filter runs kube-scheduler's NodeName, NodeUnschedulable, NodeAffinity,
-// TaintToleration, NodeResourcesFit and NodePorts filters, in the default
-// profile's order, stopping at the first that fails as the framework does.
+// Filter runs kube-scheduler's NodeName, NodeUnschedulable,
+// TaintToleration, NodeAffinity, NodePorts and NodeResourcesFit filters,
+// in the default profile's order, stopping at the first that fails as the
+// framework does.
 func Filter(pod *corev1.Pod, n *NodeState) Verdict {
 	node := n.Node
 	switch {
@@ -54,18 +55,14 @@ func Filter(pod *corev1.Pod, n *NodeState) Verdict {
 		return Verdict{Reasons: []string{ReasonNodeName}, Unresolvable: true}
 	case node.Spec.Unschedulable && !tolerates(pod, &corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}):
 		return Verdict{Reasons: []string{ReasonUnschedulable}, Unresolvable: true}
-	case !matchesNodeAffinity(pod, node):
-		return Verdict{Reasons: []string{ReasonNodeAffinity}, Unresolvable: true}
 	case hasUntoleratedTaint(pod, node):
 		return Verdict{Reasons: []string{ReasonTaint}, Unresolvable: true}
-	}
-	if v := fitResources(pod, n); !v.Fits() {
-		return v
-	}
-	if !fitsPorts(pod, n.Pods) {
+	case !matchesNodeAffinity(pod, node):
+		return Verdict{Reasons: []string{ReasonNodeAffinity}, Unresolvable: true}
+	case !fitsPorts(pod, n.Pods):
 		return Verdict{Reasons: []string{ReasonNodePorts}}
 	}
-	return Verdict{}
+	return fitResources(pod, n)
 }
 
 func tolerates(pod *corev1.Pod, taint *corev1.Taint) bool {
@@ -310,4 +307,81 @@ func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 {
 		sum += (alloc - req) * 100 / alloc
 	}
 	return sum / 2
+}
+
+// Place is one scheduling cycle over the nodes: the index of the node
+// that fits the pod with the best least-allocated score (the first of
+// equals), or -1 and kube-scheduler's message for why none does. As
+// NodeAffinity's PreFilter, required node affinity naming nodes by
+// metadata.name narrows the nodes first: the others are not filtered and
+// count as not satisfying the plugin.
+func Place(pod *corev1.Pod, states []*NodeState) (int, string) {
+	names, narrowed := affinityNodeNames(pod)
+	if narrowed && len(names) == 0 {
+		n := len(states)
+		return -1, fmt.Sprintf("0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.",
+			n, reasonAffinityConflict, n, n)
+	}
+	verdicts := make([]Verdict, len(states))
+	best, bestScore := -1, int64(-1)
+	for i, n := range states {
+		if narrowed && !names[n.Node.Name] {
+			verdicts[i] = Verdict{Reasons: []string{reasonNotInPreFilter}, Unresolvable: true}
+			continue
+		}
+		verdicts[i] = Filter(pod, n)
+		if !verdicts[i].Fits() {
+			continue
+		}
+		if score := LeastAllocatedScore(pod, n); score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if best >= 0 {
+		return best, ""
+	}
+	return -1, FitError(pod, verdicts)
+}
+
+const (
+	reasonAffinityConflict = "pod affinity terms conflict"
+	reasonNotInPreFilter   = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+)
+
+// affinityNodeNames are the nodes the pod's required node affinity names
+// through metadata.name In requirements (intersected within a term,
+// united across terms); narrowed is false when some term names none,
+// which leaves every node possible.
+func affinityNodeNames(pod *corev1.Pod) (names map[string]bool, narrowed bool) {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return nil, false
+	}
+	terms := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) == 0 {
+		return nil, false
+	}
+	names = map[string]bool{}
+	for _, t := range terms {
+		var term map[string]bool
+		for _, r := range t.MatchFields {
+			if r.Key != "metadata.name" || r.Operator != corev1.NodeSelectorOpIn {
+				continue
+			}
+			values := map[string]bool{}
+			for _, v := range r.Values {
+				if term == nil || term[v] {
+					values[v] = true
+				}
+			}
+			term = values
+		}
+		if term == nil {
+			return nil, false
+		}
+		for n := range term {
+			names[n] = true
+		}
+	}
+	return names, true
 }

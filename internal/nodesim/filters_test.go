@@ -81,8 +81,9 @@ func TestFilter(t *testing.T) {
 			pod: testPod(func(p *corev1.Pod) {
 				p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpEqual, Value: "v"}}
 			})},
-		{name: "affinity before taints", node: testNode("n", tainted("k", corev1.TaintEffectNoSchedule)),
-			pod: testPod(func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"zone": "b"} }), want: ReasonNodeAffinity, unresolvable: true},
+		{name: "taints before affinity", node: testNode("n", tainted("k", corev1.TaintEffectNoSchedule)),
+			pod: testPod(func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"zone": "b"} }), want: ReasonTaint, unresolvable: true},
+		{name: "ports before resources", pod: testPod(hostPort(8080, ""), requests(cpu("3"))), node: testNode("n"), bound: []*corev1.Pod{testPod(hostPort(8080, ""))}, want: ReasonNodePorts},
 		{name: "cpu left", pod: testPod(requests(cpu("1"))), node: testNode("n"), bound: []*corev1.Pod{testPod(requests(cpu("1")))}},
 		{name: "cpu short", pod: testPod(requests(cpu("1500m"))), node: testNode("n"), bound: []*corev1.Pod{testPod(requests(cpu("1")))}, want: "Insufficient cpu"},
 		{name: "cpu beyond allocatable", pod: testPod(requests(cpu("3"))), node: testNode("n"), want: "Insufficient cpu", unresolvable: true},
@@ -173,5 +174,53 @@ func TestNormalizeImage(t *testing.T) {
 		if got := NormalizeImage(in); got != want {
 			t.Errorf("NormalizeImage(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Place narrows the nodes by metadata.name affinity first, as
+// NodeAffinity's PreFilter, and picks the emptiest node that fits.
+func TestPlace(t *testing.T) {
+	byName := func(names ...[]string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			var terms []corev1.NodeSelectorTerm
+			for _, n := range names {
+				terms = append(terms, corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: n}}})
+			}
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+		}
+	}
+	states := func() []*NodeState {
+		return []*NodeState{
+			{Node: testNode("a"), Pods: []*corev1.Pod{testPod(requests(cpu("1")))}},
+			{Node: testNode("b")},
+			{Node: testNode("c", func(n *corev1.Node) { n.Spec.Unschedulable = true })},
+		}
+	}
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		best int
+		msg  string
+	}{
+		{name: "emptiest", pod: testPod(), best: 1},
+		{name: "named", pod: testPod(byName([]string{"a"})), best: 0},
+		{name: "named, not fitting", pod: testPod(byName([]string{"a"}, []string{"c"}), requests(cpu("1500m"))), best: -1,
+			msg: "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], 1 node(s) were unschedulable. " +
+				"preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."},
+		{name: "conflicting terms", pod: testPod(func(p *corev1.Pod) {
+			byName([]string{"a"})(p)
+			p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields = append(
+				p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields,
+				corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"b"}})
+		}), best: -1,
+			msg: "0/3 nodes are available: pod affinity terms conflict. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			best, msg := Place(tc.pod, states())
+			if best != tc.best || msg != tc.msg {
+				t.Errorf("Place = %d, %q, want %d, %q", best, msg, tc.best, tc.msg)
+			}
+		})
 	}
 }

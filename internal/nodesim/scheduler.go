@@ -29,19 +29,9 @@ func (s *Simulator) schedule(ctx context.Context, key string) error {
 		s.mu.Unlock()
 		return nil
 	}
-	verdicts := make([]Verdict, len(states))
-	best, bestScore := -1, int64(-1)
-	for i, n := range states {
-		verdicts[i] = Filter(pod, n)
-		if !verdicts[i].Fits() {
-			continue
-		}
-		if score := LeastAllocatedScore(pod, n); score > bestScore {
-			best, bestScore = i, score
-		}
-	}
+	best, msg := Place(pod, states)
 	if best < 0 {
-		return s.unschedulablePod(ctx, key, pod, FitError(pod, verdicts))
+		return s.unschedulablePod(ctx, key, pod, msg)
 	}
 	return s.bind(ctx, key, pod, states[best].Node.Name)
 }
