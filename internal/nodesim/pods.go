@@ -122,7 +122,11 @@ func (s *Simulator) syncPod(ctx context.Context, key string) error {
 		if !pod.Spec.HostNetwork {
 			podIP = s.podIP(key, pod, node, sn.index)
 		}
-		return s.patchStatus(ctx, sn, pod, runningStatus(pod, hostIP, podIP, metav1.Now()))
+		if err := s.patchStatus(ctx, sn, pod, runningStatus(pod, hostIP, podIP, metav1.Now())); err != nil {
+			return err
+		}
+		s.startedEvents(ctx, sn, node.Name, pod)
+		return nil
 	}
 	runTime, ok := podRunTime(pod)
 	if !ok || pod.Spec.RestartPolicy == corev1.RestartPolicyAlways || pod.Status.StartTime == nil {

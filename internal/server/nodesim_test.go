@@ -141,6 +141,28 @@ func TestSimulatedPodRuns(t *testing.T) {
 	if !found {
 		t.Errorf("no Scheduled event %q among %d events", want, len(events.Items))
 	}
+	var kubelet []string
+	waitUntil(t, 5*time.Second, "the kubelet's events", func() bool {
+		evs, err := c.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=kubelet"})
+		if err != nil {
+			return false
+		}
+		kubelet = nil
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == "web" && e.Source.Host == pod.Spec.NodeName {
+				kubelet = append(kubelet, e.Reason+" "+e.InvolvedObject.FieldPath+": "+e.Message)
+			}
+		}
+		return len(kubelet) == 3
+	})
+	wantEvents := []string{
+		`Pulled spec.containers{web}: Container image "nginx" already present on machine and can be accessed by the pod`,
+		"Created spec.containers{web}: Container created",
+		"Started spec.containers{web}: Container started",
+	}
+	if strings.Join(kubelet, "\n") != strings.Join(wantEvents, "\n") {
+		t.Errorf("kubelet events:\n%s\nwant\n%s", strings.Join(kubelet, "\n"), strings.Join(wantEvents, "\n"))
+	}
 }
 
 // A pod no node fits stays pending with kube-scheduler's condition and
@@ -281,5 +303,53 @@ func TestSimulatedKubeletWritesAsItsNode(t *testing.T) {
 	want := `pods "on1" is forbidden: node "node-2" can only update pod status for pods with spec.nodeName set to itself`
 	if !apierrors.IsForbidden(err) || err.Error() != want {
 		t.Errorf("node-2 writing node-1's pod status: %v, want %q", err, want)
+	}
+}
+
+// A Node a user creates with kwok's annotation is simulated too, keeping
+// the capacity it states; a Node without it is left alone and gets no
+// pods.
+func TestSimulatedNodeByAnnotation(t *testing.T) {
+	o := testOptions(t)
+	o.SimulatedNodes = SimulatedNodesOptions{Enabled: true}
+	_, admin := startWith(t, o)
+	c := kubernetes.NewForConfigOrDie(admin)
+	ctx := t.Context()
+	annotated := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker", Labels: map[string]string{"pool": "sim"},
+		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
+		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"),
+			corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("10")}}}
+	plain := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "real", Labels: map[string]string{"pool": "real"}}}
+	for _, n := range []*corev1.Node{annotated, plain} {
+		if _, err := c.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "worker ready and untainted", func() bool {
+		n, err := c.CoreV1().Nodes().Get(ctx, "worker", metav1.GetOptions{})
+		return err == nil && len(n.Spec.Taints) == 0 && len(n.Status.Conditions) == 4
+	})
+	n, _ := c.CoreV1().Nodes().Get(ctx, "worker", metav1.GetOptions{})
+	if cpu := n.Status.Allocatable.Cpu().String(); cpu != "4" {
+		t.Errorf("worker's allocatable cpu = %s, want its own 4", cpu)
+	}
+	for i, pool := range []string{"sim", "real"} {
+		p := simplePod([]string{"to-sim", "to-real"}[i])
+		p.Spec.NodeSelector = map[string]string{"pool": pool}
+		if _, err := c.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, 10*time.Second, "the pod selecting the simulated node to run there", func() bool {
+		p, err := c.CoreV1().Pods("default").Get(ctx, "to-sim", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "worker" && p.Status.Phase == corev1.PodRunning
+	})
+	want := "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+	waitUntil(t, 10*time.Second, "the pod selecting the other node to be unschedulable", func() bool {
+		p, err := c.CoreV1().Pods("default").Get(ctx, "to-real", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName == "" && len(p.Status.Conditions) == 1 && p.Status.Conditions[0].Message == want
+	})
+	if n, _ := c.CoreV1().Nodes().Get(ctx, "real", metav1.GetOptions{}); len(n.Status.Conditions) != 0 || len(n.Spec.Taints) != 1 {
+		t.Errorf("the node without the annotation got conditions %v, taints %v", n.Status.Conditions, n.Spec.Taints)
 	}
 }
