@@ -2,6 +2,7 @@ package nodesim
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -42,6 +43,47 @@ type NodeState struct {
 	Node *corev1.Node
 	// Pods are the non-terminal pods bound to the node.
 	Pods []*corev1.Pod
+	// Requested and NonZeroRequested, when not nil, are the sums of the
+	// pods' Usage (the scheduler's cache keeps them); nil: summed here.
+	Requested, NonZeroRequested corev1.ResourceList
+}
+
+// Usage is what a pod takes of a node as the scheduler counts it: its
+// effective requests, and the same with the scoring defaults for
+// containers that request no cpu or memory.
+type Usage struct {
+	Requests, NonZero corev1.ResourceList
+}
+
+// PodUsage is the pod's Usage.
+func PodUsage(pod *corev1.Pod) Usage {
+	return Usage{Requests: podRequests(pod),
+		NonZero: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroRequests})}
+}
+
+// Add adds u to the node's sums.
+func (n *NodeState) Add(u Usage) {
+	if n.Requested == nil {
+		n.Requested, n.NonZeroRequested = corev1.ResourceList{}, corev1.ResourceList{}
+	}
+	addResources(n.Requested, u.Requests)
+	addResources(n.NonZeroRequested, u.NonZero)
+}
+
+// sums are the node's Requested and NonZeroRequested, summed from its pods
+// when not given.
+func (n *NodeState) sums() (requested, nonZero corev1.ResourceList) {
+	if n.Requested != nil {
+		return n.Requested, n.NonZeroRequested
+	}
+	m := &NodeState{}
+	for _, p := range n.Pods {
+		m.Add(PodUsage(p))
+	}
+	if m.Requested == nil {
+		return corev1.ResourceList{}, corev1.ResourceList{}
+	}
+	return m.Requested, m.NonZeroRequested
 }
 
 // Filter runs kube-scheduler's NodeName, NodeUnschedulable,
@@ -105,10 +147,7 @@ func fitResources(pod *corev1.Pod, n *NodeState) Verdict {
 		v.Reasons = append(v.Reasons, ReasonTooManyPods)
 	}
 	want := podRequests(pod)
-	used := corev1.ResourceList{}
-	for _, p := range n.Pods {
-		addResources(used, podRequests(p))
-	}
+	used, _ := n.sums()
 	for _, name := range orderedResources(want) {
 		q := want[name]
 		if name == corev1.ResourcePods || q.Sign() <= 0 {
@@ -293,11 +332,9 @@ var nonZeroRequests = corev1.ResourceList{
 // averaged with equal weights, counting containers without requests at
 // the scheduler's defaults.
 func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 {
-	opts := resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroRequests}
-	requested := resourcehelper.PodRequests(pod, opts)
-	for _, p := range n.Pods {
-		addResources(requested, resourcehelper.PodRequests(p, opts))
-	}
+	requested := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroRequests})
+	_, used := n.sums()
+	addResources(requested, used)
 	var sum int64
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		alloc, req := amount(name, n.Node.Status.Allocatable[name]), amount(name, requested[name])
@@ -310,8 +347,8 @@ func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 {
 }
 
 // Place is one scheduling cycle over the nodes: the index of the node
-// that fits the pod with the best least-allocated score (the first of
-// equals), or -1 and kube-scheduler's message for why none does. As
+// that fits the pod with the best least-allocated score (one of equals at
+// random), or -1 and kube-scheduler's message for why none does. As
 // NodeAffinity's PreFilter, required node affinity naming nodes by
 // metadata.name narrows the nodes first: the others are not filtered and
 // count as not satisfying the plugin.
@@ -323,7 +360,7 @@ func Place(pod *corev1.Pod, states []*NodeState) (int, string) {
 			n, reasonAffinityConflict, n, n)
 	}
 	verdicts := make([]Verdict, len(states))
-	best, bestScore := -1, int64(-1)
+	best, bestScore, ties := -1, int64(-1), 0
 	for i, n := range states {
 		if narrowed && !names[n.Node.Name] {
 			verdicts[i] = Verdict{Reasons: []string{reasonNotInPreFilter}, Unresolvable: true}
@@ -333,8 +370,16 @@ func Place(pod *corev1.Pod, states []*NodeState) (int, string) {
 		if !verdicts[i].Fits() {
 			continue
 		}
-		if score := LeastAllocatedScore(pod, n); score > bestScore {
-			best, bestScore = i, score
+		// The best score wins, one of equals at random (upstream's
+		// selectHost samples them so).
+		switch score := LeastAllocatedScore(pod, n); {
+		case score > bestScore:
+			best, bestScore, ties = i, score, 1
+		case score == bestScore:
+			ties++
+			if rand.IntN(ties) == 0 {
+				best = i
+			}
 		}
 	}
 	if best >= 0 {

@@ -224,3 +224,22 @@ func TestPlace(t *testing.T) {
 		})
 	}
 }
+
+// Sums kept by the scheduler's cache decide as sums taken from the pods.
+func TestPrecomputedUsage(t *testing.T) {
+	bound := []*corev1.Pod{testPod(requests(cpu("1"))), testPod(requests(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("3Gi")}))}
+	for _, pod := range []*corev1.Pod{testPod(), testPod(requests(cpu("1500m"))), testPod(requests(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}))} {
+		plain := &NodeState{Node: testNode("n"), Pods: bound}
+		kept := &NodeState{Node: testNode("n"), Pods: bound}
+		for _, p := range bound {
+			kept.Add(PodUsage(p))
+		}
+		a, b := Filter(pod, plain), Filter(pod, kept)
+		if strings.Join(a.Reasons, ",") != strings.Join(b.Reasons, ",") || a.Unresolvable != b.Unresolvable {
+			t.Errorf("Filter from pods = %+v, from kept sums = %+v", a, b)
+		}
+		if x, y := LeastAllocatedScore(pod, plain), LeastAllocatedScore(pod, kept); x != y {
+			t.Errorf("score from pods = %d, from kept sums = %d", x, y)
+		}
+	}
+}

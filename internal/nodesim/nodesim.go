@@ -102,7 +102,8 @@ type Simulator struct {
 	assumed       map[string]string
 	unschedulable map[string]bool
 	podIPs        map[string]string // pod key -> IP given
-	indexes       map[string]int    // node name -> index (addresses)
+	usages        map[string]versionedUsage
+	indexes       map[string]int // node name -> index (addresses)
 
 	nodeQueue  workqueue.TypedRateLimitingInterface[string]
 	podQueue   workqueue.TypedRateLimitingInterface[string]
@@ -155,6 +156,7 @@ func New(cfg Config) (*Simulator, error) {
 	s := &Simulator{cfg: cfg, nodesRes: nodesRes, podsRes: podsRes, log: cfg.Log,
 		nodes: map[string]*simNode{}, pods: map[string]*corev1.Pod{}, assumed: map[string]string{},
 		unschedulable: map[string]bool{}, podIPs: map[string]string{}, indexes: map[string]int{},
+		usages:     map[string]versionedUsage{},
 		nodeQueue:  newQueue(),
 		podQueue:   newQueue(),
 		schedQueue: newQueue(),

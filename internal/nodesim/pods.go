@@ -52,6 +52,7 @@ func (s *Simulator) podGone(key string) {
 	delete(s.assumed, key)
 	delete(s.unschedulable, key)
 	delete(s.podIPs, key)
+	delete(s.usages, key)
 }
 
 // podWritten records a stored pod and queues it: for the scheduler while

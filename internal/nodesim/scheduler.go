@@ -50,7 +50,7 @@ func (s *Simulator) snapshot(key string) (*corev1.Pod, []*NodeState) {
 	byNode := map[string]*NodeState{}
 	var states []*NodeState
 	for name, sn := range s.nodes {
-		st := &NodeState{Node: sn.node}
+		st := &NodeState{Node: sn.node, Requested: corev1.ResourceList{}, NonZeroRequested: corev1.ResourceList{}}
 		byNode[name] = st
 		states = append(states, st)
 	}
@@ -61,6 +61,7 @@ func (s *Simulator) snapshot(key string) (*corev1.Pod, []*NodeState) {
 		}
 		if st := byNode[node]; st != nil && !terminal(p) {
 			st.Pods = append(st.Pods, p)
+			st.Add(s.usage(k, p))
 		}
 	}
 	sort.Slice(states, func(i, j int) bool { return states[i].Node.Name < states[j].Node.Name })
@@ -149,4 +150,20 @@ func (s *Simulator) event(ctx context.Context, pod *corev1.Pod, typ, reason, act
 	if _, err := s.scheduler.EventsV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
 		s.log.Debug("recording a scheduler event", "pod", pod.Namespace+"/"+pod.Name, "reason", reason, "err", err)
 	}
+}
+
+// usage is the pod's Usage, computed once per version of the pod (s.mu
+// held).
+func (s *Simulator) usage(key string, p *corev1.Pod) Usage {
+	if u, ok := s.usages[key]; ok && u.version == p.ResourceVersion {
+		return u.Usage
+	}
+	u := versionedUsage{Usage: PodUsage(p), version: p.ResourceVersion}
+	s.usages[key] = u
+	return u.Usage
+}
+
+type versionedUsage struct {
+	Usage
+	version string
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -351,5 +352,67 @@ func TestSimulatedNodeByAnnotation(t *testing.T) {
 	})
 	if n, _ := c.CoreV1().Nodes().Get(ctx, "real", metav1.GetOptions{}); len(n.Status.Conditions) != 0 || len(n.Spec.Taints) != 1 {
 		t.Errorf("the node without the annotation got conditions %v, taints %v", n.Status.Conditions, n.Spec.Taints)
+	}
+}
+
+// Many pods at once: every one runs, spread evenly by the least-allocated
+// score, each with its own IP.
+func TestSimulatedManyPods(t *testing.T) {
+	o := testOptions(t)
+	o.SimulatedNodes = SimulatedNodesOptions{Enabled: true, Nodes: 10}
+	_, admin := startWith(t, o)
+	c := kubernetes.NewForConfigOrDie(admin)
+	ctx := t.Context()
+	waitUntil(t, 10*time.Second, "10 ready, untainted nodes", func() bool {
+		nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nodes.Items) != 10 {
+			return false
+		}
+		for _, n := range nodes.Items {
+			if len(n.Spec.Taints) != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	const pods = 200
+	errs := make(chan error, pods)
+	for i := range pods {
+		go func() {
+			_, err := c.CoreV1().Pods("default").Create(ctx, simplePod(fmt.Sprintf("p%d", i)), metav1.CreateOptions{})
+			errs <- err
+		}()
+	}
+	for range pods {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var list *corev1.PodList
+	waitUntil(t, 60*time.Second, "every pod to run", func() bool {
+		l, err := c.CoreV1().Pods("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		list = l
+		for _, p := range l.Items {
+			if p.Status.Phase != corev1.PodRunning {
+				return false
+			}
+		}
+		return len(l.Items) == pods
+	})
+	perNode, ips := map[string]int{}, map[string]bool{}
+	for _, p := range list.Items {
+		perNode[p.Spec.NodeName]++
+		if ips[p.Status.PodIP] {
+			t.Errorf("pod IP %s given twice", p.Status.PodIP)
+		}
+		ips[p.Status.PodIP] = true
+	}
+	for node, n := range perNode {
+		if n < pods/10-5 || n > pods/10+5 {
+			t.Errorf("%s runs %d pods, want about %d (spread: %v)", node, n, pods/10, perNode)
+		}
 	}
 }
