@@ -195,12 +195,22 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 	m := accessor(old)
 	dryRun := len(opts.DryRun) > 0
 	obj := old.DeepCopyObject()
+	var graceful, pending bool
+	if s.cfg.GracefulPodDeletion {
+		graceful, pending = gracefulPodDelete(obj, opts, s.cfg.Now())
+	}
+	if pending {
+		return old, false, false, nil
+	}
 	finalizersChanged := setGCFinalizers(res, accessor(obj), opts)
-	if hasFinalizers(res, obj) {
-		if m.GetDeletionTimestamp() != nil && !finalizersChanged {
+	waiting := graceful && *accessor(obj).GetDeletionGracePeriodSeconds() > 0
+	if hasFinalizers(res, obj) || waiting {
+		if !graceful && m.GetDeletionTimestamp() != nil && !finalizersChanged {
 			return old, false, false, nil
 		}
-		markDeleting(res, obj, s.cfg.Now())
+		if !graceful {
+			markDeleting(res, obj, s.cfg.Now())
+		}
 		if dryRun {
 			return obj, false, false, nil
 		}

@@ -98,6 +98,12 @@ type Config struct {
 	// when it has progressed; default 1 minute (upstream's watch cache
 	// sends them about as often).
 	BookmarkInterval time.Duration
+	// GracefulPodDeletion deletes pods gracefully, as kube-apiserver: a
+	// bound pod stays, with a deletionTimestamp its grace period away,
+	// until its kubelet deletes it (see graceful.go). Off, a pod goes at
+	// once: without kubelets nothing would ever finish the deletion. On
+	// with simulated nodes.
+	GracefulPodDeletion bool
 	// Now defaults to time.Now.
 	Now func() time.Time
 	// Ready reports whether the server's caches have listed once, for

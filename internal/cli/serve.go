@@ -23,7 +23,10 @@ func newServeCommand() *cobra.Command {
   kubectl get namespaces
 
   # everyone may do everything (no RBAC), as kube-apiserver's own default
-  admitd serve --authorization-mode=AlwaysAllow`,
+  admitd serve --authorization-mode=AlwaysAllow
+
+  # three simulated nodes that run the pods scheduled onto them
+  admitd serve --simulated-nodes=3`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
@@ -89,5 +92,6 @@ func newServeCommand() *cobra.Command {
 	addTraceFlags(f, &o)
 	addServingFlags(f, &o.Serving)
 	addAggregationFlags(f, &o.Aggregation)
+	addSimulatedNodeFlags(f, &o.SimulatedNodes)
 	return cmd
 }

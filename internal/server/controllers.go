@@ -89,5 +89,8 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	if err := s.startTokens(ctx, p, o.Logger); err != nil {
 		return fmt.Errorf("starting the token controller: %w", err)
 	}
+	if err := startSimulatedNodes(ctx, p, s.store, o); err != nil {
+		return fmt.Errorf("starting the simulated nodes: %w", err)
+	}
 	return nil
 }

@@ -142,6 +142,8 @@ type Options struct {
 	// LeaderElection elects the one instance that runs the controllers
 	// when several share an etcd (see leaderelect.go).
 	LeaderElection LeaderElectionOptions
+	// SimulatedNodes are kwok-like nodes in the server (see nodesim.go).
+	SimulatedNodes SimulatedNodesOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
 	// Serving are the connection and request-lifetime flags.
@@ -376,7 +378,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
-		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics,
+		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics, GracefulPodDeletion: o.SimulatedNodes.Enabled,
 		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
 		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
 	}

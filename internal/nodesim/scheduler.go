@@ -1,0 +1,169 @@
+package nodesim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// schedule places one pending pod: binds it to the simulated node that
+// fits it best, or marks it unschedulable with kube-scheduler's condition
+// and event.
+func (s *Simulator) schedule(ctx context.Context, key string) error {
+	pod, states := s.snapshot(key)
+	if pod == nil {
+		return nil
+	}
+	if len(states) == 0 { // tried again when a node comes
+		s.mu.Lock()
+		s.unschedulable[key] = true
+		s.mu.Unlock()
+		return nil
+	}
+	best, msg := Place(pod, states)
+	if best < 0 {
+		return s.unschedulablePod(ctx, key, pod, msg)
+	}
+	return s.bind(ctx, key, pod, states[best].Node.Name)
+}
+
+// snapshot is a copy of the pending pod at key (nil unless this scheduler
+// should place it) and the simulated nodes, by name, with the pods they
+// run or were just given.
+func (s *Simulator) snapshot(key string) (*corev1.Pod, []*NodeState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pod := s.pods[key]
+	if pod == nil || pod.Spec.NodeName != "" || s.assumed[key] != "" || pod.DeletionTimestamp != nil || terminal(pod) ||
+		pod.Spec.SchedulerName != DefaultSchedulerName {
+		return nil, nil
+	}
+	byNode := map[string]*NodeState{}
+	var states []*NodeState
+	for name, sn := range s.nodes {
+		st := &NodeState{Node: sn.node, Requested: corev1.ResourceList{}, NonZeroRequested: corev1.ResourceList{}}
+		byNode[name] = st
+		states = append(states, st)
+	}
+	for k, p := range s.pods {
+		node := p.Spec.NodeName
+		if node == "" {
+			node = s.assumed[k]
+		}
+		if st := byNode[node]; st != nil && !terminal(p) {
+			st.Pods = append(st.Pods, p)
+			st.Add(s.usage(k, p))
+		}
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].Node.Name < states[j].Node.Name })
+	return pod.DeepCopy(), states
+}
+
+// bind binds the pod to node as kube-scheduler's default binder does, and
+// records the Scheduled event.
+func (s *Simulator) bind(ctx context.Context, key string, pod *corev1.Pod, node string) error {
+	binding := &corev1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
+	}
+	err := s.scheduler.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // deleted, or bound meanwhile: the watch tells
+	}
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if p := s.pods[key]; p != nil && p.UID == pod.UID && p.Spec.NodeName == "" {
+		s.assumed[key] = node
+	}
+	delete(s.unschedulable, key)
+	s.mu.Unlock()
+	s.event(ctx, pod, corev1.EventTypeNormal, "Scheduled", "Binding",
+		fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
+	return nil
+}
+
+// unschedulablePod records that no node fits the pod: the PodScheduled
+// False condition with reason Unschedulable (written when it changes) and
+// a FailedScheduling event; the pod is tried again when a node changes or
+// a bound pod goes.
+func (s *Simulator) unschedulablePod(ctx context.Context, key string, pod *corev1.Pod, msg string) error {
+	s.mu.Lock()
+	s.unschedulable[key] = true
+	s.mu.Unlock()
+	s.event(ctx, pod, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", msg)
+	cond := corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+		Message: msg, ObservedGeneration: pod.Generation, LastTransitionTime: metav1.Now()}
+	if old := findCondition(pod.Status.Conditions, corev1.PodScheduled); old != nil {
+		if old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message {
+			return nil
+		}
+		if old.Status == cond.Status {
+			cond.LastTransitionTime = old.LastTransitionTime
+		}
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status":   map[string]any{"conditions": []corev1.PodCondition{cond}},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = s.scheduler.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// event records an events.k8s.io/v1 Event about pod as kube-scheduler's
+// recorder does (reporting controller default-scheduler, instance
+// default-scheduler-<hostname>). A failure is logged only.
+func (s *Simulator) event(ctx context.Context, pod *corev1.Pod, typ, reason, action, note string) {
+	now := time.Now()
+	host, _ := os.Hostname()
+	if len(note) > 1024 {
+		note = note[:1024]
+	}
+	ev := &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		EventTime:           metav1.NewMicroTime(now),
+		ReportingController: DefaultSchedulerName,
+		ReportingInstance:   DefaultSchedulerName + "-" + host,
+		Action:              action,
+		Reason:              reason,
+		Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			APIVersion: "v1", ResourceVersion: pod.ResourceVersion},
+		Note: note,
+		Type: typ,
+	}
+	if _, err := s.scheduler.EventsV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
+		s.log.Debug("recording a scheduler event", "pod", pod.Namespace+"/"+pod.Name, "reason", reason, "err", err)
+	}
+}
+
+// usage is the pod's Usage, computed once per version of the pod (s.mu
+// held).
+func (s *Simulator) usage(key string, p *corev1.Pod) Usage {
+	if u, ok := s.usages[key]; ok && u.version == p.ResourceVersion {
+		return u.Usage
+	}
+	u := versionedUsage{Usage: PodUsage(p), version: p.ResourceVersion}
+	s.usages[key] = u
+	return u.Usage
+}
+
+type versionedUsage struct {
+	Usage
+	version string
+}
