@@ -35,8 +35,9 @@ type SessionInput struct {
 }
 
 // StartSession starts a server and creates in.Objects. The server has no
-// garbage collector: preloaded objects keep owner references to owners
-// that are not there.
+// garbage collector (preloaded objects keep owner references to owners
+// that are not there) and no root CA publisher (a preloaded
+// kube-root-ca.crt keeps the cluster's CA).
 func StartSession(ctx context.Context, in SessionInput) (s *Session, err error) {
 	s = &Session{}
 	defer func() {
@@ -59,7 +60,7 @@ func StartSession(ctx context.Context, in SessionInput) (s *Session, err error) 
 		}
 	}
 	cfg := in.Server
-	cfg.noGarbageCollector = true
+	cfg.copiedObjects = true
 	if s.inst, err = startServer(ctx, cfg, nil); err != nil {
 		return nil, err
 	}

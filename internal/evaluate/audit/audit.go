@@ -18,11 +18,14 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/evaluate"
+	"github.com/admitd/admitd/pkg/admission/trace"
 )
 
 // Options are an audit's configuration.
@@ -129,18 +132,47 @@ func kept(gvk schema.GroupVersionKind) bool {
 }
 
 func (a *auditor) update(ctx context.Context, obj evaluate.Object) error {
-	stored, err := a.s.Preload(ctx, obj.Unstructured)
-	if err != nil {
-		a.report.notEvaluated(obj.Unstructured, obj.Source, fmt.Errorf("putting it into the evaluation: %w", err))
-		return nil
-	}
-	res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Update, Object: stored})
-	if err != nil {
-		a.report.notEvaluated(obj.Unstructured, obj.Source, err)
-	} else {
+	for try := 1; ; try++ {
+		stored, err := a.preload(ctx, obj.Unstructured)
+		if err != nil {
+			a.report.notEvaluated(obj.Unstructured, obj.Source, fmt.Errorf("putting it into the evaluation: %w", err))
+			break
+		}
+		res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Update, Object: stored})
+		if err != nil {
+			a.report.notEvaluated(obj.Unstructured, obj.Source, err)
+			break
+		}
+		if conflicted(res) && try < maxTries {
+			continue // a controller of the in-process server wrote it meanwhile
+		}
 		a.report.add(obj, res)
+		break
 	}
 	return a.unload(ctx, obj.Unstructured)
+}
+
+// maxTries bounds the evaluations of an object that conflict with a
+// controller of the in-process server (the bootstrap configuration
+// rewrites its FlowSchemas).
+const maxTries = 5
+
+func conflicted(res *evaluate.Result) bool {
+	return res.Decision == trace.Error && res.Status != nil && res.Status.Reason == metav1.StatusReasonConflict
+}
+
+// preload puts u in; a Service whose cluster IPs the in-process server
+// cannot have (outside its range, or its own) goes in without them, and
+// gets others.
+func (a *auditor) preload(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	stored, err := a.s.Preload(ctx, u)
+	if err == nil || u.GetKind() != "Service" || u.GroupVersionKind().Group != "" || !strings.Contains(err.Error(), "spec.clusterIP") {
+		return stored, err
+	}
+	u = u.DeepCopy()
+	unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
+	unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+	return a.s.Preload(ctx, u)
 }
 
 func (a *auditor) create(ctx context.Context, obj evaluate.Object) error {

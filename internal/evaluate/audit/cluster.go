@@ -26,11 +26,13 @@ type Cluster struct {
 	PageSize int64
 	// Host names the cluster in sources ("<host>: pods").
 	Host string
-	// unlisted are the resources the cluster refused to list.
+	// unlisted are the groups not listed and the resources the cluster
+	// refused to list.
 	unlisted []string
 }
 
-// Skipped are the resources the cluster refused to list.
+// Skipped are the groups not listed and the resources the cluster refused
+// to list.
 func (c *Cluster) Skipped() []string { return c.unlisted }
 
 var (
@@ -92,7 +94,8 @@ func (c *Cluster) resources() ([]schema.GroupVersionResource, error) {
 		if err != nil {
 			continue
 		}
-		if _, skip := skippedGroups[gv.Group]; skip {
+		if why, skip := skippedGroups[gv.Group]; skip {
+			c.unlisted = append(c.unlisted, gv.Group+": "+why)
 			continue
 		}
 		for _, r := range l.APIResources {
