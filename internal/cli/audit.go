@@ -21,6 +21,7 @@ type auditOptions struct {
 	objects          []string
 	kubeconfig       string
 	context          string
+	chunkSize        int64
 	asCreate         bool
 	webhookResponses string
 	output           string
@@ -43,7 +44,7 @@ CREATE. URL webhooks are called for real; --webhook-responses answers them from 
 
 The objects come from files (--objects: kubectl get -A -o yaml dumps, List documents, multi-document
 YAML, directories) or from the cluster of a kubeconfig (--kubeconfig, --context: every listable
-resource, in pages of 500, read-only; nothing is written to the cluster). The evaluation is seeded
+resource, in pages of 500 (--chunk-size), read-only; nothing is written to the cluster). The evaluation is seeded
 with the namespaces (and their labels) and CRDs of the objects. Admission configurations and
 APIServices among the objects are not audited.
 
@@ -70,6 +71,7 @@ files or the setup.`,
 	f.StringArrayVar(&o.objects, "objects", nil, "file or directory of the objects to audit (repeatable)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "audit the objects of this kubeconfig's cluster (read-only)")
 	f.StringVar(&o.context, "context", "", "the kubeconfig context to use (with --kubeconfig)")
+	f.Int64Var(&o.chunkSize, "chunk-size", audit.DefaultPageSize, "as kubectl get's: the objects of each list request (with --kubeconfig)")
 	f.BoolVar(&o.asCreate, "as-create", false, "evaluate each object as its CREATE instead of the UPDATE that re-applies it")
 	f.StringVar(&o.webhookResponses, "webhook-responses", "", "recorded webhook responses (eval.admitd.io/v1alpha1 WebhookResponses) that answer the named webhooks instead of calling them")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(audit.Formats, ", "))
@@ -139,7 +141,10 @@ func auditInput(o auditOptions) (audit.Options, audit.Source, error) {
 			return opts, nil, fmt.Errorf("--kubeconfig: %w", err)
 		}
 		cfg.QPS, cfg.Burst = 50, 100
-		return opts, &audit.Cluster{Config: cfg, Host: cfg.Host}, nil
+		if o.chunkSize <= 0 {
+			return opts, nil, errors.New("--chunk-size must be positive")
+		}
+		return opts, &audit.Cluster{Config: cfg, Host: cfg.Host, PageSize: o.chunkSize}, nil
 	}
 	return opts, nil, errors.New("the objects to audit are required: --objects FILE_OR_DIR or --kubeconfig FILE")
 }

@@ -195,6 +195,15 @@ func TestAuditKubeconfigNamesWhatReapplyingWouldDenyOrChange(t *testing.T) {
 		t.Errorf("not evaluated: %+v", report.NotEvaluated)
 	}
 	reportDenied, reportChanged := reportSets(report)
+	// in pages of 7 objects, the same
+	out7, errOut, _ := runOffline(t, "audit", "-f", dir, "--kubeconfig", a.Kubeconfig, "-o", "json", "--chunk-size", "7")
+	var report7 auditReport
+	if err := json.Unmarshal([]byte(out7), &report7); err != nil {
+		t.Fatalf("admitd audit --chunk-size 7: %v\n%s%s", err, out7, errOut)
+	}
+	if d, c := reportSets(report7); report7.Objects != report.Objects || !slices.Equal(d, reportDenied) || !slices.Equal(c, reportChanged) {
+		t.Errorf("--chunk-size 7: %d objects, denied %v, changed %v; with 500: %d, %v, %v", report7.Objects, d, c, report.Objects, reportDenied, reportChanged)
+	}
 
 	refs := listAll(t, a)
 	a.mustKubectl(t, "", "apply", "-f", dir)
@@ -381,5 +390,39 @@ func TestAuditPolicyReports(t *testing.T) {
 		"lab max-replicas/max-replicas deploy-1": 1, "misc max-replicas/max-replicas deploy-1": 1}
 	if !reflect.DeepEqual(fails, want) {
 		t.Errorf("fail results %v, want %v", fails, want)
+	}
+}
+
+func TestAuditExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	policies, objects, mutatedOnly := filepath.Join(dir, "policies.yaml"), filepath.Join(dir, "objects.yaml"), filepath.Join(dir, "mutated.yaml")
+	writeFile(t, policies, auditPolicies)
+	writeFile(t, objects, auditObjects())
+	writeFile(t, mutatedOnly, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: lab, labels: {team: a}}\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"denials", []string{"-f", policies, "--objects", objects}, 1, "denied     ConfigMap shop/cm-1: every ConfigMap needs a team label"},
+		{"denials, --fail-on none", []string{"-f", policies, "--objects", objects, "--fail-on", "none"}, 0, "at most 5 replicas, not 10"},
+		{"a mutation only", []string{"-f", policies, "--objects", mutatedOnly}, 0, "mutated    ConfigMap lab/c"},
+		{"a mutation only, --fail-on mutate", []string{"-f", policies, "--objects", mutatedOnly, "--fail-on", "mutate"}, 1, "--fail-on=mutate"},
+		{"no configuration", []string{"--objects", objects}, 2, "a candidate configuration is required"},
+		{"no objects", []string{"-f", policies}, 2, "--objects FILE_OR_DIR or --kubeconfig FILE"},
+		{"both sources", []string{"-f", policies, "--objects", objects, "--kubeconfig", "kc"}, 2, "exclude each other"},
+		{"bad output", []string{"-f", policies, "--objects", objects, "-o", "sarif"}, 2, "--output must be one of"},
+		{"bad fail-on", []string{"-f", policies, "--objects", objects, "--fail-on", "error"}, 2, "--fail-on must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runOffline(t, append([]string{"audit"}, tc.args...)...)
+			if code != tc.code {
+				t.Fatalf("admitd audit: exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, tc.out) {
+				t.Errorf("admitd audit: output lacks %q\nstdout: %s\nstderr: %s", tc.out, out, errOut)
+			}
+		})
 	}
 }
