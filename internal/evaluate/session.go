@@ -45,19 +45,9 @@ func StartSession(ctx context.Context, in SessionInput) (s *Session, err error) 
 			_ = s.Close()
 		}
 	}()
-	objects := in.Objects
-	if in.Responses != nil {
-		if s.responder, err = startResponder(in.Responses); err != nil {
-			return nil, err
-		}
-		if objects, err = s.responder.redirect(objects); err != nil {
-			return nil, err
-		}
-	}
-	if !in.Server.CallUnreachableWebhooks {
-		if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
-			return nil, err
-		}
+	var objects []Object
+	if objects, s.responder, err = prepareWebhooks(in.Objects, in.Responses, in.Server); err != nil {
+		return nil, err
 	}
 	cfg := in.Server
 	cfg.copiedObjects = true

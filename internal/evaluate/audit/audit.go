@@ -71,7 +71,7 @@ func Run(ctx context.Context, src Source, o Options) (*Report, error) {
 	}
 	defer s.Close()
 	a := &auditor{s: s, o: o, report: newReport(operation(o), o.Config), skipped: map[string]bool{}}
-	if err := src.Each(ctx, a.page); err != nil {
+	if err := src.Each(ctx, func(page []evaluate.Object) error { return a.page(ctx, page) }); err != nil {
 		return nil, err
 	}
 	if sk, ok := src.(interface{ Skipped() []string }); ok {
@@ -95,9 +95,12 @@ type auditor struct {
 	skipped map[string]bool
 }
 
-func (a *auditor) page(objs []evaluate.Object) error {
+func (a *auditor) page(ctx context.Context, objs []evaluate.Object) error {
 	for _, obj := range objs {
-		if err := a.one(context.Background(), obj); err != nil {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := a.one(ctx, obj); err != nil {
 			return err
 		}
 	}

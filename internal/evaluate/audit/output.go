@@ -28,7 +28,7 @@ func Write(w io.Writer, r *Report, format string) error {
 
 func writeText(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "audited %d objects as %ss; %d webhooks, policies and plugins acted on them\n", r.Objects, r.Operation, len(r.Policies))
+	fmt.Fprintf(&b, "audited %d objects as %ss; %d webhooks, policies (per binding) and plugins matched them\n", r.Objects, r.Operation, len(r.Policies))
 	for _, p := range r.Policies {
 		fmt.Fprintf(&b, "\n%s: matched %d, denied %d, warned %d, annotated %d, mutated %d, errors %d\n",
 			p.title(), p.Matched, len(p.Denied), len(p.Warned), len(p.Annotated), len(p.Mutated), len(p.Errors))
