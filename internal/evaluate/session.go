@@ -23,6 +23,9 @@ type Session struct {
 	responder *responder
 	// preload writes without admission.
 	preload dynamic.Interface
+	// replaced are the objects Preload found there (the server's own,
+	// the session's seed), which Unload leaves.
+	replaced map[string]bool
 }
 
 // SessionInput is what a session starts with.
@@ -39,7 +42,7 @@ type SessionInput struct {
 // that are not there) and no root CA publisher (a preloaded
 // kube-root-ca.crt keeps the cluster's CA).
 func StartSession(ctx context.Context, in SessionInput) (s *Session, err error) {
-	s = &Session{}
+	s = &Session{replaced: map[string]bool{}}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -83,6 +86,7 @@ func (s *Session) Preload(ctx context.Context, u *unstructured.Unstructured) (*u
 	ri := on(s.preload, gvr, obj)
 	stored, err := ri.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
+		s.replaced[key(gvr.String(), obj)] = true
 		stored, err = s.c.replace(ctx, ri, obj)
 	}
 	if err != nil {
@@ -100,12 +104,16 @@ func (s *Session) Preload(ctx context.Context, u *unstructured.Unstructured) (*u
 }
 
 // Unload deletes the object of u's kind and name without admission,
-// removing the finalizers that would keep it.
+// removing the finalizers that would keep it; an object that was there
+// before Preload (the server's own, the session's objects) stays.
 func (s *Session) Unload(ctx context.Context, u *unstructured.Unstructured) error {
 	obj := u.DeepCopy()
 	gvr, err := s.c.target(obj, Request{})
 	if err != nil {
 		return err
+	}
+	if s.replaced[key(gvr.String(), obj)] {
+		return nil
 	}
 	ri := on(s.preload, gvr, obj)
 	cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
@@ -163,4 +171,8 @@ func (s *Session) Close() error {
 		s.responder.close()
 	}
 	return err
+}
+
+func key(resource string, u *unstructured.Unstructured) string {
+	return resource + " " + u.GetNamespace() + "/" + u.GetName()
 }

@@ -268,3 +268,51 @@ func TestAuditAsCreate(t *testing.T) {
 		t.Errorf("denied %v, want [elsewhere/s]", got)
 	}
 }
+
+// TestAuditAnswersWebhooksFromRecordedResponses: a webhook behind a Service
+// answered by one recorded response for every call; an object the server
+// has already (the default ServiceAccount) is audited as any other, and
+// again when a second copy comes.
+func TestAuditAnswersWebhooksFromRecordedResponses(t *testing.T) {
+	responses, err := evaluate.ParseResponses([]byte(`apiVersion: eval.admitd.io/v1alpha1
+kind: WebhookResponses
+webhooks:
+  sa/sa.example.com:
+    allowed: true
+    warnings: [service accounts are watched]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := objects(t, `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: sa}
+webhooks:
+- name: sa.example.com
+  clientConfig: {service: {name: sa, namespace: platform}}
+  rules: [{operations: [UPDATE], apiGroups: [""], apiVersions: [v1], resources: [serviceaccounts]}]
+  sideEffects: None
+  admissionReviewVersions: [v1]`)
+	src := &Files{Objects: objects(t, `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: default, namespace: default}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: builder, namespace: default}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: default, namespace: default}`)}
+	r, err := Run(context.Background(), src, Options{Config: config, Responses: responses})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := find(t, r, "ValidatingAdmissionWebhook", "sa.example.com", "sa")
+	if got := names(p.Warned); !slices.Equal(got, []string{"default/builder", "default/default", "default/default"}) || p.Matched != 3 {
+		t.Errorf("warned %v (matched %d), want builder and default twice", got, p.Matched)
+	}
+	if len(r.NotEvaluated) != 0 {
+		t.Errorf("not evaluated: %+v", r.NotEvaluated)
+	}
+}
