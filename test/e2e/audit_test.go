@@ -426,3 +426,67 @@ func TestAuditExitStatus(t *testing.T) {
 		})
 	}
 }
+
+// namespacePolicy warns about namespaces without an env label, for a
+// ClusterPolicyReport.
+const namespacePolicy = `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: env-label}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [namespaces]}
+  validations:
+  - {expression: "has(object.metadata.labels) && 'env' in object.metadata.labels", message: namespaces need an env label}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: env-label}
+spec:
+  policyName: env-label
+  validationActions: [Warn]
+`
+
+// TestAuditPolicyReportsValidateAgainstTheCRD creates the PolicyReports and
+// the ClusterPolicyReport of an audit in a server that has wg-policy's
+// CRDs, with strict field validation: every field must be in the schema,
+// of its type and in its enum.
+func TestAuditPolicyReportsValidateAgainstTheCRD(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "policies.yaml"), auditPolicies+namespacePolicy)
+	objects := auditObjects() + "apiVersion: v1\nkind: Namespace\nmetadata: {name: unlabelled}\n"
+	writeFile(t, filepath.Join(dir, "objects.yaml"), objects)
+	reports, errOut, code := runOffline(t, "audit", "-f", filepath.Join(dir, "policies.yaml"), "--objects", filepath.Join(dir, "objects.yaml"),
+		"-o", "policyreport", "--fail-on", "none")
+	if code != 0 {
+		t.Fatalf("admitd audit: exit %d\n%s%s", code, reports, errOut)
+	}
+	if !strings.Contains(reports, "kind: ClusterPolicyReport") {
+		t.Fatalf("no ClusterPolicyReport:\n%s", reports)
+	}
+	a := startAdmitd(t, t.TempDir())
+	a.mustKubectl(t, "", "apply", "-f", "testdata/wgpolicy-crds.yaml")
+	a.mustKubectl(t, "", "wait", "--for=condition=Established", "crd/policyreports.wgpolicyk8s.io", "crd/clusterpolicyreports.wgpolicyk8s.io")
+	var namespaces strings.Builder
+	for _, ns := range []string{"shop", "lab", "misc"} {
+		fmt.Fprintf(&namespaces, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
+	}
+	a.mustKubectl(t, namespaces.String(), "apply", "-f", "-")
+	out := a.mustKubectl(t, reports, "create", "--validate=strict", "-f", "-")
+	if n := strings.Count(out, "created"); n != 4 {
+		t.Errorf("kubectl create: %d reports created, want 4 (3 namespaces and the cluster):\n%s", n, out)
+	}
+	// the schema is enforced: a result outside the enum is refused
+	bad := strings.Replace(reports, "result: fail", "result: failed", 1)
+	bad = strings.ReplaceAll(bad, "name: admitd-audit", "name: admitd-audit-bad")
+	if _, errOut, err := a.kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, "Unsupported value") {
+		t.Errorf("a report with result \"failed\": err %v, stderr %s; want Unsupported value", err, errOut)
+	}
+	// and a field outside it too
+	bad = strings.Replace(reports, "  scored: true", "  scored: true\n  bogus: x", 1)
+	bad = strings.ReplaceAll(bad, "name: admitd-audit", "name: admitd-audit-bogus")
+	if _, errOut, err := a.kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, `unknown field "results[0].bogus"`) {
+		t.Errorf("a report with an unknown field: err %v, stderr %s; want unknown field", err, errOut)
+	}
+}
