@@ -18,21 +18,12 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if err := checkRequest(&in.Request); err != nil {
 		return nil, err
 	}
-	objects := in.Objects
-	if in.Responses != nil {
-		responder, err := startResponder(in.Responses)
-		if err != nil {
-			return nil, err
-		}
-		defer responder.close()
-		if objects, err = responder.redirect(objects); err != nil {
-			return nil, err
-		}
+	objects, responder, err := prepareWebhooks(in.Objects, in.Responses, in.Server)
+	if err != nil {
+		return nil, err
 	}
-	if !in.Server.CallUnreachableWebhooks {
-		if err := checkServiceReferences(objects, in.Server.ServiceMap); err != nil {
-			return nil, err
-		}
+	if responder != nil {
+		defer responder.close()
 	}
 	inst, err := startServer(ctx, in.Server, in.Request.Impersonator)
 	if err != nil {
@@ -40,6 +31,32 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	}
 	defer inst.close()
 	return evaluateOn(ctx, inst, objects, in.Request)
+}
+
+// prepareWebhooks points the webhooks with recorded responses at a
+// responder it starts (nil without responses), and refuses webhooks
+// behind Services nothing answers for unless c lets them be called.
+func prepareWebhooks(objects []Object, responses Responses, c ServerConfig) ([]Object, *responder, error) {
+	var rs *responder
+	if responses != nil {
+		var err error
+		if rs, err = startResponder(responses); err != nil {
+			return nil, nil, err
+		}
+		if objects, err = rs.redirect(objects); err != nil {
+			rs.close()
+			return nil, nil, err
+		}
+	}
+	if !c.CallUnreachableWebhooks {
+		if err := checkServiceReferences(objects, c.ServiceMap); err != nil {
+			if rs != nil {
+				rs.close()
+			}
+			return nil, nil, err
+		}
+	}
+	return objects, rs, nil
 }
 
 func checkRequest(q *Request) error {

@@ -40,6 +40,9 @@ type ServerConfig struct {
 	QuotaController bool
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
+	// copiedObjects: a Session's server holds objects copied from
+	// elsewhere (see server.Options.CopiedObjects).
+	copiedObjects bool
 }
 
 // instance is a running in-process server and an administrator's
@@ -89,6 +92,7 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 		o.AuthorizationModes = []string{auth.ModeAlwaysAllow}
 	}
 	o.Quota.Controller = c.QuotaController
+	o.CopiedObjects = c.copiedObjects
 	o.Logger = c.Logger
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

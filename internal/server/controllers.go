@@ -18,7 +18,7 @@ import (
 // authorizes (the service-account and root CA controllers without
 // admission: see LoopbackWithoutAdmission). caPEM is the CA the root CA
 // publisher puts in every namespace.
-func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, log *slog.Logger) error {
+func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, copiedObjects bool, log *slog.Logger) error {
 	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
 	if err != nil {
 		return err
@@ -54,9 +54,11 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 	go controllers.NewClusterRoleAggregation(store, cat, aggClient, log.With("controller", "clusterrole-aggregation")).Run(ctx)
 	go controllers.NewNamespaces(store, cat, nsClient, log.With("controller", "namespace")).Run(ctx)
 	go controllers.NewPolicyStatus(store, cat, statusClient, api.OpenAPI(), log.With("controller", "validatingadmissionpolicy-status")).Run(ctx)
-	go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
+	if !copiedObjects {
+		go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
+		go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
+	}
 	go controllers.NewServiceAccounts(store, saClient, log.With("controller", "serviceaccount")).Run(ctx)
-	go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
 	go controllers.NewPVCProtection(store, cat, pvcClient, log.With("controller", "pvc-protection")).Run(ctx)
 	go controllers.NewPVProtection(store, cat, pvClient, log.With("controller", "pv-protection")).Run(ctx)
 	return nil
@@ -68,7 +70,7 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 // the APIServices' registration and availability controllers and the
 // kubernetes Service reconciler, until ctx ends.
 func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
-	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, o.Logger); err != nil {
+	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, o.CopiedObjects, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
 	if err := startQuotaController(ctx, p, s.store, o); err != nil {

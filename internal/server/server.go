@@ -118,6 +118,11 @@ type Options struct {
 	// keeping at least one interval of it (kube-apiserver's
 	// --etcd-compaction-interval). Default 5m; 0 disables compaction.
 	CompactionInterval time.Duration
+	// CopiedObjects is for a server that holds objects copied from a
+	// cluster (admitd audit): the garbage collector, which would delete
+	// those whose owners were not copied, and the root CA publisher, which
+	// would rewrite their kube-root-ca.crt ConfigMaps, stay off.
+	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
 	ServiceMap string

@@ -1,0 +1,306 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/admitd/admitd/internal/evaluate"
+	"github.com/admitd/admitd/pkg/admission/trace"
+)
+
+// APIVersion and Kind of a Report's JSON form.
+const (
+	APIVersion = "audit.admitd.io/v1alpha1"
+	Kind       = "AuditReport"
+)
+
+// Report is what a candidate configuration would do to the objects
+// audited, per webhook and per policy and binding.
+type Report struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// Operation is UPDATE (each object re-applied unchanged) or CREATE.
+	Operation string `json:"operation"`
+	// Objects is how many objects were evaluated.
+	Objects int `json:"objects"`
+	// Policies are the webhooks, policies (per binding) and compiled-in
+	// plugins that did anything to an object, in name order.
+	Policies []*Policy `json:"policies"`
+	// NotEvaluated are the objects that could not be evaluated.
+	NotEvaluated []Finding `json:"notEvaluated,omitempty"`
+	// Skipped says what was left out of the audit on purpose.
+	Skipped []string `json:"skipped,omitempty"`
+	// SetupWarnings are the server's warnings while the configuration was
+	// created.
+	SetupWarnings []string `json:"setupWarnings,omitempty"`
+
+	byKey map[policyKey]*Policy
+	// actions are the validationActions of each
+	// ValidatingAdmissionPolicyBinding of the configuration.
+	actions map[string][]string
+}
+
+// Policy is what one webhook, one policy through one binding, or one
+// compiled-in plugin did.
+type Policy struct {
+	// Plugin is the admission plugin: ValidatingAdmissionPolicy,
+	// MutatingAdmissionPolicy, ValidatingAdmissionWebhook,
+	// MutatingAdmissionWebhook, or a compiled-in one.
+	Plugin string `json:"plugin"`
+	// Name is the policy's or webhook's; Configuration the binding's or
+	// the webhook configuration's.
+	Name          string `json:"name,omitempty"`
+	Configuration string `json:"configuration,omitempty"`
+	// Matched is how many objects it ran on.
+	Matched   int       `json:"matched"`
+	Denied    []Finding `json:"denied,omitempty"`
+	Warned    []Finding `json:"warned,omitempty"`
+	Annotated []Finding `json:"annotated,omitempty"`
+	Mutated   []Finding `json:"mutated,omitempty"`
+	Errors    []Finding `json:"errors,omitempty"`
+	// Passed are the objects it ran on and had nothing to say about
+	// (only for PolicyReports).
+	Passed []ObjectRef `json:"-"`
+	// failedClosed counts the Errors under failurePolicy Fail, which
+	// refused the request.
+	failedClosed int
+}
+
+// Finding is one object and what was said about it.
+type Finding struct {
+	Object           ObjectRef         `json:"object"`
+	Message          string            `json:"message,omitempty"`
+	Warnings         []string          `json:"warnings,omitempty"`
+	AuditAnnotations map[string]string `json:"auditAnnotations,omitempty"`
+	Patch            json.RawMessage   `json:"patch,omitempty"`
+}
+
+// ObjectRef names an audited object.
+type ObjectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
+	UID        string `json:"uid,omitempty"`
+	// Source is the file it came from, when it came from one.
+	Source string `json:"source,omitempty"`
+}
+
+// String is kind namespace/name.
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + " " + r.Name
+	}
+	return r.Kind + " " + r.Namespace + "/" + r.Name
+}
+
+func refOf(o evaluate.Object) ObjectRef {
+	return ObjectRef{APIVersion: o.GetAPIVersion(), Kind: o.GetKind(), Namespace: o.GetNamespace(), Name: o.GetName(),
+		UID: string(o.GetUID()), Source: o.Source}
+}
+
+type policyKey struct{ plugin, name, configuration string }
+
+func newReport(operation string, config []evaluate.Object) *Report {
+	return &Report{APIVersion: APIVersion, Kind: Kind, Operation: operation, Policies: []*Policy{}, byKey: map[policyKey]*Policy{},
+		actions: validationActions(config)}
+}
+
+// validationActions are the actions of each ValidatingAdmissionPolicyBinding
+// of config, by name.
+func validationActions(config []evaluate.Object) map[string][]string {
+	out := map[string][]string{}
+	for _, o := range config {
+		if o.GroupVersionKind().GroupKind() != vapBinding {
+			continue
+		}
+		actions, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "validationActions")
+		out[o.GetName()] = actions
+	}
+	return out
+}
+
+var vapBinding = schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}
+
+func (r *Report) policy(s trace.Step) *Policy {
+	k := policyKey{s.Plugin, s.Name, s.Configuration}
+	p, ok := r.byKey[k]
+	if !ok {
+		p = &Policy{Plugin: s.Plugin, Name: s.Name, Configuration: s.Configuration}
+		r.byKey[k] = p
+		r.Policies = append(r.Policies, p)
+	}
+	return p
+}
+
+// configured reports a webhook or policy step: those are the configuration
+// under audit; a compiled-in plugin is reported only when it refuses.
+func configured(s trace.Step) bool { return s.Name != "" }
+
+// add records what the evaluation of o did.
+func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
+	r.Objects++
+	ref := refOf(o)
+	if res.Trace == nil {
+		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: ref, Message: statusMessage(res)})
+		return
+	}
+	for _, s := range res.Trace.Steps {
+		if s.Outcome == trace.OutcomeSkipped || !s.Matched && s.Outcome == trace.OutcomeAdmitted {
+			continue
+		}
+		if !configured(s) && s.Outcome != trace.OutcomeDenied && s.Outcome != trace.OutcomeError {
+			continue
+		}
+		if s.Plugin == vapPlugin && s.Outcome == trace.OutcomeDenied {
+			r.policy(s).failedValidation(ref, s, r.actions[s.Configuration], res)
+			continue
+		}
+		r.policy(s).add(ref, s, res)
+	}
+	if res.Decision == trace.Error {
+		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: ref, Message: "admitted, then refused: " + statusMessage(res)})
+	}
+}
+
+// add records one step; a reinvoked step counts once.
+func (p *Policy) add(ref ObjectRef, s trace.Step, res *evaluate.Result) {
+	if s.Round == 0 {
+		p.Matched++
+	}
+	said := false
+	switch s.Outcome {
+	case trace.OutcomeDenied:
+		msg := s.Error
+		if msg == "" {
+			msg = statusMessage(res)
+		}
+		p.Denied = append(p.Denied, Finding{Object: ref, Message: msg})
+		said = true
+	case trace.OutcomeError:
+		p.Errors = append(p.Errors, Finding{Object: ref, Message: s.Error})
+		p.failedClosed++
+		said = true
+	case trace.OutcomeFailedOpen:
+		p.Errors = append(p.Errors, Finding{Object: ref, Message: "failed open (failurePolicy Ignore): " + s.Error})
+		said = true
+	case trace.OutcomeMutated:
+		p.Mutated = append(p.Mutated, Finding{Object: ref, Patch: s.Patch})
+		said = true
+	}
+	if len(s.Warnings) > 0 {
+		p.Warned = append(p.Warned, Finding{Object: ref, Warnings: s.Warnings})
+		said = true
+	}
+	if len(s.AuditAnnotations) > 0 {
+		p.Annotated = append(p.Annotated, Finding{Object: ref, AuditAnnotations: s.AuditAnnotations})
+		said = true
+	}
+	if !said && s.Round == 0 {
+		p.Passed = append(p.Passed, ref)
+	}
+}
+
+// vapPlugin is the ValidatingAdmissionPolicy plugin's name.
+const vapPlugin = "ValidatingAdmissionPolicy"
+
+// failedValidation records a ValidatingAdmissionPolicy step that failed a
+// validation: the trace says "denied" whatever the binding's actions; the
+// binding's Deny denies, Warn warns, Audit annotates.
+func (p *Policy) failedValidation(ref ObjectRef, s trace.Step, actions []string, res *evaluate.Result) {
+	if len(actions) == 0 || slices.Contains(actions, "Deny") {
+		p.add(ref, s, res)
+		return
+	}
+	p.Matched++
+	if slices.Contains(actions, "Warn") {
+		p.Warned = append(p.Warned, Finding{Object: ref, Message: s.Error, Warnings: warningsOf(res, s)})
+	}
+	if slices.Contains(actions, "Audit") {
+		p.Annotated = append(p.Annotated, Finding{Object: ref, Message: s.Error,
+			AuditAnnotations: map[string]string{validationFailureKey: res.AuditAnnotations[validationFailureKey]}})
+	}
+}
+
+// validationFailureKey is the audit annotation of validations bound with
+// the Audit action.
+const validationFailureKey = "validation.policy.admission.k8s.io/validation_failure"
+
+// warningsOf are the request's warnings that name s's policy and binding.
+func warningsOf(res *evaluate.Result, s trace.Step) []string {
+	var out []string
+	name := fmt.Sprintf("'%s' with binding '%s'", s.Name, s.Configuration)
+	for _, w := range res.Warnings {
+		if strings.Contains(w, name) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func statusMessage(res *evaluate.Result) string {
+	if res.Status != nil {
+		return res.Status.Message
+	}
+	return res.Decision
+}
+
+func (r *Report) notEvaluated(u *unstructured.Unstructured, source string, err error) {
+	r.NotEvaluated = append(r.NotEvaluated, Finding{Object: refOf(evaluate.Object{Unstructured: u, Source: source}), Message: err.Error()})
+}
+
+// finish sorts the policies by plugin order and name.
+func (r *Report) finish(setupWarnings []string) {
+	r.SetupWarnings = setupWarnings
+	sort.SliceStable(r.Policies, func(i, j int) bool {
+		a, b := r.Policies[i], r.Policies[j]
+		if a.Plugin != b.Plugin {
+			return a.Plugin < b.Plugin
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Configuration < b.Configuration
+	})
+}
+
+// Severities a report's --fail-on compares with, least first.
+const (
+	SeverityNone     = "none"
+	SeverityAnnotate = "annotate"
+	SeverityMutate   = "mutate"
+	SeverityWarn     = "warn"
+	SeverityDeny     = "deny"
+)
+
+var severityRank = map[string]int{SeverityAnnotate: 1, SeverityMutate: 2, SeverityWarn: 3, SeverityDeny: 4}
+
+// ValidSeverity reports whether s is a --fail-on value.
+func ValidSeverity(s string) bool { _, ok := severityRank[s]; return ok || s == SeverityNone }
+
+// Fails reports whether anything of the report is at or above severity
+// (none: never). An error under failurePolicy Fail counts as a denial.
+func (r *Report) Fails(severity string) bool {
+	limit, ok := severityRank[severity]
+	if !ok {
+		return false
+	}
+	worst := 0
+	for _, p := range r.Policies {
+		for rank, fs := range map[int]int{4: len(p.Denied), 3: len(p.Warned), 2: len(p.Mutated), 1: len(p.Annotated)} {
+			if fs > 0 && rank > worst {
+				worst = rank
+			}
+		}
+		if p.failedClosed > 0 {
+			worst = 4
+		}
+	}
+	return worst >= limit
+}
