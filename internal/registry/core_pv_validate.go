@@ -116,9 +116,8 @@ func validatePVUpdate(pv, old *corev1.PersistentVolume) field.ErrorList {
 	opts := pvOptions(old)
 	errs := validatePV(pv, opts)
 	// Upstream's ValidatePersistentVolumeUpdate validates the whole volume
-	// again, metadata included.
+	// again, metadata included; the spec's errors repeat and are dropped.
 	errs = append(errs, ValidateObjectMeta(pv, false, apivalidation.NameIsDNSSubdomain)...)
-	errs = append(errs, validatePVSpec(&pv.Spec, pv.Name, false, specPath, opts)...)
 	src := pv.Spec.PersistentVolumeSource
 	if old.Spec.CSI != nil && old.Spec.CSI.ControllerExpandSecretRef == nil && src.CSI != nil && src.CSI.ControllerExpandSecretRef != nil {
 		// A controller expand secret may be added.
