@@ -29,7 +29,7 @@ func coreKinds() []descriptor {
 			status: statusReset, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultPVC, PrepareForCreate: preparePVCForCreate, Validate: validatePVC, ValidateUpdate: validatePVCUpdate}},
 		{gv: "v1", resource: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"}, status: statusReset, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultPV, PrepareForCreate: preparePVForCreate}},
+			strategy: persistentVolumeStrategy()},
 		pods(),
 		{gv: "v1", resource: "podtemplates", kind: "PodTemplate", namespaced: true, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultPodTemplate, Validate: validatePodTemplate, ValidateUpdate: validatePodTemplateUpdate}},

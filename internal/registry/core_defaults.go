@@ -148,10 +148,7 @@ func defaultPV(obj runtime.Object) {
 	if pv.Spec.VolumeMode == nil {
 		pv.Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
 	}
-	roundResourceList(pv.Spec.Capacity)
-	if pv.Spec.HostPath != nil && pv.Spec.HostPath.Type == nil {
-		pv.Spec.HostPath.Type = ptr.To(corev1.HostPathUnset)
-	}
+	defaultInlineVolumeSpec(&pv.Spec)
 }
 
 func defaultEndpoints(obj runtime.Object) {

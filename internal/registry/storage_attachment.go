@@ -30,9 +30,8 @@ import (
 // declarative messages; on an update that changes spec, the immutability
 // error shows no value. Handwritten errors are deduplicated by message
 // before the declarative ones are appended.
-//
-// Not checked: an inline volume spec (spec.source.inlineVolumeSpec) is
-// not validated, as admitd does not validate PersistentVolume specs.
+// An inline volume spec (spec.source.inlineVolumeSpec) is checked as a
+// PersistentVolume spec in the context of inline volumes (CSI only).
 
 var (
 	attacherFld = specPath.Child("attacher")
@@ -80,6 +79,9 @@ func validateVolumeAttachment(va *storagev1.VolumeAttachment, withAttacher bool)
 		errs = append(errs, validateCSIDriverName(va.Spec.Attacher, attacherFld)...)
 	}
 	errs = append(errs, validateAttachmentSource(&va.Spec.Source)...)
+	if s := va.Spec.Source.InlineVolumeSpec; s != nil && va.Spec.Source.PersistentVolumeName == nil {
+		errs = append(errs, validatePVSpec(s, va.Name, true, vaSourceFld.Child("inlineVolumeSpec"), pvValidationOptions{})...)
+	}
 	errs = append(errs, dnsSubdomainName(va.Spec.NodeName, specPath.Child("nodeName"))...)
 	errs = append(errs, validateAttachmentStatus(&va.Status)...)
 	if pv := va.Spec.Source.PersistentVolumeName; pv != nil {

@@ -14,8 +14,8 @@
 // error (type, field, detail, message; in order, but for metadata errors
 // on update, compared as sets as upstream checks metadata several times,
 // and for parameters errors, which come in map order) and the warnings
-// (none on either side). Inline volume specs are left out: admitd does
-// not validate PersistentVolume specs.
+// (none on either side). Attachments carry inline volume specs too, which
+// are validated as PersistentVolume specs in the context of inline volumes.
 package volumevalidation
 
 import (

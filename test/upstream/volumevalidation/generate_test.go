@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
@@ -88,8 +90,11 @@ func (g *generator) object(kind string) runtime.Object {
 	if kind == "VolumeAttachment" {
 		a := &storagev1.VolumeAttachment{ObjectMeta: g.meta("va-1"), Spec: storagev1.VolumeAttachmentSpec{
 			Attacher: g.mostly("disk.csi.example.com", attachers...), NodeName: g.mostly("node-1", "", "Node_1", "n/1")}}
-		if !g.chance(6) {
+		if !g.chance(3) {
 			a.Spec.Source.PersistentVolumeName = ptr.To(g.mostly("pv-1", "", "PV_1"))
+		}
+		if a.Spec.Source.PersistentVolumeName == nil && !g.chance(6) || g.chance(20) {
+			a.Spec.Source.InlineVolumeSpec = g.inlineVolumeSpec()
 		}
 		if g.chance(4) {
 			a.Status = g.attachmentStatus()
@@ -98,6 +103,49 @@ func (g *generator) object(kind string) runtime.Object {
 	}
 	return &storagev1.VolumeAttributesClass{ObjectMeta: g.meta("gold"),
 		DriverName: g.mostly("disk.csi.example.com", "", "Upper.Case/Driver", "a/b/c", "-bad", strings.Repeat("d", 64)), Parameters: g.params()}
+}
+
+// inlineVolumeSpec is a CSI volume spec as an attachment carries it,
+// valid most of the time, else with what inline specs may not have or a
+// CSI source with bad fields.
+func (g *generator) inlineVolumeSpec() *corev1.PersistentVolumeSpec {
+	s := &corev1.PersistentVolumeSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}
+	s.CSI = &corev1.CSIPersistentVolumeSource{Driver: g.mostly("disk.csi.example.com", "", "Bad_Driver", strings.Repeat("d", 64)),
+		VolumeHandle: g.mostly("h", "")}
+	if g.chance(5) {
+		s.CSI.NodePublishSecretRef = &corev1.SecretReference{Name: g.mostly("s", "", "Bad_Name"), Namespace: g.mostly("default", "", "Bad.NS")}
+	}
+	switch g.rng.Intn(14) {
+	case 0:
+		s.CSI = nil
+	case 1:
+		s.CSI, s.NFS = nil, &corev1.NFSVolumeSource{Server: "nfs", Path: "/p"}
+	case 2:
+		s.NFS = &corev1.NFSVolumeSource{Server: "nfs", Path: "/p"}
+	case 3:
+		s.Capacity = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	case 4:
+		s.ClaimRef = &corev1.ObjectReference{Name: "claim"}
+	case 5:
+		s.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimPolicy(g.pick("Retain", "Delete", "Bad"))
+	case 6:
+		s.VolumeMode = ptr.To(corev1.PersistentVolumeMode(g.pick("Filesystem", "Block", "Bad")))
+	case 7:
+		s.NodeAffinity = &corev1.VolumeNodeAffinity{}
+	case 8:
+		s.StorageClassName = g.pick("fast", "Bad_Class")
+	case 9:
+		s.AccessModes = []corev1.PersistentVolumeAccessMode{g.pick2("ReadWriteOncePod", "Bad"), corev1.ReadOnlyMany}
+	case 10:
+		s.AccessModes = nil
+	case 11:
+		s.VolumeAttributesClassName = ptr.To(g.pick("", "Bad_Class"))
+	}
+	return s
+}
+
+func (g *generator) pick2(options ...corev1.PersistentVolumeAccessMode) corev1.PersistentVolumeAccessMode {
+	return options[g.rng.Intn(len(options))]
 }
 
 func (g *generator) attachmentStatus() storagev1.VolumeAttachmentStatus {

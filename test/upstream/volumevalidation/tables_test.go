@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -88,6 +90,36 @@ func upstreamClasses() map[string]*storagev1.VolumeAttributesClass {
 	}
 }
 
+// upstreamInlineSpecs are TestValidatePersistentVolumeSpec's inline specs.
+func upstreamInlineSpecs() map[string]corev1.PersistentVolumeSpec {
+	csi := corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "test-driver", VolumeHandle: "test-123", ReadOnly: true}}
+	rwo := []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	return map[string]corev1.PersistentVolumeSpec{
+		"inline-pvspec-with-capacity": {Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10G")},
+			PersistentVolumeSource: csi, AccessModes: rwo},
+		"inline-pvspec-with-podSec":             {PersistentVolumeSource: csi, AccessModes: rwo, StorageClassName: "testclass"},
+		"inline-pvspec-with-non-fs-volume-mode": {PersistentVolumeSource: csi, AccessModes: rwo, VolumeMode: ptr.To(corev1.PersistentVolumeBlock)},
+		"inline-pvspec-with-non-retain-reclaim-policy": {PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRecycle,
+			PersistentVolumeSource: csi, AccessModes: rwo},
+		"inline-pvspec-with-node-affinity": {PersistentVolumeSource: csi, AccessModes: rwo, NodeAffinity: &corev1.VolumeNodeAffinity{
+			Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: "foo", Operator: corev1.NodeSelectorOpIn, Values: []string{"bar"}}}}}}}},
+		"inline-pvspec-with-non-csi-source": {AccessModes: rwo, PersistentVolumeSource: corev1.PersistentVolumeSource{
+			HostPath: &corev1.HostPathVolumeSource{Path: "/foo", Type: ptr.To(corev1.HostPathDirectory)}}},
+		"inline-pvspec-valid-with-access-modes-and-mount-options": {PersistentVolumeSource: csi, AccessModes: rwo, MountOptions: []string{"soft", "read-write"}},
+		"inline-pvspec-valid-with-access-modes":                   {PersistentVolumeSource: csi, AccessModes: rwo},
+		"inline-pvspec-with-missing-acess-modes":                  {PersistentVolumeSource: csi, MountOptions: []string{"soft", "read-write"}},
+		"inline-pvspec-with-claim-ref":                            {PersistentVolumeSource: csi, AccessModes: rwo, ClaimRef: &corev1.ObjectReference{Name: "c"}},
+		"inline-pvspec-with-vac":                                  {PersistentVolumeSource: csi, AccessModes: rwo, VolumeAttributesClassName: ptr.To("-bad-")},
+		"inline-pvspec-with-retain":                               {PersistentVolumeSource: csi, AccessModes: rwo, PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain},
+		"inline-pvspec-with-bad-csi": {AccessModes: rwo, PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+			Driver: "Bad_Driver", NodePublishSecretRef: &corev1.SecretReference{}}}},
+		"inline-pvspec-two-sources": {AccessModes: rwo, PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: csi.CSI,
+			NFS: &corev1.NFSVolumeSource{Server: "s", Path: "p"}}},
+		"inline-pvspec-empty": {},
+	}
+}
+
 func TestUpstreamTables(t *testing.T) {
 	cat := registry.NewCatalogue()
 	var c tally
@@ -115,6 +147,14 @@ func TestUpstreamTables(t *testing.T) {
 			renamed.Spec.NodeName = "other"
 			compare(t, cat, write{Name: "attachment update over stored status " + name, Obj: renamed, Old: stored, Status: status, Defaulted: true}, &c)
 		}
+	}
+	for name, spec := range upstreamInlineSpecs() {
+		a := va("foo", "myattacher", "mynode", nil)
+		a.Spec.Source.InlineVolumeSpec = &spec
+		both("attachment with inline spec "+name, a)
+		a = a.DeepCopy()
+		a.Spec.Source.PersistentVolumeName = volumeName
+		both("attachment with inline spec and volume name "+name, a)
 	}
 	for name, v := range upstreamClasses() {
 		both("class "+name, v)
