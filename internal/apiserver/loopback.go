@@ -22,26 +22,8 @@ func (s *Server) Loopback(user authenticationv1.UserInfo) http.RoundTripper {
 }
 
 type loopback struct {
-	s                *Server
-	user             authenticationv1.UserInfo
-	withoutAdmission bool
-}
-
-// LoopbackWithoutAdmission is Loopback for the server's own bookkeeping
-// writes that no admission plugin, webhook or policy should see (the
-// default ServiceAccount of a new namespace). Upstream makes them through
-// admission from kube-controller-manager; admitd does not, so that creating
-// a namespace calls exactly the webhooks the request itself matches.
-func (s *Server) LoopbackWithoutAdmission(user authenticationv1.UserInfo) http.RoundTripper {
-	return &loopback{s: s, user: user, withoutAdmission: true}
-}
-
-type withoutAdmissionKey struct{}
-
-// withoutAdmission reports a request made through LoopbackWithoutAdmission.
-func withoutAdmission(ctx context.Context) bool {
-	v, _ := ctx.Value(withoutAdmissionKey{}).(bool)
-	return v
+	s    *Server
+	user authenticationv1.UserInfo
 }
 
 type loopbackKey struct{}
@@ -55,9 +37,6 @@ func loopbackUser(ctx context.Context) (authenticationv1.UserInfo, bool) {
 
 func (l *loopback) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := context.WithValue(req.Context(), loopbackKey{}, l.user)
-	if l.withoutAdmission {
-		ctx = context.WithValue(ctx, withoutAdmissionKey{}, true)
-	}
 	in := req.Clone(ctx)
 	if in.Body == nil {
 		in.Body = http.NoBody

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/server"
 )
 
@@ -38,6 +39,13 @@ type ServerConfig struct {
 	// QuotaController runs the resource quota controller, as admitd serve
 	// does by default (--quota-controller).
 	QuotaController bool
+	// Controllers is admitd serve's --controllers: which of
+	// kube-controller-manager's controllers the server runs. Nil means all
+	// but the root CA publisher (its kube-root-ca.crt holds this
+	// in-process server's CA, different on every run, plays no part in an
+	// admission decision, and is created through admission: a webhook
+	// matching ConfigMap creates would be called with it).
+	Controllers []string
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
 }
@@ -50,6 +58,9 @@ type instance struct {
 	admin *rest.Config
 	// impersonatorToken authenticates the request's impersonator.
 	impersonatorToken string
+	// defaultServiceAccounts: the service-account controller runs, so a
+	// namespace gets its default ServiceAccount.
+	defaultServiceAccounts bool
 }
 
 // startServer starts a server on memory storage with c's settings; one
@@ -74,7 +85,9 @@ func startServer(ctx context.Context, c ServerConfig, impersonator *User) (*inst
 	}
 	admin := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "admitd-eval",
 		TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
-	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token}, nil
+	sel, _ := controllers.ParseControllers(opts.Controllers) // Start checked them
+	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token,
+		defaultServiceAccounts: sel.Enabled(controllers.ServiceAccountControllerName)}, nil
 }
 
 func serverOptions(c ServerConfig, dir string) server.Options {
@@ -89,6 +102,10 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 		o.AuthorizationModes = []string{auth.ModeAlwaysAllow}
 	}
 	o.Quota.Controller = c.QuotaController
+	o.Controllers = c.Controllers
+	if o.Controllers == nil {
+		o.Controllers = []string{"*", "-" + controllers.RootCAControllerName}
+	}
 	o.Logger = c.Logger
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
