@@ -98,7 +98,7 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 // names that admitd does not have.
 func logSelection(sel controllers.ControllerSelection, log *slog.Logger) {
 	var off []string
-	for _, name := range admitdControllers {
+	for _, name := range slices.Concat(admitdControllers, workloadControllers) {
 		if !sel.Enabled(name) {
 			off = append(off, name)
 		}
@@ -107,16 +107,17 @@ func logSelection(sel controllers.ControllerSelection, log *slog.Logger) {
 		log.Info("controllers disabled by --controllers", "controllers", off)
 	}
 	for _, name := range sel.Named() {
-		if !slices.Contains(admitdControllers, name) {
+		if !slices.Contains(admitdControllers, name) && !slices.Contains(workloadControllers, name) {
 			log.Info("kube-controller-manager controller not implemented by admitd, ignored", "controller", name)
 		}
 	}
 }
 
 // startAllControllers starts what kube-controller-manager runs beside
-// kube-apiserver (the controllers above, quota and service-account tokens)
-// as the selection says, the APIServices' registration and availability
-// controllers and the kubernetes Service reconciler, until ctx ends.
+// kube-apiserver (the controllers above, the workload controllers, quota
+// and service-account tokens) as the selection says, the APIServices'
+// registration and availability controllers and the kubernetes Service
+// reconciler, until ctx ends.
 func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
 	sel, err := controllerSelection(o)
 	if err != nil {
@@ -125,6 +126,9 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	logSelection(sel, o.Logger)
 	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
+	}
+	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, sel, o.Logger); err != nil {
+		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
 		if err := startQuotaController(ctx, p, s.store, o); err != nil {

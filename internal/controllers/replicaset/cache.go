@@ -1,0 +1,150 @@
+package replicaset
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// handlers are what a cache calls when its objects change: add for a new
+// object, update for a changed one, remove for one gone (with its last
+// known state). They run on the cache's one follower goroutine, after the
+// cache has changed.
+type handlers[T any] struct {
+	add    func(obj T)
+	update func(old, cur T)
+	remove func(obj T)
+}
+
+// cache holds one resource's objects as storage has them, decoded, by
+// namespace and name: the informer of a client-go controller, fed by a
+// watch of storage (controllers.Follow) instead of the API.
+type cache[T any] struct {
+	prefix   string // the resource's key prefix; keys below it are <namespace>/<name>
+	decode   func(kv storage.KeyValue) (T, error)
+	handlers handlers[T]
+	onError  func(key string, err error)
+
+	mu     sync.RWMutex
+	items  map[string]map[string]T // namespace → name → object
+	synced chan struct{}
+	once   sync.Once
+}
+
+func newCache[T any](prefix string, decode func(storage.KeyValue) (T, error), h handlers[T], onError func(string, error)) *cache[T] {
+	return &cache[T]{prefix: prefix, decode: decode, handlers: h, onError: onError,
+		items: map[string]map[string]T{}, synced: make(chan struct{})}
+}
+
+// Reset replaces the cache's objects with a listing: objects not listed
+// are removed, new ones added, the others updated.
+func (c *cache[T]) Reset(kvs []storage.KeyValue) {
+	listed := map[string]map[string]T{}
+	for _, kv := range kvs {
+		ns, name, ok := c.key(kv.Key)
+		if !ok {
+			continue
+		}
+		obj, err := c.decode(kv)
+		if err != nil {
+			c.onError(kv.Key, err)
+			continue
+		}
+		if listed[ns] == nil {
+			listed[ns] = map[string]T{}
+		}
+		listed[ns][name] = obj
+	}
+	c.mu.Lock()
+	old := c.items
+	c.items = listed
+	c.mu.Unlock()
+	for ns, objs := range old {
+		for name, obj := range objs {
+			if _, ok := listed[ns][name]; !ok {
+				c.handlers.remove(obj)
+			}
+		}
+	}
+	for ns, objs := range listed {
+		for name, obj := range objs {
+			if prev, ok := old[ns][name]; ok {
+				c.handlers.update(prev, obj)
+			} else {
+				c.handlers.add(obj)
+			}
+		}
+	}
+	c.once.Do(func() { close(c.synced) })
+}
+
+// Event applies one change.
+func (c *cache[T]) Event(ev storage.Event) {
+	ns, name, ok := c.key(ev.KV.Key)
+	if !ok {
+		return
+	}
+	if ev.Type == storage.EventDelete {
+		c.mu.Lock()
+		prev, had := c.items[ns][name]
+		delete(c.items[ns], name)
+		if len(c.items[ns]) == 0 {
+			delete(c.items, ns)
+		}
+		c.mu.Unlock()
+		if had {
+			c.handlers.remove(prev)
+		}
+		return
+	}
+	obj, err := c.decode(ev.KV)
+	if err != nil {
+		c.onError(ev.KV.Key, err)
+		return
+	}
+	c.mu.Lock()
+	prev, had := c.items[ns][name]
+	if c.items[ns] == nil {
+		c.items[ns] = map[string]T{}
+	}
+	c.items[ns][name] = obj
+	c.mu.Unlock()
+	if had {
+		c.handlers.update(prev, obj)
+	} else {
+		c.handlers.add(obj)
+	}
+}
+
+// key splits a storage key under the prefix into namespace and name.
+func (c *cache[T]) key(storageKey string) (namespace, name string, ok bool) {
+	rest, found := strings.CutPrefix(storageKey, c.prefix)
+	if !found {
+		return "", "", false
+	}
+	namespace, name, ok = strings.Cut(rest, "/")
+	return namespace, name, ok && !strings.Contains(name, "/")
+}
+
+// get returns the object namespace/name.
+func (c *cache[T]) get(namespace, name string) (T, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	obj, ok := c.items[namespace][name]
+	return obj, ok
+}
+
+// list returns the objects of namespace for which keep is true. The
+// objects are shared: callers copy before changing one.
+func (c *cache[T]) list(namespace string, keep func(T) bool) []T {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []T
+	for _, obj := range c.items[namespace] {
+		if keep(obj) {
+			out = append(out, obj)
+		}
+	}
+	return out
+}

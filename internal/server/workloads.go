@@ -1,0 +1,44 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// workloadControllers are the names of the workload controllers admitd
+// runs (internal/controllers/<workload>).
+var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName}
+
+// startWorkloadControllers runs the ReplicaSet and ReplicationController
+// controllers the selection turns on until ctx ends, each writing (and
+// recording its events) through the loopback client as its
+// kube-controller-manager service account, through admission.
+func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
+		if !sel.Enabled(kind.Name) {
+			continue
+		}
+		rt := api.Loopback(kind.User)
+		client, err := controllers.NewClientset(rt)
+		if err != nil {
+			return err
+		}
+		l := log.With("controller", kind.Name)
+		recorder, err := controllers.NewEventRecorder(ctx, rt, kind.Component, l)
+		if err != nil {
+			return err
+		}
+		c, err := replicaset.New(replicaset.Config{Kind: kind, Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		if err != nil {
+			return err
+		}
+		go c.Run(ctx)
+	}
+	return nil
+}
