@@ -24,10 +24,10 @@ const (
 	reasonSuccessfulDelete = "SuccessfulDelete"
 )
 
-// podFromTemplate is the pod a controller creates from its template: the
+// PodFromTemplate is the pod a controller creates from its template: the
 // template's labels, annotations, finalizers and spec, named after the
 // controller (generateName "<name>-"), controlled by ref.
-func podFromTemplate(template *corev1.PodTemplateSpec, ownerName string, ref metav1.OwnerReference) *corev1.Pod {
+func PodFromTemplate(template *corev1.PodTemplateSpec, ownerName string, ref metav1.OwnerReference) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
 		Labels:       map[string]string{},
 		Annotations:  map[string]string{},
@@ -45,11 +45,12 @@ func podFromTemplate(template *corev1.PodTemplateSpec, ownerName string, ref met
 	return pod
 }
 
-// generateNamePrefix is "<name>-", or name when the dash would make it an
-// invalid generateName (too long): a generateName is valid when it is a
-// DNS subdomain with its trailing dash read as a letter.
+// generateNamePrefix is "<name>-", or name when upstream's validation of
+// a generateName refuses "<name>-": it checks a DNS subdomain with the
+// prefix's last two characters (the dash and the one before it) replaced
+// by one letter, so the dash is kept even on a name of the maximum length.
 func generateNamePrefix(name string) string {
-	if len(validation.IsDNS1123Subdomain(name+"a")) == 0 {
+	if name == "" || len(validation.IsDNS1123Subdomain(name[:len(name)-1]+"a")) == 0 {
 		return name + "-"
 	}
 	return name
@@ -63,7 +64,7 @@ func (c *Controller) controllerRef(rs *appsv1.ReplicaSet) metav1.OwnerReference 
 // createPod creates one pod of rs, recording an event either way (none
 // when the namespace is terminating).
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	pod := podFromTemplate(&rs.Spec.Template, rs.Name, c.controllerRef(rs))
+	pod := PodFromTemplate(&rs.Spec.Template, rs.Name, c.controllerRef(rs))
 	if len(pod.Labels) == 0 {
 		return errors.New("unable to create pods, no labels")
 	}

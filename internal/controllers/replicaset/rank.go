@@ -14,11 +14,11 @@ import (
 // (lower cost first).
 const podDeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
-// podsToDelete chooses which diff of pods to delete on scale down,
+// PodsToDelete chooses which diff of pods to delete on scale down,
 // preferring pods in earlier phases of startup (upstream's
 // getPodsToDelete): related are the active pods of every controller with
 // the same owner, counted per node to rank doubled-up pods first.
-func podsToDelete(pods, related []*corev1.Pod, diff int, now time.Time) []*corev1.Pod {
+func PodsToDelete(pods, related []*corev1.Pod, diff int, now time.Time) []*corev1.Pod {
 	if diff < len(pods) {
 		onNode := map[string]int{}
 		for _, p := range related {

@@ -251,7 +251,7 @@ func (c *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod, r
 		return err
 	case diff > 0:
 		n := min(diff, burstReplicas)
-		victims := podsToDelete(active, c.relatedPods(rs), n, c.now())
+		victims := PodsToDelete(active, c.relatedPods(rs), n, c.now())
 		keys := make([]string, len(victims))
 		for i, p := range victims {
 			keys[i] = key(p.Namespace, p.Name)
