@@ -20,6 +20,7 @@ const (
 	PVProtectionControllerName           = "persistentvolume-protection-controller"
 	PolicyStatusControllerName           = "validatingadmissionpolicy-status-controller"
 	ReplicaSetControllerName             = "replicaset-controller"
+	DeploymentControllerName             = "deployment-controller"
 	ReplicationControllerControllerName  = "replicationcontroller-controller"
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
 )
@@ -43,7 +44,7 @@ var kcmControllers = []kcmController{
 	{name: ClusterRoleAggregationControllerName, aliases: []string{"clusterrole-aggregation"}},
 	{name: "cronjob-controller", aliases: []string{"cronjob"}},
 	{name: "daemonset-controller", aliases: []string{"daemonset"}},
-	{name: "deployment-controller", aliases: []string{"deployment"}},
+	{name: DeploymentControllerName, aliases: []string{"deployment"}},
 	{name: "device-taint-eviction-controller"},
 	{name: "disruption-controller", aliases: []string{"disruption"}},
 	{name: "endpoints-controller", aliases: []string{"endpoint"}},

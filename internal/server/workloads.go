@@ -6,6 +6,7 @@ import (
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/deployment"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
@@ -13,10 +14,11 @@ import (
 
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
-var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName}
+var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
+	controllers.DeploymentControllerName}
 
-// startWorkloadControllers runs the ReplicaSet and ReplicationController
-// controllers the selection turns on until ctx ends, each writing (and
+// startWorkloadControllers runs the ReplicaSet, ReplicationController and
+// Deployment controllers the selection turns on until ctx ends, each writing (and
 // recording its events) through the loopback client as its
 // kube-controller-manager service account, through admission.
 func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
@@ -40,5 +42,28 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		}
 		go c.Run(ctx)
 	}
+	if sel.Enabled(deployment.Name) {
+		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))
+	}
+	return nil
+}
+
+// startDeploymentController runs the Deployment controller until ctx
+// ends, as kube-controller-manager's deployment-controller.
+func startDeploymentController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+	rt := api.Loopback(deployment.User)
+	client, err := controllers.NewClientset(rt)
+	if err != nil {
+		return err
+	}
+	recorder, err := controllers.NewEventRecorder(ctx, rt, deployment.Component, log)
+	if err != nil {
+		return err
+	}
+	c, err := deployment.New(deployment.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	if err != nil {
+		return err
+	}
+	go c.Run(ctx)
 	return nil
 }

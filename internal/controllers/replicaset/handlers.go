@@ -27,7 +27,7 @@ func (c *Controller) resolveControllerRef(namespace string, ref *metav1.OwnerRef
 	if ref.Kind != c.kind.gvk.Kind {
 		return nil
 	}
-	rs, ok := c.owners.get(namespace, ref.Name)
+	rs, ok := c.owners.Get(namespace, ref.Name)
 	if !ok || rs.UID != ref.UID {
 		return nil
 	}
@@ -40,7 +40,7 @@ func (c *Controller) ownersMatching(pod *corev1.Pod) []*appsv1.ReplicaSet {
 	if len(pod.Labels) == 0 {
 		return nil
 	}
-	return c.owners.list(pod.Namespace, func(rs *appsv1.ReplicaSet) bool {
+	return c.owners.List(pod.Namespace, func(rs *appsv1.ReplicaSet) bool {
 		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 		return err == nil && !sel.Empty() && sel.Matches(labels.Set(pod.Labels))
 	})

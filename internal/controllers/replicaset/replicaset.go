@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
@@ -77,8 +78,8 @@ type Controller struct {
 	podsPrefix   string
 	ownersPrefix string
 
-	pods         *cache[*corev1.Pod]
-	owners       *cache[*appsv1.ReplicaSet]
+	pods         *watchcache.Cache[*corev1.Pod]
+	owners       *watchcache.Cache[*appsv1.ReplicaSet]
 	expectations *expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
 	now          func() time.Time
@@ -103,20 +104,20 @@ func New(cfg Config) (*Controller, error) {
 		c.workers = defaultWorkers
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.pods = newCache(c.podsPrefix, func(kv storage.KeyValue) (*corev1.Pod, error) {
+	c.pods = watchcache.New(c.podsPrefix, func(kv storage.KeyValue) (*corev1.Pod, error) {
 		obj, err := layout.Decode(podsRes, kv)
 		if err != nil {
 			return nil, err
 		}
 		return obj.(*corev1.Pod), nil
-	}, handlers[*corev1.Pod]{add: c.addPod, update: c.updatePod, remove: c.deletePodEvent}, onError)
-	c.owners = newCache(c.ownersPrefix, func(kv storage.KeyValue) (*appsv1.ReplicaSet, error) {
+	}, watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}, onError)
+	c.owners = watchcache.New(c.ownersPrefix, func(kv storage.KeyValue) (*appsv1.ReplicaSet, error) {
 		obj, err := layout.Decode(ownersRes, kv)
 		if err != nil {
 			return nil, err
 		}
 		return c.kind.toReplicaSet(obj), nil
-	}, handlers[*appsv1.ReplicaSet]{add: c.enqueue, update: c.updateOwner, remove: c.deleteOwner}, onError)
+	}, watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.enqueue, Update: c.updateOwner, Remove: c.deleteOwner}, onError)
 	return c, nil
 }
 
@@ -125,7 +126,7 @@ func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.ownersPrefix, c.owners, c.log)
 	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
 	defer c.queue.ShutDown()
-	for _, synced := range []chan struct{}{c.owners.synced, c.pods.synced} {
+	for _, synced := range []<-chan struct{}{c.owners.Synced(), c.pods.Synced()} {
 		select {
 		case <-ctx.Done():
 			return
@@ -178,7 +179,7 @@ func (c *Controller) enqueue(rs *appsv1.ReplicaSet) { c.queue.Add(key(rs.Namespa
 // waits for pods it created or deleted to be seen, and writes its status.
 func (c *Controller) sync(ctx context.Context, k string) error {
 	ns, name, _ := cutKey(k)
-	rs, ok := c.owners.get(ns, name)
+	rs, ok := c.owners.Get(ns, name)
 	if !ok {
 		c.expectations.forget(k)
 		return nil
@@ -189,7 +190,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 		c.log.Warn("invalid selector", "key", k, "err", err)
 		return nil
 	}
-	owned := c.pods.list(ns, func(p *corev1.Pod) bool {
+	owned := c.pods.List(ns, func(p *corev1.Pod) bool {
 		ref := metav1.GetControllerOfNoCopy(p)
 		return ref == nil || (ref.UID == rs.UID && ref.Kind == c.kind.gvk.Kind && ref.Name == rs.Name)
 	})
@@ -312,7 +313,7 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 	}
 	seen := map[string]bool{}
 	var out []*corev1.Pod
-	for _, other := range c.owners.list(rs.Namespace, func(o *appsv1.ReplicaSet) bool {
+	for _, other := range c.owners.List(rs.Namespace, func(o *appsv1.ReplicaSet) bool {
 		r := metav1.GetControllerOfNoCopy(o)
 		return r != nil && r.UID == ref.UID
 	}) {
@@ -320,7 +321,7 @@ func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
 		if err != nil {
 			continue
 		}
-		for _, p := range c.pods.list(rs.Namespace, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }) {
+		for _, p := range c.pods.List(rs.Namespace, func(p *corev1.Pod) bool { return sel.Matches(labels.Set(p.Labels)) }) {
 			if !seen[string(p.UID)] {
 				seen[string(p.UID)] = true
 				out = append(out, p)

@@ -1,4 +1,10 @@
-package replicaset
+// Package watchcache holds the caches the workload controllers
+// (internal/controllers/<workload>) read: one resource's objects as
+// storage has them, decoded, fed by a watch of storage
+// (controllers.Follow), with handlers called on each change. It is the
+// informer and lister of a client-go controller, without the API round
+// trip; it is not a general cache (no indexes but namespace).
+package watchcache
 
 import (
 	"strings"
@@ -7,23 +13,23 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// handlers are what a cache calls when its objects change: add for a new
-// object, update for a changed one, remove for one gone (with its last
+// Handlers are what a cache calls when its objects change: Add for a new
+// object, Update for a changed one, Remove for one gone (with its last
 // known state). They run on the cache's one follower goroutine, after the
 // cache has changed.
-type handlers[T any] struct {
-	add    func(obj T)
-	update func(old, cur T)
-	remove func(obj T)
+type Handlers[T any] struct {
+	Add    func(obj T)
+	Update func(old, cur T)
+	Remove func(obj T)
 }
 
-// cache holds one resource's objects as storage has them, decoded, by
+// Cache holds one resource's objects as storage has them, decoded, by
 // namespace and name: the informer of a client-go controller, fed by a
 // watch of storage (controllers.Follow) instead of the API.
-type cache[T any] struct {
+type Cache[T any] struct {
 	prefix   string // the resource's key prefix; keys below it are <namespace>/<name>
 	decode   func(kv storage.KeyValue) (T, error)
-	handlers handlers[T]
+	handlers Handlers[T]
 	onError  func(key string, err error)
 
 	mu     sync.RWMutex
@@ -32,14 +38,20 @@ type cache[T any] struct {
 	once   sync.Once
 }
 
-func newCache[T any](prefix string, decode func(storage.KeyValue) (T, error), h handlers[T], onError func(string, error)) *cache[T] {
-	return &cache[T]{prefix: prefix, decode: decode, handlers: h, onError: onError,
+// Synced is closed once the cache has its first listing.
+func (c *Cache[T]) Synced() <-chan struct{} { return c.synced }
+
+// New returns the cache of the objects under prefix (a resource's key
+// prefix: keys below it are <namespace>/<name>), decoded by decode;
+// onError hears of a value that does not decode.
+func New[T any](prefix string, decode func(storage.KeyValue) (T, error), h Handlers[T], onError func(key string, err error)) *Cache[T] {
+	return &Cache[T]{prefix: prefix, decode: decode, handlers: h, onError: onError,
 		items: map[string]map[string]T{}, synced: make(chan struct{})}
 }
 
 // Reset replaces the cache's objects with a listing: objects not listed
 // are removed, new ones added, the others updated.
-func (c *cache[T]) Reset(kvs []storage.KeyValue) {
+func (c *Cache[T]) Reset(kvs []storage.KeyValue) {
 	listed := map[string]map[string]T{}
 	for _, kv := range kvs {
 		ns, name, ok := c.key(kv.Key)
@@ -63,16 +75,16 @@ func (c *cache[T]) Reset(kvs []storage.KeyValue) {
 	for ns, objs := range old {
 		for name, obj := range objs {
 			if _, ok := listed[ns][name]; !ok {
-				c.handlers.remove(obj)
+				c.handlers.Remove(obj)
 			}
 		}
 	}
 	for ns, objs := range listed {
 		for name, obj := range objs {
 			if prev, ok := old[ns][name]; ok {
-				c.handlers.update(prev, obj)
+				c.handlers.Update(prev, obj)
 			} else {
-				c.handlers.add(obj)
+				c.handlers.Add(obj)
 			}
 		}
 	}
@@ -80,7 +92,7 @@ func (c *cache[T]) Reset(kvs []storage.KeyValue) {
 }
 
 // Event applies one change.
-func (c *cache[T]) Event(ev storage.Event) {
+func (c *Cache[T]) Event(ev storage.Event) {
 	ns, name, ok := c.key(ev.KV.Key)
 	if !ok {
 		return
@@ -94,7 +106,7 @@ func (c *cache[T]) Event(ev storage.Event) {
 		}
 		c.mu.Unlock()
 		if had {
-			c.handlers.remove(prev)
+			c.handlers.Remove(prev)
 		}
 		return
 	}
@@ -111,14 +123,14 @@ func (c *cache[T]) Event(ev storage.Event) {
 	c.items[ns][name] = obj
 	c.mu.Unlock()
 	if had {
-		c.handlers.update(prev, obj)
+		c.handlers.Update(prev, obj)
 	} else {
-		c.handlers.add(obj)
+		c.handlers.Add(obj)
 	}
 }
 
 // key splits a storage key under the prefix into namespace and name.
-func (c *cache[T]) key(storageKey string) (namespace, name string, ok bool) {
+func (c *Cache[T]) key(storageKey string) (namespace, name string, ok bool) {
 	rest, found := strings.CutPrefix(storageKey, c.prefix)
 	if !found {
 		return "", "", false
@@ -127,17 +139,17 @@ func (c *cache[T]) key(storageKey string) (namespace, name string, ok bool) {
 	return namespace, name, ok && !strings.Contains(name, "/")
 }
 
-// get returns the object namespace/name.
-func (c *cache[T]) get(namespace, name string) (T, bool) {
+// Get returns the object namespace/name.
+func (c *Cache[T]) Get(namespace, name string) (T, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	obj, ok := c.items[namespace][name]
 	return obj, ok
 }
 
-// list returns the objects of namespace for which keep is true. The
+// List returns the objects of namespace for which keep is true. The
 // objects are shared: callers copy before changing one.
-func (c *cache[T]) list(namespace string, keep func(T) bool) []T {
+func (c *Cache[T]) List(namespace string, keep func(T) bool) []T {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []T
