@@ -40,15 +40,22 @@ type ServerConfig struct {
 	// does by default (--quota-controller).
 	QuotaController bool
 	// Controllers is admitd serve's --controllers: which of
-	// kube-controller-manager's controllers the server runs. Nil means all
-	// but the root CA publisher (its kube-root-ca.crt holds this
-	// in-process server's CA, different on every run, plays no part in an
-	// admission decision, and is created through admission: a webhook
-	// matching ConfigMap creates would be called with it).
+	// kube-controller-manager's controllers the server runs. Nil means
+	// DefaultControllers.
 	Controllers []string
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
 }
+
+// DefaultControllers are the controllers the in-process server runs: all
+// but the root CA publisher (its kube-root-ca.crt holds this in-process
+// server's CA, different on every run, plays no part in an admission
+// decision, and is created through admission: a webhook matching
+// ConfigMap creates would be called with it) and the workload controllers
+// (a ReplicaSet or Deployment among the objects given would have its
+// pods created through admission while the request is evaluated).
+var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
+	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.
@@ -104,7 +111,7 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 	o.Quota.Controller = c.QuotaController
 	o.Controllers = c.Controllers
 	if o.Controllers == nil {
-		o.Controllers = []string{"*", "-" + controllers.RootCAControllerName}
+		o.Controllers = DefaultControllers
 	}
 	o.Logger = c.Logger
 	if o.Logger == nil {
