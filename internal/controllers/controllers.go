@@ -52,8 +52,25 @@ func ControllerUser(name string) authenticationv1.UserInfo {
 // NewClient returns a dynamic client that sends its requests through rt
 // (the API server's loopback transport), without client-side rate limits.
 func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
-	cfg := &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: "admitd-controller-manager"}
-	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
+	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
+}
+
+// userAgent is the User-Agent of the controllers' requests:
+// kube-controller-manager's, whose first word names the managedFields
+// entries of their writes.
+const userAgent = "kube-controller-manager"
+
+// userAgentTransport sets the User-Agent (client-go sets it only on the
+// transports it builds itself).
+type userAgentTransport struct{ rt http.RoundTripper }
+
+func (u userAgentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("User-Agent") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("User-Agent", userAgent)
+	}
+	return u.rt.RoundTrip(r)
 }
 
 // stored is the part of a stored object the controllers read (decoding

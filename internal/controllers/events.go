@@ -16,8 +16,8 @@ import (
 // NewClientset returns a typed client that sends its requests through rt
 // (the API server's loopback transport), without client-side rate limits.
 func NewClientset(rt http.RoundTripper) (kubernetes.Interface, error) {
-	cfg := &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: "admitd-controller-manager"}
-	return kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
+	return kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
 }
 
 // NewEventRecorder returns a recorder of core/v1 Events from component

@@ -15,6 +15,11 @@ const (
 	replicaSetsStateJSONPath = `{range .items[*]}{.metadata.name} rev={.metadata.annotations.deployment\.kubernetes\.io/revision} hist={.metadata.annotations.deployment\.kubernetes\.io/revision-history} desired={.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} max={.metadata.annotations.deployment\.kubernetes\.io/max-replicas} spec={.spec.replicas} status={.status.replicas}{"\n"}{end}`
 )
 
+// withoutWorkloadControllers runs admitd without kube-controller-manager's
+// workload controllers, for tests of objects written as a kube-apiserver
+// alone keeps them.
+const withoutWorkloadControllers = "--controllers=*,-deployment-controller,-replicaset-controller,-replicationcontroller-controller"
+
 // rolloutSession drives a Deployment through kubectl as a user would.
 type rolloutSession struct {
 	t  *testing.T
