@@ -14,20 +14,22 @@ import (
 	"github.com/admitd/admitd/testenv"
 )
 
-// TestDefaultServiceAccountBypassesWebhooks: creating a namespace calls the
-// webhooks that match the namespace, and not for the default
-// ServiceAccount the server adds to it. Only calls about the new namespace
-// count: the server's own startup writes elsewhere (the kubernetes
-// Service's Endpoints and EndpointSlice in default) may still be on their
-// way when the test registers its webhook.
-func TestDefaultServiceAccountBypassesWebhooks(t *testing.T) {
+// TestControllersWriteThroughWebhooks: creating a namespace calls the
+// webhooks that match it, and then, as on kube-apiserver with
+// kube-controller-manager, for the default ServiceAccount and the
+// kube-root-ca.crt ConfigMap the controllers add to it, each as the
+// controller's service account. Only calls about the new namespace count:
+// the server's own startup writes elsewhere (the kubernetes Service's
+// Endpoints and EndpointSlice in default) may still be on their way when
+// the test registers its webhook.
+func TestControllersWriteThroughWebhooks(t *testing.T) {
 	env := testenv.Start(t)
 	var mu sync.Mutex
-	var seen []string
+	seen := map[string]string{}
 	hook := env.ServeWebhook(t, webhook.Serve(webhook.HandlerFunc(func(_ context.Context, r webhook.Request) webhook.Response {
 		if r.Namespace == "fresh" || r.Resource.Resource == "namespaces" {
 			mu.Lock()
-			seen = append(seen, r.Resource.Resource)
+			seen[r.Resource.Resource+" "+r.Name] = r.UserInfo.Username
 			mu.Unlock()
 		}
 		return webhook.Allowed("")
@@ -38,19 +40,31 @@ func TestDefaultServiceAccountBypassesWebhooks(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "fresh"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	want := map[string]string{
+		"serviceaccounts default":     "system:serviceaccount:kube-system:service-account-controller",
+		"configmaps kube-root-ca.crt": "system:serviceaccount:kube-system:root-ca-cert-publisher",
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if _, err := cs.CoreV1().ServiceAccounts("fresh").Get(ctx, "default", metav1.GetOptions{}); err == nil {
+		mu.Lock()
+		done := seen["serviceaccounts default"] != "" && seen["configmaps kube-root-ca.crt"] != ""
+		mu.Unlock()
+		if done {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the default ServiceAccount was never created")
+			t.Fatalf("webhook calls = %v, want the controllers' creates too", seen)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(seen) != 1 || seen[0] != "namespaces" {
-		t.Fatalf("webhook calls = %v, want only the namespace create", seen)
+	if seen["namespaces fresh"] == "" {
+		t.Errorf("webhook calls = %v, want the namespace create", seen)
+	}
+	for call, user := range want {
+		if seen[call] != user {
+			t.Errorf("webhook call %s by %q, want %q", call, seen[call], user)
+		}
 	}
 }

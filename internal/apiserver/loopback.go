@@ -27,11 +27,11 @@ type loopback struct {
 	withoutAdmission bool
 }
 
-// LoopbackWithoutAdmission is Loopback for the server's own bookkeeping
-// writes that no admission plugin, webhook or policy should see (the
-// default ServiceAccount of a new namespace). Upstream makes them through
-// admission from kube-controller-manager; admitd does not, so that creating
-// a namespace calls exactly the webhooks the request itself matches.
+// LoopbackWithoutAdmission is Loopback for writes no admission plugin,
+// webhook or policy may see: admitd audit copying in the objects it then
+// evaluates, as objects that were there before the configuration under
+// audit (server.PreloadTransport). The controllers write through admission,
+// as kube-controller-manager's.
 func (s *Server) LoopbackWithoutAdmission(user authenticationv1.UserInfo) http.RoundTripper {
 	return &loopback{s: s, user: user, withoutAdmission: true}
 }

@@ -60,6 +60,7 @@ func newServeCommand() *cobra.Command {
 	addServiceIPFlags(f, &o)
 	addEtcdFlags(f, &o)
 	addLeaderElectionFlags(f, &o.LeaderElection)
+	addControllersFlag(f, &o.Controllers)
 	f.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "IP address to serve on")
 	f.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "HTTPS port (0 picks a free port)")
 	f.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory for the embedded store and generated certificates")

@@ -52,8 +52,25 @@ func ControllerUser(name string) authenticationv1.UserInfo {
 // NewClient returns a dynamic client that sends its requests through rt
 // (the API server's loopback transport), without client-side rate limits.
 func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
-	cfg := &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: "admitd-controller-manager"}
-	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
+	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
+	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
+}
+
+// userAgent is the User-Agent of the controllers' requests:
+// kube-controller-manager's, whose first word names the managedFields
+// entries of their writes.
+const userAgent = "kube-controller-manager"
+
+// userAgentTransport sets the User-Agent (client-go sets it only on the
+// transports it builds itself).
+type userAgentTransport struct{ rt http.RoundTripper }
+
+func (u userAgentTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("User-Agent") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("User-Agent", userAgent)
+	}
+	return u.rt.RoundTrip(r)
 }
 
 // stored is the part of a stored object the controllers read (decoding
@@ -90,8 +107,8 @@ func decodeStored(value []byte) (*stored, error) {
 // then each change.
 // processNext syncs one key of queue, returning false once the queue is shut
 // down. A key whose sync fails (unless ctx has ended) is requeued
-// rate-limited and msg logged at debug level, the key under keyName; a key
-// that syncs is forgotten.
+// rate-limited and msg logged at failedSyncLevel, the key under keyName; a
+// key that syncs is forgotten.
 // runQueue follows the keys under prefix into f, and syncs every key f
 // queues until ctx ends, when the queue shuts down. retry and keyName word
 // the log line of a failed sync.
@@ -113,12 +130,32 @@ func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface
 	}
 	defer queue.Done(key)
 	if err := sync(ctx, key); err != nil && ctx.Err() == nil {
-		log.Debug(msg, keyName, key, "err", err)
+		log.Log(ctx, failedSyncLevel(err), msg, keyName, key, "err", err)
 		queue.AddRateLimited(key)
 		return true
 	}
 	queue.Forget(key)
 	return true
+}
+
+// failedSyncLevel is the level a failed sync is logged at: a write the
+// server refused (authorization, admission: a policy, a webhook, a quota)
+// is a warning, as it is what breaks a cluster silently when a policy is
+// too broad (kube-controller-manager logs every failed sync as an error);
+// other failures (a conflict, the server shutting down) wait for the retry
+// at debug level.
+func failedSyncLevel(err error) slog.Level {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return slog.LevelDebug
+	}
+	switch code := status.Status().Code; {
+	case code == http.StatusConflict || code == http.StatusNotFound || code == http.StatusTooManyRequests:
+		return slog.LevelDebug
+	case code >= 400 && code < 500:
+		return slog.LevelWarn
+	}
+	return slog.LevelDebug
 }
 
 // updateRead writes obj back through client; the update is conditional on
@@ -176,3 +213,23 @@ func followOnce(ctx context.Context, store storage.Store, prefix string, f follo
 	}
 	return w.Err()
 }
+
+// Follower receives the state of a key prefix for the controllers of
+// other packages (internal/controllers/<workload>): every item once
+// (Reset, again after a relist), then each change (Event).
+type Follower interface {
+	Reset(items []storage.KeyValue)
+	Event(ev storage.Event)
+}
+
+// Follow lists prefix and watches it into f until ctx ends, listing again
+// when the watch fails, as the controllers of this package follow
+// storage.
+func Follow(ctx context.Context, store storage.Store, prefix string, f Follower, log *slog.Logger) {
+	follow(ctx, store, prefix, exportedFollower{f}, log)
+}
+
+type exportedFollower struct{ f Follower }
+
+func (e exportedFollower) reset(items []storage.KeyValue) { e.f.Reset(items) }
+func (e exportedFollower) event(ev storage.Event)         { e.f.Event(ev) }

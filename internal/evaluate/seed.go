@@ -26,6 +26,9 @@ type cluster struct {
 	dyn           dynamic.Interface
 	disc          discovery.DiscoveryInterface
 	mapper        meta.RESTMapper
+	// awaitServiceAccounts: the server's controller creates the default
+	// ServiceAccount of a namespace, and requests wait for it.
+	awaitServiceAccounts bool
 }
 
 func (in *instance) cluster() (*cluster, error) {
@@ -40,7 +43,7 @@ func (in *instance) cluster() (*cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{admin: cfg, dyn: dyn, disc: disc, setupWarnings: warnings}
+	c := &cluster{admin: cfg, dyn: dyn, disc: disc, setupWarnings: warnings, awaitServiceAccounts: in.defaultServiceAccounts}
 	return c, c.refreshMapper()
 }
 
@@ -289,6 +292,9 @@ func (c *cluster) touchRBAC(ctx context.Context) {
 // server's controller creates in a namespace, as it exists in a cluster
 // by the time anyone creates a pod there.
 func (c *cluster) awaitServiceAccount(ctx context.Context, ns string) {
+	if !c.awaitServiceAccounts {
+		return
+	}
 	sa := c.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}).Namespace(ns)
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if _, err := sa.Get(ctx, "default", metav1.GetOptions{}); err == nil || !apierrors.IsNotFound(err) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/admitd/admitd/internal/auth"
+	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/server"
 )
 
@@ -38,12 +39,26 @@ type ServerConfig struct {
 	// QuotaController runs the resource quota controller, as admitd serve
 	// does by default (--quota-controller).
 	QuotaController bool
+	// Controllers is admitd serve's --controllers: which of
+	// kube-controller-manager's controllers the server runs. Nil means
+	// DefaultControllers.
+	Controllers []string
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
 	// copiedObjects: a Session's server holds objects copied from
 	// elsewhere (see server.Options.CopiedObjects).
 	copiedObjects bool
 }
+
+// DefaultControllers are the controllers the in-process server runs: all
+// but the root CA publisher (its kube-root-ca.crt holds this in-process
+// server's CA, different on every run, plays no part in an admission
+// decision, and is created through admission: a webhook matching
+// ConfigMap creates would be called with it) and the workload controllers
+// (a ReplicaSet or Deployment among the objects given would have its
+// pods created through admission while the request is evaluated).
+var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
+	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.
@@ -53,6 +68,9 @@ type instance struct {
 	admin *rest.Config
 	// impersonatorToken authenticates the request's impersonator.
 	impersonatorToken string
+	// defaultServiceAccounts: the service-account controller runs, so a
+	// namespace gets its default ServiceAccount.
+	defaultServiceAccounts bool
 }
 
 // startServer starts a server on memory storage with c's settings; one
@@ -77,7 +95,9 @@ func startServer(ctx context.Context, c ServerConfig, impersonator *User) (*inst
 	}
 	admin := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "admitd-eval",
 		TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
-	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token}, nil
+	sel, _ := controllers.ParseControllers(opts.Controllers) // Start checked them
+	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token,
+		defaultServiceAccounts: sel.Enabled(controllers.ServiceAccountControllerName)}, nil
 }
 
 func serverOptions(c ServerConfig, dir string) server.Options {
@@ -93,6 +113,10 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 	}
 	o.Quota.Controller = c.QuotaController
 	o.CopiedObjects = c.copiedObjects
+	o.Controllers = c.Controllers
+	if o.Controllers == nil {
+		o.Controllers = DefaultControllers
+	}
 	o.Logger = c.Logger
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
@@ -11,72 +15,131 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
+// runner is a controller started with its client.
+type runner interface{ Run(context.Context) }
+
+// loopbackController is one of kube-controller-manager's controllers that
+// admitd runs with a dynamic loopback client.
+type loopbackController struct {
+	name string // kube-controller-manager's --controllers name
+	user authenticationv1.UserInfo
+	new  func(client dynamic.Interface, log *slog.Logger) runner
+}
+
 // startControllers runs the namespace, policy status, garbage collector,
 // ClusterRole aggregation, service-account, root CA publisher, and PVC and
-// PV protection controllers until ctx ends; each writes through the loopback client as
-// its own kube-controller-manager user, which the bootstrap RBAC policy
-// authorizes (the service-account and root CA controllers without
-// admission: see LoopbackWithoutAdmission). caPEM is the CA the root CA
-// publisher puts in every namespace.
-func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, copiedObjects bool, log *slog.Logger) error {
-	gcClient, err := controllers.NewClient(api.Loopback(controllers.GarbageCollectorUser))
-	if err != nil {
-		return err
+// PV protection controllers the selection turns on, until ctx ends; each
+// writes through the loopback client as its own kube-controller-manager
+// user, which the bootstrap RBAC policy authorizes, and through admission
+// as kube-controller-manager's writes go (a webhook or policy matching
+// their writes sees them, and may refuse them). caPEM is the CA the root
+// CA publisher puts in every namespace.
+func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, sel controllers.ControllerSelection, log *slog.Logger) error {
+	for _, c := range []loopbackController{
+		{controllers.ClusterRoleAggregationControllerName, controllers.ClusterRoleAggregationUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewClusterRoleAggregation(store, cat, cl, l)
+		}},
+		{controllers.NamespaceControllerName, controllers.NamespacesUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewNamespaces(store, cat, cl, l)
+		}},
+		{controllers.PolicyStatusControllerName, controllers.PolicyStatusUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewPolicyStatus(store, cat, cl, api.OpenAPI(), l)
+		}},
+		{controllers.GarbageCollectorControllerName, controllers.GarbageCollectorUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewGarbageCollector(store, cat, cl, l)
+		}},
+		{controllers.ServiceAccountControllerName, controllers.ServiceAccountsUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewServiceAccounts(store, cl, l)
+		}},
+		{controllers.RootCAControllerName, controllers.RootCAUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewRootCA(store, cat, cl, caPEM, l)
+		}},
+		{controllers.PVCProtectionControllerName, controllers.PVCProtectionUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewPVCProtection(store, cat, cl, l)
+		}},
+		{controllers.PVProtectionControllerName, controllers.PVProtectionUser, func(cl dynamic.Interface, l *slog.Logger) runner {
+			return controllers.NewPVProtection(store, cat, cl, l)
+		}},
+	} {
+		if !sel.Enabled(c.name) {
+			continue
+		}
+		client, err := controllers.NewClient(api.Loopback(c.user))
+		if err != nil {
+			return err
+		}
+		go c.new(client, log.With("controller", c.name)).Run(ctx)
 	}
-	saClient, err := controllers.NewClient(api.LoopbackWithoutAdmission(controllers.ServiceAccountsUser))
-	if err != nil {
-		return err
-	}
-	rootCAClient, err := controllers.NewClient(api.LoopbackWithoutAdmission(controllers.RootCAUser))
-	if err != nil {
-		return err
-	}
-	nsClient, err := controllers.NewClient(api.Loopback(controllers.NamespacesUser))
-	if err != nil {
-		return err
-	}
-	statusClient, err := controllers.NewClient(api.Loopback(controllers.PolicyStatusUser))
-	if err != nil {
-		return err
-	}
-	aggClient, err := controllers.NewClient(api.Loopback(controllers.ClusterRoleAggregationUser))
-	if err != nil {
-		return err
-	}
-	pvcClient, err := controllers.NewClient(api.Loopback(controllers.PVCProtectionUser))
-	if err != nil {
-		return err
-	}
-	pvClient, err := controllers.NewClient(api.Loopback(controllers.PVProtectionUser))
-	if err != nil {
-		return err
-	}
-	go controllers.NewClusterRoleAggregation(store, cat, aggClient, log.With("controller", "clusterrole-aggregation")).Run(ctx)
-	go controllers.NewNamespaces(store, cat, nsClient, log.With("controller", "namespace")).Run(ctx)
-	go controllers.NewPolicyStatus(store, cat, statusClient, api.OpenAPI(), log.With("controller", "validatingadmissionpolicy-status")).Run(ctx)
-	if !copiedObjects {
-		go controllers.NewGarbageCollector(store, cat, gcClient, log.With("controller", "garbagecollector")).Run(ctx)
-		go controllers.NewRootCA(store, cat, rootCAClient, caPEM, log.With("controller", "root-ca-cert-publisher")).Run(ctx)
-	}
-	go controllers.NewServiceAccounts(store, saClient, log.With("controller", "serviceaccount")).Run(ctx)
-	go controllers.NewPVCProtection(store, cat, pvcClient, log.With("controller", "pvc-protection")).Run(ctx)
-	go controllers.NewPVProtection(store, cat, pvClient, log.With("controller", "pv-protection")).Run(ctx)
 	return nil
 }
 
+// admitdControllers are the names of kube-controller-manager's
+// controllers admitd runs (the others are accepted in --controllers and
+// not run).
+var admitdControllers = []string{
+	controllers.ClusterRoleAggregationControllerName, controllers.NamespaceControllerName,
+	controllers.PolicyStatusControllerName, controllers.GarbageCollectorControllerName,
+	controllers.ServiceAccountControllerName, controllers.RootCAControllerName,
+	controllers.PVCProtectionControllerName, controllers.PVProtectionControllerName,
+	controllers.ResourceQuotaControllerName, controllers.ServiceAccountTokenControllerName,
+	controllers.StorageVersionMigratorControllerName,
+}
+
+// controllerSelection reads Options.Controllers (kube-controller-manager's
+// --controllers; nil is "*").
+func controllerSelection(o Options) (controllers.ControllerSelection, error) {
+	list := o.Controllers
+	if list == nil {
+		list = []string{"*"}
+	}
+	if o.CopiedObjects {
+		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName)
+	}
+	return controllers.ParseControllers(list)
+}
+
+// logSelection logs the controllers the selection leaves off, and those it
+// names that admitd does not have.
+func logSelection(sel controllers.ControllerSelection, log *slog.Logger) {
+	var off []string
+	for _, name := range slices.Concat(admitdControllers, workloadControllers) {
+		if !sel.Enabled(name) {
+			off = append(off, name)
+		}
+	}
+	if len(off) > 0 {
+		log.Info("controllers disabled by --controllers", "controllers", off)
+	}
+	for _, name := range sel.Named() {
+		if !slices.Contains(admitdControllers, name) && !slices.Contains(workloadControllers, name) {
+			log.Info("kube-controller-manager controller not implemented by admitd, ignored", "controller", name)
+		}
+	}
+}
+
 // startAllControllers starts what kube-controller-manager runs beside
-// kube-apiserver (the controllers above, quota, storage version migrations
-// and service-account tokens),
-// the APIServices' registration and availability controllers and the
-// kubernetes Service reconciler, until ctx ends.
+// kube-apiserver (the controllers above, the workload controllers, quota
+// and service-account tokens) as the selection says, the APIServices'
+// registration and availability controllers and the kubernetes Service
+// reconciler, until ctx ends.
 func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
-	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, o.CopiedObjects, o.Logger); err != nil {
+	sel, err := controllerSelection(o)
+	if err != nil {
+		return err
+	}
+	logSelection(sel, o.Logger)
+	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
-	if err := startQuotaController(ctx, p, s.store, o); err != nil {
-		return fmt.Errorf("starting the quota controller: %w", err)
+	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, sel, o.Logger); err != nil {
+		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
-	if err := startStorageVersionMigrator(ctx, p, s.store, o); err != nil {
+	if sel.Enabled(controllers.ResourceQuotaControllerName) {
+		if err := startQuotaController(ctx, p, s.store, o); err != nil {
+			return fmt.Errorf("starting the quota controller: %w", err)
+		}
+	}
+	if err := startStorageVersionMigrator(ctx, p, s.store, o, sel); err != nil {
 		return fmt.Errorf("starting the storage version migrator: %w", err)
 	}
 	if err := startAPIServiceRegistration(ctx, p, s.store, o.Logger); err != nil {
@@ -88,8 +151,10 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	if err := startKubernetesService(ctx, p, s.listener.Addr(), o.Logger); err != nil {
 		return fmt.Errorf("starting the kubernetes service controller: %w", err)
 	}
-	if err := s.startTokens(ctx, p, o.Logger); err != nil {
-		return fmt.Errorf("starting the token controller: %w", err)
+	if sel.Enabled(controllers.ServiceAccountTokenControllerName) {
+		if err := s.startTokens(ctx, p, o.Logger); err != nil {
+			return fmt.Errorf("starting the token controller: %w", err)
+		}
 	}
 	if err := startSimulatedNodes(ctx, p, s.store, o); err != nil {
 		return fmt.Errorf("starting the simulated nodes: %w", err)

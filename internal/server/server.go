@@ -144,6 +144,12 @@ type Options struct {
 	// by default in admitd serve as in kube-controller-manager 1.37; off in
 	// the zero Options and with =false, as a kube-apiserver alone).
 	StorageVersionMigrator bool
+	// Controllers is kube-controller-manager's --controllers: which of its
+	// controllers run ("*" those on by default, "foo" foo, "-foo" not foo;
+	// its names and aliases, see controllers.ParseControllers). Nil means
+	// "*"; an empty list runs none of them, as kube-controller-manager
+	// with --controllers="" (a kube-apiserver alone).
+	Controllers []string
 	// LeaderElection elects the one instance that runs the controllers
 	// when several share an etcd (see leaderelect.go).
 	LeaderElection LeaderElectionOptions
@@ -220,6 +226,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if err := validateAuthorization(o); err != nil {
+		return nil, err
+	}
+	if _, err := controllerSelection(o); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {

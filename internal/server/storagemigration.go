@@ -10,9 +10,10 @@ import (
 
 // startStorageVersionMigrator runs kube-controller-manager's
 // storage-version-migrator-controller until ctx ends, when enabled
-// (Options.StorageVersionMigrator); it writes as its service account.
-func startStorageVersionMigrator(ctx context.Context, p *apiParts, store storage.Store, o Options) error {
-	if !o.StorageVersionMigrator {
+// (Options.StorageVersionMigrator and the --controllers selection); it
+// writes as its service account.
+func startStorageVersionMigrator(ctx context.Context, p *apiParts, store storage.Store, o Options, sel controllers.ControllerSelection) error {
+	if !o.StorageVersionMigrator || !sel.Enabled(controllers.StorageVersionMigratorControllerName) {
 		return nil
 	}
 	client, err := controllers.NewClient(p.api.Loopback(storageversionmigrator.User))

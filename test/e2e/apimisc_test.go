@@ -36,7 +36,9 @@ import (
 // metadata-only responses, the kubernetes Service, discovery details,
 // status and apply on subresources, event field selectors and DELETE codes.
 func TestWhatControllersExpect(t *testing.T) {
-	a := startAdmitd(t, t.TempDir(), "--storage", "memory", "--service-cluster-ip-range", "10.96.0.0/16")
+	// Without the workload controllers: the subtests write Deployments' and
+	// ReplicaSets' status themselves, as a kube-apiserver alone allows.
+	a := startAdmitd(t, t.TempDir(), "--storage", "memory", "--service-cluster-ip-range", "10.96.0.0/16", withoutWorkloadControllers)
 	t.Run("metadata client and informers", func(t *testing.T) { metadataClientAndInformers(t, a) })
 	t.Run("metadata negotiation errors", func(t *testing.T) { metadataNegotiation(t, a) })
 	t.Run("kubernetes service", func(t *testing.T) { kubernetesService(t, a) })

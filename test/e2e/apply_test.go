@@ -74,7 +74,9 @@ func TestApplyServerSideConflicts(t *testing.T) {
 // TestApplyClientSideStillWorks: kubectl apply without --server-side
 // (strategic merge patches and the last-applied annotation).
 func TestApplyClientSideStillWorks(t *testing.T) {
-	a := startAdmitd(t, t.TempDir())
+	// Without the workload controllers, whose status writes would add
+	// kube-controller-manager to the Deployment's managers.
+	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)
 	a.mustKubectl(t, "", "create", "namespace", "team-a")
 	steps := []struct{ manifest, want string }{
 		{deploymentManifest, "deployment.apps/api created"},

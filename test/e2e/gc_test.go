@@ -42,7 +42,9 @@ func names(a *admitd, t *testing.T, what string) string {
 }
 
 func TestKubectlDeleteCascades(t *testing.T) {
-	a := startAdmitd(t, t.TempDir())
+	// Without the workload controllers: the chains are built by hand (a
+	// Deployment controller would make its own ReplicaSet beside them).
+	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)
 
 	t.Run("foreground waits for the whole chain", func(t *testing.T) {
 		ownedChain(t, a, "fg")

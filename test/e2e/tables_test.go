@@ -53,7 +53,9 @@ func fields(out, first string) []string {
 // TestKubectlGetTables checks that kubectl get prints upstream's per-kind
 // columns, computed by the server.
 func TestKubectlGetTables(t *testing.T) {
-	a := startAdmitd(t, t.TempDir())
+	// Without the workload controllers: the tables are of the objects as
+	// created, with no ReplicaSet or pod of the Deployment.
+	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)
 	a.mustKubectl(t, "", "create", "namespace", "team-a")
 	a.mustKubectl(t, "", "create", "configmap", "settings", "-n", "team-a", "--from-literal=mode=fast", "--from-literal=size=3")
 	a.mustKubectl(t, podManifest, "create", "-f", "-")

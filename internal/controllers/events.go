@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// NewClientset returns a typed client that sends its requests through rt
+// (the API server's loopback transport), without client-side rate limits.
+func NewClientset(rt http.RoundTripper) (kubernetes.Interface, error) {
+	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
+	return kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
+}
+
+// NewEventRecorder returns a recorder of core/v1 Events from component
+// (the events' source, as kube-controller-manager names it:
+// "replicaset-controller"), written through rt as the controller's user
+// until ctx ends. It is client-go's recorder, as kube-controller-manager's
+// controllers use: repeated events are aggregated into counts and a
+// source's bursts are rate-limited before they reach the server. Each
+// event is also logged at debug level.
+func NewEventRecorder(ctx context.Context, rt http.RoundTripper, component string, log *slog.Logger) (record.EventRecorder, error) {
+	cs, err := NewClientset(rt)
+	if err != nil {
+		return nil, err
+	}
+	b := record.NewBroadcaster(record.WithContext(ctx))
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	b.StartEventWatcher(func(e *corev1.Event) {
+		log.Debug("event", "object", e.InvolvedObject.Kind+" "+e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name,
+			"type", e.Type, "reason", e.Reason, "message", e.Message)
+	})
+	go func() {
+		<-ctx.Done()
+		b.Shutdown()
+	}()
+	return b.NewRecorder(scheme.Scheme, corev1.EventSource{Component: component}), nil
+}

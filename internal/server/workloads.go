@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/deployment"
+	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// workloadControllers are the names of the workload controllers admitd
+// runs (internal/controllers/<workload>).
+var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
+	controllers.DeploymentControllerName}
+
+// startWorkloadControllers runs the ReplicaSet, ReplicationController and
+// Deployment controllers the selection turns on until ctx ends, each writing (and
+// recording its events) through the loopback client as its
+// kube-controller-manager service account, through admission.
+func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
+		if !sel.Enabled(kind.Name) {
+			continue
+		}
+		rt := api.Loopback(kind.User)
+		client, err := controllers.NewClientset(rt)
+		if err != nil {
+			return err
+		}
+		l := log.With("controller", kind.Name)
+		recorder, err := controllers.NewEventRecorder(ctx, rt, kind.Component, l)
+		if err != nil {
+			return err
+		}
+		c, err := replicaset.New(replicaset.Config{Kind: kind, Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		if err != nil {
+			return err
+		}
+		go c.Run(ctx)
+	}
+	if sel.Enabled(deployment.Name) {
+		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))
+	}
+	return nil
+}
+
+// startDeploymentController runs the Deployment controller until ctx
+// ends, as kube-controller-manager's deployment-controller.
+func startDeploymentController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+	rt := api.Loopback(deployment.User)
+	client, err := controllers.NewClientset(rt)
+	if err != nil {
+		return err
+	}
+	recorder, err := controllers.NewEventRecorder(ctx, rt, deployment.Component, log)
+	if err != nil {
+		return err
+	}
+	c, err := deployment.New(deployment.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	if err != nil {
+		return err
+	}
+	go c.Run(ctx)
+	return nil
+}
