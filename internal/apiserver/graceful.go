@@ -78,4 +78,11 @@ func shortenGrace(pod *corev1.Pod, opts *metav1.DeleteOptions, now time.Time) (g
 	return true, false
 }
 
+// gracePending reports whether m is being deleted with a grace period
+// other than 0: an update must not complete its deletion.
+func gracePending(m metav1.Object) bool {
+	g := m.GetDeletionGracePeriodSeconds()
+	return m.GetDeletionTimestamp() != nil && g != nil && *g != 0
+}
+
 func ptrTo[T any](v T) *T { return &v }

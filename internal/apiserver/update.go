@@ -180,7 +180,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 }
 
 // commitUpdate writes the updated object unless nothing changed; an object
-// being deleted whose last finalizer is gone is deleted instead. When the
+// being deleted whose last finalizer is gone is deleted instead, unless
+// its grace period is still running (a pod being deleted gracefully stays
+// until its kubelet deletes it, as upstream's shouldDeleteDuringUpdate). When the
 // stored object changed since it was read, retry is true: as upstream's
 // GuaranteedUpdate, the update starts again from the new object, so a patch
 // applies to it and a body whose resourceVersion is now stale meets the
@@ -207,7 +209,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	if bytes.Equal(data, oldData) {
 		return obj, false, nil
 	}
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 {
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !gracePending(accessor(old)) {
 		_, drev, err := s.store.Delete(ctx, key, rev)
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 			return nil, true, nil

@@ -7,6 +7,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +22,10 @@ const (
 	leaseNamespace       = corev1.NamespaceNodeLease
 	leaseDurationSeconds = 40
 )
+
+// unschedulableFlush is how often pods no node fit are tried again
+// whatever happened (kube-scheduler's podMaxInUnschedulablePodsDuration).
+const unschedulableFlush = 5 * time.Minute
 
 // register creates the Node of a simulated node as its kubelet does, as
 // the node itself (NodeRestriction lets a node create only itself); one
@@ -41,7 +46,7 @@ func (s *Simulator) resetNodes(items []storage.KeyValue) {
 	s.mu.Lock()
 	seen := map[string]bool{}
 	for _, kv := range items {
-		if name := s.nodeWritten(kv); name != "" {
+		if name, _ := s.nodeWritten(kv); name != "" {
 			seen[name] = true
 		}
 	}
@@ -56,34 +61,38 @@ func (s *Simulator) resetNodes(items []storage.KeyValue) {
 
 func (s *Simulator) nodeEvent(ev storage.Event) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if ev.Type == storage.EventDelete {
 		delete(s.nodes, keyOf(layout.ResourcePrefix(s.nodesRes), ev.KV.Key))
-	} else {
-		s.nodeWritten(ev.KV)
+		return
 	}
-	s.mu.Unlock()
-	s.requeueUnschedulable()
+	if _, changed := s.nodeWritten(ev.KV); changed {
+		s.requeueUnschedulableLocked()
+	}
 }
 
 // nodeWritten records a stored node (s.mu held) and queues its sync if it
-// is simulated, returning its name then.
-func (s *Simulator) nodeWritten(kv storage.KeyValue) string {
+// is simulated, returning its name then, and whether what the filters read
+// of it changed (as kube-scheduler's queueing hints, a heartbeat does not
+// send pending pods back to the scheduler).
+func (s *Simulator) nodeWritten(kv storage.KeyValue) (string, bool) {
 	obj, err := layout.Decode(s.nodesRes, kv)
 	if err != nil {
 		s.log.Warn("decoding a stored node", "key", kv.Key, "err", err)
-		return ""
+		return "", false
 	}
 	node := obj.(*corev1.Node)
 	if !Simulated(node) {
 		delete(s.nodes, node.Name)
-		return ""
+		return "", false
 	}
 	sn := s.nodes[node.Name]
+	changed := sn == nil || schedulingChanged(sn.node, node)
 	if sn == nil {
 		c, err := s.client(User(node.Name), "kubelet/"+kubeletVersion)
 		if err != nil {
 			s.log.Error("a simulated node's client", "node", node.Name, "err", err)
-			return ""
+			return "", false
 		}
 		sn = &simNode{index: s.indexFor(node.Name), client: c}
 		s.nodes[node.Name] = sn
@@ -96,7 +105,14 @@ func (s *Simulator) nodeWritten(kv storage.KeyValue) string {
 	}
 	sn.node = node
 	s.nodeQueue.Add(node.Name)
-	return node.Name
+	return node.Name, changed
+}
+
+// schedulingChanged reports whether a node changed in what the filters
+// read: labels, taints, unschedulable, allocatable.
+func schedulingChanged(old, node *corev1.Node) bool {
+	return !equality.Semantic.DeepEqual(old.Labels, node.Labels) || !equality.Semantic.DeepEqual(old.Spec.Taints, node.Spec.Taints) ||
+		old.Spec.Unschedulable != node.Spec.Unschedulable || !equality.Semantic.DeepEqual(old.Status.Allocatable, node.Status.Allocatable)
 }
 
 // indexFor is the index of a node's addresses: the flag's nodes have
@@ -199,6 +215,7 @@ func (s *Simulator) removeNotReadyTaint(ctx context.Context, node *corev1.Node) 
 func (s *Simulator) heartbeats(ctx context.Context) {
 	t := time.NewTicker(s.cfg.LeaseRenewInterval)
 	defer t.Stop()
+	lastFlush := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -216,6 +233,11 @@ func (s *Simulator) heartbeats(ctx context.Context) {
 			if time.Since(sn.lastReported) >= s.cfg.StatusReportInterval {
 				s.nodeQueue.Add(name)
 			}
+		}
+		if time.Since(lastFlush) >= unschedulableFlush {
+			// As kube-scheduler's podMaxInUnschedulablePodsDuration.
+			s.requeueUnschedulableLocked()
+			lastFlush = time.Now()
 		}
 		s.mu.Unlock()
 		for _, b := range beats {

@@ -137,7 +137,7 @@ func (s *Simulator) syncPod(ctx context.Context, key string) error {
 		s.podQueue.AddAfter(key, left)
 		return nil
 	}
-	return s.patchStatus(ctx, sn, pod, succeededStatus(pod, metav1.Now()))
+	return s.patchStatus(ctx, sn, pod, finishedStatus(pod, corev1.PodSucceeded, metav1.Now()))
 }
 
 // running reports whether the pod's status already shows it running, as
@@ -159,14 +159,22 @@ func podRunTime(pod *corev1.Pod) (time.Duration, bool) {
 	return 0, false
 }
 
-// deleteWhenGraceEnds deletes a pod being deleted, for good (grace period
-// 0, conditional on its uid, as the kubelet once its containers are
-// stopped), when its deletionTimestamp (the deletion's grace period,
-// which the server defaults to terminationGracePeriodSeconds) has come.
+// deleteWhenGraceEnds finishes the deletion of a pod when its
+// deletionTimestamp (the deletion's grace period, which the server
+// defaults to terminationGracePeriodSeconds) has come: a simulated
+// container ignores SIGTERM, so a running pod's containers are killed then
+// and its status written Failed, as the kubelet writes a stopped pod's
+// terminal phase; then the pod is deleted for good (grace period 0,
+// conditional on its uid).
 func (s *Simulator) deleteWhenGraceEnds(ctx context.Context, sn *simNode, pod *corev1.Pod, key string) error {
 	if left := time.Until(pod.DeletionTimestamp.Time); left > 0 {
 		s.podQueue.AddAfter(key, left)
 		return nil
+	}
+	if running(pod) {
+		if err := s.patchStatus(ctx, sn, pod, finishedStatus(pod, corev1.PodFailed, metav1.Now())); err != nil {
+			return err
+		}
 	}
 	err := sn.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptrTo(int64(0)), Preconditions: &metav1.Preconditions{UID: &pod.UID}})

@@ -47,39 +47,44 @@ func runningStatus(pod *corev1.Pod, hostIP, podIP string, now metav1.Time) corev
 	for i := range pod.Spec.Containers {
 		s.ContainerStatuses = append(s.ContainerStatuses, runningContainer(pod, &pod.Spec.Containers[i], start, readinessGatesMet(pod)))
 	}
-	s.Conditions = podConditions(pod, corev1.ConditionTrue, "", now)
+	s.Conditions = podConditions(pod, corev1.PodRunning, now)
 	return s
 }
 
-// succeededStatus is the status of pod once all its containers exited 0:
-// phase Succeeded, containers terminated as Completed, and the kubelet's
-// conditions for a completed pod.
-func succeededStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
+// finishedStatus is the status of pod once all its containers have
+// exited: phase Succeeded with each terminated as Completed (exit 0), or
+// Failed with each killed at the end of its grace period (exit 137, the
+// runtime's reason Error); and the kubelet's conditions for a finished pod.
+func finishedStatus(pod *corev1.Pod, phase corev1.PodPhase, now metav1.Time) corev1.PodStatus {
 	s := *pod.Status.DeepCopy()
-	s.Phase = corev1.PodSucceeded
+	s.Phase = phase
 	s.ObservedGeneration = pod.Generation
 	start := now
 	if s.StartTime != nil {
 		start = *s.StartTime
 	}
+	exit := corev1.ContainerStateTerminated{ExitCode: 0, Reason: reasonCompleted}
+	if phase == corev1.PodFailed {
+		exit = corev1.ContainerStateTerminated{ExitCode: 137, Reason: "Error"}
+	}
 	for i := range s.ContainerStatuses {
-		terminate(&s.ContainerStatuses[i], start, now)
+		terminate(&s.ContainerStatuses[i], exit, start, now)
 	}
 	for i := range s.InitContainerStatuses {
 		if s.InitContainerStatuses[i].State.Running != nil {
-			terminate(&s.InitContainerStatuses[i], start, now)
+			terminate(&s.InitContainerStatuses[i], exit, start, now)
 		}
 	}
-	s.Conditions = podConditions(pod, corev1.ConditionFalse, reasonPodCompleted, now)
+	s.Conditions = podConditions(pod, phase, now)
 	return s
 }
 
-func terminate(cs *corev1.ContainerStatus, start, now metav1.Time) {
+func terminate(cs *corev1.ContainerStatus, exit corev1.ContainerStateTerminated, start, now metav1.Time) {
 	if cs.State.Running != nil {
 		start = cs.State.Running.StartedAt
 	}
-	cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-		ExitCode: 0, Reason: reasonCompleted, StartedAt: start, FinishedAt: now, ContainerID: cs.ContainerID}}
+	exit.StartedAt, exit.FinishedAt, exit.ContainerID = start, now, cs.ContainerID
+	cs.State = corev1.ContainerState{Terminated: &exit}
 	cs.Ready, cs.Started = false, ptrTo(false)
 }
 
@@ -95,11 +100,11 @@ func readinessGatesMet(pod *corev1.Pod) bool {
 	return true
 }
 
-// podConditions are pod's conditions owned by others, then the kubelet's:
-// PodReadyToStartContainers, Initialized, Ready, ContainersReady (ready
-// with readyReason as the reason when not True) and PodScheduled. A
-// condition keeps its lastTransitionTime while its status stays.
-func podConditions(pod *corev1.Pod, ready corev1.ConditionStatus, readyReason string, now metav1.Time) []corev1.PodCondition {
+// podConditions are pod's conditions owned by others, then the kubelet's
+// for a pod in phase: PodReadyToStartContainers, Initialized, Ready,
+// ContainersReady and PodScheduled. A condition keeps its
+// lastTransitionTime while its status stays.
+func podConditions(pod *corev1.Pod, phase corev1.PodPhase, now metav1.Time) []corev1.PodCondition {
 	var out []corev1.PodCondition
 	for _, c := range pod.Status.Conditions {
 		if !slices.Contains(kubeletConditions, c.Type) {
@@ -108,13 +113,22 @@ func podConditions(pod *corev1.Pod, ready corev1.ConditionStatus, readyReason st
 	}
 	sandbox := corev1.PodCondition{Type: corev1.PodReadyToStartContainers, Status: corev1.ConditionTrue}
 	initialized := corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionTrue}
-	containersReady := corev1.PodCondition{Type: corev1.ContainersReady, Status: ready, Reason: readyReason}
+	containersReady := corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}
+	finished := phase == corev1.PodSucceeded || phase == corev1.PodFailed
+	if finished {
+		containersReady.Status, containersReady.Reason = corev1.ConditionFalse, reasonPodCompleted
+		if phase == corev1.PodFailed {
+			containersReady.Reason = "PodFailed"
+		}
+	}
 	podReady := containersReady
 	podReady.Type = corev1.PodReady
-	if readyReason == reasonPodCompleted {
+	if finished {
 		// The sandbox of a finished pod is stopped.
 		sandbox.Status, sandbox.Reason, sandbox.Message = corev1.ConditionFalse, "PodSandboxNotReady", "pod sandbox is not ready"
-		initialized.Reason = reasonPodCompleted
+		if phase == corev1.PodSucceeded {
+			initialized.Reason = reasonPodCompleted
+		}
 	} else if !readinessGatesMet(pod) {
 		podReady.Status, podReady.Reason, podReady.Message = corev1.ConditionFalse, "ReadinessGatesNotReady", readinessGatesMessage(pod)
 	}

@@ -74,7 +74,7 @@ func TestRunningStatusReadinessGate(t *testing.T) {
 func TestSucceededStatus(t *testing.T) {
 	pod := testPod()
 	pod.Status = runningStatus(pod, "192.0.2.1", "10.244.0.2", metav1.NewTime(time.Unix(100, 0)))
-	s := succeededStatus(pod, metav1.NewTime(time.Unix(200, 0)))
+	s := finishedStatus(pod, corev1.PodSucceeded, metav1.NewTime(time.Unix(200, 0)))
 	want := "PodReadyToStartContainers=False PodSandboxNotReady, Initialized=True PodCompleted, Ready=False PodCompleted, ContainersReady=False PodCompleted, PodScheduled=True"
 	if got := conditionsString(s.Conditions); got != want {
 		t.Errorf("conditions = %s, want %s", got, want)
@@ -103,5 +103,20 @@ func TestPodRunTime(t *testing.T) {
 		if got, ok := podRunTime(tc.pod); got != tc.want || ok != tc.ok {
 			t.Errorf("podRunTime(%s) = %v, %v, want %v, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+// A pod killed at the end of its grace period has failed: exit 137, Error.
+func TestFailedStatus(t *testing.T) {
+	pod := testPod()
+	pod.Status = runningStatus(pod, "192.0.2.1", "10.244.0.2", metav1.NewTime(time.Unix(100, 0)))
+	s := finishedStatus(pod, corev1.PodFailed, metav1.NewTime(time.Unix(200, 0)))
+	want := "PodReadyToStartContainers=False PodSandboxNotReady, Initialized=True, Ready=False PodFailed, ContainersReady=False PodFailed, PodScheduled=True"
+	if got := conditionsString(s.Conditions); got != want {
+		t.Errorf("conditions = %s, want %s", got, want)
+	}
+	term := s.ContainerStatuses[0].State.Terminated
+	if s.Phase != corev1.PodFailed || term == nil || term.ExitCode != 137 || term.Reason != "Error" {
+		t.Errorf("phase %s, terminated %+v", s.Phase, term)
 	}
 }

@@ -217,17 +217,41 @@ func TestSimulatedPodGracefulDeletion(t *testing.T) {
 		p, err := c.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning
 	})
+	w, err := c.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	start := time.Now()
 	if err := c.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(2))}); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 10*time.Second, "the pod to go", func() bool {
-		_, err := c.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
+	// The watch shows the pod, marked, then failed (its containers killed
+	// when the grace period ends), then gone.
+	var seen []string
+	timeout := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev := <-w.ResultChan():
+			p, _ := ev.Object.(*corev1.Pod)
+			if p == nil {
+				t.Fatalf("watch event %v", ev)
+			}
+			step := string(ev.Type) + " " + string(p.Status.Phase)
+			if len(seen) == 0 || seen[len(seen)-1] != step {
+				seen = append(seen, step)
+			}
+			done = ev.Type == "DELETED"
+		case <-timeout:
+			t.Fatalf("timed out waiting for the pod to go; saw %v", seen)
+		}
+	}
 	// deletionTimestamp has whole seconds, so up to one less.
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("the pod went after %v, want its 2s grace period honoured", d)
+	}
+	if got, want := strings.Join(seen, ", "), "ADDED Running, MODIFIED Running, MODIFIED Failed, DELETED Failed"; got != want {
+		t.Errorf("watch saw %s, want %s", got, want)
 	}
 }
 
