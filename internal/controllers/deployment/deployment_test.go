@@ -203,6 +203,13 @@ func TestProportionalScaling(t *testing.T) {
 		sort.Strings(want)
 		return strings.Join(got, " ") == strings.Join(want, " "), fmt.Sprint(got)
 	})
+	// The controller has seen both sets at their sizes once its status
+	// says so (it scales from what it has seen, as upstream's from its
+	// informers: a scale it handled before would not be proportional).
+	e.eventually("the status of 13 replicas, 5 updated", func() (bool, string) {
+		got, err := e.admin.AppsV1().Deployments("default").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && got.Status.Replicas == 13 && got.Status.UpdatedReplicas == 5, fmt.Sprint(err)
+	})
 	if _, err := e.admin.AppsV1().Deployments("default").Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":20}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

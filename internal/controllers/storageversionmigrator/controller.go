@@ -69,7 +69,7 @@ func (c *Controller) Run(ctx context.Context) {
 		<-ctx.Done()
 		c.queue.ShutDown()
 	}()
-	go follow(ctx, c.store, layout.ResourcePrefix(c.migrations), c, c.log)
+	go controllers.Follow(ctx, c.store, layout.ResourcePrefix(c.migrations), followed{c}, c.log)
 	for c.processNext(ctx) {
 	}
 }
@@ -90,6 +90,12 @@ func (c *Controller) processNext(ctx context.Context) bool {
 }
 
 // reset queues the resource of every migration.
+// followed is the controller as the follower of its migrations.
+type followed struct{ c *Controller }
+
+func (f followed) Reset(items []storage.KeyValue) { f.c.reset(items) }
+func (f followed) Event(ev storage.Event)         { f.c.event(ev) }
+
 func (c *Controller) reset(items []storage.KeyValue) {
 	for _, kv := range items {
 		c.enqueue(kv)
