@@ -128,9 +128,13 @@ func (c *RootCA) create(ctx context.Context, ns string) error {
 		"data": map[string]any{rootCAKey: c.ca},
 	}}
 	_, err := c.client.Resource(configMapsGVR).Namespace(ns).Create(ctx, cm, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+	if apierrors.IsAlreadyExists(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return nil // the write's event (or the namespace's) brings the namespace back
 	}
+	// Any other refusal is retried, a NotFound too: through admission,
+	// NamespaceLifecycle can answer one for a namespace this controller has
+	// already seen (its event may come before admission's namespace cache
+	// has it); a namespace really gone ends the retries at the next sync.
 	return err
 }
 
