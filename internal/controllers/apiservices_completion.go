@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -43,6 +44,10 @@ func (a *AutoRegisterCompletion) Check(ctx context.Context) error {
 	if a.pending.Len() == 0 {
 		return nil
 	}
+	// Bounded: upstream's reads an informer's cache and never waits on
+	// storage, and a health answer must come while storage is down.
+	ctx, cancel := context.WithTimeout(ctx, completionReadTimeout)
+	defer cancel()
 	page, err := a.store.List(ctx, apiServicesPrefix, storage.ListOptions{})
 	if err != nil {
 		return err
@@ -58,6 +63,9 @@ func (a *AutoRegisterCompletion) Check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// completionReadTimeout bounds the check's read of the APIServices.
+const completionReadTimeout = time.Second
 
 func available(s *apiregistrationv1.APIService) bool {
 	for _, c := range s.Status.Conditions {

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/admitd/admitd/internal/server"
 )
 
 // kubeAPIServer starts the real kube-apiserver 1.37.2 with its own etcd
@@ -136,7 +138,10 @@ func TestInteropWithKubeAPIServer(t *testing.T) {
 	create(t, kas, schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}, "", crontabCRD)
 	crontabs := schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
 	waitServed(t, kas, crontabs)
-	srv, _ := startServer(t, endpoints, 0)
+	// No controllers, as the kube-apiserver here runs without
+	// kube-controller-manager: admitd's Deployment controller would write
+	// the test's Deployment between its create and its update.
+	srv, _ := startServerWith(t, endpoints, 0, func(o *server.Options) { o.Controllers = []string{} })
 	admitd := dynamic.NewForConfigOrDie(srv)
 	waitServed(t, admitd, crontabs)
 	for _, dir := range []struct {

@@ -26,10 +26,20 @@ import (
 // `admitd serve --etcd-servers=...` does.
 func startServer(t testing.TB, endpoints []string, compaction time.Duration) (*rest.Config, kubernetes.Interface) {
 	t.Helper()
+	return startServerWith(t, endpoints, compaction, nil)
+}
+
+// startServerWith is startServer with the options changed by change (nil:
+// none).
+func startServerWith(t testing.TB, endpoints []string, compaction time.Duration, change func(*server.Options)) (*rest.Config, kubernetes.Interface) {
+	t.Helper()
 	o := server.DefaultOptions()
 	o.DataDir, o.SecurePort, o.KubeconfigOut = t.TempDir(), 0, "-"
 	o.Etcd.Servers = endpoints
 	o.CompactionInterval = compaction
+	if change != nil {
+		change(&o)
+	}
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv, err := server.Start(context.Background(), o)
 	if err != nil {
