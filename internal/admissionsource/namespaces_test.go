@@ -76,3 +76,30 @@ func BenchmarkGetNamespace(b *testing.B) {
 		})
 	}
 }
+
+// TestNamespaceLookupReadsStorageOnMiss: a namespace stored after the
+// cache stopped hearing of changes (its watches broken) is still found,
+// read from storage, and one never stored is NotFound.
+func TestNamespaceLookupReadsStorageOnMiss(t *testing.T) {
+	ctx := t.Context()
+	mem := memory.New()
+	t.Cleanup(func() { _ = mem.Close() })
+	store := &breakableStore{Store: mem}
+	src := NewSources(store, registry.NewCatalogue())
+	l := src.Namespaces()
+	src.Start(ctx, nil)
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	store.failWatches(true)
+	if _, err := mem.Create(ctx, "/registry/core/namespaces/late", []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"late"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := l.GetNamespace(ctx, "late")
+	if err != nil || ns.Name != "late" {
+		t.Fatalf("GetNamespace(late) = %v, %v; want it read from storage", ns, err)
+	}
+	if _, err := l.GetNamespace(ctx, "never"); !apierrors.IsNotFound(err) {
+		t.Fatalf("GetNamespace(never) = %v, want NotFound", err)
+	}
+}

@@ -19,6 +19,15 @@ type NamespaceLookup interface {
 	GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 }
 
+// LiveNamespaceLookup is a NamespaceLookup over a cache that can also read
+// past it: GetNamespaceLive returns the namespace as storage holds it now.
+// NamespaceLifecycle uses it for a namespace whose deletion it admitted a
+// moment ago while the cache still says Active.
+type LiveNamespaceLookup interface {
+	NamespaceLookup
+	GetNamespaceLive(ctx context.Context, name string) (*corev1.Namespace, error)
+}
+
 // ObjectLookup reads objects of the cluster for plugins (such as the pods
 // and nodes NodeRestriction checks). GetObject returns the stored object, in
 // the version the server stores, or a NotFound StatusError when it does not

@@ -40,7 +40,7 @@ func terminatingCause(t *testing.T, _ *admission.Attributes, err error) {
 }
 
 func TestAdmit(t *testing.T) {
-	p := &Plugin{namespaces: namespaces{"live": corev1.NamespaceActive, "dying": corev1.NamespaceTerminating}}
+	p := New(namespaces{"live": corev1.NamespaceActive, "dying": corev1.NamespaceTerminating})
 	admissiontest.Run(t, p, []admissiontest.Case{
 		{Name: "create in active namespace", Attributes: admissiontest.Create(configMap("live")).Attributes()},
 		{Name: "create in missing namespace", Attributes: admissiontest.Create(configMap("gone")).Attributes(),
@@ -55,4 +55,46 @@ func TestAdmit(t *testing.T) {
 		{Name: "delete other namespace", Attributes: admissiontest.Delete(namespace("live")).Attributes()},
 		{Name: "create namespace", Attributes: admissiontest.Create(namespace("new")).Attributes()},
 	})
+}
+
+// laggingNamespaces is a cache that still shows every namespace Active
+// while storage (GetNamespaceLive) already has some Terminating.
+type laggingNamespaces struct {
+	namespaces
+	stored    namespaces
+	liveReads int
+}
+
+func (l *laggingNamespaces) GetNamespaceLive(ctx context.Context, name string) (*corev1.Namespace, error) {
+	l.liveReads++
+	return l.stored.GetNamespace(ctx, name)
+}
+
+// TestRecentDeletionReadsStorage: once the plugin has admitted a
+// namespace's deletion, a create there is checked against storage (which
+// says Terminating) rather than a cache still saying Active, as upstream's
+// forced live lookup; other namespaces keep reading the cache.
+func TestRecentDeletionReadsStorage(t *testing.T) {
+	ctx := t.Context()
+	lookup := &laggingNamespaces{
+		namespaces: namespaces{"team": corev1.NamespaceActive, "other": corev1.NamespaceActive},
+		stored:     namespaces{"team": corev1.NamespaceTerminating, "other": corev1.NamespaceActive},
+	}
+	p := New(lookup)
+	if err := p.Admit(ctx, admissiontest.Create(configMap("team")).Attributes()); err != nil {
+		t.Fatalf("create before any deletion: %v (the cache says Active)", err)
+	}
+	if lookup.liveReads != 0 {
+		t.Fatalf("%d live reads before any deletion, want 0", lookup.liveReads)
+	}
+	if err := p.Admit(ctx, admissiontest.Delete(namespace("team")).Attributes()); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Admit(ctx, admissiontest.Create(configMap("team")).Attributes())
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("create after the deletion = %v, want Forbidden (terminating, read from storage)", err)
+	}
+	if err := p.Admit(ctx, admissiontest.Create(configMap("other")).Attributes()); err != nil || lookup.liveReads != 1 {
+		t.Fatalf("create in another namespace = %v with %d live reads, want allowed from the cache (1 live read in all)", err, lookup.liveReads)
+	}
 }
