@@ -70,7 +70,7 @@ func Run(ctx context.Context, src Source, o Options) (*Report, error) {
 		return nil, err
 	}
 	defer s.Close()
-	a := &auditor{s: s, o: o, report: newReport(operation(o), o.Config), skipped: map[string]bool{}}
+	a := &auditor{s: s, o: o, report: newReport(operation(o)), skipped: map[string]bool{}}
 	if err := src.Each(ctx, func(page []evaluate.Object) error { return a.page(ctx, page) }); err != nil {
 		return nil, err
 	}

@@ -2,13 +2,9 @@ package audit
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
 	"sort"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/evaluate"
 	"github.com/admitd/admitd/pkg/admission/trace"
@@ -41,9 +37,6 @@ type Report struct {
 	SetupWarnings []string `json:"setupWarnings,omitempty"`
 
 	byKey map[policyKey]*Policy
-	// actions are the validationActions of each
-	// ValidatingAdmissionPolicyBinding of the configuration.
-	actions map[string][]string
 }
 
 // Policy is what one webhook, one policy through one binding, or one
@@ -107,26 +100,9 @@ func refOf(o evaluate.Object) ObjectRef {
 
 type policyKey struct{ plugin, name, configuration string }
 
-func newReport(operation string, config []evaluate.Object) *Report {
-	return &Report{APIVersion: APIVersion, Kind: Kind, Operation: operation, Policies: []*Policy{}, byKey: map[policyKey]*Policy{},
-		actions: validationActions(config)}
+func newReport(operation string) *Report {
+	return &Report{APIVersion: APIVersion, Kind: Kind, Operation: operation, Policies: []*Policy{}, byKey: map[policyKey]*Policy{}}
 }
-
-// validationActions are the actions of each ValidatingAdmissionPolicyBinding
-// of config, by name.
-func validationActions(config []evaluate.Object) map[string][]string {
-	out := map[string][]string{}
-	for _, o := range config {
-		if o.GroupVersionKind().GroupKind() != vapBinding {
-			continue
-		}
-		actions, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "validationActions")
-		out[o.GetName()] = actions
-	}
-	return out
-}
-
-var vapBinding = schema.GroupKind{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}
 
 func (r *Report) policy(s trace.Step) *Policy {
 	k := policyKey{s.Plugin, s.Name, s.Configuration}
@@ -156,10 +132,6 @@ func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
 			continue
 		}
 		if !configured(s) && s.Outcome != trace.OutcomeDenied && s.Outcome != trace.OutcomeError {
-			continue
-		}
-		if s.Plugin == vapPlugin && s.Outcome == trace.OutcomeDenied {
-			r.policy(s).failedValidation(ref, s, r.actions[s.Configuration], res)
 			continue
 		}
 		r.policy(s).add(ref, s, res)
@@ -205,43 +177,6 @@ func (p *Policy) add(ref ObjectRef, s trace.Step, res *evaluate.Result) {
 	if !said && s.Round == 0 {
 		p.Passed = append(p.Passed, ref)
 	}
-}
-
-// vapPlugin is the ValidatingAdmissionPolicy plugin's name.
-const vapPlugin = "ValidatingAdmissionPolicy"
-
-// failedValidation records a ValidatingAdmissionPolicy step that failed a
-// validation: the trace says "denied" whatever the binding's actions; the
-// binding's Deny denies, Warn warns, Audit annotates.
-func (p *Policy) failedValidation(ref ObjectRef, s trace.Step, actions []string, res *evaluate.Result) {
-	if len(actions) == 0 || slices.Contains(actions, "Deny") {
-		p.add(ref, s, res)
-		return
-	}
-	p.Matched++
-	if slices.Contains(actions, "Warn") {
-		p.Warned = append(p.Warned, Finding{Object: ref, Message: s.Error, Warnings: warningsOf(res, s)})
-	}
-	if slices.Contains(actions, "Audit") {
-		p.Annotated = append(p.Annotated, Finding{Object: ref, Message: s.Error,
-			AuditAnnotations: map[string]string{validationFailureKey: res.AuditAnnotations[validationFailureKey]}})
-	}
-}
-
-// validationFailureKey is the audit annotation of validations bound with
-// the Audit action.
-const validationFailureKey = "validation.policy.admission.k8s.io/validation_failure"
-
-// warningsOf are the request's warnings that name s's policy and binding.
-func warningsOf(res *evaluate.Result, s trace.Step) []string {
-	var out []string
-	name := fmt.Sprintf("'%s' with binding '%s'", s.Name, s.Configuration)
-	for _, w := range res.Warnings {
-		if strings.Contains(w, name) {
-			out = append(out, w)
-		}
-	}
-	return out
 }
 
 func statusMessage(res *evaluate.Result) string {

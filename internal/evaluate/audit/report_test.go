@@ -39,7 +39,7 @@ func TestFailsAtOrAboveTheSeverity(t *testing.T) {
 }
 
 func TestPolicyReportsPerNamespaceAndCluster(t *testing.T) {
-	r := newReport("UPDATE", nil)
+	r := newReport("UPDATE")
 	r.Policies = []*Policy{{Plugin: "ValidatingAdmissionPolicy", Name: "p", Configuration: "b",
 		Denied:  []Finding{{Object: ref("b", "x"), Message: "no"}},
 		Mutated: []Finding{{Object: ref("a", "y"), Patch: []byte(`[{"op":"add","path":"/x","value":1}]`)}},

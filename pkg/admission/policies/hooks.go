@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -34,6 +35,10 @@ type binding struct {
 	// actions are the validationActions (ValidatingAdmissionPolicy only).
 	actions []admissionregistrationv1.ValidationAction
 }
+
+// denies reports whether a failed validation of the binding refuses the
+// request: its validationActions include Deny.
+func (b *binding) denies() bool { return slices.Contains(b.actions, admissionregistrationv1.Deny) }
 
 // ignores reports whether the hook's errors are dropped.
 func (h *hook) ignores() bool { return h.failurePolicy == admissionregistrationv1.Ignore }

@@ -120,3 +120,63 @@ func TestValidatingSkipAfterReinvocationIsRoundZero(t *testing.T) {
 		t.Fatalf("reinvoked %v, validating policy traced %v: %+v", reinvoked, found, a.Record.Steps())
 	}
 }
+
+// A failed validation denies a policy's step only through a binding whose
+// actions include Deny: through Warn or Audit alone the step is admitted
+// and carries the warning or the validation_failure annotation it gave
+// the request.
+func TestValidatingStepFollowsBindingActions(t *testing.T) {
+	c := readCase(t, "testdata/mapspec-117-reinvocation/case.yaml")
+	store, snap := newObjectStore(), &policies.Snapshot{}
+	for _, raw := range c.Objects {
+		addObject(t, store, snap, raw, !c.NoDefaults)
+	}
+	add := func(doc string) {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatal(err)
+		}
+		addObject(t, store, snap, obj, true)
+	}
+	add(`{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicy,
+  metadata: {name: no-cm, resourceVersion: "1"},
+  spec: {matchConstraints: {resourceRules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}]},
+    validations: [{expression: "false", message: "no configmaps"}]}}`)
+	actions := map[string]string{"deny": "[Deny]", "warn": "[Warn]", "audit": "[Audit]", "warn-audit": "[Warn, Audit]"}
+	for name, list := range actions {
+		add(`{apiVersion: admissionregistration.k8s.io/v1, kind: ValidatingAdmissionPolicyBinding,
+  metadata: {name: ` + name + `}, spec: {policyName: no-cm, validationActions: ` + list + `}}`)
+	}
+	o := policies.Options{Source: policies.StaticSource{Snapshot: snap}, Params: store, TypeConverters: widgetConverters}
+	v, err := policies.NewValidating(o, admission.PluginContext{Namespaces: store, Schema: fakeSchema{}, Authorizer: denySecrets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := c.Request.attributes(t)
+	a.Record = admission.NewRecord()
+	if err := admission.NewChain(admission.NamedPlugin{Name: policies.ValidatingName, Plugin: v}).Validate(context.Background(), a); err == nil {
+		t.Fatal("the Deny binding did not refuse the request")
+	}
+	tr := trace.Capture(trace.Request{AuditID: "a", Operation: "CREATE", Resource: "configmaps", Time: time.Now()},
+		trace.Outcome{Code: 403}, a.Record).Trace()
+	const warning = "Validation failed for ValidatingAdmissionPolicy 'no-cm' with binding 'warn': no configmaps"
+	steps := map[string]trace.Step{}
+	for _, s := range tr.Steps {
+		steps[s.Configuration] = s
+	}
+	for name, want := range map[string]string{"deny": trace.OutcomeDenied, "warn": trace.OutcomeAdmitted,
+		"audit": trace.OutcomeAdmitted, "warn-audit": trace.OutcomeAdmitted} {
+		s, ok := steps[name]
+		if !ok || s.Outcome != want {
+			t.Errorf("binding %s: step %+v, want outcome %s", name, s, want)
+		}
+		warns := len(s.Warnings) > 0
+		audited := strings.Contains(s.AuditAnnotations["validation.policy.admission.k8s.io/validation_failure"], `"binding":"`+name+`"`)
+		if warns != strings.Contains(actions[name], "Warn") || audited != strings.Contains(actions[name], "Audit") {
+			t.Errorf("binding %s (%s): warnings %q, annotations %v", name, actions[name], s.Warnings, s.AuditAnnotations)
+		}
+	}
+	if w := steps["warn"].Warnings; len(w) != 1 || w[0] != warning {
+		t.Errorf("warn step's warnings %q, want [%q]", w, warning)
+	}
+}

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -146,27 +147,68 @@ func (d *vapDispatch) binding(ctx context.Context, mr *match.Request, h *hook, b
 	return nil
 }
 
-// step records one evaluation in the admission trace.
+// step records one evaluation in the admission trace. A failed validation
+// denies the step only when the binding's actions include Deny; under Warn
+// or Audit alone the step is admitted and carries the warning or the
+// validation_failure entries the request got from it.
 func (d *vapDispatch) step(h *hook, b *binding, res validationResult, elapsed time.Duration) {
 	s := admission.Step{Plugin: ValidatingName, Name: h.name, Config: b.name, Matched: true, Reason: "admitted", Duration: elapsed,
 		Detail: &admission.StepDetail{FailurePolicy: string(h.failurePolicy)}}
-	for _, dec := range res.decisions {
-		if dec.deny {
+	var unenforced []validationFailure
+	for i, dec := range res.decisions {
+		switch {
+		case dec.deny && b.denies():
 			s.Reason = "failed: " + dec.message
 			if dec.eval == evalError {
 				s.Err = dec.message
 			}
-			break
-		}
-		if dec.eval == evalError {
+		case dec.deny:
+			unenforced = append(unenforced, validationFailure{Message: dec.message, Policy: h.name, Binding: b.name,
+				ExpressionIndex: i, ValidationActions: b.actions})
+			continue
+		case dec.eval == evalError:
 			s.Err, s.Detail.FailedOpen = dec.message, true // failurePolicy Ignore
+			continue
+		default:
+			continue
 		}
+		break
+	}
+	if s.Reason == "admitted" {
+		d.unenforcedDetail(s.Detail, b, unenforced)
 	}
 	if res.falseCondition != "" {
 		s.Matched, s.Reason, s.Skip = false, "skipped", admission.SkipMatchCondition
 		s.Detail.Why = conditionFalse(res.falseCondition)
 	}
 	d.a.Record.AddStep(s)
+}
+
+// unenforcedDetail puts on a step the warnings (Warn) and the
+// validation_failure entries (Audit) that failed validations of a binding
+// without Deny gave the request.
+func (d *vapDispatch) unenforcedDetail(detail *admission.StepDetail, b *binding, failures []validationFailure) {
+	if len(failures) == 0 {
+		return
+	}
+	for _, action := range b.actions {
+		switch action {
+		case admissionregistrationv1.Warn:
+			for _, f := range failures {
+				detail.Warnings = append(detail.Warnings, validationWarning(f.Policy, f.Binding, f.Message))
+			}
+		case admissionregistrationv1.Audit:
+			if value, err := json.Marshal(failures); err == nil {
+				detail.AuditAnnotations = map[string]string{validationFailureKey: string(value)}
+			}
+		}
+	}
+}
+
+// validationWarning is the warning a failed validation bound with Warn
+// gives the request.
+func validationWarning(policy, binding, message string) string {
+	return fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", policy, binding, message)
 }
 
 // versionedObjects returns the request's object and old object as kind,
@@ -223,8 +265,7 @@ func (d *vapDispatch) record(h *hook, b *binding, res validationResult, collecto
 					Binding: b.name, ExpressionIndex: i, ValidationActions: b.actions})
 				d.o.Metrics.observeValidation(h.name, b.name, dec, "audit")
 			case admissionregistrationv1.Warn:
-				d.a.Record.AddWarning(fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s",
-					h.name, b.name, dec.message))
+				d.a.Record.AddWarning(validationWarning(h.name, b.name, dec.message))
 				d.o.Metrics.observeValidation(h.name, b.name, dec, "warn")
 			}
 		}
