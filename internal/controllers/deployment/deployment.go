@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -131,24 +130,8 @@ func (c *Controller) Run(ctx context.Context) {
 		f := []controllers.Follower{c.deployments, c.replicaSets, c.pods}[i]
 		go controllers.Follow(ctx, c.store, prefix, f, c.log)
 	}
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.deployments.Synced(), c.replicaSets.Synced(), c.pods.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	synced := []<-chan struct{}{c.deployments.Synced(), c.replicaSets.Synced(), c.pods.Synced()}
+	controllers.RunWorkers(ctx, c.queue, synced, workers, c.processNext)
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

@@ -125,24 +125,7 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.ownersPrefix, c.owners, c.log)
 	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.owners.Synced(), c.pods.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.owners.Synced(), c.pods.Synced()}, c.workers, c.processNext)
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
