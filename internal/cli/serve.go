@@ -81,7 +81,6 @@ func newServeCommand() *cobra.Command {
 	o.DefaultUnreachableTolerationSeconds = f.Int64("default-unreachable-toleration-seconds", 300, "Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.")
 	f.DurationVar(&o.CompactionInterval, "storage-compaction-interval", o.CompactionInterval, "how often to compact the storage history, keeping at least one interval of it (as kube-apiserver's --etcd-compaction-interval); 0 disables")
 	f.BoolVar(&o.Quota.Controller, "quota-controller", true, "run the resource quota controller (kube-controller-manager's): keep ResourceQuota status.hard and status.used; --quota-controller=false leaves quota status to whoever writes it, as a kube-apiserver alone")
-	f.BoolVar(&o.StorageVersionMigrator, "storage-version-migrator-controller", true, "run the storage version migrator (kube-controller-manager's storage-version-migrator-controller): carry out StorageVersionMigrations; =false leaves their status to whoever writes it, as a kube-apiserver alone")
 	f.DurationVar(&o.Quota.Resync, "resource-quota-sync-period", server.DefaultQuotaResync, "how often the quota controller recalculates every quota's usage")
 	f.StringVar(&o.ServiceMap, "service-map", "", "JSON file mapping <svc>.<ns>.svc to the host:port to dial for webhooks behind that Service")
 	f.StringVar(&o.AuditLogPath, "audit-log-path", "", "write audit events (audit.k8s.io/v1 JSON lines) to this file")

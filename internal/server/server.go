@@ -138,12 +138,6 @@ type Options struct {
 	ServiceAccounts ServiceAccountOptions
 	// Quota configures the resource quota controller (see quota.go).
 	Quota QuotaOptions
-	// StorageVersionMigrator runs kube-controller-manager's
-	// storage-version-migrator-controller, which carries out
-	// StorageVersionMigrations (--storage-version-migrator-controller, on
-	// by default in admitd serve as in kube-controller-manager 1.37; off in
-	// the zero Options and with =false, as a kube-apiserver alone).
-	StorageVersionMigrator bool
 	// Controllers is kube-controller-manager's --controllers: which of its
 	// controllers run ("*" those on by default, "foo" foo, "-foo" not foo;
 	// its names and aliases, see controllers.ParseControllers). Nil means

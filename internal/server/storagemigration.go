@@ -9,11 +9,11 @@ import (
 )
 
 // startStorageVersionMigrator runs kube-controller-manager's
-// storage-version-migrator-controller until ctx ends, when enabled
-// (Options.StorageVersionMigrator and the --controllers selection); it
-// writes as its service account.
+// storage-version-migrator-controller until ctx ends, when the
+// --controllers selection enables it (as kube-controller-manager 1.37's,
+// on by default); it writes as its service account.
 func startStorageVersionMigrator(ctx context.Context, p *apiParts, store storage.Store, o Options, sel controllers.ControllerSelection) error {
-	if !o.StorageVersionMigrator || !sel.Enabled(controllers.StorageVersionMigratorControllerName) {
+	if !sel.Enabled(controllers.StorageVersionMigratorControllerName) {
 		return nil
 	}
 	client, err := controllers.NewClient(p.api.Loopback(storageversionmigrator.User))

@@ -68,7 +68,7 @@ func TestKubectlStorageVersionMigrations(t *testing.T) {
 	if record != "" {
 		a = &admitd{Kubeconfig: record}
 	} else {
-		a = startAdmitd(t, t.TempDir(), "--storage-version-migrator-controller=false")
+		a = startAdmitd(t, t.TempDir(), "--controllers=*,-storage-version-migrator-controller")
 	}
 	got := svmRun(t, a)
 	if record != "" {
