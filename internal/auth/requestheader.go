@@ -50,6 +50,13 @@ func (a *RequestHeaderAuthenticator) Authenticate(r *http.Request) (authenticati
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return authenticationv1.UserInfo{}, false, nil
 	}
+	name := firstHeader(r.Header, a.o.UsernameHeaders)
+	if name == "" {
+		// no user to take from the headers, whatever the certificate: the
+		// x509 authenticator is next either way (its chain is not
+		// verified twice on every client-certificate request)
+		return authenticationv1.UserInfo{}, false, nil
+	}
 	opts := a.opts
 	certs := r.TLS.PeerCertificates
 	if len(certs) > 1 {
@@ -63,10 +70,6 @@ func (a *RequestHeaderAuthenticator) Authenticate(r *http.Request) (authenticati
 	}
 	if cn := certs[0].Subject.CommonName; len(a.o.AllowedNames) > 0 && !slices.Contains(a.o.AllowedNames, cn) {
 		return authenticationv1.UserInfo{}, false, fmt.Errorf("x509: subject with cn=%s is not in the allowed list", cn)
-	}
-	name := firstHeader(r.Header, a.o.UsernameHeaders)
-	if name == "" {
-		return authenticationv1.UserInfo{}, false, nil
 	}
 	user := authenticationv1.UserInfo{Username: name, UID: firstHeader(r.Header, a.o.UIDHeaders),
 		Groups: allHeaderValues(r.Header, a.o.GroupHeaders), Extra: extraHeaders(r.Header, a.o.ExtraHeaderPrefixes)}
