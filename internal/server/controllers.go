@@ -64,7 +64,7 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 		if !sel.Enabled(c.name) {
 			continue
 		}
-		client, err := controllers.NewClient(api.Loopback(c.user))
+		client, err := controllers.NewClient(controllerLoopback(ctx, api, c.user, log))
 		if err != nil {
 			return err
 		}

@@ -38,6 +38,12 @@ func (b *syncBuffer) String() string {
 // binding, refusing every ConfigMap create with "no configmaps".
 func denyConfigMapCreates(t *testing.T, c kubernetes.Interface) {
 	t.Helper()
+	denyConfigMapCreatesWith(t, c, admissionregistrationv1.Validation{Expression: "false", Message: "no configmaps"})
+}
+
+// denyConfigMapCreatesWith is denyConfigMapCreates with validation.
+func denyConfigMapCreatesWith(t *testing.T, c kubernetes.Interface, validation admissionregistrationv1.Validation) {
+	t.Helper()
 	deny := admissionregistrationv1.Deny
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "no-cm"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
@@ -45,7 +51,7 @@ func denyConfigMapCreates(t *testing.T, c kubernetes.Interface) {
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}}}},
-			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: "no configmaps"}}}}
+			Validations: []admissionregistrationv1.Validation{validation}}}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: "no-cm"},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-cm",
 			ValidationActions: []admissionregistrationv1.ValidationAction{deny}}}
@@ -153,5 +159,49 @@ func readyNamespace(t *testing.T, c kubernetes.Interface, name string, labels ma
 	eventually(t, "the default service account", func() (bool, string) {
 		_, err := c.CoreV1().ServiceAccounts(name).Get(t.Context(), "default", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
+	})
+}
+
+// Each controller acts as its own service account in kube-system, as
+// kube-controller-manager with --use-service-account-credentials: the
+// accounts exist (kcm creates them), and a controller's request carries
+// the account's uid and a credential id (what admission sees: here a
+// policy's message shows them, for the root CA publisher's create); its
+// writes' managedFields still name kube-controller-manager.
+func TestControllersActAsTheirServiceAccounts(t *testing.T) {
+	logs := &syncBuffer{}
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	_, admin := startWith(t, o)
+	c := kubernetes.NewForConfigOrDie(admin)
+	ctx := t.Context()
+	uids := map[string]string{}
+	for _, name := range []string{"root-ca-cert-publisher", "namespace-controller", "generic-garbage-collector",
+		"replicaset-controller", "deployment-controller", "service-account-controller"} {
+		sa, err := c.CoreV1().ServiceAccounts("kube-system").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("service account kube-system/%s: %v", name, err)
+		}
+		uids[name] = string(sa.UID)
+	}
+
+	denyConfigMapCreatesWith(t, c, admissionregistrationv1.Validation{Expression: "false",
+		MessageExpression: `'uid=' + request.userInfo.uid + ' credential=' + request.userInfo.extra['authentication.kubernetes.io/credential-id'][0]`})
+	mustCreateNamespace(t, c, "seen")
+	want := "uid=" + uids["root-ca-cert-publisher"] + " credential=JTI="
+	eventually(t, "the publisher's refusal naming its uid and credential", func() (bool, string) {
+		return strings.Contains(logs.String(), want), "no log line with " + want
+	})
+	_ = c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "no-cm", metav1.DeleteOptions{})
+	eventually(t, "kube-root-ca.crt once the policy is gone", func() (bool, string) {
+		cm, err := c.CoreV1().ConfigMaps("seen").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if m := cm.ManagedFields; len(m) != 1 || m[0].Manager != "kube-controller-manager" {
+			t.Fatalf("managedFields %+v, want one entry of kube-controller-manager", m)
+		}
+		return true, ""
 	})
 }

@@ -38,11 +38,11 @@ func startQuotaController(ctx context.Context, p *apiParts, store storage.Store,
 	if err != nil {
 		return err
 	}
-	client, err := controllers.NewClient(p.api.Loopback(controllers.ResourceQuotaUser))
+	log := o.Logger.With("controller", "resourcequota")
+	client, err := controllers.NewClient(controllerLoopback(ctx, p.api, controllers.ResourceQuotaUser, log))
 	if err != nil {
 		return err
 	}
-	log := o.Logger.With("controller", "resourcequota")
 	go controllers.NewResourceQuota(store, p.cat, client, quota.OptionsFor(gates), o.Quota.Resync, log).Run(ctx)
 	return nil
 }

@@ -16,7 +16,7 @@ func startStorageVersionMigrator(ctx context.Context, p *apiParts, store storage
 	if !sel.Enabled(controllers.StorageVersionMigratorControllerName) {
 		return nil
 	}
-	client, err := controllers.NewClient(p.api.Loopback(storageversionmigrator.User))
+	client, err := controllers.NewClient(controllerLoopback(ctx, p.api, storageversionmigrator.User, o.Logger))
 	if err != nil {
 		return err
 	}

@@ -26,12 +26,12 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		if !sel.Enabled(kind.Name) {
 			continue
 		}
-		rt := api.Loopback(kind.User)
+		l := log.With("controller", kind.Name)
+		rt := controllerLoopback(ctx, api, kind.User, l)
 		client, err := controllers.NewClientset(rt)
 		if err != nil {
 			return err
 		}
-		l := log.With("controller", kind.Name)
 		recorder, err := controllers.NewEventRecorder(ctx, rt, kind.Component, l)
 		if err != nil {
 			return err
@@ -51,7 +51,7 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 // startDeploymentController runs the Deployment controller until ctx
 // ends, as kube-controller-manager's deployment-controller.
 func startDeploymentController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
-	rt := api.Loopback(deployment.User)
+	rt := controllerLoopback(ctx, api, deployment.User, log)
 	client, err := controllers.NewClientset(rt)
 	if err != nil {
 		return err
