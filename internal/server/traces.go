@@ -65,6 +65,8 @@ func requestFacts(ev *apiserver.RequestEvent) trace.Request {
 	if ev.Impersonated != nil {
 		// ev.User is the requester; the request acts as the impersonated user
 		q.User, q.Groups, q.Impersonator = ev.Impersonated.Username, ev.Impersonated.Groups, ev.User.Username
+	} else {
+		q.Client = trace.ClientOf(q.User, ev.UserAgent)
 	}
 	if r := ev.HTTPRequest; r != nil && strings.Contains(r.URL.RawQuery, "dryRun") {
 		q.DryRun = slices.Contains(r.URL.Query()["dryRun"], "All")

@@ -87,3 +87,43 @@ func TestTracesBoundedByBytes(t *testing.T) {
 		t.Errorf("traces of big creates kept: %v; want at most 2, the newest (big-7) first", creates)
 	}
 }
+
+// A request a controller sends is traced with the controller named: the
+// root CA publisher's ConfigMap in a new namespace says
+// kube-controller-manager (root-ca-cert-publisher), a user's own request
+// names no client.
+func TestTraceNamesTheController(t *testing.T) {
+	s, admin := startWith(t, testOptions(t))
+	cs := kubernetes.NewForConfigOrDie(admin)
+	mustCreateNamespace(t, cs, "traced")
+	eventually(t, "the root CA publisher's ConfigMap", func() (bool, string) {
+		_, err := cs.CoreV1().ConfigMaps("traced").Get(t.Context(), "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
+	code, body := getCode(t, httpClient(t, s, true), s, "/admission/traces?resource=configmaps&namespace=traced")
+	if code != http.StatusOK {
+		t.Fatalf("GET traces = %d %s", code, body)
+	}
+	var list struct {
+		Items []struct{ Request struct{ User, Client, Name string } }
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, it := range list.Items {
+		if it.Request.Name == "kube-root-ca.crt" {
+			found = true
+			if want := "kube-controller-manager (root-ca-cert-publisher)"; it.Request.Client != want {
+				t.Errorf("trace of %s by %s: client %q, want %q", it.Request.Name, it.Request.User, it.Request.Client, want)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no trace of kube-root-ca.crt's create in %s", body)
+	}
+	code, body = getCode(t, httpClient(t, s, true), s, "/admission/traces?resource=namespaces")
+	if code != http.StatusOK || !strings.Contains(body, `"name":"traced"`) || strings.Contains(body, `"client"`) {
+		t.Errorf("the user's namespace create: %d %s; want its trace without a client", code, body)
+	}
+}

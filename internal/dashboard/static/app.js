@@ -65,7 +65,7 @@ function decisionRow(d, fresh) {
   const nsName = [d.namespace, d.name].filter(Boolean).join('/');
   const tr = el('tr', { 'data-audit-id': d.auditID, class: fresh ? 'new' : '' },
     el('td', { class: 'mono' }, timeOf(d.time)),
-    el('td', {}, d.user),
+    el('td', { title: d.client || '' }, d.client ? d.user + ' · ' + d.client : d.user),
     el('td', {}, d.verb + (d.dryRun ? ' (dry run)' : '')),
     el('td', {}, resourceOf(d)),
     el('td', {}, nsName),

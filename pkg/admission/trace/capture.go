@@ -48,7 +48,7 @@ func Capture(req Request, out Outcome, rec *admission.Record) *Entry {
 		return nil
 	}
 	rec.ReleasePluginState() // the request has ended
-	n := entryBytes + len(req.User) + len(req.Impersonator) + len(req.Namespace) + len(req.Name) + len(out.Message)
+	n := entryBytes + len(req.User) + len(req.Impersonator) + len(req.Client) + len(req.Namespace) + len(req.Name) + len(out.Message)
 	for _, g := range req.Groups {
 		n += len(g)
 	}

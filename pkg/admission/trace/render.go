@@ -87,10 +87,14 @@ func (p *printer) header(t *Trace) {
 }
 
 func userText(q Request) string {
+	text := q.User
 	if q.Impersonator != "" {
-		return q.User + " (impersonated by " + q.Impersonator + ")"
+		text += " (impersonated by " + q.Impersonator + ")"
 	}
-	return q.User
+	if q.Client != "" {
+		text += ", " + q.Client
+	}
+	return text
 }
 
 // section is a phase in one round; groups are its plugins in order.

@@ -82,6 +82,11 @@ type Request struct {
 	User         string   `json:"user"`
 	Groups       []string `json:"groups,omitempty"`
 	Impersonator string   `json:"impersonator,omitempty"`
+	// Client names the cluster component that sent the request, when its
+	// user and User-Agent say so: "kube-controller-manager
+	// (replicaset-controller)" for a controller acting as its service
+	// account, "kubelet (node-0)" for a node.
+	Client string `json:"client,omitempty"`
 	// Verb is the API verb (create, update, patch, delete...), Operation
 	// the admission operation (CREATE, UPDATE, DELETE, CONNECT).
 	Verb        string `json:"verb"`
