@@ -83,6 +83,7 @@ func addEvalServerFlags(f *pflag.FlagSet, c *evaluate.ServerConfig) {
 	f.StringSliceVar(&c.AuthorizationModes, "authorization-mode", []string{"AlwaysAllow"}, "authorizers of the in-process server; Node,RBAC (serve's default) checks the user against the RBAC objects given")
 	f.BoolVar(&c.QuotaController, "quota-controller", true, "as admitd serve: run the resource quota controller")
 	f.StringSliceVar(&c.Controllers, "controllers", nil, "as admitd serve: kube-controller-manager's controllers to run ('*', 'foo', '-foo'; default: all but root-ca-certificate-publisher-controller and the workload controllers)")
+	f.BoolVar(&c.ExpandWorkloads, "expand-workloads", false, "run the workload controllers and report what they create because of the request, through admission as on a cluster: a Deployment's ReplicaSet, its Pods (refused ones included, each with its trace)")
 	f.StringVar(&c.ServiceMap, "service-map", "", "as admitd serve: JSON file mapping <svc>.<ns>.svc to the host:port that serves it")
 	f.BoolVar(&c.CallUnreachableWebhooks, "call-unreachable-webhooks", false, "call webhooks behind Services neither --service-map nor --webhook-responses covers: the calls fail as on a cluster where the Service does not answer, and failurePolicy decides (default: refuse such a configuration)")
 }

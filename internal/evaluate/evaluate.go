@@ -133,6 +133,9 @@ type Result struct {
 	SetupWarnings []string `json:"setupWarnings,omitempty"`
 	// Trace is the request's admission trace.
 	Trace *trace.Trace `json:"trace,omitempty"`
+	// CreatedByControllers are the creates the workload controllers sent
+	// because of the request (ServerConfig.ExpandWorkloads).
+	CreatedByControllers []ControllerRequest `json:"createdByControllers,omitempty"`
 	// sent is the object as sent, for the diff of the tree output.
 	sent *unstructured.Unstructured
 }

@@ -42,6 +42,35 @@ func Write(w io.Writer, r *Result, format string) error {
 }
 
 func writeTree(w io.Writer, r *Result) error {
+	if err := writeRequestTree(w, r); err != nil {
+		return err
+	}
+	return writeControllerRequests(w, r.CreatedByControllers)
+}
+
+// writeControllerRequests lists what the workload controllers created
+// because of the request, each with its first request's trace.
+func writeControllerRequests(w io.Writer, rs []ControllerRequest) error {
+	for _, cr := range rs {
+		times := ""
+		if cr.Count > 1 {
+			times = fmt.Sprintf(" (%d times)", cr.Count)
+		}
+		line := fmt.Sprintf("\n%s created %s in %s%s: %s", cr.Client, cr.Resource, cr.Namespace, times, cr.Decision)
+		if cr.Message != "" {
+			line += ": " + cr.Message
+		}
+		if _, err := io.WriteString(w, line+"\n"); err != nil {
+			return err
+		}
+		if err := trace.Render(w, cr.Trace); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeRequestTree(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "decision: %s\n", decisionText(r))
 	if r.Status != nil && r.Status.Message != "" {

@@ -95,6 +95,7 @@ func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request
 		return nil, err
 	}
 	var ans *sent
+	sentAt := time.Now()
 	if q.Operation == Connect {
 		ans, err = c.connect(ctx, inst, q)
 	} else if err = c.prepareTarget(ctx, q); err == nil {
@@ -109,6 +110,11 @@ func evaluateOn(ctx context.Context, inst *instance, objects []Object, q Request
 	}
 	r := result(q, ans, t)
 	r.SetupWarnings = c.setupWarnings.list()
+	if inst.expandWorkloads && ans.object != nil && !q.DryRun && (q.Operation == Create || q.Operation == Update) {
+		if r.CreatedByControllers, err = expandWorkload(ctx, inst.admin, ans.object.GetNamespace(), sentAt); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

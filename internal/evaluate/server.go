@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 
 	"k8s.io/client-go/rest"
 
@@ -43,6 +45,10 @@ type ServerConfig struct {
 	// kube-controller-manager's controllers the server runs. Nil means
 	// DefaultControllers.
 	Controllers []string
+	// ExpandWorkloads runs the workload controllers (WorkloadControllers,
+	// unless Controllers says otherwise) and reports the creates they send
+	// because of the request: a Deployment's ReplicaSet, its Pods.
+	ExpandWorkloads bool
 	// Logger receives the server's logs (default: discarded).
 	Logger *slog.Logger
 	// copiedObjects: a Session's server holds objects copied from
@@ -68,6 +74,8 @@ type instance struct {
 	admin *rest.Config
 	// impersonatorToken authenticates the request's impersonator.
 	impersonatorToken string
+	// expandWorkloads: ServerConfig.ExpandWorkloads.
+	expandWorkloads bool
 	// defaultServiceAccounts: the service-account controller runs, so a
 	// namespace gets its default ServiceAccount.
 	defaultServiceAccounts bool
@@ -96,7 +104,7 @@ func startServer(ctx context.Context, c ServerConfig, impersonator *User) (*inst
 	admin := &rest.Config{Host: srv.URL, QPS: -1, UserAgent: "admitd-eval",
 		TLSClientConfig: rest.TLSClientConfig{CAData: srv.CAPEM, CertData: srv.AdminCertPEM, KeyData: srv.AdminKeyPEM}}
 	sel, _ := controllers.ParseControllers(opts.Controllers) // Start checked them
-	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token,
+	return &instance{srv: srv, dir: dir, admin: admin, impersonatorToken: token, expandWorkloads: c.ExpandWorkloads,
 		defaultServiceAccounts: sel.Enabled(controllers.ServiceAccountControllerName)}, nil
 }
 
@@ -116,12 +124,27 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 	o.Controllers = c.Controllers
 	if o.Controllers == nil {
 		o.Controllers = DefaultControllers
+		if c.ExpandWorkloads {
+			o.Controllers = withWorkloadControllers(DefaultControllers)
+		}
 	}
 	o.Logger = c.Logger
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return o
+}
+
+// withWorkloadControllers is list without its exclusions of the workload
+// controllers.
+func withWorkloadControllers(list []string) []string {
+	var out []string
+	for _, name := range list {
+		if !slices.Contains(WorkloadControllers, strings.TrimPrefix(name, "-")) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func (in *instance) close() error {
