@@ -87,8 +87,8 @@ func (e *env) createNode(name string, labels map[string]string, taints ...corev1
 	}
 }
 
-// markReady plays the kubelets: pods not yet running become Running and
-// Ready.
+// markReady plays the scheduler and the kubelets: pods are bound to the
+// node they are for, and those not yet running become Running and Ready.
 func (e *env) markReady() {
 	pods, err := e.admin.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -96,6 +96,12 @@ func (e *env) markReady() {
 	}
 	patch := []byte(`{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
 	for _, p := range pods.Items {
+		if node, err := TargetNodeName(&p); err == nil && p.Spec.NodeName == "" {
+			b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name}, Target: corev1.ObjectReference{Kind: "Node", Name: node}}
+			if err := e.admin.CoreV1().Pods("default").Bind(context.Background(), b, metav1.CreateOptions{}); err != nil {
+				e.t.Errorf("binding %s: %v", p.Name, err)
+			}
+		}
 		if p.Status.Phase != corev1.PodRunning && p.DeletionTimestamp == nil {
 			_, _ = e.admin.CoreV1().Pods("default").Patch(context.Background(), p.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 		}
@@ -198,7 +204,9 @@ func TestOnePodPerEligibleNode(t *testing.T) {
 }
 
 // A node tainted NoExecute loses its pod; one tainted NoSchedule keeps it,
-// counted as misscheduled.
+// counted as misscheduled. (The node's change is noticed through the pods
+// bound to it, as upstream's node-update queue looks up pods by
+// spec.nodeName.)
 func TestTaintsAfterScheduling(t *testing.T) {
 	e := start(t)
 	e.createNode("a", worker)
@@ -206,7 +214,11 @@ func TestTaintsAfterScheduling(t *testing.T) {
 	if _, err := e.admin.AppsV1().DaemonSets("default").Create(context.Background(), agent("nginx"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.eventually("two pods", func() (bool, string) { n := len(e.podsByNode()); return n == 2, fmt.Sprint(n, " pods") })
+	e.eventually("two ready pods", func() (bool, string) {
+		e.markReady()
+		got := counts(e.daemonSet().Status)
+		return strings.HasPrefix(got, "desired 2 current 2 ready 2"), got
+	})
 	for name, effect := range map[string]corev1.TaintEffect{"a": corev1.TaintEffectNoSchedule, "b": corev1.TaintEffectNoExecute} {
 		node, _ := e.admin.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 		node.Spec.Taints = []corev1.Taint{{Key: "k", Effect: effect}}

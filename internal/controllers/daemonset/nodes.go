@@ -34,8 +34,11 @@ func daemonTolerations(hostNetwork bool) []corev1.Toleration {
 }
 
 // AddDaemonTolerations adds the daemon tolerations to spec, each
-// replacing a toleration of the same key, operator, value and effect, or
-// appended (as upstream's AddOrUpdateTolerationInPodSpec).
+// replacing every toleration of the same key, operator, value and effect
+// (whatever its tolerationSeconds), or appended when there is none. That
+// is what upstream's AddOrUpdateTolerationInPodSpec does: its check for an
+// identical toleration compares a pointer with a value, so it never
+// returns early.
 func AddDaemonTolerations(spec *corev1.PodSpec) {
 	for _, t := range daemonTolerations(spec.HostNetwork) {
 		addOrUpdateToleration(spec, t)
@@ -43,13 +46,10 @@ func AddDaemonTolerations(spec *corev1.PodSpec) {
 }
 
 func addOrUpdateToleration(spec *corev1.PodSpec, t corev1.Toleration) {
-	var out []corev1.Toleration
+	out := make([]corev1.Toleration, 0, len(spec.Tolerations)+1)
 	updated := false
 	for _, old := range spec.Tolerations {
 		if old.MatchToleration(&t) {
-			if old == t {
-				return
-			}
 			out = append(out, t)
 			updated = true
 			continue
