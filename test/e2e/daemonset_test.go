@@ -217,28 +217,7 @@ func (s *daemonSetSession) events() string {
 // tolerations): create, set image (rollout status completes), a node
 // labelled out and back, a node added, a surge rollout, OnDelete.
 func TestDaemonSetSessionMatchesKCM(t *testing.T) {
-	var s *daemonSetSession
-	if *recordDaemonSetOn != "" {
-		a := &admitd{Kubeconfig: *recordDaemonSetOn}
-		c := kubernetes.NewForConfigOrDie(a.restConfig(t))
-		for i := range 3 {
-			name := fmt.Sprintf("node-%d", i)
-			if err := createNode(t.Context(), c, name, simulatedNodeLabels(name)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s = &daemonSetSession{t: t, a: a, ns: "ds", kubelet: c}
-	} else {
-		a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3")
-		s = &daemonSetSession{t: t, a: a, ns: "ds"}
-		a.mustKubectl(t, "", "wait", "--for=condition=Ready", "node/node-0", "node/node-1", "node/node-2", "--timeout=30s")
-	}
-	s.a.mustKubectl(t, "", "create", "namespace", s.ns)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := s.a.kubectl(t, "", "-n", s.ns, "get", "serviceaccount", "default"); err == nil {
-			break
-		}
-	}
+	s := startDaemonSetSession(t, "ds", nil)
 	var got []string
 	step := func(name string, args ...string) {
 		if len(args) > 0 {
@@ -273,18 +252,70 @@ func TestDaemonSetSessionMatchesKCM(t *testing.T) {
 	}
 	step("on delete, node-0's pod deleted")
 	got = append(got, s.run("rollout", "history", "ds/agent"), s.events())
-	g := strings.Join(got, "")
+	recordOrCompare(t, daemonSetSessionFile, strings.Join(got, ""))
+}
+
+// startDaemonSetSession starts admitd with 3 simulated nodes, or (when
+// recording) makes the real cluster's nodes node-0, node-1 and node-2
+// only; then creates the namespace ns with labels and waits for its
+// default ServiceAccount.
+func startDaemonSetSession(t *testing.T, ns string, labels map[string]string) *daemonSetSession {
+	var s *daemonSetSession
 	if *recordDaemonSetOn != "" {
-		if err := os.WriteFile(daemonSetSessionFile, []byte(g), 0o644); err != nil {
+		a := &admitd{Kubeconfig: *recordDaemonSetOn}
+		c := kubernetes.NewForConfigOrDie(a.restConfig(t))
+		nodes, err := c.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes.Items {
+			if err := c.CoreV1().Nodes().Delete(t.Context(), n.Name, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 3 {
+			name := fmt.Sprintf("node-%d", i)
+			if err := createNode(t.Context(), c, name, simulatedNodeLabels(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s = &daemonSetSession{t: t, a: a, ns: ns, kubelet: c}
+	} else {
+		a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3")
+		s = &daemonSetSession{t: t, a: a, ns: ns}
+		a.mustKubectl(t, "", "wait", "--for=condition=Ready", "node/node-0", "node/node-1", "node/node-2", "--timeout=30s")
+	}
+	s.createNamespace(ns, labels)
+	return s
+}
+
+func (s *daemonSetSession) createNamespace(ns string, labels map[string]string) {
+	s.a.mustKubectl(s.t, "", "create", "namespace", ns)
+	for k, v := range labels {
+		s.a.mustKubectl(s.t, "", "label", "namespace", ns, k+"="+v)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, _, err := s.a.kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
+			break
+		}
+	}
+}
+
+// recordOrCompare writes the session to file when recording, and
+// otherwise compares it with the recording.
+func recordOrCompare(t *testing.T, file, got string) {
+	t.Helper()
+	if *recordDaemonSetOn != "" {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(daemonSetSessionFile)
+	want, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g != string(want) {
-		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", g, want)
+	if got != string(want) {
+		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", got, want)
 	}
 }
