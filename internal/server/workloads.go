@@ -6,6 +6,7 @@ import (
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/daemonset"
 	"github.com/admitd/admitd/internal/controllers/deployment"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
 	"github.com/admitd/admitd/internal/registry"
@@ -15,7 +16,7 @@ import (
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
-	controllers.DeploymentControllerName}
+	controllers.DeploymentControllerName, daemonset.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -41,6 +42,11 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 			return err
 		}
 		go c.Run(ctx)
+	}
+	if sel.Enabled(daemonset.Name) {
+		if err := startDaemonSetController(ctx, api, store, cat, log.With("controller", daemonset.Name)); err != nil {
+			return err
+		}
 	}
 	if sel.Enabled(deployment.Name) {
 		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))

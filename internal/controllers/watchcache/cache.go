@@ -3,7 +3,8 @@
 // storage has them, decoded, fed by a watch of storage
 // (controllers.Follow), with handlers called on each change. It is the
 // informer and lister of a client-go controller, without the API round
-// trip; it is not a general cache (no indexes but namespace).
+// trip; it is not a general cache (no indexes but namespace). A
+// cluster-scoped resource's objects are kept under the namespace "".
 package watchcache
 
 import (
@@ -136,7 +137,11 @@ func (c *Cache[T]) key(storageKey string) (namespace, name string, ok bool) {
 		return "", "", false
 	}
 	namespace, name, ok = strings.Cut(rest, "/")
-	return namespace, name, ok && !strings.Contains(name, "/")
+	if !ok {
+		// a cluster-scoped object: its key is the prefix and its name
+		return "", rest, rest != ""
+	}
+	return namespace, name, !strings.Contains(name, "/")
 }
 
 // Get returns the object namespace/name.
@@ -145,6 +150,22 @@ func (c *Cache[T]) Get(namespace, name string) (T, bool) {
 	defer c.mu.RUnlock()
 	obj, ok := c.items[namespace][name]
 	return obj, ok
+}
+
+// ListAll returns the objects of every namespace (and the cluster-scoped
+// ones) for which keep is true. The objects are shared, as List's.
+func (c *Cache[T]) ListAll(keep func(T) bool) []T {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []T
+	for _, objs := range c.items {
+		for _, obj := range objs {
+			if keep(obj) {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
 }
 
 // List returns the objects of namespace for which keep is true. The
