@@ -7,7 +7,9 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/deployment"
+	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -15,7 +17,7 @@ import (
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
-	controllers.DeploymentControllerName}
+	controllers.DeploymentControllerName, job.Name, ttlafterfinished.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -41,6 +43,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 			return err
 		}
 		go c.Run(ctx)
+	}
+	if err := startJobControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
 	}
 	if sel.Enabled(deployment.Name) {
 		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))
