@@ -226,24 +226,47 @@ func (s *jobSession) snapshot(step, ns, name string, dedupeEvents bool) string {
 	return out + describePods(name, s.pods(ns, name)) + s.events(ns, name, dedupeEvents)
 }
 
-// failPod waits for the Job's first pod (running, on admitd's simulated
-// nodes) and writes it Failed with exit code 1, as its kubelet would.
-func (s *jobSession) failPod(ns, job string) {
+// finishPod waits for a pod of the Job (of the completion index, unless
+// ""; running, on admitd's simulated nodes) and writes it finished with
+// phase and exitCode, as its kubelet would.
+func (s *jobSession) finishPod(ns, job, index, phase string, exitCode int) {
 	s.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		for _, p := range s.pods(ns, job) {
-			if s.record || p.Status.Phase == corev1.PodRunning {
-				s.patchPodStatus(ns, p.Name, finishedPodStatus(p.Spec.Containers[0].Name, "Failed", 1))
+			if p.DeletionTimestamp != nil || (index != "" && p.Annotations[batchv1.JobCompletionIndexAnnotation] != index) {
+				continue
+			}
+			if p.Status.Phase == corev1.PodRunning || (s.record && p.Status.Phase == corev1.PodPending) {
+				s.patchPodStatus(ns, p.Name, finishedPodStatus(p.Spec.Containers[0].Name, phase, exitCode))
 				return
 			}
 		}
 	}
-	s.t.Fatalf("job %s/%s has no running pod", ns, job)
+	s.t.Fatalf("job %s/%s has no running pod of index %q", ns, job, index)
+}
+
+func (s *jobSession) failPod(ns, job string) { s.finishPod(ns, job, "", "Failed", 1) }
+
+// replacementDelay fails the Job's pod and returns how long the
+// controller took to create the next one.
+func (s *jobSession) replacementDelay(ns, job string) time.Duration {
+	s.t.Helper()
+	s.failPod(ns, job)
+	failed := time.Now()
+	for deadline := failed.Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if len(s.pods(ns, job)) > 1 {
+			return time.Since(failed)
+		}
+	}
+	s.t.Fatalf("job %s/%s: no replacement for its failed pod", ns, job)
+	return 0
 }
 
 // run is the session: a Job of 5 completions 2 at a time, an Indexed
-// Job, a Job whose only pod fails (backoffLimit 0), one past its
-// activeDeadlineSeconds, one created suspended and resumed, one deleted by
+// Job, a Job whose only pod fails (backoffLimit 0), one whose two pods
+// fail (backoffLimit 1, the second created after the 10s backoff), a pod
+// failure policy's FailJob, an Indexed Job's success policy and
+// backoffLimitPerIndex, one past its activeDeadlineSeconds, one created suspended and resumed, one deleted by
 // its ttlSecondsAfterFinished, and one whose pods PodSecurity refuses.
 func (s *jobSession) run() string {
 	var got []string
@@ -260,6 +283,29 @@ func (s *jobSession) run() string {
 	s.failPod("jobs", "fail")
 	s.waitFor("jobs", "fail", "Failed", finished)
 	got = append(got, s.snapshot("backoffLimit 0, pod failed", "jobs", "fail", false))
+
+	s.createJob("jobs", "backoff.yaml")
+	delay := s.replacementDelay("jobs", "backoff")
+	s.failPod("jobs", "backoff")
+	s.waitFor("jobs", "backoff", "Failed", finished)
+	got = append(got, s.snapshot("backoffLimit 1, two pods failed", "jobs", "backoff", false),
+		fmt.Sprintf("replaced after the 10s backoff: %t\n", delay > 9*time.Second && delay < 16*time.Second))
+
+	s.createJob("jobs", "pfp.yaml")
+	s.finishPod("jobs", "pfp", "", "Failed", 42)
+	s.waitFor("jobs", "pfp", "Failed", finished)
+	got = append(got, s.snapshot("podFailurePolicy FailJob on exit code 42", "jobs", "pfp", false))
+
+	s.createJob("jobs", "leader.yaml")
+	s.finishPod("jobs", "leader", "0", "Succeeded", 0)
+	s.waitFor("jobs", "leader", "Complete", finished)
+	got = append(got, s.snapshot("successPolicy: index 0 succeeded", "jobs", "leader", false))
+
+	s.createJob("jobs", "perindex.yaml")
+	s.finishPod("jobs", "perindex", "0", "Succeeded", 0)
+	s.finishPod("jobs", "perindex", "1", "Failed", 1)
+	s.waitFor("jobs", "perindex", "Failed", finished)
+	got = append(got, s.snapshot("backoffLimitPerIndex 0: index 1 failed", "jobs", "perindex", false))
 
 	s.createJob("jobs", "deadline.yaml")
 	s.waitFor("jobs", "deadline", "Failed", finished)
