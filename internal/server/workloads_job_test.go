@@ -96,3 +96,46 @@ func TestControllersFlagDisablesJobControllers(t *testing.T) {
 		t.Errorf("finished Job with TTL 0 and the TTL controller off: %v, want it kept", err)
 	}
 }
+
+// A Job deleted with orphan propagation leaves its pod without the
+// job-tracking finalizer (the controller releases the pods of a Job being
+// deleted), and a pod with the finalizer that no Job controls loses it
+// (upstream's orphan pod cleanup): nothing keeps them from being deleted.
+func TestOrphanedJobPodLosesItsFinalizer(t *testing.T) {
+	c := startWithControllers(t)
+	readyNamespace(t, c, "orphans", nil)
+	if _, err := c.BatchV1().Jobs("orphans").Create(t.Context(), oneShotJob(nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pod *corev1.Pod
+	eventually(t, "the Job's pod", func() (bool, string) {
+		pods, err := c.CoreV1().Pods("orphans").List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(pods.Items) != 1 {
+			return false, fmt.Sprintf("%v pods, %v", len(pods.Items), err)
+		}
+		pod = &pods.Items[0]
+		return slices.Contains(pod.Finalizers, batchv1.JobTrackingFinalizer), fmt.Sprintf("finalizers %v", pod.Finalizers)
+	})
+	if err := c.BatchV1().Jobs("orphans").Delete(t.Context(), "once", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the orphan without owner or finalizer", func() (bool, string) {
+		p, err := c.CoreV1().Pods("orphans").Get(t.Context(), pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(p.OwnerReferences) == 0 && len(p.Finalizers) == 0, fmt.Sprintf("owners %v, finalizers %v", p.OwnerReferences, p.Finalizers)
+	})
+	stray := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Finalizers: []string{batchv1.JobTrackingFinalizer}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	if _, err := c.CoreV1().Pods("orphans").Create(t.Context(), stray, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the stray pod without the finalizer", func() (bool, string) {
+		p, err := c.CoreV1().Pods("orphans").Get(t.Context(), "stray", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(p.Finalizers) == 0, fmt.Sprintf("finalizers %v", p.Finalizers)
+	})
+}
