@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -187,11 +188,11 @@ func describePods(job string, pods []corev1.Pod) string {
 				env = append(env, e.Name+"="+e.ValueFrom.FieldRef.FieldPath)
 			}
 		}
-		lines = append(lines, fmt.Sprintf("pod %s generateName=%s hostname=%q subdomain=%q\n  labels=%v\n  annotations=%v\n  finalizers=%v ownerReferences=%v env=%v\n",
-			p.Name, p.GenerateName, p.Spec.Hostname, p.Spec.Subdomain, p.Labels, annotations, p.Finalizers, refs, env))
+		lines = append(lines, normalize(job, fmt.Sprintf("pod %s generateName=%s hostname=%q subdomain=%q\n  labels=%v\n  annotations=%v\n  finalizers=%v ownerReferences=%v env=%v\n",
+			p.Name, p.GenerateName, p.Spec.Hostname, p.Spec.Subdomain, p.Labels, annotations, p.Finalizers, refs, env)))
 	}
 	sort.Strings(lines)
-	return normalize(job, strings.Join(lines, ""))
+	return strings.Join(lines, "")
 }
 
 // events prints the Job's events, sorted (unique lines only when
@@ -213,15 +214,28 @@ func (s *jobSession) events(ns, job string, dedupe bool) string {
 	return strings.Join(lines, "")
 }
 
-// snapshot describes the Job, its pods and its events under "## step".
+// snapshot describes the Job, its pods and its events under "## step",
+// once the description has not changed for a second (events are written
+// after what they tell of).
 func (s *jobSession) snapshot(step, ns, name string, dedupeEvents bool) string {
 	s.t.Helper()
+	last, since := "", time.Now()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		cur := s.describe(ns, name, dedupeEvents)
+		if cur != last {
+			last, since = cur, time.Now()
+		} else if time.Since(since) > time.Second {
+			break
+		}
+	}
+	return "## " + step + "\n" + last
+}
+
+func (s *jobSession) describe(ns, name string, dedupeEvents bool) string {
 	j, ok := s.job(ns, name)
-	out := "## " + step + "\n"
+	out := "job " + name + " gone\n"
 	if ok {
-		out += describeJob(j)
-	} else {
-		out += "job " + name + " gone\n"
+		out = describeJob(j)
 	}
 	return out + describePods(name, s.pods(ns, name)) + s.events(ns, name, dedupeEvents)
 }
@@ -248,7 +262,8 @@ func (s *jobSession) finishPod(ns, job, index, phase string, exitCode int) {
 func (s *jobSession) failPod(ns, job string) { s.finishPod(ns, job, "", "Failed", 1) }
 
 // replacementDelay fails the Job's pod and returns how long the
-// controller took to create the next one.
+// controller took to create the next one (the backoff counts from the
+// container's finishedAt, written to the second: up to 1s less).
 func (s *jobSession) replacementDelay(ns, job string) time.Duration {
 	s.t.Helper()
 	s.failPod(ns, job)
@@ -262,7 +277,9 @@ func (s *jobSession) replacementDelay(ns, job string) time.Duration {
 	return 0
 }
 
-// run is the session: a Job of 5 completions 2 at a time, an Indexed
+// run is the session: a Job of 5 completions 2 at a time, one of 4 whose
+// pods keep running (active and ready counted, one finished by hand and
+// replaced), an Indexed
 // Job, a Job whose only pod fails (backoffLimit 0), one whose two pods
 // fail (backoffLimit 1, the second created after the 10s backoff), a pod
 // failure policy's FailJob, an Indexed Job's success policy and
@@ -275,6 +292,15 @@ func (s *jobSession) run() string {
 	s.waitFor("jobs", "pi", "Complete", finished)
 	got = append(got, s.snapshot("5 completions, parallelism 2", "jobs", "pi", false))
 
+	s.createJob("jobs", "running.yaml")
+	s.waitFor("jobs", "running", "2 pods running and ready", func(j *batchv1.Job) bool { return j.Status.Active == 2 && ptr.Deref(j.Status.Ready, 0) == 2 })
+	got = append(got, s.snapshot("2 of 4 running", "jobs", "running", false))
+	s.finishPod("jobs", "running", "", "Succeeded", 0)
+	s.waitFor("jobs", "running", "a replacement running", func(j *batchv1.Job) bool {
+		return j.Status.Succeeded == 1 && j.Status.Active == 2 && ptr.Deref(j.Status.Ready, 0) == 2
+	})
+	got = append(got, s.snapshot("1 of 4 succeeded, 2 running", "jobs", "running", false))
+
 	s.createJob("jobs", "idx.yaml")
 	s.waitFor("jobs", "idx", "Complete", finished)
 	got = append(got, s.snapshot("indexed", "jobs", "idx", false))
@@ -286,10 +312,11 @@ func (s *jobSession) run() string {
 
 	s.createJob("jobs", "backoff.yaml")
 	delay := s.replacementDelay("jobs", "backoff")
+	s.t.Logf("failed pod replaced after %v", delay)
 	s.failPod("jobs", "backoff")
 	s.waitFor("jobs", "backoff", "Failed", finished)
 	got = append(got, s.snapshot("backoffLimit 1, two pods failed", "jobs", "backoff", false),
-		fmt.Sprintf("replaced after the 10s backoff: %t\n", delay > 9*time.Second && delay < 16*time.Second))
+		fmt.Sprintf("replaced after the 10s backoff: %t\n", delay > 8*time.Second && delay < 30*time.Second))
 
 	s.createJob("jobs", "pfp.yaml")
 	s.finishPod("jobs", "pfp", "", "Failed", 42)
