@@ -65,7 +65,7 @@ type ServerConfig struct {
 // pods created through admission while the request is evaluated).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
-	"-daemonset-controller"}
+	"-daemonset-controller", "-job-controller"}
 
 // instance is a running in-process server and an administrator's
 // connection to it.

@@ -8,7 +8,9 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/daemonset"
 	"github.com/admitd/admitd/internal/controllers/deployment"
+	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -16,7 +18,7 @@ import (
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
-	controllers.DeploymentControllerName, daemonset.Name}
+	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -47,6 +49,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		if err := startDaemonSetController(ctx, api, store, cat, log.With("controller", daemonset.Name)); err != nil {
 			return err
 		}
+	}
+	if err := startJobControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
 	}
 	if sel.Enabled(deployment.Name) {
 		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))

@@ -14,7 +14,7 @@ import (
 // startDaemonSetController runs the DaemonSet controller until ctx ends,
 // as kube-controller-manager's daemonset-controller.
 func startDaemonSetController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
-	rt := api.Loopback(daemonset.User)
+	rt := controllerLoopback(ctx, api, daemonset.User, log)
 	client, err := controllers.NewClientset(rt)
 	if err != nil {
 		return err
