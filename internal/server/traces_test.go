@@ -105,7 +105,9 @@ func TestTraceNamesTheController(t *testing.T) {
 		t.Fatalf("GET traces = %d %s", code, body)
 	}
 	var list struct {
-		Items []struct{ Request struct{ User, Client, Name string } }
+		Items []struct {
+			Request struct{ User, Client, Name string }
+		}
 	}
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
