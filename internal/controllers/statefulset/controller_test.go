@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/admitd/admitd/internal/apiserver"
@@ -169,14 +170,20 @@ func (e *env) create(set *appsv1.StatefulSet) {
 	}
 }
 
+// update changes the set, again on conflicts with the controller's status
+// writes.
 func (e *env) update(change func(*appsv1.StatefulSet)) {
 	e.t.Helper()
-	set, err := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		set, err := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		change(set)
+		_, err = e.admin.AppsV1().StatefulSets("ns").Update(context.Background(), set, metav1.UpdateOptions{})
+		return err
+	})
 	if err != nil {
-		e.t.Fatal(err)
-	}
-	change(set)
-	if _, err := e.admin.AppsV1().StatefulSets("ns").Update(context.Background(), set, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -255,4 +262,74 @@ func TestRefusedPodIsFailedCreate(t *testing.T) {
 	})
 	e.deny.on.Store(false)
 	e.waitPods("web-0:nginx", false)
+}
+
+// OnDelete: a template change replaces no pod; a pod deleted by hand
+// comes back from the new revision.
+func TestOnDelete(t *testing.T) {
+	e := start(t)
+	set := webSet(2)
+	set.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
+	e.create(set)
+	e.waitPods("web-0:nginx web-1:nginx", true)
+	e.update(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "nginx:1.27" })
+	time.Sleep(500 * time.Millisecond)
+	e.waitPods("web-0:nginx web-1:nginx", true)
+	if err := e.admin.CoreV1().Pods("ns").Delete(context.Background(), "web-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods("web-0:nginx:1.27 web-1:nginx", true)
+	e.eventually("status", func() (bool, string) {
+		set, _ := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+		s := set.Status
+		return s.CurrentReplicas == 1 && s.UpdatedReplicas == 1 && s.CurrentRevision != s.UpdateRevision, fmt.Sprintf("%+v", s)
+	})
+}
+
+// With maxUnavailable 2 an OrderedReady rolling update deletes the two
+// highest pods of the old revision at once: left unready, web-1 comes back
+// new and waits to be ready before web-2 is created (with 1 only web-2
+// would have been replaced); made ready, the update completes.
+func TestMaxUnavailableRollingUpdate(t *testing.T) {
+	e := start(t)
+	set := webSet(3)
+	set.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstrFromInt(2))
+	e.create(set)
+	e.waitPods("web-0:nginx web-1:nginx web-2:nginx", true)
+	e.update(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "nginx:1.27" })
+	e.waitPods("web-0:nginx web-1:nginx:1.27", false)
+	time.Sleep(300 * time.Millisecond)
+	e.waitPods("web-0:nginx web-1:nginx:1.27", false)
+	e.waitPods("web-0:nginx:1.27 web-1:nginx:1.27 web-2:nginx:1.27", true)
+	e.eventually("status", func() (bool, string) {
+		set, _ := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+		s := set.Status
+		return s.CurrentReplicas == 3 && s.UpdatedReplicas == 3 && s.CurrentRevision == s.UpdateRevision, fmt.Sprintf("%+v", s)
+	})
+}
+
+// revisionHistoryLimit 1: after three template changes only the live
+// revision and one other remain.
+func TestRevisionHistoryLimit(t *testing.T) {
+	e := start(t)
+	set := webSet(1)
+	set.Spec.RevisionHistoryLimit = ptr.To[int32](1)
+	e.create(set)
+	e.waitPods("web-0:nginx", true)
+	for _, image := range []string{"nginx:1", "nginx:2", "nginx:3"} {
+		e.update(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = image })
+		e.waitPods("web-0:"+image, true)
+	}
+	e.eventually("two revisions", func() (bool, string) {
+		revs, err := e.admin.AppsV1().ControllerRevisions("ns").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		var got []string
+		for _, r := range revs.Items {
+			got = append(got, fmt.Sprint(r.Revision))
+		}
+		sort.Strings(got)
+		return strings.Join(got, ",") == "3,4", "revisions " + strings.Join(got, ",")
+	})
 }

@@ -194,3 +194,5 @@ func TestClaimOwners(t *testing.T) {
 		}
 	}
 }
+
+func intstrFromInt(n int32) intstr.IntOrString { return intstr.FromInt32(n) }
