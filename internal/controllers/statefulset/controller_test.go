@@ -149,6 +149,20 @@ func (e *env) waitPods(want string, ready bool) {
 	})
 }
 
+// waitReady makes the pods ready until the set's status counts n ready
+// replicas.
+func (e *env) waitReady(n int32) {
+	e.t.Helper()
+	e.eventually(fmt.Sprint(n, " ready"), func() (bool, string) {
+		e.markReady()
+		set, err := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return set.Status.ReadyReplicas == n, fmt.Sprintf("status %+v", set.Status)
+	})
+}
+
 func (e *env) events() []string {
 	list, err := e.admin.CoreV1().Events("ns").List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -296,6 +310,7 @@ func TestMaxUnavailableRollingUpdate(t *testing.T) {
 	set.Spec.UpdateStrategy.RollingUpdate.MaxUnavailable = ptr.To(intstrFromInt(2))
 	e.create(set)
 	e.waitPods("web-0:nginx web-1:nginx web-2:nginx", true)
+	e.waitReady(3)
 	e.update(func(s *appsv1.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "nginx:1.27" })
 	e.waitPods("web-0:nginx web-1:nginx:1.27", false)
 	time.Sleep(300 * time.Millisecond)
