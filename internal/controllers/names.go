@@ -23,6 +23,7 @@ const (
 	DeploymentControllerName             = "deployment-controller"
 	ReplicationControllerControllerName  = "replicationcontroller-controller"
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
+	StatefulSetControllerName            = "statefulset-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -77,7 +78,7 @@ var kcmControllers = []kcmController{
 	{name: "service-cidr-controller"},
 	{name: ServiceAccountControllerName, aliases: []string{"serviceaccount"}},
 	{name: ServiceAccountTokenControllerName, aliases: []string{"serviceaccount-token"}},
-	{name: "statefulset-controller", aliases: []string{"statefulset"}},
+	{name: StatefulSetControllerName, aliases: []string{"statefulset"}},
 	{name: StorageVersionMigratorControllerName, aliases: []string{"svm"}},
 	{name: "storageversion-garbage-collector-controller", aliases: []string{"storage-version-gc"}},
 	{name: "taint-eviction-controller"},

@@ -65,7 +65,8 @@ type ServerConfig struct {
 // pods created through admission while the request is evaluated).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
-	"-daemonset-controller", "-job-controller"}
+	"-daemonset-controller", "-job-controller",
+	"-" + controllers.StatefulSetControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.

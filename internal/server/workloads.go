@@ -18,7 +18,8 @@ import (
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
-	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name}
+	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
+	controllers.StatefulSetControllerName}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -51,6 +52,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		}
 	}
 	if err := startJobControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
+	}
+	if err := startStatefulSetController(ctx, api, store, cat, sel, log); err != nil {
 		return err
 	}
 	if sel.Enabled(deployment.Name) {

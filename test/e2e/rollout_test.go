@@ -18,7 +18,7 @@ const (
 // withoutWorkloadControllers runs admitd without kube-controller-manager's
 // workload controllers, for tests of objects written as a kube-apiserver
 // alone keeps them.
-const withoutWorkloadControllers = "--controllers=*,-deployment-controller,-replicaset-controller,-replicationcontroller-controller"
+const withoutWorkloadControllers = "--controllers=*,-deployment-controller,-replicaset-controller,-replicationcontroller-controller,-statefulset-controller"
 
 // rolloutSession drives a Deployment through kubectl as a user would.
 type rolloutSession struct {

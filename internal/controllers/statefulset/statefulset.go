@@ -1,0 +1,258 @@
+// Package statefulset is kube-controller-manager's StatefulSet controller
+// (statefulset-controller), as upstream's pkg/controller/statefulset: it
+// keeps each StatefulSet's pods "<set>-<ordinal>" (from spec.ordinals.start),
+// with their identity (hostname, subdomain, the pod-name, pod-index and
+// controller-revision-hash labels), their claims "<template>-<set>-<ordinal>"
+// made from volumeClaimTemplates and owned as
+// persistentVolumeClaimRetentionPolicy says; OrderedReady sets are created
+// one pod at a time once the one before is Running and Ready and scaled
+// down from the highest ordinal, Parallel ones all at once. Each spec's
+// template is recorded in a ControllerRevision "<set>-<hash>" (hash and
+// data as upstream's, history cut to revisionHistoryLimit); RollingUpdate
+// replaces pods of older revisions from the highest ordinal down to the
+// partition, maxUnavailable at a time, OnDelete only when they are deleted.
+// It keeps the status (replicas, readyReplicas, currentReplicas,
+// updatedReplicas, availableReplicas, revisions, collisionCount,
+// observedGeneration) and records upstream's events.
+//
+// It reads from storage through watches (its informers) and writes only
+// as a client of the server, as kube-controller-manager's
+// statefulset-controller service account, through admission: a refused
+// pod becomes a FailedCreate event with the refusal. It is not a kubelet:
+// pods become ready when something else writes their status.
+package statefulset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Name is the controller's --controllers name, Component the source of
+// its events, User who its requests run as.
+const (
+	Name      = controllers.StatefulSetControllerName
+	Component = "statefulset-controller"
+)
+
+// User is kube-controller-manager's service account for the controller.
+var User = controllers.ControllerUser("statefulset-controller")
+
+var (
+	controllerKind = appsv1.SchemeGroupVersion.WithKind("StatefulSet")
+	podKind        = corev1.SchemeGroupVersion.WithKind("Pod")
+)
+
+// defaultWorkers is kube-controller-manager's --concurrent-statefulset-syncs.
+const defaultWorkers = 5
+
+// Config is what the controller needs.
+type Config struct {
+	Store     storage.Store
+	Catalogue *registry.Catalogue
+	// Client writes as User; Recorder records events as Component.
+	Client   kubernetes.Interface
+	Recorder record.EventRecorder
+	Log      *slog.Logger
+	// Workers sync that many sets at once; 0 means 5.
+	Workers int
+}
+
+// Controller keeps StatefulSets' pods, claims, revisions and status.
+type Controller struct {
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	log      *slog.Logger
+	store    storage.Store
+	workers  int
+	// defaultSet defaults a StatefulSet as the server does.
+	defaultSet func(*appsv1.StatefulSet)
+
+	sets        *watchcache.Cache[*appsv1.StatefulSet]
+	pods        *watchcache.Cache[*corev1.Pod]
+	claims      *watchcache.Cache[*corev1.PersistentVolumeClaim]
+	revisions   *watchcache.Cache[*appsv1.ControllerRevision]
+	prefixes    [resourceCount]string
+	consistency consistency
+	queue       workqueue.TypedRateLimitingInterface[string]
+	now         func() time.Time
+}
+
+// cacheOf returns the cache of one resource, its key prefix and the
+// follower that feeds it.
+func cacheOf[T runtime.Object](cat *registry.Catalogue, gvr string, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, *registry.Resource, error) {
+	gv, resource, _ := strings.Cut(gvr, "/")
+	gvk := appsv1.SchemeGroupVersion
+	if gv == "v1" {
+		gvk = corev1.SchemeGroupVersion
+	}
+	res, ok := cat.Lookup(gvk.WithResource(resource))
+	if !ok {
+		return nil, "", nil, fmt.Errorf("%s are not served", resource)
+	}
+	prefix := layout.ResourcePrefix(res)
+	cache := watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
+		obj, err := layout.Decode(res, kv)
+		if err != nil {
+			var zero T
+			return zero, err
+		}
+		return obj.(T), nil
+	}, h, onError)
+	return cache, prefix, res, nil
+}
+
+func ignore[T any](T)     {}
+func ignore2[T any](T, T) {}
+func noHandlers[T any]() watchcache.Handlers[T] {
+	return watchcache.Handlers[T]{Add: ignore[T], Update: ignore2[T], Remove: ignore[T]}
+}
+
+// New returns the controller.
+func New(cfg Config) (*Controller, error) {
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, workers: cfg.Workers, now: time.Now,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "statefulset"})}
+	if c.workers <= 0 {
+		c.workers = defaultWorkers
+	}
+	c.consistency = consistency{pending: map[string]*[resourceCount]written{}, now: time.Now}
+	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	var err error
+	var setsRes *registry.Resource
+	if c.sets, c.prefixes[setsResource], setsRes, err = cacheOf(cfg.Catalogue, "apps/statefulsets", watchcache.Handlers[*appsv1.StatefulSet]{
+		Add: c.enqueue, Update: func(_, cur *appsv1.StatefulSet) { c.enqueue(cur) }, Remove: c.enqueue}, onError); err != nil {
+		return nil, err
+	}
+	c.defaultSet = func(set *appsv1.StatefulSet) { setsRes.Default(set) }
+	if c.pods, c.prefixes[podsResource], _, err = cacheOf(cfg.Catalogue, "v1/pods", watchcache.Handlers[*corev1.Pod]{
+		Add: c.addPodEvent, Update: c.updatePodEvent, Remove: c.deletePodEvent}, onError); err != nil {
+		return nil, err
+	}
+	if c.claims, c.prefixes[claimsResource], _, err = cacheOf(cfg.Catalogue, "v1/persistentvolumeclaims", noHandlers[*corev1.PersistentVolumeClaim](), onError); err != nil {
+		return nil, err
+	}
+	if c.revisions, c.prefixes[revisionsResource], _, err = cacheOf(cfg.Catalogue, "apps/controllerrevisions", noHandlers[*appsv1.ControllerRevision](), onError); err != nil {
+		return nil, err
+	}
+	caches := [resourceCount]controllers.Follower{c.sets, c.pods, c.claims, c.revisions}
+	for r := range resourceCount {
+		c.consistency.seen[r] = &seenFollower{next: caches[r]}
+	}
+	return c, nil
+}
+
+// Run follows storage and syncs sets until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	for r := range resourceCount {
+		go controllers.Follow(ctx, c.store, c.prefixes[r], c.consistency.seen[r], c.log)
+	}
+	defer c.queue.ShutDown()
+	for _, synced := range []<-chan struct{}{c.sets.Synced(), c.pods.Synced(), c.claims.Synced(), c.revisions.Synced()} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-synced:
+		}
+	}
+	var wg sync.WaitGroup
+	for range c.workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	k, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(k)
+	if err := c.sync(ctx, k); err != nil {
+		if ctx.Err() == nil {
+			c.log.Log(ctx, syncErrorLevel(err), "sync failed, will retry", "key", k, "err", err)
+			c.queue.AddRateLimited(k)
+		}
+		return true
+	}
+	c.queue.Forget(k)
+	return true
+}
+
+var errNotCaughtUp = errors.New("caches behind the controller's writes")
+
+// syncErrorLevel: a refusal by the server is a warning; conflicts, lagging
+// caches and objects gone are routine.
+func syncErrorLevel(err error) slog.Level {
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err) || errors.Is(err, errNotCaughtUp) {
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+func key(namespace, name string) string { return namespace + "/" + name }
+
+func (c *Controller) enqueue(set *appsv1.StatefulSet) { c.queue.Add(key(set.Namespace, set.Name)) }
+
+// sync reconciles the set at key, once the caches have seen the
+// controller's earlier writes for it.
+func (c *Controller) sync(ctx context.Context, k string) error {
+	if err := c.consistency.ensureCaughtUp(k); err != nil {
+		return fmt.Errorf("%w: %v", errNotCaughtUp, err)
+	}
+	ns, name, _ := strings.Cut(k, "/")
+	set, ok := c.sets.Get(ns, name)
+	if !ok {
+		c.consistency.forget(k)
+		return nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(set.Spec.Selector)
+	if err != nil {
+		c.log.Warn("invalid selector", "key", k, "err", err)
+		return nil
+	}
+	if err := c.adoptOrphanRevisions(ctx, set); err != nil {
+		return err
+	}
+	pods, err := c.claimPods(ctx, set, selector)
+	if err != nil {
+		return err
+	}
+	now := c.now()
+	status, err := c.reconcile(ctx, set, pods, now)
+	if err != nil {
+		return err
+	}
+	if set.Spec.MinReadySeconds > 0 && status != nil && status.ReadyReplicas != status.AvailableReplicas {
+		next := time.Duration(set.Spec.MinReadySeconds) * time.Second
+		if d := nextAvailabilityCheck(pods, set.Spec.MinReadySeconds, now); d != nil {
+			next = *d
+		}
+		c.queue.AddAfter(k, next)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package e2e
+
+import (
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What testdata/statefulset/record.sh prints of the StatefulSet web: its
+// status, and its pods, claims and revisions with what the controller
+// gives them.
+const (
+	statefulSetJSONPath    = `{.status.replicas}/{.status.readyReplicas}/{.status.currentReplicas}/{.status.updatedReplicas}/{.status.availableReplicas} current={.status.currentRevision} update={.status.updateRevision} collisions={.status.collisionCount} observed={.status.observedGeneration}/{.metadata.generation}{"\n"}`
+	statefulPodsJSONPath   = `{range .items[*]}pod {.metadata.name} generateName={.metadata.generateName} labels={.metadata.labels} hostname={.spec.hostname} subdomain={.spec.subdomain} claims={.spec.volumes[*].persistentVolumeClaim.claimName} owner={.metadata.ownerReferences[*].kind}/{.metadata.ownerReferences[*].name} image={.spec.containers[0].image}{"\n"}{end}`
+	statefulClaimsJSONPath = `{range .items[*]}pvc {.metadata.name} labels={.metadata.labels} owners={.metadata.ownerReferences[*].kind}/{.metadata.ownerReferences[*].name} controller={.metadata.ownerReferences[*].controller}{"\n"}{end}`
+	revisionsJSONPath      = `{range .items[*]}revision {.metadata.name} {.revision} labels={.metadata.labels} owner={.metadata.ownerReferences[*].kind}/{.metadata.ownerReferences[*].name}{"\n"}{end}`
+	statefulEventsJSONPath = `{range .items[*]}{.source.component} {.type} {.reason}: {.message}{"\n"}{end}`
+)
+
+func (s *rolloutSession) statefulState() string {
+	return s.run("get", "statefulset", "web", "-o", "jsonpath="+statefulSetJSONPath) +
+		s.run("get", "pods", "-o", "jsonpath="+statefulPodsJSONPath) +
+		s.run("get", "pvc", "-o", "jsonpath="+statefulClaimsJSONPath) +
+		s.run("get", "controllerrevisions", "-o", "jsonpath="+revisionsJSONPath)
+}
+
+// settleStateful waits until the state has not changed for 2 s (the
+// simulated nodes run the pods), and returns it under "## step".
+func (s *rolloutSession) settleStateful(step string) string {
+	last, since := "", time.Now()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		cur := s.statefulState()
+		if cur != last {
+			last, since = cur, time.Now()
+		} else if time.Since(since) > 2*time.Second {
+			break
+		}
+	}
+	return "## " + step + "\n" + strings.TrimRight(last, "\n") + "\n"
+}
+
+// distinctEvents are the lines of events without client-go's "(combined
+// from similar events): " prefix, sorted, each once.
+func distinctEvents(text string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		out = append(out, strings.Replace(l, combinedPrefix, "", 1))
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+const combinedPrefix = "(combined from similar events): "
+
+// The StatefulSet session recorded on kube-apiserver + kube-controller-
+// manager 1.37.2 (testdata/statefulset: record.sh, its pods made ready by
+// hand) ends each step with the same StatefulSet status, pods (names,
+// identity labels, hostname, subdomain, claims, owner, image), claims
+// (labels, owners by retention policy), ControllerRevisions (names with
+// upstream's hash, numbers, labels) and the same statefulset-controller
+// events, on admitd with two simulated nodes running the pods: create 3
+// replicas with a claim template, scale to 5 and to 2, set image (rollout
+// status completes), rollout history, rollout undo.
+func TestStatefulSetSessionMatchesKCM(t *testing.T) {
+	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
+	s := &rolloutSession{t: t, a: a, ns: "sess"}
+	if _, errOut, err := a.kubectl(t, "", "create", "namespace", "sess"); err != nil {
+		t.Fatal(errOut)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, _, err := a.kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
+			break
+		}
+	}
+	var got []string
+	step := func(name string, args ...string) {
+		s.run(args...)
+		got = append(got, s.settleStateful(name))
+	}
+	step("create", "apply", "-f", "testdata/statefulset/web.yaml")
+	step("scale up", "scale", "statefulset", "web", "--replicas=5")
+	step("scale down", "scale", "statefulset", "web", "--replicas=2")
+	step("set image", "set", "image", "statefulset/web", "nginx=nginx:1.27")
+	got = append(got, s.run("rollout", "status", "statefulset/web", "--timeout=60s")+s.run("rollout", "history", "statefulset/web"))
+	step("undo", "rollout", "undo", "statefulset/web")
+	events := s.run("get", "events", "--field-selector", "involvedObject.kind=StatefulSet,involvedObject.name=web", "-o", "jsonpath="+statefulEventsJSONPath)
+
+	recorded, err := os.ReadFile("testdata/statefulset/kcm-1.37.2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantEvents, _ := strings.Cut(string(recorded), "## events\n")
+	if g := strings.Join(got, ""); g != want {
+		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", g, want)
+	}
+	if g, w := distinctEvents(events), distinctEvents(wantEvents); !slices.Equal(g, w) {
+		t.Errorf("events differ from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+}
