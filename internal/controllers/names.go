@@ -23,6 +23,7 @@ const (
 	DeploymentControllerName             = "deployment-controller"
 	ReplicationControllerControllerName  = "replicationcontroller-controller"
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
+	CronJobControllerName                = "cronjob-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -42,7 +43,7 @@ var kcmControllers = []kcmController{
 	{name: "certificatesigningrequest-cleaner-controller", aliases: []string{"csrcleaner"}},
 	{name: "certificatesigningrequest-signing-controller", aliases: []string{"csrsigning"}},
 	{name: ClusterRoleAggregationControllerName, aliases: []string{"clusterrole-aggregation"}},
-	{name: "cronjob-controller", aliases: []string{"cronjob"}},
+	{name: CronJobControllerName, aliases: []string{"cronjob"}},
 	{name: "daemonset-controller", aliases: []string{"daemonset"}},
 	{name: DeploymentControllerName, aliases: []string{"deployment"}},
 	{name: "device-taint-eviction-controller"},

@@ -58,7 +58,8 @@ type ServerConfig struct {
 // (a ReplicaSet or Deployment among the objects given would have its
 // pods created through admission while the request is evaluated).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
-	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName}
+	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
+	"-" + controllers.CronJobControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.
