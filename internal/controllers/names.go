@@ -24,6 +24,7 @@ const (
 	ReplicationControllerControllerName  = "replicationcontroller-controller"
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
 	StatefulSetControllerName            = "statefulset-controller"
+	CronJobControllerName                = "cronjob-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -43,7 +44,7 @@ var kcmControllers = []kcmController{
 	{name: "certificatesigningrequest-cleaner-controller", aliases: []string{"csrcleaner"}},
 	{name: "certificatesigningrequest-signing-controller", aliases: []string{"csrsigning"}},
 	{name: ClusterRoleAggregationControllerName, aliases: []string{"clusterrole-aggregation"}},
-	{name: "cronjob-controller", aliases: []string{"cronjob"}},
+	{name: CronJobControllerName, aliases: []string{"cronjob"}},
 	{name: "daemonset-controller", aliases: []string{"daemonset"}},
 	{name: DeploymentControllerName, aliases: []string{"deployment"}},
 	{name: "device-taint-eviction-controller"},

@@ -66,7 +66,8 @@ type ServerConfig struct {
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
-	"-" + controllers.StatefulSetControllerName}
+	"-" + controllers.StatefulSetControllerName,
+	"-" + controllers.CronJobControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"maps"
+
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -13,10 +15,17 @@ import (
 // prepareJobForCreate generates the selector and pod labels (unless
 // spec.manualSelector is true). It needs metadata.uid,
 // which the server fills in before preparing the object, as upstream does.
+// A Job without labels then takes its pod template's: upstream's Job
+// defaulting does so on every decode, the read of the created object
+// from storage included, so a Job created without labels (a CronJob's,
+// kubectl create job's) shows the generated ones.
 func prepareJobForCreate(obj runtime.Object) {
 	job := obj.(*batchv1.Job)
 	if !ptr.Deref(job.Spec.ManualSelector, false) {
 		generateJobSelector(job)
+	}
+	if len(job.Labels) == 0 && len(job.Spec.Template.Labels) > 0 {
+		job.Labels = maps.Clone(job.Spec.Template.Labels)
 	}
 }
 

@@ -128,6 +128,17 @@ func TestPrepareJobSelector(t *testing.T) {
 		t.Errorf("created Job status.active = %d, want 0 (status cleared)", job.Status.Active)
 	}
 
+	// A Job without labels, its template without labels either (a
+	// CronJob's), shows the generated ones, as upstream's reads do.
+	bare := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "hello-1", UID: "5678"}}
+	jobs.Default(bare)
+	PrepareForCreate(jobs, bare)
+	wantBare := map[string]string{"job-name": "hello-1", "batch.kubernetes.io/job-name": "hello-1",
+		"controller-uid": "5678", "batch.kubernetes.io/controller-uid": "5678"}
+	if !apiequality.Semantic.DeepEqual(bare.Labels, wantBare) {
+		t.Errorf("Job labels = %v, want the template's generated %v", bare.Labels, wantBare)
+	}
+
 	manual := &batchv1.Job{Spec: batchv1.JobSpec{ManualSelector: ptr.To(true)}}
 	PrepareForCreate(jobs, manual)
 	if manual.Spec.Selector != nil {

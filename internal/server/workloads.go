@@ -19,7 +19,7 @@ import (
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
-	controllers.StatefulSetControllerName}
+	controllers.StatefulSetControllerName, controllers.CronJobControllerName}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -55,6 +55,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		return err
 	}
 	if err := startStatefulSetController(ctx, api, store, cat, sel, log); err != nil {
+		return err
+	}
+	if err := startCronJobController(ctx, api, store, cat, sel, log); err != nil {
 		return err
 	}
 	if sel.Enabled(deployment.Name) {

@@ -1,0 +1,244 @@
+// Package cronjob is kube-controller-manager's CronJob controller
+// (cronjob-controller), as upstream's pkg/controller/cronjob (the v2
+// controller): at each start time of a CronJob's schedule (robfig/cron's
+// standard syntax, in spec.timeZone) it creates a Job named
+// "<cronjob>-<start time in minutes since the epoch>" from the job
+// template, annotated with the start time and controlled by the
+// CronJob; it honours suspend, startingDeadlineSeconds (a start missed
+// by more is a MissSchedule warning) and concurrencyPolicy (Forbid skips
+// a start while a Job runs, Replace deletes the running ones); it keeps
+// status.active, lastScheduleTime and lastSuccessfulTime, deletes the
+// oldest finished Jobs beyond the history limits, records upstream's
+// events, and wakes each CronJob again at its next start time.
+//
+// As the other workload controllers it reads from storage through a
+// watch and writes only as a client of the server, as its own service
+// account, through admission. It does not run Jobs: that is the Job
+// controller's work.
+package cronjob
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Name is the controller's --controllers name, Component the source of
+// its events.
+const (
+	Name      = controllers.CronJobControllerName
+	Component = "cronjob-controller"
+	workers   = 5
+)
+
+// User is kube-controller-manager's cronjob-controller service account.
+var User = controllers.ControllerUser("cronjob-controller")
+
+var controllerKind = batchv1.SchemeGroupVersion.WithKind("CronJob")
+
+// Config is what the controller needs.
+type Config struct {
+	Store     storage.Store
+	Catalogue *registry.Catalogue
+	Client    kubernetes.Interface
+	Recorder  record.EventRecorder
+	Log       *slog.Logger
+	// Clock tells the time and wakes CronJobs at their start times; the
+	// real clock if nil (tests step a fake one).
+	Clock clock.WithTicker
+}
+
+// Controller starts CronJobs' Jobs.
+type Controller struct {
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	log      *slog.Logger
+	store    storage.Store
+	clock    clock.WithTicker
+	prefixes [2]string // cronjobs, jobs
+
+	cronJobs *watchcache.Cache[*batchv1.CronJob]
+	jobs     *watchcache.Cache[*batchv1.Job]
+	queue    workqueue.TypedRateLimitingInterface[string]
+}
+
+// New returns the controller.
+func New(cfg Config) (*Controller, error) {
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, clock: clk,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", Clock: clk})}
+	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	var err error
+	if c.cronJobs, c.prefixes[0], err = newCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
+		watchcache.Handlers[*batchv1.CronJob]{Add: c.enqueue, Update: c.updateCronJob, Remove: c.enqueue}, onError); err != nil {
+		return nil, err
+	}
+	if c.jobs, c.prefixes[1], err = newCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("jobs"),
+		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.jobGone}, onError); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newCache is the cache of the objects of gvr, decoded as T, and its key
+// prefix.
+func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, error) {
+	res, ok := cat.Lookup(gvr)
+	if !ok {
+		return nil, "", fmt.Errorf("%s are not served", gvr.Resource)
+	}
+	prefix := layout.ResourcePrefix(res)
+	return watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
+		var zero T
+		obj, err := layout.Decode(res, kv)
+		if err != nil {
+			return zero, err
+		}
+		t, ok := obj.(T)
+		if !ok {
+			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
+		}
+		return t, nil
+	}, h, onError), prefix, nil
+}
+
+// Run follows storage and syncs CronJobs until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	go controllers.Follow(ctx, c.store, c.prefixes[0], c.cronJobs, c.log)
+	go controllers.Follow(ctx, c.store, c.prefixes[1], c.jobs, c.log)
+	defer c.queue.ShutDown()
+	for _, synced := range []<-chan struct{}{c.cronJobs.Synced(), c.jobs.Synced()} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-synced:
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+}
+
+// processNext syncs one CronJob: an error retries it with backoff,
+// success waits for its next start time.
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	requeueAfter, err := c.sync(ctx, key)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		c.log.Debug("syncing a cronjob will retry", "cronjob", key, "err", err)
+		c.queue.AddRateLimited(key)
+	case requeueAfter != nil:
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, *requeueAfter)
+	default:
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+func (c *Controller) enqueue(cj *batchv1.CronJob) { c.queue.Add(cj.Namespace + "/" + cj.Name) }
+
+// updateCronJob wakes a CronJob whose schedule or time zone changed at
+// its next start time (an unparseable one is a warning and waits for
+// the next change), any other at once.
+func (c *Controller) updateCronJob(old, cur *batchv1.CronJob) {
+	if old.Spec.Schedule == cur.Spec.Schedule && ptr.Equal(old.Spec.TimeZone, cur.Spec.TimeZone) {
+		c.enqueue(cur)
+		return
+	}
+	sched, err := ParseSchedule(ScheduleSpec(cur, nil))
+	if err != nil {
+		c.recorder.Eventf(cur, corev1.EventTypeWarning, "UnParseableCronJobSchedule", "unparseable schedule for cronjob: %s", cur.Spec.Schedule)
+		return
+	}
+	c.queue.AddAfter(cur.Namespace+"/"+cur.Name, RequeueAfter(cur, c.clock.Now(), sched))
+}
+
+// owner is the CronJob that controls j, if it is still the same object.
+func (c *Controller) owner(j *batchv1.Job) *batchv1.CronJob {
+	return c.resolve(j.Namespace, metav1.GetControllerOfNoCopy(j))
+}
+
+func (c *Controller) resolve(namespace string, ref *metav1.OwnerReference) *batchv1.CronJob {
+	if ref == nil || ref.Kind != controllerKind.Kind {
+		return nil
+	}
+	cj, ok := c.cronJobs.Get(namespace, ref.Name)
+	if !ok || cj.UID != ref.UID {
+		return nil
+	}
+	return cj
+}
+
+func (c *Controller) addJob(j *batchv1.Job) {
+	if cj := c.owner(j); cj != nil {
+		c.enqueue(cj)
+	}
+}
+
+func (c *Controller) updateJob(old, cur *batchv1.Job) {
+	if old.ResourceVersion == cur.ResourceVersion {
+		return
+	}
+	oldRef, curRef := metav1.GetControllerOfNoCopy(old), metav1.GetControllerOfNoCopy(cur)
+	if oldRef != nil && !reflect.DeepEqual(oldRef, curRef) {
+		if cj := c.resolve(old.Namespace, oldRef); cj != nil {
+			c.enqueue(cj)
+		}
+	}
+	if cj := c.resolve(cur.Namespace, curRef); cj != nil {
+		c.enqueue(cj)
+	}
+}
+
+func (c *Controller) jobGone(j *batchv1.Job) {
+	if cj := c.owner(j); cj != nil {
+		c.enqueue(cj)
+	}
+}
+
+// jobsOf are the Jobs cj controls.
+func (c *Controller) jobsOf(cj *batchv1.CronJob) []*batchv1.Job {
+	return c.jobs.List(cj.Namespace, func(j *batchv1.Job) bool {
+		ref := metav1.GetControllerOfNoCopy(j)
+		return ref != nil && ref.UID == cj.UID
+	})
+}
+
+// now is the controller's time.
+func (c *Controller) now() time.Time { return c.clock.Now() }
