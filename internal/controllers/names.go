@@ -23,6 +23,8 @@ const (
 	DeploymentControllerName             = "deployment-controller"
 	ReplicationControllerControllerName  = "replicationcontroller-controller"
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
+	EndpointSliceControllerName          = "endpointslice-controller"
+	EndpointsControllerName              = "endpoints-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -47,8 +49,8 @@ var kcmControllers = []kcmController{
 	{name: DeploymentControllerName, aliases: []string{"deployment"}},
 	{name: "device-taint-eviction-controller"},
 	{name: "disruption-controller", aliases: []string{"disruption"}},
-	{name: "endpoints-controller", aliases: []string{"endpoint"}},
-	{name: "endpointslice-controller", aliases: []string{"endpointslice"}},
+	{name: EndpointsControllerName, aliases: []string{"endpoint"}},
+	{name: EndpointSliceControllerName, aliases: []string{"endpointslice"}},
 	{name: "endpointslice-mirroring-controller", aliases: []string{"endpointslicemirroring"}},
 	{name: "ephemeral-volume-controller", aliases: []string{"ephemeral-volume"}},
 	{name: GarbageCollectorControllerName, aliases: []string{"garbagecollector"}},

@@ -15,7 +15,7 @@ import (
 // workloadControllers are the names of the workload controllers admitd
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
-	controllers.DeploymentControllerName}
+	controllers.DeploymentControllerName, controllers.EndpointSliceControllerName, controllers.EndpointsControllerName}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -41,6 +41,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 			return err
 		}
 		go c.Run(ctx)
+	}
+	if err := startEndpointsControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
 	}
 	if sel.Enabled(deployment.Name) {
 		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))
