@@ -54,13 +54,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		labelsCorrect(current.Labels, svc.Labels) && capacityAnnotationCorrect(current.Annotations, current.Subsets) {
 		return nil
 	}
-	desired := desiredEndpoints(current, svc, subsets, trigger)
+	desired := DesiredEndpoints(current, svc, subsets, trigger)
 	return c.write(ctx, svc, current, desired, !exists)
 }
 
-// desiredEndpoints is current with subsets, svc's labels plus the
+// DesiredEndpoints is current with subsets, svc's labels plus the
 // controller's, and the trigger-time and over-capacity annotations.
-func desiredEndpoints(current *corev1.Endpoints, svc *corev1.Service, subsets []corev1.EndpointSubset, trigger time.Time) *corev1.Endpoints {
+func DesiredEndpoints(current *corev1.Endpoints, svc *corev1.Service, subsets []corev1.EndpointSubset, trigger time.Time) *corev1.Endpoints {
 	ep := current.DeepCopy()
 	ep.Subsets = subsets
 	ep.Labels = maps.Clone(svc.Labels)
