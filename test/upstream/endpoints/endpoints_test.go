@@ -217,12 +217,20 @@ func oursEndpoints(svc *corev1.Service, pods []*corev1.Pod) *corev1.Endpoints {
 func TestEndpointsMatchUpstream(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	mismatches, cases, truncated := 0, 0, 0
-	check := func(name string, nPods int) {
+	check := func(name string, nPods int, large bool) {
 		cases++
 		svc := randomService(r)
 		pods := make([]*corev1.Pod, nPods)
 		for i := range pods {
 			pods[i] = randomPod(r, i)
+		}
+		if large { // most pods in: an IPv4 Service with a port, running IPv4 pods
+			svc.Spec.ClusterIP, svc.Spec.IPFamilies = "10.96.0.10", nil
+			svc.Spec.Ports = []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}}
+			for i, p := range pods {
+				ip := fmt.Sprintf("10.244.%d.%d", i/250, i%250+2)
+				p.Status.PodIP, p.Status.PodIPs, p.Status.Phase, p.DeletionTimestamp = ip, []corev1.PodIP{{IP: ip}}, corev1.PodRunning, nil
+			}
 		}
 		want := upstreamEndpoints(t, svc, pods)
 		got := oursEndpoints(svc, pods)
@@ -237,10 +245,10 @@ func TestEndpointsMatchUpstream(t *testing.T) {
 		}
 	}
 	for i := range 300 {
-		check(fmt.Sprintf("case %d", i), r.IntN(13))
+		check(fmt.Sprintf("case %d", i), r.IntN(13), false)
 	}
 	for i := range 6 {
-		check(fmt.Sprintf("large case %d", i), 900+r.IntN(500))
+		check(fmt.Sprintf("large case %d", i), 900+r.IntN(500), true)
 	}
 	if mismatches > 0 {
 		t.Errorf("%d of %d differ", mismatches, cases)
