@@ -43,6 +43,8 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
+require k8s.io/endpointslice v0.37.2 // indirect
+
 require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect

@@ -25,6 +25,8 @@ const (
 	StorageVersionMigratorControllerName = "storage-version-migrator-controller"
 	StatefulSetControllerName            = "statefulset-controller"
 	CronJobControllerName                = "cronjob-controller"
+	EndpointSliceControllerName          = "endpointslice-controller"
+	EndpointsControllerName              = "endpoints-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -49,8 +51,8 @@ var kcmControllers = []kcmController{
 	{name: DeploymentControllerName, aliases: []string{"deployment"}},
 	{name: "device-taint-eviction-controller"},
 	{name: "disruption-controller", aliases: []string{"disruption"}},
-	{name: "endpoints-controller", aliases: []string{"endpoint"}},
-	{name: "endpointslice-controller", aliases: []string{"endpointslice"}},
+	{name: EndpointsControllerName, aliases: []string{"endpoint"}},
+	{name: EndpointSliceControllerName, aliases: []string{"endpointslice"}},
 	{name: "endpointslice-mirroring-controller", aliases: []string{"endpointslicemirroring"}},
 	{name: "ephemeral-volume-controller", aliases: []string{"ephemeral-volume"}},
 	{name: GarbageCollectorControllerName, aliases: []string{"garbagecollector"}},

@@ -62,12 +62,14 @@ type ServerConfig struct {
 // decision, and is created through admission: a webhook matching
 // ConfigMap creates would be called with it) and the workload controllers
 // (a ReplicaSet or Deployment among the objects given would have its
-// pods created through admission while the request is evaluated).
+// pods created through admission while the request is evaluated, a
+// Service its EndpointSlices and Endpoints).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
 	"-" + controllers.StatefulSetControllerName,
-	"-" + controllers.CronJobControllerName}
+	"-" + controllers.CronJobControllerName,
+	"-" + controllers.EndpointSliceControllerName, "-" + controllers.EndpointsControllerName}
 
 // instance is a running in-process server and an administrator's
 // connection to it.

@@ -19,7 +19,8 @@ import (
 // runs (internal/controllers/<workload>).
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
-	controllers.StatefulSetControllerName, controllers.CronJobControllerName}
+	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
+	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -58,6 +59,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		return err
 	}
 	if err := startCronJobController(ctx, api, store, cat, sel, log); err != nil {
+		return err
+	}
+	if err := startEndpointsControllers(ctx, api, store, cat, sel, log); err != nil {
 		return err
 	}
 	if sel.Enabled(deployment.Name) {

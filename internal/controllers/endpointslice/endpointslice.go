@@ -1,0 +1,250 @@
+// Package endpointslice is kube-controller-manager's EndpointSlice
+// controller (endpointslice-controller), as upstream's
+// pkg/controller/endpointslice: for every Service with a selector (not
+// ExternalName) it keeps EndpointSlices of the pods the selector matches,
+// one set per IP family of the Service, at most 100 endpoints a slice,
+// named by the server from generateName "<service>-", labelled
+// kubernetes.io/service-name and endpointslice.kubernetes.io/managed-by,
+// owned by the Service, with the endpoints.kubernetes.io/last-change-trigger-time
+// annotation. Which slices to create, update and delete is decided by
+// k8s.io/endpointslice's reconciler, the library upstream's controller
+// calls; this package is the controller around it: caches fed by
+// storage, queues, and the sync of one Service.
+//
+// It reads Services, Pods, Nodes and EndpointSlices from storage through
+// watches and writes only as a client of the server, as
+// kube-controller-manager's endpointslice-controller service account,
+// through admission; events come from "endpoint-slice-controller". It
+// does not mirror Endpoints written by others into slices (that is
+// endpointslice-mirroring-controller).
+package endpointslice
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
+	discovery "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	endpointslicerec "k8s.io/endpointslice"
+	"k8s.io/endpointslice/topologycache"
+	endpointsliceutil "k8s.io/endpointslice/util"
+
+	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/layout"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Name is the controller's --controllers name; Component the source of
+// its events; ManagedBy the value of the slices'
+// endpointslice.kubernetes.io/managed-by label.
+const (
+	Name      = controllers.EndpointSliceControllerName
+	Component = "endpoint-slice-controller"
+	ManagedBy = "endpointslice-controller.k8s.io"
+
+	// maxEndpointsPerSlice is kube-controller-manager's
+	// --max-endpoints-per-slice default.
+	maxEndpointsPerSlice = 100
+	// defaultWorkers is --concurrent-service-endpoint-syncs's default.
+	defaultWorkers = 5
+	// maxRetries is how often a failing Service is retried before it
+	// waits for its next change.
+	maxRetries = 15
+	// sliceChangeDelay is how long a change of a slice waits before its
+	// Service is synced (upstream's endpointSliceChangeMinSyncDelay).
+	sliceChangeDelay = time.Second
+)
+
+// User is kube-controller-manager's endpointslice-controller service
+// account.
+var User = controllers.ControllerUser("endpointslice-controller")
+
+// Config is what the controller needs.
+type Config struct {
+	Store     storage.Store
+	Catalogue *registry.Catalogue
+	// Client writes as User; Recorder records events as Component.
+	Client   kubernetes.Interface
+	Recorder record.EventRecorder
+	Log      *slog.Logger
+	// Workers sync that many Services at once; 0 means 5.
+	Workers int
+	// BatchPeriod delays the sync that follows a pod change (kube-controller-manager's
+	// --endpointslice-updates-batch-period, 0 by default).
+	BatchPeriod time.Duration
+}
+
+// Controller keeps the EndpointSlices of Services.
+type Controller struct {
+	store       storage.Store
+	client      kubernetes.Interface
+	recorder    record.EventRecorder
+	log         *slog.Logger
+	logger      logr.Logger
+	workers     int
+	batchPeriod time.Duration
+
+	prefixes map[string]string // resource → storage prefix
+	services *watchcache.Cache[*corev1.Service]
+	pods     *watchcache.Cache[*corev1.Pod]
+	slices   *watchcache.Cache[*discovery.EndpointSlice]
+	nodes    *nodeCache
+
+	reconciler  *endpointslicerec.Reconciler
+	sliceTrack  *endpointsliceutil.EndpointSliceTracker
+	triggerTime *endpointsliceutil.TriggerTimeTracker
+	topology    *topologycache.TopologyCache
+
+	queue         workqueue.TypedRateLimitingInterface[string]
+	topologyQueue workqueue.TypedRateLimitingInterface[string]
+}
+
+// New returns the controller.
+func New(cfg Config) (*Controller, error) {
+	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
+		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level workers: cfg.Workers, batchPeriod: cfg.BatchPeriod,
+		prefixes:    map[string]string{},
+		sliceTrack:  endpointsliceutil.NewEndpointSliceTracker(),
+		triggerTime: endpointsliceutil.NewTriggerTimeTracker(),
+		topology:    topologycache.NewTopologyCache(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(serviceRateLimiter(),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice"}),
+		topologyQueue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+	}
+	if c.workers <= 0 {
+		c.workers = defaultWorkers
+	}
+	res := map[string]*registry.Resource{}
+	for _, gvr := range []schema.GroupVersionResource{
+		corev1.SchemeGroupVersion.WithResource("services"), corev1.SchemeGroupVersion.WithResource("pods"),
+		corev1.SchemeGroupVersion.WithResource("nodes"), discovery.SchemeGroupVersion.WithResource("endpointslices"),
+	} {
+		r, ok := cfg.Catalogue.Lookup(gvr)
+		if !ok {
+			return nil, fmt.Errorf("%s are not served", gvr.Resource)
+		}
+		res[gvr.Resource] = r
+		c.prefixes[gvr.Resource] = layout.ResourcePrefix(r)
+	}
+	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	c.services = watchcache.New(c.prefixes["services"], decoder[*corev1.Service](res["services"]),
+		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
+	c.pods = watchcache.New(c.prefixes["pods"], decoder[*corev1.Pod](res["pods"]),
+		watchcache.Handlers[*corev1.Pod]{Add: func(p *corev1.Pod) { c.podChanged(nil, p) }, Update: c.podChanged, Remove: func(p *corev1.Pod) { c.podChanged(p, nil) }}, onError)
+	c.slices = watchcache.New(c.prefixes["endpointslices"], decoder[*discovery.EndpointSlice](res["endpointslices"]),
+		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}, onError)
+	c.nodes = newNodeCache(res["nodes"], c.log, func() { c.topologyQueue.Add("nodes") })
+	c.reconciler = endpointslicerec.NewReconciler(c.client, c.nodes, maxEndpointsPerSlice, c.sliceTrack, c.topology,
+		c.recorder, ManagedBy, endpointslicerec.WithPreferSameTrafficDistributionEnabled(true))
+	return c, nil
+}
+
+// serviceRateLimiter is upstream's: per-Service exponential backoff from
+// 1s to 1000s, and 10 syncs a second overall with bursts of 100.
+func serviceRateLimiter() workqueue.TypedRateLimiter[string] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)})
+}
+
+// decoder decodes stored objects of res into T.
+func decoder[T any](res *registry.Resource) func(storage.KeyValue) (T, error) {
+	return func(kv storage.KeyValue) (T, error) {
+		var zero T
+		obj, err := layout.Decode(res, kv)
+		if err != nil {
+			return zero, err
+		}
+		t, ok := obj.(T)
+		if !ok {
+			return zero, fmt.Errorf("stored object is a %T", obj)
+		}
+		return t, nil
+	}
+}
+
+// Run follows storage and syncs Services until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	for _, f := range []struct {
+		resource string
+		follower controllers.Follower
+	}{{"services", c.services}, {"pods", c.pods}, {"endpointslices", c.slices}, {"nodes", c.nodes}} {
+		go controllers.Follow(ctx, c.store, c.prefixes[f.resource], f.follower, c.log)
+	}
+	defer c.queue.ShutDown()
+	defer c.topologyQueue.ShutDown()
+	for _, synced := range []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced} {
+		select {
+		case <-ctx.Done():
+			return
+		case <-synced:
+		}
+	}
+	var wg sync.WaitGroup
+	for range c.workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	wg.Go(func() {
+		for c.processTopology() {
+		}
+	})
+	<-ctx.Done()
+	c.queue.ShutDown()
+	c.topologyQueue.ShutDown()
+	wg.Wait()
+}
+
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	err := c.sync(ctx, key)
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+	case ctx.Err() != nil:
+	case c.queue.NumRequeues(key) < maxRetries:
+		c.log.Info("syncing the EndpointSlices of a Service failed, will retry", "key", key, "err", err)
+		c.queue.AddRateLimited(key)
+	default:
+		c.log.Warn("syncing the EndpointSlices of a Service failed too often, dropped until it changes", "key", key, "err", err)
+		c.queue.Forget(key)
+	}
+	return true
+}
+
+// processTopology hands the nodes to the topology cache and queues the
+// Services whose hints it finds overloaded.
+func (c *Controller) processTopology() bool {
+	key, quit := c.topologyQueue.Get()
+	if quit {
+		return false
+	}
+	defer c.topologyQueue.Done(key)
+	nodes, _ := c.nodes.List(labelsEverything)
+	c.topology.SetNodes(c.logger, nodes)
+	for _, svc := range c.topology.GetOverloadedServices() {
+		c.queue.Add(svc)
+	}
+	return true
+}
+
+func (c *Controller) serviceLister() watchcache.ServiceLister {
+	return watchcache.ServiceLister{Cache: c.services}
+}
