@@ -43,7 +43,7 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require k8s.io/endpointslice v0.37.2 // indirect
+require k8s.io/endpointslice v0.37.2
 
 require (
 	cel.dev/expr v0.25.1 // indirect
@@ -102,7 +102,7 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/term v0.45.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
-	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/time v0.15.0
 	google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
