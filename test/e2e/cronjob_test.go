@@ -27,9 +27,9 @@ var (
 	rfc3339   = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)`)
 )
 
-// normalize hides what differs between runs: start minutes in Job
+// normalizeCronJobRun hides what differs between runs: start minutes in Job
 // names, times.
-func normalize(s string) string {
+func normalizeCronJobRun(s string) string {
 	return rfc3339.ReplaceAllString(jobMinute.ReplaceAllString(s, "$1-<minute>"), "<time>")
 }
 
@@ -104,7 +104,7 @@ func (s *cronJobSession) state(step string) string {
 			b.WriteString(l + "\n")
 		}
 	}
-	return normalize(b.String())
+	return normalizeCronJobRun(b.String())
 }
 
 // checkScheduledTimestamp: a scheduled Job's annotation is the start
