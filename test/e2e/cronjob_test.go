@@ -143,6 +143,7 @@ func (s *cronJobSession) finishJobs() {
 // successfulJobsHistoryLimit 0 and suspend (SuccessfulDelete). It waits
 // for the next minute once.
 func TestCronJobSessionMatchesKCM(t *testing.T) {
+	t.Parallel() // most of it waits for the next minute: it runs beside the Job session
 	var a *admitd
 	recordTo := os.Getenv(cronJobRecordKubeconfig)
 	if recordTo != "" {

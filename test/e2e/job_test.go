@@ -374,6 +374,7 @@ func (s *jobSession) run() string {
 // With KAS_KUBECONFIG set, the session runs against that server (fresh,
 // with KCM=1) and rewrites the transcript.
 func TestJobSessionMatchesKCM(t *testing.T) {
+	t.Parallel() // much of it waits out pod backoffs: it runs beside the CronJob session
 	s := &jobSession{t: t}
 	if record := os.Getenv("KAS_KUBECONFIG"); record != "" {
 		s.a, s.record = &admitd{Kubeconfig: record}, true

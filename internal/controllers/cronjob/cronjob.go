@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -129,24 +128,7 @@ func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, h
 func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.prefixes[0], c.cronJobs, c.log)
 	go controllers.Follow(ctx, c.store, c.prefixes[1], c.jobs, c.log)
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.cronJobs.Synced(), c.jobs.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.cronJobs.Synced(), c.jobs.Synced()}, workers, c.processNext)
 }
 
 // processNext syncs one CronJob: an error retries it with backoff,

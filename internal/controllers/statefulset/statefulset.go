@@ -28,7 +28,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -166,24 +165,8 @@ func (c *Controller) Run(ctx context.Context) {
 	for r := range resourceCount {
 		go controllers.Follow(ctx, c.store, c.prefixes[r], c.consistency.seen[r], c.log)
 	}
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.sets.Synced(), c.pods.Synced(), c.claims.Synced(), c.revisions.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	synced := []<-chan struct{}{c.sets.Synced(), c.pods.Synced(), c.claims.Synced(), c.revisions.Synced()}
+	controllers.RunWorkers(ctx, c.queue, synced, c.workers, c.processNext)
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

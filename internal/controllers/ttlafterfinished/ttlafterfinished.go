@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -82,22 +81,7 @@ func New(cfg Config) (*Controller, error) {
 // Run follows storage and deletes expired Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.prefix, c.jobs, c.log)
-	defer c.queue.ShutDown()
-	select {
-	case <-ctx.Done():
-		return
-	case <-c.jobs.Synced():
-	}
-	var wg sync.WaitGroup
-	for range defaultWorkers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.jobs.Synced()}, defaultWorkers, c.processNext)
 }
 
 func (c *Controller) enqueueIfDue(j *batchv1.Job) {
