@@ -48,7 +48,7 @@ func stsEvents(t *testing.T, c kubernetes.Interface, ns string) []string {
 // StatefulSet's claim is created, its pod refused with PodSecurity's
 // message in a FailedCreate event, and its status says 0 replicas, as
 // kube-controller-manager 1.37.2 did for the same set
-// (test/e2e/testdata/statefulset/kcm-1.37.2-locked.txt).
+// (test/e2e/workloads/testdata/statefulset/kcm-1.37.2-locked.txt).
 func TestStatefulSetRefusedByPodSecurity(t *testing.T) {
 	c := startWithControllers(t)
 	readyNamespace(t, c, "locked", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})

@@ -57,8 +57,8 @@ func TestWhatControllersExpect(t *testing.T) {
 // informer, whose watch events must carry PartialObjectMetadata.
 func metadataClientAndInformers(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
-	mc := metadata.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
+	mc := metadata.NewForConfigOrDie(a.RestConfig(t))
 	cms := corev1.SchemeGroupVersion.WithResource("configmaps")
 	mkCM := func(name string) {
 		t.Helper()
@@ -123,7 +123,7 @@ func metadataClientAndInformers(t *testing.T, a *admitd) {
 // metadataNegotiation checks the Accept clauses upstream answers with 406
 // and the fallbacks between clauses.
 func metadataNegotiation(t *testing.T, a *admitd) {
-	c := a.httpClient(t)
+	c := a.HTTPClient(t)
 	const pom = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
 	cases := []struct {
 		name, path, accept string
@@ -175,7 +175,7 @@ func metadataNegotiation(t *testing.T, a *admitd) {
 	if resp.StatusCode != 201 || !strings.Contains(string(body), `"kind":"PartialObjectMetadata"`) || strings.Contains(string(body), `"data"`) {
 		t.Errorf("POST with Accept %s = %d %s, want 201 PartialObjectMetadata", pom, resp.StatusCode, body)
 	}
-	a.mustKubectl(t, "", "run", "deleted-as-metadata", "--image=nginx")
+	a.MustKubectl(t, "", "run", "deleted-as-metadata", "--image=nginx")
 	req, _ = http.NewRequest("DELETE", a.URL+"/api/v1/namespaces/default/pods/deleted-as-metadata", nil)
 	req.Header.Set("Accept", pom)
 	if resp, err = c.Do(req); err != nil {
@@ -196,7 +196,7 @@ func kubernetesService(t *testing.T, a *admitd) {
 	var out string
 	waitFor(t, "the kubernetes service and its endpoints", func() bool {
 		var err error
-		out, _, err = a.kubectl(t, "", "get", "svc,endpoints,endpointslices", "-A", "-o", "custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name", "--no-headers")
+		out, _, err = a.Kubectl(t, "", "get", "svc,endpoints,endpointslices", "-A", "-o", "custom-columns=KIND:.kind,NS:.metadata.namespace,NAME:.metadata.name", "--no-headers")
 		return err == nil && strings.Count(out, "kubernetes") == 3
 	})
 	for _, want := range []string{"Service        default   kubernetes", "Endpoints      default   kubernetes", "EndpointSlice  default   kubernetes"} {
@@ -204,23 +204,23 @@ func kubernetesService(t *testing.T, a *admitd) {
 			t.Errorf("kubectl get svc,endpoints,endpointslices -A:\n%s\nwant a line %q", out, want)
 		}
 	}
-	svc := a.mustKubectl(t, "", "get", "svc", "-A")
+	svc := a.MustKubectl(t, "", "get", "svc", "-A")
 	if !regexp.MustCompile(`default\s+kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443/TCP`).MatchString(svc) {
 		t.Errorf("kubectl get svc -A:\n%s\nwant default/kubernetes ClusterIP 10.96.0.1 443/TCP", svc)
 	}
-	target := a.mustKubectl(t, "", "get", "svc", "kubernetes", "-o", "jsonpath={.spec.ports[0].name} {.spec.ports[0].targetPort} {.metadata.labels.component}")
+	target := a.MustKubectl(t, "", "get", "svc", "kubernetes", "-o", "jsonpath={.spec.ports[0].name} {.spec.ports[0].targetPort} {.metadata.labels.component}")
 	if target != "https "+port+" apiserver" {
 		t.Errorf("kubernetes service port = %q, want %q", target, "https "+port+" apiserver")
 	}
-	ep := a.mustKubectl(t, "", "get", "endpoints", "kubernetes", "-o", "jsonpath={.subsets[0].addresses[0].ip}:{.subsets[0].ports[0].port} {.metadata.labels.endpointslice\\.kubernetes\\.io/skip-mirror}")
+	ep := a.MustKubectl(t, "", "get", "endpoints", "kubernetes", "-o", "jsonpath={.subsets[0].addresses[0].ip}:{.subsets[0].ports[0].port} {.metadata.labels.endpointslice\\.kubernetes\\.io/skip-mirror}")
 	if ep != "127.0.0.1:"+port+" true" {
 		t.Errorf("kubernetes endpoints = %q, want %q", ep, "127.0.0.1:"+port+" true")
 	}
-	slice := a.mustKubectl(t, "", "get", "endpointslice", "kubernetes", "-o", "jsonpath={.addressType} {.endpoints[0].addresses[0]} {.ports[0].port} {.metadata.labels.kubernetes\\.io/service-name}")
+	slice := a.MustKubectl(t, "", "get", "endpointslice", "kubernetes", "-o", "jsonpath={.addressType} {.endpoints[0].addresses[0]} {.ports[0].port} {.metadata.labels.kubernetes\\.io/service-name}")
 	if slice != "IPv4 127.0.0.1 "+port+" kubernetes" {
 		t.Errorf("kubernetes endpointslice = %q, want %q", slice, "IPv4 127.0.0.1 "+port+" kubernetes")
 	}
-	_, errOut, err := a.kubectl(t, "", "create", "service", "clusterip", "taker", "--clusterip", "10.96.0.1", "--tcp", "80")
+	_, errOut, err := a.Kubectl(t, "", "create", "service", "clusterip", "taker", "--clusterip", "10.96.0.1", "--tcp", "80")
 	if err == nil || !strings.Contains(errOut, "provided IP is already allocated") {
 		t.Errorf("creating a service with the kubernetes service's address: err %v, %s; want provided IP is already allocated", err, errOut)
 	}
@@ -231,7 +231,7 @@ func kubernetesService(t *testing.T, a *admitd) {
 // and otherwise the storage's 500 answers.
 func createWithResourceVersion(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	cms := kubernetes.NewForConfigOrDie(a.restConfig(t)).CoreV1().ConfigMaps("default")
+	cms := kubernetes.NewForConfigOrDie(a.RestConfig(t)).CoreV1().ConfigMaps("default")
 	cm := func(name string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: "42"}}
 	}
@@ -269,9 +269,9 @@ spec:
 // through client-go's legacy and aggregated discovery: Kubernetes version
 // priority, the highest preferred.
 func crdVersionPriority(t *testing.T, a *admitd) {
-	a.mustKubectl(t, prioritizedCRD, "apply", "-f", "-")
+	a.MustKubectl(t, prioritizedCRD, "apply", "-f", "-")
 	want := []string{"v2", "v1", "v1beta1", "v1alpha1", "foo"}
-	cfg := a.restConfig(t)
+	cfg := a.RestConfig(t)
 	waitFor(t, "the CRD's versions in discovery", func() bool {
 		g, err := discoveryGroup(cfg, false, "priority.example.com")
 		return err == nil && len(g.Versions) == len(want)
@@ -289,7 +289,7 @@ func crdVersionPriority(t *testing.T, a *admitd) {
 			t.Errorf("discovery (aggregated %v) versions = %v preferred %q, want %v preferred v2", aggregated, got, g.PreferredVersion.Version, want)
 		}
 	}
-	out := a.mustKubectl(t, "", "get", "--raw", "/apis/priority.example.com")
+	out := a.MustKubectl(t, "", "get", "--raw", "/apis/priority.example.com")
 	var g metav1.APIGroup
 	if err := json.Unmarshal([]byte(out), &g); err != nil || g.PreferredVersion.Version != "v2" || len(g.Versions) != 5 || g.Versions[0].Version != "v2" {
 		t.Errorf("GET /apis/priority.example.com = %s (%v), want v2 first and preferred", out, err)
@@ -316,7 +316,7 @@ func discoveryGroup(cfg *rest.Config, aggregated bool, name string) (*metav1.API
 // apiGroupOfEveryGroup reads GET /apis/<group> for every group /apis
 // lists, built-in and custom, and finds the same APIGroup.
 func apiGroupOfEveryGroup(t *testing.T, a *admitd) {
-	cfg := a.restConfig(t)
+	cfg := a.RestConfig(t)
 	dc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
 	dc.UseLegacyDiscovery = true
 	groups, err := dc.ServerGroups()
@@ -354,7 +354,7 @@ func apiGroupOfEveryGroup(t *testing.T, a *admitd) {
 // (subresource scale, the Deployment's apiVersion) beside the creator.
 func applyOnSubresources(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	deps := kubernetes.NewForConfigOrDie(a.restConfig(t)).AppsV1().Deployments("default")
+	deps := kubernetes.NewForConfigOrDie(a.RestConfig(t)).AppsV1().Deployments("default")
 	dep := appsv1ac.Deployment("scaled", "default").WithSpec(appsv1ac.DeploymentSpec().WithReplicas(1).
 		WithSelector(metav1ac.LabelSelector().WithMatchLabels(map[string]string{"app": "scaled"})).
 		WithTemplate(corev1ac.PodTemplateSpec().WithLabels(map[string]string{"app": "scaled"}).
@@ -400,7 +400,7 @@ func applyOnSubresources(t *testing.T, a *admitd) {
 // upstream maps for that version, and core/v1 Events by source.
 func eventFieldSelectors(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	events := cs.EventsV1().Events("default")
 	mk := func(name, reason, typ, kind, controller string) {
 		t.Helper()
@@ -459,7 +459,7 @@ func eventFieldSelectors(t *testing.T, a *admitd) {
 // as upstream's status strategies.
 func statusWritesKeepMetadata(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	deps := cs.AppsV1().Deployments("default")
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "statusmeta", Labels: map[string]string{"l": "old"}},
 		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "s"}},
@@ -510,7 +510,7 @@ func statusWritesKeepMetadata(t *testing.T, a *admitd) {
 // as precondition, as kube-apiserver's namespace storage adds it.
 func deleteStatusCodes(t *testing.T, a *admitd) {
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	var mu sync.Mutex
 	var nsOptions []string
 	hook := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
@@ -521,7 +521,7 @@ func deleteStatusCodes(t *testing.T, a *admitd) {
 		}
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	})
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: e2e-namespace-deletes}
 webhooks:
@@ -579,7 +579,7 @@ webhooks:
 // kubeletSubresources runs kubectl logs and exec, and reads the proxy
 // subresources, with no kubelet: upstream's errors, never the object.
 func kubeletSubresources(t *testing.T, a *admitd) {
-	a.mustKubectl(t, `apiVersion: v1
+	a.MustKubectl(t, `apiVersion: v1
 kind: Pod
 metadata: {name: unscheduled}
 spec: {containers: [{name: c, image: nginx}]}
@@ -596,7 +596,7 @@ kind: Service
 metadata: {name: lonely}
 spec: {selector: {app: none}, ports: [{port: 80}]}
 `, "apply", "-f", "-")
-	out, errOut, err := a.kubectl(t, "", "logs", "unscheduled")
+	out, errOut, err := a.Kubectl(t, "", "logs", "unscheduled")
 	if err != nil || out != "" {
 		t.Errorf("kubectl logs of an unscheduled pod = %q, %q, %v; want an empty log", out, errOut, err)
 	}
@@ -612,7 +612,7 @@ spec: {selector: {app: none}, ports: [{port: 80}]}
 		{[]string{"get", "--raw", "/api/v1/namespaces/default/services/lonely/proxy/"}, `no endpoints available for service "lonely"`},
 	}
 	for _, tc := range cases {
-		out, errOut, err := a.kubectl(t, "", tc.args...)
+		out, errOut, err := a.Kubectl(t, "", tc.args...)
 		if err == nil || !strings.Contains(errOut, tc.want) || strings.Contains(out, "apiVersion") {
 			t.Errorf("kubectl %s = %q, %q, %v; want an error with %q", strings.Join(tc.args, " "), out, errOut, err, tc.want)
 		}

@@ -30,19 +30,19 @@ spec: {group: wardle.example.com, version: v1, groupPriorityMinimum: 0, versionP
 // as recorded.
 func TestKubectlAPIServices(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	resources := a.mustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=apiregistration.k8s.io")
+	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=apiregistration.k8s.io")
 	if want := []string{"apiservices", "apiregistration.k8s.io/v1", "false", "APIService",
 		"create,delete,deletecollection,get,list,patch,update,watch", "api-extensions"}; !hasLine(resources, want) {
 		t.Errorf("kubectl api-resources: no line %q in\n%s", want, resources)
 	}
-	served := strings.Fields(a.mustKubectl(t, "", "api-versions"))
+	served := strings.Fields(a.MustKubectl(t, "", "api-versions"))
 	for _, name := range kasLocalAPIServices {
 		version, group, _ := strings.Cut(name, ".")
 		if gv := strings.TrimPrefix(group+"/"+version, "/"); !slices.Contains(served, gv) {
 			t.Errorf("kubectl api-versions does not list %s, which kube-apiserver serves", gv)
 		}
 	}
-	out := a.mustKubectl(t, "", "get", "apiservices")
+	out := a.MustKubectl(t, "", "get", "apiservices")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if got := strings.Fields(lines[0]); !slices.Equal(got, []string{"NAME", "SERVICE", "AVAILABLE", "AGE"}) {
 		t.Errorf("kubectl get apiservices header = %q", got)
@@ -59,26 +59,26 @@ func TestKubectlAPIServices(t *testing.T) {
 		t.Errorf("kubectl get apiservices names =\n%q\nwant (kube-apiserver's)\n%q", names, kasLocalAPIServices)
 	}
 
-	a.mustKubectl(t, `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1alpha1.wardle.example.com"},
+	a.MustKubectl(t, `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1alpha1.wardle.example.com"},
 "spec":{"group":"wardle.example.com","version":"v1alpha1","groupPriorityMinimum":1000,"versionPriority":15,"service":{"name":"api","namespace":"wardle"},"insecureSkipTLSVerify":true}}`,
 		"apply", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.spec.service.port}"); got != "443" {
+	if got := a.MustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.spec.service.port}"); got != "443" {
 		t.Errorf("service port = %q, want the default 443", got)
 	}
 	// As kube-apiserver 1.37.2 showed it, a moment after the apply.
 	want := []string{"v1alpha1.wardle.example.com", "wardle/api", "False", "(ServiceNotFound)"}
 	waitFor(t, "the remote APIService is ServiceNotFound", func() bool {
-		return hasLine(a.mustKubectl(t, "", "get", "apiservices"), want)
+		return hasLine(a.MustKubectl(t, "", "get", "apiservices"), want)
 	})
-	cond := a.mustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.status.conditions[0].message}")
+	cond := a.MustKubectl(t, "", "get", "apiservice", "v1alpha1.wardle.example.com", "-o", "jsonpath={.status.conditions[0].message}")
 	if cond != `service/api in "wardle" is not present` {
 		t.Errorf("condition message = %q, want upstream's", cond)
 	}
-	_, errOut, err := a.kubectl(t, "", "get", "--raw", "/apis/wardle.example.com/v1alpha1/flunders")
+	_, errOut, err := a.Kubectl(t, "", "get", "--raw", "/apis/wardle.example.com/v1alpha1/flunders")
 	if err == nil || !strings.Contains(errOut, "ServiceUnavailable") {
 		t.Errorf("GET of an unavailable group/version: err=%v stderr=%q, want 503 service unavailable", err, errOut)
 	}
-	_, errOut, err = a.kubectl(t, badAPIServices, "apply", "-f", "-")
+	_, errOut, err = a.Kubectl(t, badAPIServices, "apply", "-f", "-")
 	for _, want := range []string{
 		`The APIService "v1.wrong" is invalid: `,
 		"* metadata.name: Invalid value: \"v1.wrong\": must be `spec.version+\".\"+spec.group`: \"v1.wardle.example.com\"",

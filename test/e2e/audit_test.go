@@ -178,7 +178,7 @@ func (f auditFinding) key() string {
 func TestAuditKubeconfigNamesWhatReapplyingWouldDenyOrChange(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	hooks := startWebhookServer(t, secretsHook)
-	a.mustKubectl(t, auditObjects(), "apply", "-f", "-")
+	a.MustKubectl(t, auditObjects(), "apply", "-f", "-")
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "policies.yaml"), auditPolicies)
 	writeFile(t, filepath.Join(dir, "webhook.yaml"), auditWebhook(hooks))
@@ -206,7 +206,7 @@ func TestAuditKubeconfigNamesWhatReapplyingWouldDenyOrChange(t *testing.T) {
 	}
 
 	refs := listAll(t, a)
-	a.mustKubectl(t, "", "apply", "-f", dir)
+	a.MustKubectl(t, "", "apply", "-f", dir)
 	denied, changed := reapply(t, a, refs)
 
 	if !slices.Equal(reportDenied, denied) {
@@ -265,7 +265,7 @@ type auditRef struct {
 // configurations and APIServices, as admitd audit does.
 func listAll(t *testing.T, a *admitd) []auditRef {
 	t.Helper()
-	cfg := a.restConfig(t)
+	cfg := a.RestConfig(t)
 	disc := discovery.NewDiscoveryClientForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	lists, err := discovery.ServerPreferredResources(disc)
@@ -298,7 +298,7 @@ func listAll(t *testing.T, a *admitd) []auditRef {
 // those the update was refused for and those it changed, sorted.
 func reapply(t *testing.T, a *admitd, refs []auditRef) (denied, changed []string) {
 	t.Helper()
-	dyn := dynamic.NewForConfigOrDie(a.restConfig(t))
+	dyn := dynamic.NewForConfigOrDie(a.RestConfig(t))
 	for _, r := range refs {
 		ri := dynamic.ResourceInterface(dyn.Resource(r.gvr))
 		if r.namespacedScope {
@@ -466,27 +466,27 @@ func TestAuditPolicyReportsValidateAgainstTheCRD(t *testing.T) {
 		t.Fatalf("no ClusterPolicyReport:\n%s", reports)
 	}
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "apply", "-f", "testdata/wgpolicy-crds.yaml")
-	a.mustKubectl(t, "", "wait", "--for=condition=Established", "crd/policyreports.wgpolicyk8s.io", "crd/clusterpolicyreports.wgpolicyk8s.io")
+	a.MustKubectl(t, "", "apply", "-f", "testdata/wgpolicy-crds.yaml")
+	a.MustKubectl(t, "", "wait", "--for=condition=Established", "crd/policyreports.wgpolicyk8s.io", "crd/clusterpolicyreports.wgpolicyk8s.io")
 	var namespaces strings.Builder
 	for _, ns := range []string{"shop", "lab", "misc"} {
 		fmt.Fprintf(&namespaces, "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n", ns)
 	}
-	a.mustKubectl(t, namespaces.String(), "apply", "-f", "-")
-	out := a.mustKubectl(t, reports, "create", "--validate=strict", "-f", "-")
+	a.MustKubectl(t, namespaces.String(), "apply", "-f", "-")
+	out := a.MustKubectl(t, reports, "create", "--validate=strict", "-f", "-")
 	if n := strings.Count(out, "created"); n != 4 {
 		t.Errorf("kubectl create: %d reports created, want 4 (3 namespaces and the cluster):\n%s", n, out)
 	}
 	// the schema is enforced: a result outside the enum is refused
 	bad := strings.Replace(reports, "result: fail", "result: failed", 1)
 	bad = strings.ReplaceAll(bad, "name: admitd-audit", "name: admitd-audit-bad")
-	if _, errOut, err := a.kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, "Unsupported value") {
+	if _, errOut, err := a.Kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, "Unsupported value") {
 		t.Errorf("a report with result \"failed\": err %v, stderr %s; want Unsupported value", err, errOut)
 	}
 	// and a field outside it too
 	bad = strings.Replace(reports, "  scored: true", "  scored: true\n  bogus: x", 1)
 	bad = strings.ReplaceAll(bad, "name: admitd-audit", "name: admitd-audit-bogus")
-	if _, errOut, err := a.kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, `unknown field "results[0].bogus"`) {
+	if _, errOut, err := a.Kubectl(t, bad, "create", "--validate=strict", "-f", "-"); err == nil || !strings.Contains(errOut, `unknown field "results[0].bogus"`) {
 		t.Errorf("a report with an unknown field: err %v, stderr %s; want unknown field", err, errOut)
 	}
 }

@@ -25,9 +25,9 @@ func startWithAlice(t *testing.T, args ...string) (*admitd, string) {
 		t.Fatal(err)
 	}
 	a := startAdmitd(t, filepath.Join(dir, "data"), append([]string{"--token-auth-file", tokens}, args...)...)
-	a.mustKubectl(t, "", "create", "namespace", "mine")
-	a.mustKubectl(t, "", "create", "namespace", "other")
-	a.mustKubectl(t, "", "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "-n", "mine")
+	a.MustKubectl(t, "", "create", "namespace", "mine")
+	a.MustKubectl(t, "", "create", "namespace", "other")
+	a.MustKubectl(t, "", "create", "rolebinding", "alice-edit", "--clusterrole=edit", "--user=alice", "-n", "mine")
 	return a, aliceKubeconfig(t, a, dir)
 }
 
@@ -55,7 +55,7 @@ func aliceKubeconfig(t *testing.T, a *admitd, dir string) string {
 func TestRBACEditInOneNamespace(t *testing.T) {
 	a, alice := startWithAlice(t)
 	as := func(args ...string) (string, string, error) {
-		return a.kubectl(t, "", append([]string{"--kubeconfig", alice}, args...)...)
+		return a.Kubectl(t, "", append([]string{"--kubeconfig", alice}, args...)...)
 	}
 	if out, errOut, err := as("create", "configmap", "c1", "-n", "mine"); err != nil {
 		t.Fatalf("alice creating a configmap in mine: %v\n%s%s", err, out, errOut)
@@ -105,7 +105,7 @@ func TestRBACImpersonation(t *testing.T) {
 		}
 	}
 	want := `configmaps is forbidden: User "system:serviceaccount:mine:default" cannot list resource "configmaps" in API group "" in the namespace "mine"`
-	_, errOut, err := a.kubectl(t, "", "--kubeconfig", alice, "get", "configmaps", "-n", "mine", "--as=system:serviceaccount:mine:default")
+	_, errOut, err := a.Kubectl(t, "", "--kubeconfig", alice, "get", "configmaps", "-n", "mine", "--as=system:serviceaccount:mine:default")
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("alice as the default service account = %v, %q; want an error with %q", err, errOut, want)
 	}
@@ -115,7 +115,7 @@ func TestRBACImpersonation(t *testing.T) {
 func httpClient(t *testing.T, a *admitd) *http.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(a.restConfig(t).CAData)
+	pool.AppendCertsFromPEM(a.RestConfig(t).CAData)
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }
 
@@ -136,7 +136,7 @@ func do(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 func TestRBACCanI(t *testing.T) {
 	a, alice := startWithAlice(t)
 	canI := func(args ...string) string {
-		out, _, _ := a.kubectl(t, "", append([]string{"--kubeconfig", alice, "auth", "can-i"}, args...)...)
+		out, _, _ := a.Kubectl(t, "", append([]string{"--kubeconfig", alice, "auth", "can-i"}, args...)...)
 		return strings.TrimSpace(out)
 	}
 	for _, tc := range []struct {
@@ -179,7 +179,7 @@ func TestAuthorizationModeRefused(t *testing.T) {
 	} {
 		a, err := tryStartAdmitd(t.TempDir(), "--authorization-mode="+tc.mode)
 		if err == nil {
-			a.stop()
+			a.Stop()
 			t.Errorf("--authorization-mode=%s started", tc.mode)
 			continue
 		}

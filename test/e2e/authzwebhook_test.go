@@ -98,7 +98,7 @@ func TestAuthorizationConfigRefusedWithModes(t *testing.T) {
 	}
 	a, err := tryStartAdmitd(t.TempDir(), "--authorization-config="+config, "--authorization-mode=RBAC")
 	if err == nil {
-		a.stop()
+		a.Stop()
 		t.Fatal("--authorization-config with --authorization-mode started")
 	}
 	if want := "--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined"; !strings.Contains(err.Error(), want) {
@@ -129,7 +129,7 @@ func startSARRecorder(t *testing.T) (*sarRecorder, string) {
 func checkWebhookGrants(t *testing.T, a *admitd, alice string, rec *sarRecorder) {
 	t.Helper()
 	as := func(args ...string) (string, string, error) {
-		return a.kubectl(t, "", append([]string{"--kubeconfig", alice}, args...)...)
+		return a.Kubectl(t, "", append([]string{"--kubeconfig", alice}, args...)...)
 	}
 	if out, errOut, err := as("get", "namespaces"); err != nil || !strings.Contains(out, "mine") {
 		t.Errorf("alice listing namespaces = %v, %q %q; want the list (the webhook allows it)", err, out, errOut)

@@ -11,19 +11,6 @@ import (
 	"testing"
 )
 
-// httpClient returns a client authenticated as the admin of a.
-func (a *admitd) httpClient(t *testing.T) *http.Client {
-	t.Helper()
-	cfg := a.restConfig(t)
-	cert, err := tls.X509KeyPair(cfg.CertData, cfg.KeyData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(cfg.CAData)
-	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool}}}
-}
-
 type status struct {
 	Kind    string `json:"kind"`
 	Code    int    `json:"code"`
@@ -33,7 +20,7 @@ type status struct {
 
 func TestBadInputGetsUpstreamStatus(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	c := a.httpClient(t)
+	c := a.HTTPClient(t)
 	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", 3*1024*1024+10) + `"}}`
 	cases := []struct {
 		name, method, path, contentType, body string
@@ -76,7 +63,7 @@ func TestBadInputGetsUpstreamStatus(t *testing.T) {
 	}
 	// nothing was stored by the failed creates (kube-root-ca.crt is the
 	// root CA publisher's, as in every namespace)
-	out := a.mustKubectl(t, "", "get", "configmaps", "-n", "default", "-o", "name")
+	out := a.MustKubectl(t, "", "get", "configmaps", "-n", "default", "-o", "name")
 	if out = strings.TrimSpace(strings.ReplaceAll(out, "configmap/kube-root-ca.crt\n", "")); out != "" {
 		t.Fatalf("failed creates stored objects: %q", out)
 	}
@@ -84,7 +71,7 @@ func TestBadInputGetsUpstreamStatus(t *testing.T) {
 
 func TestUnauthenticatedGets401(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	cfg := a.restConfig(t)
+	cfg := a.RestConfig(t)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(cfg.CAData)
 	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}

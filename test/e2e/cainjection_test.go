@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"crypto/tls"
 	"encoding/json"
 	"io"
@@ -23,7 +25,7 @@ import (
 func certsCommand(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "certs")
-	out, err := exec.Command(admitdBin, "certs", "--out", dir, "--hosts", "127.0.0.1,localhost").CombinedOutput()
+	out, err := exec.Command(harness.Bin, "certs", "--out", dir, "--hosts", "127.0.0.1,localhost").CombinedOutput()
 	if err != nil {
 		t.Fatalf("admitd certs: %v\n%s", err, out)
 	}
@@ -105,7 +107,7 @@ webhooks:
 // for the CA certificate of dir.
 func secretFrom(t *testing.T, a *admitd, name, dir string) string {
 	t.Helper()
-	return a.mustKubectl(t, "", "create", "secret", "generic", name, "-n", "default",
+	return a.MustKubectl(t, "", "create", "secret", "generic", name, "-n", "default",
 		"--from-file=ca.crt="+filepath.Join(dir, "ca.crt"), "--dry-run=client", "-o", "yaml")
 }
 
@@ -116,21 +118,21 @@ func TestCAInjectionWithCertsCommand(t *testing.T) {
 	first := certsCommand(t)
 	wh := startRotatingWebhook(t, loadPair(t, first))
 
-	a.mustKubectl(t, secretFrom(t, a, "hook-ca", first), "apply", "-f", "-")
+	a.MustKubectl(t, secretFrom(t, a, "hook-ca", first), "apply", "-f", "-")
 	manifest := injectedConfig("deny.cainjection.example.com", wh.url, "default/hook-ca")
 	// admitd lint's findings (AL001: kube-system in scope) are not
 	// CA-injection warnings.
-	if _, stderr, err := a.kubectl(t, manifest, "apply", "-f", "-"); err != nil || strings.Contains(stderr, "Warning: admitd.io") {
+	if _, stderr, err := a.Kubectl(t, manifest, "apply", "-f", "-"); err != nil || strings.Contains(stderr, "Warning: admitd.io") {
 		t.Fatalf("kubectl apply of the webhook configuration: err = %v, stderr = %q, want no error and no CA-injection warning", err, stderr)
 	}
-	caBundle := a.mustKubectl(t, "", "get", "validatingwebhookconfiguration", "deny.cainjection.example.com", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
+	caBundle := a.MustKubectl(t, "", "get", "validatingwebhookconfiguration", "deny.cainjection.example.com", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}")
 	if caBundle == "" {
 		t.Fatalf("caBundle empty after apply, want it injected from the Secret")
 	}
 
 	// The webhook works: its certificate verifies against the injected CA.
-	a.mustKubectl(t, "", "create", "configmap", "fine", "--from-literal=a=1")
-	_, stderr, err := a.kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1")
+	a.MustKubectl(t, "", "create", "configmap", "fine", "--from-literal=a=1")
+	_, stderr, err := a.Kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1")
 	if err == nil || !strings.Contains(stderr, deniedMessage) {
 		t.Fatalf("create of a forbidden ConfigMap: err = %v, stderr = %q, want %q", err, stderr, deniedMessage)
 	}
@@ -138,8 +140,8 @@ func TestCAInjectionWithCertsCommand(t *testing.T) {
 	// Re-applying the manifest, which has no caBundle, keeps the injected
 	// one. (kubectl reports "configured", as against kube-apiserver: the
 	// atomic rules list differs from the live one by the defaulted scope.)
-	a.mustKubectl(t, manifest, "apply", "-f", "-")
-	if again := a.mustKubectl(t, "", "get", "validatingwebhookconfiguration", "deny.cainjection.example.com", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}"); again != caBundle {
+	a.MustKubectl(t, manifest, "apply", "-f", "-")
+	if again := a.MustKubectl(t, "", "get", "validatingwebhookconfiguration", "deny.cainjection.example.com", "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}"); again != caBundle {
 		t.Errorf("caBundle after re-applying the manifest = %q, want %q", again, caBundle)
 	}
 
@@ -147,11 +149,11 @@ func TestCAInjectionWithCertsCommand(t *testing.T) {
 	// trust until the Secret is updated; then the configuration follows.
 	second := certsCommand(t)
 	wh.cert.Store(loadPair(t, second))
-	if _, stderr, _ := a.kubectl(t, "", "create", "configmap", "bad2", "--from-literal=forbidden=1"); !strings.Contains(stderr, "failed calling webhook") {
+	if _, stderr, _ := a.Kubectl(t, "", "create", "configmap", "bad2", "--from-literal=forbidden=1"); !strings.Contains(stderr, "failed calling webhook") {
 		t.Fatalf("create with the old caBundle and the new certificate: stderr = %q, want a failed call", stderr)
 	}
-	a.mustKubectl(t, secretFrom(t, a, "hook-ca", second), "apply", "-f", "-")
-	if _, stderr, err := a.kubectl(t, "", "create", "configmap", "bad3", "--from-literal=forbidden=1"); err == nil || !strings.Contains(stderr, deniedMessage) {
+	a.MustKubectl(t, secretFrom(t, a, "hook-ca", second), "apply", "-f", "-")
+	if _, stderr, err := a.Kubectl(t, "", "create", "configmap", "bad3", "--from-literal=forbidden=1"); err == nil || !strings.Contains(stderr, deniedMessage) {
 		t.Fatalf("create after the Secret was updated: err = %v, stderr = %q, want %q", err, stderr, deniedMessage)
 	}
 }
@@ -162,27 +164,27 @@ func TestCAInjectionMissingSecretWarns(t *testing.T) {
 	wh := startRotatingWebhook(t, loadPair(t, dir))
 	manifest := injectedConfig("deny.cainjection.example.com", wh.url, "default/later")
 
-	_, stderr, err := a.kubectl(t, manifest, "apply", "-f", "-")
+	_, stderr, err := a.Kubectl(t, manifest, "apply", "-f", "-")
 	if want := "Warning: admitd.io/inject-ca-from: secret default/later not found"; err != nil || !strings.Contains(stderr, want) {
 		t.Fatalf("kubectl apply naming a missing Secret: err = %v, stderr = %q, want a warning %q", err, stderr, want)
 	}
 	// Without a caBundle the webhook's certificate is not trusted.
-	if _, stderr, _ := a.kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1"); !strings.Contains(stderr, "failed calling webhook") {
+	if _, stderr, _ := a.Kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1"); !strings.Contains(stderr, "failed calling webhook") {
 		t.Fatalf("create before the Secret exists: stderr = %q, want a failed call", stderr)
 	}
 	// The Secret created afterwards fills the caBundle.
-	a.mustKubectl(t, secretFrom(t, a, "later", dir), "apply", "-f", "-")
-	if _, stderr, err := a.kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1"); err == nil || !strings.Contains(stderr, deniedMessage) {
+	a.MustKubectl(t, secretFrom(t, a, "later", dir), "apply", "-f", "-")
+	if _, stderr, err := a.Kubectl(t, "", "create", "configmap", "bad", "--from-literal=forbidden=1"); err == nil || !strings.Contains(stderr, deniedMessage) {
 		t.Fatalf("create after the Secret was created: err = %v, stderr = %q, want %q", err, stderr, deniedMessage)
 	}
 }
 
 func TestCertsCommandHelp(t *testing.T) {
-	out, err := exec.Command(admitdBin, "certs", "--help").CombinedOutput()
+	out, err := exec.Command(harness.Bin, "certs", "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Examples:") {
 		t.Fatalf("admitd certs --help: err = %v, output %q, want an example", err, out)
 	}
-	if err := exec.Command(admitdBin, "certs", "--out", t.TempDir()).Run(); err == nil {
+	if err := exec.Command(harness.Bin, "certs", "--out", t.TempDir()).Run(); err == nil {
 		t.Errorf("admitd certs without --hosts succeeded, want a non-zero exit")
 	}
 }

@@ -135,7 +135,7 @@ const dnsSubdomainMsg = `a lowercase RFC 1123 subdomain must consist of lower ca
 // through the status subresource.
 func TestKubectlCertificatesKinds(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	resources := a.mustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=certificates.k8s.io")
+	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=certificates.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"
 	for _, want := range [][]string{
 		{"clustertrustbundles", "certificates.k8s.io/v1", "false", "ClusterTrustBundle", verbs},
@@ -145,8 +145,8 @@ func TestKubectlCertificatesKinds(t *testing.T) {
 			t.Errorf("kubectl api-resources: no line %q in\n%s", want, resources)
 		}
 	}
-	a.mustKubectl(t, certificatesObjects(t), "apply", "-f", "-")
-	out := a.mustKubectl(t, "", "get", "clustertrustbundles,podcertificaterequests", "-A")
+	a.MustKubectl(t, certificatesObjects(t), "apply", "-f", "-")
+	out := a.MustKubectl(t, "", "get", "clustertrustbundles,podcertificaterequests", "-A")
 	for _, want := range [][]string{
 		{"NAME", "SIGNERNAME"},
 		{"clustertrustbundle.certificates.k8s.io/example-bundle", "<none>"},
@@ -158,14 +158,14 @@ func TestKubectlCertificatesKinds(t *testing.T) {
 			t.Errorf("kubectl get clustertrustbundles,podcertificaterequests: no line %q in\n%s", want, out)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "podcertificaterequest", "pcr-1", "-n", "default", "-o", "jsonpath={.spec.maxExpirationSeconds},{.status}"); got != "86400,{}" {
+	if got := a.MustKubectl(t, "", "get", "podcertificaterequest", "pcr-1", "-n", "default", "-o", "jsonpath={.spec.maxExpirationSeconds},{.status}"); got != "86400,{}" {
 		t.Errorf("request's expiration and status = %q, want 86400,{}", got)
 	}
 	checkCertificatesErrors(t, a)
 	checkAttest(t, a)
-	a.mustKubectl(t, "", "patch", "podcertificaterequest", "pcr-1", "-n", "default", "--subresource=status", "--type=merge", "-p",
+	a.MustKubectl(t, "", "patch", "podcertificaterequest", "pcr-1", "-n", "default", "--subresource=status", "--type=merge", "-p",
 		`{"status":{"conditions":[{"type":"Denied","status":"True","reason":"Nope","message":"no","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
-	out = a.mustKubectl(t, "", "get", "podcertificaterequests", "-n", "default")
+	out = a.MustKubectl(t, "", "get", "podcertificaterequests", "-n", "default")
 	if want := []string{"pcr-1", "pod-1", "default", "node-1", "example.com/foo", "Denied", "example.com/a=1"}; !hasLine(out, want) {
 		t.Errorf("kubectl get podcertificaterequests after the denial: no line %q in\n%s", want, out)
 	}
@@ -175,7 +175,7 @@ func TestKubectlCertificatesKinds(t *testing.T) {
 // kube-apiserver 1.37.2 printed.
 func checkCertificatesErrors(t *testing.T, a *admitd) {
 	t.Helper()
-	_, errOut, err := a.kubectl(t, badCertificatesObjects, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, badCertificatesObjects, "create", "-f", "-")
 	for _, want := range []string{
 		`ClusterTrustBundle.certificates.k8s.io "x" is invalid: [metadata.name: Invalid value: "x": ClusterTrustBundle for signerName example.com/foo must be named with prefix example.com:foo:, spec.trustBundle: Invalid value: "<value omitted>": at least one trust anchor must be provided]`,
 		`PodCertificateRequest.certificates.k8s.io "pcr-bad" is invalid: [spec.signerName: Invalid value: "foo": must be a fully qualified domain and path of the form 'example.com/signer-name', spec.podName: Invalid value: "Bad_Pod": ` +
@@ -187,14 +187,14 @@ func checkCertificatesErrors(t *testing.T, a *admitd) {
 			t.Errorf("kubectl create of invalid objects: %v, stderr\n%s\nwant\n%s", err, errOut, want)
 		}
 	}
-	_, errOut, err = a.kubectl(t, "", "patch", "clustertrustbundle", "example.com:foo:bundle1", "--type=merge", "-p", `{"spec":{"signerName":"example.com/baz"}}`)
+	_, errOut, err = a.Kubectl(t, "", "patch", "clustertrustbundle", "example.com:foo:bundle1", "--type=merge", "-p", `{"spec":{"signerName":"example.com/baz"}}`)
 	want := `The ClusterTrustBundle "example.com:foo:bundle1" is invalid: 
 * metadata.name: Invalid value: "example.com:foo:bundle1": ClusterTrustBundle for signerName example.com/baz must be named with prefix example.com:baz:
 * spec.signerName: Invalid value: "example.com/baz": field is immutable`
 	if err == nil || strings.TrimSpace(errOut) != want {
 		t.Errorf("kubectl patch of a bundle's signer: %v, stderr\n%s\nwant\n%s", err, errOut, want)
 	}
-	_, errOut, err = a.kubectl(t, "", "patch", "podcertificaterequest", "pcr-1", "-n", "default", "--type=merge", "-p", `{"spec":{"podName":"pod-2"}}`)
+	_, errOut, err = a.Kubectl(t, "", "patch", "podcertificaterequest", "pcr-1", "-n", "default", "--type=merge", "-p", `{"spec":{"podName":"pod-2"}}`)
 	if want := `The PodCertificateRequest "pcr-1" is invalid: spec: Invalid value: {"SignerName":"example.com/foo","PodName":"pod-2",`; err == nil ||
 		!strings.HasPrefix(errOut, want) || !strings.HasSuffix(strings.TrimSpace(errOut), `"UnverifiedUserAnnotations":{"example.com/a":"1"}}: field is immutable`) {
 		t.Errorf("kubectl patch of a request's spec: %v, stderr\n%s\nwant %s...: field is immutable", err, errOut, want)
@@ -205,7 +205,7 @@ func checkCertificatesErrors(t *testing.T, a *admitd) {
 // example.com/bar; bob may do both.
 func checkAttest(t *testing.T, a *admitd) {
 	t.Helper()
-	a.mustKubectl(t, bundleWriters, "apply", "-f", "-")
+	a.MustKubectl(t, bundleWriters, "apply", "-f", "-")
 	bundle := fmt.Sprintf(`apiVersion: certificates.k8s.io/v1
 kind: ClusterTrustBundle
 metadata: {name: "example.com:bar:b1"}
@@ -214,12 +214,12 @@ spec:
   trustBundle: |
 %s
 `, caPEM(t))
-	_, errOut, err := a.kubectl(t, bundle, "--as=alice", "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, bundle, "--as=alice", "create", "-f", "-")
 	want := `clustertrustbundles.certificates.k8s.io "example.com:bar:b1" is forbidden: user not permitted to attest for signerName "example.com/bar"`
 	if err == nil || !strings.Contains(errOut, "Error from server (Forbidden): error when creating \"STDIN\": "+want) {
 		t.Errorf("kubectl --as=alice create of a signed bundle: %v, stderr\n%s\nwant %s", err, errOut, want)
 	}
-	if out := a.mustKubectl(t, bundle, "--as=bob", "create", "-f", "-"); !strings.Contains(out, "clustertrustbundle.certificates.k8s.io/example.com:bar:b1 created") {
+	if out := a.MustKubectl(t, bundle, "--as=bob", "create", "-f", "-"); !strings.Contains(out, "clustertrustbundle.certificates.k8s.io/example.com:bar:b1 created") {
 		t.Errorf("kubectl --as=bob create of a signed bundle = %q, want created", out)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 func TestClientGoCRUD(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cg"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestInformerSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	port := a.URL[len("https://127.0.0.1:"):]
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace("default"))
@@ -119,7 +119,7 @@ func TestInformerSurvivesRestart(t *testing.T) {
 	}
 	create("before")
 	want("before", "added")
-	a.stop()
+	a.Stop()
 	b := startAdmitd(t, dir, "--secure-port", port)
 	_ = b
 	create("after")
@@ -132,7 +132,7 @@ func TestInformerSurvivesRestart(t *testing.T) {
 
 func TestUnconditionalUpdate(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}, StringData: map[string]string{"a": "1"}}
 	if _, err := cs.CoreV1().Secrets("default").Create(ctx, sec, metav1.CreateOptions{}); err != nil {

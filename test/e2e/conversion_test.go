@@ -136,8 +136,8 @@ spec:
 func TestConversionWebhookUnderKubectlInformersAndWatch(t *testing.T) {
 	hook := backendConversionWebhook(t)
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, backendCRD(hook.URL+"/convert", hook.CABundle()), "apply", "-f", "-")
-	dyn := dynamic.NewForConfigOrDie(a.restConfig(t))
+	a.MustKubectl(t, backendCRD(hook.URL+"/convert", hook.CABundle()), "apply", "-f", "-")
+	dyn := dynamic.NewForConfigOrDie(a.RestConfig(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	seen := watchBackends(t, ctx, dyn)
@@ -147,30 +147,30 @@ func TestConversionWebhookUnderKubectlInformersAndWatch(t *testing.T) {
 	}
 	defer w.Stop()
 
-	a.mustKubectl(t, "apiVersion: net.example.com/v1\nkind: Backend\nmetadata: {name: db}\nspec: {host: db.local, port: 5432}\n", "apply", "-f", "-")
-	a.mustKubectl(t, "apiVersion: net.example.com/v2\nkind: Backend\nmetadata: {name: cache}\nspec: {address: 'cache.local:6379'}\n", "apply", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "backends.v2.net.example.com", "db", "-o", "jsonpath={.apiVersion} {.spec.address}"); got != "net.example.com/v2 db.local:5432" {
+	a.MustKubectl(t, "apiVersion: net.example.com/v1\nkind: Backend\nmetadata: {name: db}\nspec: {host: db.local, port: 5432}\n", "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: net.example.com/v2\nkind: Backend\nmetadata: {name: cache}\nspec: {address: 'cache.local:6379'}\n", "apply", "-f", "-")
+	if got := a.MustKubectl(t, "", "get", "backends.v2.net.example.com", "db", "-o", "jsonpath={.apiVersion} {.spec.address}"); got != "net.example.com/v2 db.local:5432" {
 		t.Errorf("kubectl get v2 db = %q", got)
 	}
-	if got := a.mustKubectl(t, "", "get", "backends.v1.net.example.com", "cache", "-o", "jsonpath={.spec.host} {.spec.port}"); got != "cache.local 6379" {
+	if got := a.MustKubectl(t, "", "get", "backends.v1.net.example.com", "cache", "-o", "jsonpath={.spec.host} {.spec.port}"); got != "cache.local 6379" {
 		t.Errorf("kubectl get v1 cache = %q", got)
 	}
-	if got := a.mustKubectl(t, "", "get", "backends.v2.net.example.com", "-o", "jsonpath={.items[*].spec.address}"); got != "cache.local:6379 db.local:5432" {
+	if got := a.MustKubectl(t, "", "get", "backends.v2.net.example.com", "-o", "jsonpath={.items[*].spec.address}"); got != "cache.local:6379 db.local:5432" {
 		t.Errorf("kubectl get v2 list = %q", got)
 	}
 	seen.wait(t, map[string]string{"v1/db": "db.local:5432", "v1/cache": "cache.local:6379", "v2/db": "db.local:5432", "v2/cache": "cache.local:6379"})
 	wantWatched(t, w, map[string]string{"db": "db.local:5432", "cache": "cache.local:6379"})
 
 	hook.Close()
-	_, errOut, err := a.kubectl(t, "", "get", "backends.v2.net.example.com", "db")
+	_, errOut, err := a.Kubectl(t, "", "get", "backends.v2.net.example.com", "db")
 	want := `conversion webhook for net.example.com/v1, Kind=Backend failed: Post "` + hook.URL + `/convert?timeout=30s": dial tcp`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("v2 get with the webhook down: %v %s\nwant %s", err, errOut, want)
 	}
-	if _, errOut, err := a.kubectl(t, "", "get", "backends.v2.net.example.com"); err == nil || !strings.Contains(errOut, "conversion webhook for net.example.com/v1, Kind=Backend failed") {
+	if _, errOut, err := a.Kubectl(t, "", "get", "backends.v2.net.example.com"); err == nil || !strings.Contains(errOut, "conversion webhook for net.example.com/v1, Kind=Backend failed") {
 		t.Errorf("v2 list with the webhook down: %v %s", err, errOut)
 	}
-	if got := a.mustKubectl(t, "", "get", "backends.v1.net.example.com", "db", "-o", "jsonpath={.spec.host}"); got != "db.local" {
+	if got := a.MustKubectl(t, "", "get", "backends.v1.net.example.com", "db", "-o", "jsonpath={.spec.host}"); got != "db.local" {
 		t.Errorf("v1 get with the webhook down = %q", got)
 	}
 }
@@ -289,9 +289,9 @@ func TestConversionWebhookBehindAService(t *testing.T) {
 	crd := strings.Replace(backendCRD("https://unused", hook.CABundle()),
 		`clientConfig: {url: "https://unused", `,
 		`clientConfig: {service: {namespace: webhooks, name: backend-conversion, path: /convert}, `, 1)
-	a.mustKubectl(t, crd, "apply", "-f", "-")
-	a.mustKubectl(t, "apiVersion: net.example.com/v1\nkind: Backend\nmetadata: {name: db}\nspec: {host: db.local, port: 5432}\n", "apply", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "backends.v2.net.example.com", "db", "-o", "jsonpath={.spec.address}"); got != "db.local:5432" {
+	a.MustKubectl(t, crd, "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: net.example.com/v1\nkind: Backend\nmetadata: {name: db}\nspec: {host: db.local, port: 5432}\n", "apply", "-f", "-")
+	if got := a.MustKubectl(t, "", "get", "backends.v2.net.example.com", "db", "-o", "jsonpath={.spec.address}"); got != "db.local:5432" {
 		t.Errorf("kubectl get v2 db through the service = %q", got)
 	}
 }

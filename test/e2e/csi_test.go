@@ -46,12 +46,12 @@ spec:
 // errors, each once.
 func TestKubectlCSIKinds(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	_, errOut, err := a.kubectl(t, csiObjects, "apply", "-f", "-")
+	_, errOut, err := a.Kubectl(t, csiObjects, "apply", "-f", "-")
 	warning := `Warning: nodeTopology.matchLabels.failure-domain.beta.kubernetes.io/zone: deprecated since v1.17; use "topology.kubernetes.io/zone" instead`
 	if err != nil || !strings.Contains(errOut, warning) {
 		t.Fatalf("kubectl apply: %v, stderr %q; want the deprecated label warning", err, errOut)
 	}
-	out := a.mustKubectl(t, "", "get", "csidrivers,csinodes,csistoragecapacities", "-n", "default")
+	out := a.MustKubectl(t, "", "get", "csidrivers,csinodes,csistoragecapacities", "-n", "default")
 	for _, want := range [][]string{
 		{"NAME", "ATTACHREQUIRED", "PODINFOONMOUNT", "STORAGECAPACITY", "TOKENREQUESTS", "REQUIRESREPUBLISH", "MODES", "AGE"},
 		{"csidriver.storage.k8s.io/vault.csi.example.com", "true", "false", "false", "vault", "false", "Persistent"},
@@ -64,7 +64,7 @@ func TestKubectlCSIKinds(t *testing.T) {
 			t.Errorf("kubectl get csidrivers,csinodes,csistoragecapacities: no line starting with %q in\n%s", want, out)
 		}
 	}
-	resources := a.mustKubectl(t, "", "api-resources", "--api-group=storage.k8s.io")
+	resources := a.MustKubectl(t, "", "api-resources", "--api-group=storage.k8s.io")
 	for _, want := range [][]string{
 		{"csidrivers", "storage.k8s.io/v1", "false", "CSIDriver"},
 		{"csinodes", "storage.k8s.io/v1", "false", "CSINode"},
@@ -74,12 +74,12 @@ func TestKubectlCSIKinds(t *testing.T) {
 			t.Errorf("kubectl api-resources: no line %q in\n%s", want, resources)
 		}
 	}
-	spec := a.mustKubectl(t, "", "get", "csidriver", "vault.csi.example.com", "-o",
+	spec := a.MustKubectl(t, "", "get", "csidriver", "vault.csi.example.com", "-o",
 		"jsonpath={.spec.attachRequired},{.spec.fsGroupPolicy},{.spec.seLinuxMount},{.spec.preventPodSchedulingIfMissing},{.metadata.generation}")
 	if spec != "true,ReadWriteOnceWithFSType,false,false," {
 		t.Errorf("defaulted CSIDriver = %q, want true,ReadWriteOnceWithFSType,false,false, and no generation", spec)
 	}
-	_, errOut, err = a.kubectl(t, badCSIDriver, "create", "-f", "-")
+	_, errOut, err = a.Kubectl(t, badCSIDriver, "create", "-f", "-")
 	want := `The CSIDriver "bad.csi.example.com" is invalid: 
 * spec.fsGroupPolicy: Unsupported value: "nope": supported values: "File", "None", "ReadWriteOnceWithFSType"
 * spec.volumeLifecycleModes: Unsupported value: "x": supported values: "Persistent", "Ephemeral"
@@ -87,11 +87,11 @@ func TestKubectlCSIKinds(t *testing.T) {
 	if err == nil || strings.TrimSpace(errOut) != want {
 		t.Errorf("kubectl create of an invalid CSIDriver: %v, stderr\n%s\nwant\n%s", err, errOut, want)
 	}
-	if out := a.mustKubectl(t, "", "describe", "csidriver", "vault.csi.example.com"); !strings.Contains(out, "vault") {
+	if out := a.MustKubectl(t, "", "describe", "csidriver", "vault.csi.example.com"); !strings.Contains(out, "vault") {
 		t.Errorf("kubectl describe csidriver: %s, want the token request's audience", out)
 	}
 	for _, args := range [][]string{{"csinode", "n1"}, {"csistoragecapacity", "cap-1", "-n", "default"}} {
-		out := a.mustKubectl(t, "", append([]string{"delete"}, args...)...)
+		out := a.MustKubectl(t, "", append([]string{"delete"}, args...)...)
 		if want := args[0] + `.storage.k8s.io "` + args[1] + `" deleted`; !strings.Contains(out, want) {
 			t.Errorf("kubectl delete %s = %q, want %q", args[0], out, want)
 		}

@@ -18,15 +18,15 @@ import (
 func TestKubectlDebugAddsEphemeralContainer(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	pods := cs.CoreV1().Pods("default")
 	_, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.mustKubectl(t, "", "debug", "web", "-n", "default", "--image=busybox", "-c", "dbg", "--attach=false")
-	out := a.mustKubectl(t, "", "get", "pod", "web", "-n", "default", "-o", "jsonpath={.spec.ephemeralContainers[*].name} {.spec.ephemeralContainers[*].image} {.spec.containers[0].image}")
+	a.MustKubectl(t, "", "debug", "web", "-n", "default", "--image=busybox", "-c", "dbg", "--attach=false")
+	out := a.MustKubectl(t, "", "get", "pod", "web", "-n", "default", "-o", "jsonpath={.spec.ephemeralContainers[*].name} {.spec.ephemeralContainers[*].image} {.spec.containers[0].image}")
 	if out != "dbg busybox nginx" {
 		t.Errorf("pod after kubectl debug: %q, want %q", out, "dbg busybox nginx")
 	}

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
@@ -16,7 +18,7 @@ import (
 // exit status.
 func runOffline(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(admitdBin, args...)
+	cmd := exec.Command(harness.Bin, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -21,7 +21,7 @@ import (
 func TestEventsOneResourceInTwoGroups(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
 	ctx := t.Context()
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	core, v1 := cs.CoreV1().Events("default"), cs.EventsV1().Events("default")
 	coreWatch, err := core.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=via-events-api"})
 	if err != nil {
@@ -67,11 +67,11 @@ func TestEventsOneResourceInTwoGroups(t *testing.T) {
 	}
 	expectWatched(t, v1Watch, "via-core-api", func(o any) string { return o.(*eventsv1.Event).Note })
 
-	out := a.mustKubectl(t, "", "get", "events", "-n", "default")
+	out := a.MustKubectl(t, "", "get", "events", "-n", "default")
 	if !strings.Contains(out, "note written through events.k8s.io") || !strings.Contains(out, "EventsReason") {
 		t.Errorf("kubectl get events does not show the events.k8s.io event:\n%s", out)
 	}
-	out = a.mustKubectl(t, "", "get", "events.v1.events.k8s.io", "-n", "default", "-o", "name")
+	out = a.MustKubectl(t, "", "get", "events.v1.events.k8s.io", "-n", "default", "-o", "name")
 	if !strings.Contains(out, "event.events.k8s.io/via-core-api") {
 		t.Errorf("kubectl get events.v1.events.k8s.io does not show the core event:\n%s", out)
 	}
@@ -145,8 +145,8 @@ spec:
 
 func TestPoliciesSeeEventsThroughEquivalentGroups(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
-	a.mustKubectl(t, coreEventsPolicy, "apply", "-f", "-")
-	v1 := kubernetes.NewForConfigOrDie(a.restConfig(t)).EventsV1().Events("default")
+	a.MustKubectl(t, coreEventsPolicy, "apply", "-f", "-")
+	v1 := kubernetes.NewForConfigOrDie(a.RestConfig(t)).EventsV1().Events("default")
 	mk := func(name, note string) error {
 		_, err := v1.Create(t.Context(), &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: name}, EventTime: metav1.NowMicro(),
 			Reason: "R", Type: "Normal", Action: "A", Note: note, ReportingController: "example.com/c", ReportingInstance: "c-1",

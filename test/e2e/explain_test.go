@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"bytes"
 	"encoding/json"
 	"os"
@@ -108,7 +110,7 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 			Patch: []byte(`[{"op":"add","path":"/metadata/labels/injected","value":"yes"},{"op":"replace","path":"/metadata/labels/app","value":"web-v2"}]`)}
 	})
 	a, alice := startWithAlice(t)
-	a.mustKubectl(t, explainConfigs(hooks), "apply", "-f", "-")
+	a.MustKubectl(t, explainConfigs(hooks), "apply", "-f", "-")
 	dir := t.TempDir()
 	podFile := filepath.Join(dir, "pod.yaml")
 	writeFile(t, podFile, explainPod)
@@ -148,7 +150,7 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 		t.Fatalf("no audit ID in:\n%s", out)
 	}
 	var got trace.Trace
-	raw := a.mustKubectl(t, "", "get", "--raw", trace.Path+"/"+m[1])
+	raw := a.MustKubectl(t, "", "get", "--raw", trace.Path+"/"+m[1])
 	if err := json.Unmarshal([]byte(raw), &got); err != nil {
 		t.Fatalf("decoding the trace: %v\n%s", err, raw)
 	}
@@ -164,13 +166,13 @@ func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
 	}
 
 	// alice may not read traces, until a ClusterRole grants it
-	_, errOut, err = a.kubectl(t, "", "--kubeconfig", alice, "get", "--raw", trace.Path+"/"+m[1])
+	_, errOut, err = a.Kubectl(t, "", "--kubeconfig", alice, "get", "--raw", trace.Path+"/"+m[1])
 	if err == nil || !strings.Contains(errOut, `forbidden: User "alice" cannot get path "/admission/traces/`+m[1]+`"`) {
 		t.Errorf("alice reading a trace: err=%v stderr=%q, want 403", err, errOut)
 	}
-	a.mustKubectl(t, "", "create", "clusterrole", "trace-reader", "--verb=get", "--non-resource-url=/admission/traces", "--non-resource-url=/admission/traces/*")
-	a.mustKubectl(t, "", "create", "clusterrolebinding", "alice-traces", "--clusterrole=trace-reader", "--user=alice")
-	list := a.mustKubectl(t, "", "--kubeconfig", alice, "get", "--raw", trace.Path+"?user=alice&resource=pods&namespace=mine&decision=Allowed")
+	a.MustKubectl(t, "", "create", "clusterrole", "trace-reader", "--verb=get", "--non-resource-url=/admission/traces", "--non-resource-url=/admission/traces/*")
+	a.MustKubectl(t, "", "create", "clusterrolebinding", "alice-traces", "--clusterrole=trace-reader", "--user=alice")
+	list := a.MustKubectl(t, "", "--kubeconfig", alice, "get", "--raw", trace.Path+"?user=alice&resource=pods&namespace=mine&decision=Allowed")
 	var l trace.List
 	if err := json.Unmarshal([]byte(list), &l); err != nil || len(l.Items) != 1 || l.Items[0].Request.AuditID != m[1] {
 		t.Errorf("alice listing her allowed pod traces: %v, %s; want the one explained", err, list)
@@ -220,7 +222,7 @@ func writeFile(t *testing.T, path, data string) {
 // runAdmitd runs the admitd binary with KUBECONFIG set.
 func runAdmitd(t *testing.T, kubeconfig string, args ...string) (string, string, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), admitdBin, args...)
+	cmd := exec.CommandContext(t.Context(), harness.Bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HOME="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -239,7 +241,7 @@ var pluginBin struct {
 func runKubectlPlugin(t *testing.T, a *admitd, args ...string) (string, string, error) {
 	t.Helper()
 	pluginBin.once.Do(func() {
-		pluginBin.dir = filepath.Dir(admitdBin)
+		pluginBin.dir = filepath.Dir(harness.Bin)
 		build := exec.Command("go", "build", "-o", filepath.Join(pluginBin.dir, "kubectl-admission"), "../../cmd/kubectl-admission")
 		if out, err := build.CombinedOutput(); err != nil {
 			pluginBin.err = err
@@ -263,14 +265,14 @@ func explainUpdateAndDelete(t *testing.T, a *admitd, dir string) {
 	t.Helper()
 	cm := filepath.Join(dir, "cm.yaml")
 	writeFile(t, cm, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, namespace: mine}\ndata: {a: b}\n")
-	a.mustKubectl(t, "", "create", "-f", cm)
+	a.MustKubectl(t, "", "create", "-f", cm)
 	for op, want := range map[string]string{"UPDATE": "UPDATE configmaps mine/c1 (dry run)", "DELETE": "DELETE configmaps mine/c1 (dry run)"} {
 		out, errOut, err := runAdmitd(t, a.Kubeconfig, "explain", "-f", cm, "--operation", op)
 		if err != nil || !strings.Contains(out, want) || !strings.Contains(out, "decision: Allowed (200)") {
 			t.Errorf("explain --operation %s: %v\n%s%s\nwant %q, Allowed (200)", op, err, out, errOut, want)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "configmap", "c1", "-n", "mine", "-o", "jsonpath={.data.a}"); got != "b" {
+	if got := a.MustKubectl(t, "", "get", "configmap", "c1", "-n", "mine", "-o", "jsonpath={.data.a}"); got != "b" {
 		t.Errorf("after dry runs, configmap data a = %q, want b (unchanged)", got)
 	}
 }

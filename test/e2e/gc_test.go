@@ -10,9 +10,9 @@ import (
 // ReplicaSet owns, as the controllers would (blockOwnerDeletion set).
 func ownedChain(t *testing.T, a *admitd, name string) {
 	t.Helper()
-	a.mustKubectl(t, "", "create", "deployment", name, "--image=nginx")
-	deployUID := a.mustKubectl(t, "", "get", "deployment", name, "-o", "jsonpath={.metadata.uid}")
-	a.mustKubectl(t, fmt.Sprintf(`apiVersion: apps/v1
+	a.MustKubectl(t, "", "create", "deployment", name, "--image=nginx")
+	deployUID := a.MustKubectl(t, "", "get", "deployment", name, "-o", "jsonpath={.metadata.uid}")
+	a.MustKubectl(t, fmt.Sprintf(`apiVersion: apps/v1
 kind: ReplicaSet
 metadata:
   name: %[1]s-rs
@@ -23,9 +23,9 @@ spec:
     metadata: {labels: {app: %[1]s}}
     spec: {containers: [{name: c, image: nginx}]}
 `, name, deployUID), "apply", "-f", "-")
-	rsUID := a.mustKubectl(t, "", "get", "replicaset", name+"-rs", "-o", "jsonpath={.metadata.uid}")
+	rsUID := a.MustKubectl(t, "", "get", "replicaset", name+"-rs", "-o", "jsonpath={.metadata.uid}")
 	for i := 1; i <= 2; i++ {
-		a.mustKubectl(t, fmt.Sprintf(`apiVersion: v1
+		a.MustKubectl(t, fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
   name: %[1]s-pod-%[3]d
@@ -38,7 +38,7 @@ spec: {containers: [{name: c, image: nginx}]}
 
 func names(a *admitd, t *testing.T, what string) string {
 	t.Helper()
-	return strings.TrimSpace(a.mustKubectl(t, "", "get", what, "-o", "name"))
+	return strings.TrimSpace(a.MustKubectl(t, "", "get", what, "-o", "name"))
 }
 
 func TestKubectlDeleteCascades(t *testing.T) {
@@ -48,7 +48,7 @@ func TestKubectlDeleteCascades(t *testing.T) {
 
 	t.Run("foreground waits for the whole chain", func(t *testing.T) {
 		ownedChain(t, a, "fg")
-		out := a.mustKubectl(t, "", "delete", "deployment", "fg", "--cascade=foreground", "--wait", "--timeout=30s")
+		out := a.MustKubectl(t, "", "delete", "deployment", "fg", "--cascade=foreground", "--wait", "--timeout=30s")
 		if !strings.Contains(out, `deployment.apps "fg" deleted`) {
 			t.Fatalf("kubectl delete --cascade=foreground = %q", out)
 		}
@@ -61,17 +61,17 @@ func TestKubectlDeleteCascades(t *testing.T) {
 
 	t.Run("background deletes dependents after the owner", func(t *testing.T) {
 		ownedChain(t, a, "bg")
-		a.mustKubectl(t, "", "delete", "deployment", "bg", "--wait", "--timeout=30s")
+		a.MustKubectl(t, "", "delete", "deployment", "bg", "--wait", "--timeout=30s")
 		waitFor(t, "the replica set and pods are collected", func() bool { return names(a, t, "replicasets,pods") == "" })
 	})
 
 	t.Run("orphan keeps dependents without the owner reference", func(t *testing.T) {
 		ownedChain(t, a, "or")
-		a.mustKubectl(t, "", "delete", "deployment", "or", "--cascade=orphan", "--wait", "--timeout=30s")
+		a.MustKubectl(t, "", "delete", "deployment", "or", "--cascade=orphan", "--wait", "--timeout=30s")
 		if got := names(a, t, "replicasets"); got != "replicaset.apps/or-rs" {
 			t.Fatalf("replica sets after an orphaning delete: %q", got)
 		}
-		if refs := a.mustKubectl(t, "", "get", "replicaset", "or-rs", "-o", "jsonpath={.metadata.ownerReferences}"); refs != "" {
+		if refs := a.MustKubectl(t, "", "get", "replicaset", "or-rs", "-o", "jsonpath={.metadata.ownerReferences}"); refs != "" {
 			t.Errorf("orphaned replica set keeps owner references %s", refs)
 		}
 		if got := names(a, t, "pods"); got != "pod/or-pod-1\npod/or-pod-2" {
@@ -80,14 +80,14 @@ func TestKubectlDeleteCascades(t *testing.T) {
 	})
 
 	t.Run("a dependent of a missing owner is collected", func(t *testing.T) {
-		a.mustKubectl(t, `apiVersion: v1
+		a.MustKubectl(t, `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: stray
   ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: ghost, uid: 6d1f1d54-0000-4000-8000-000000000000}]
 `, "apply", "-f", "-")
 		waitFor(t, "the stray config map is collected", func() bool {
-			_, _, err := a.kubectl(t, "", "get", "configmap", "stray")
+			_, _, err := a.Kubectl(t, "", "get", "configmap", "stray")
 			return err != nil
 		})
 	})

@@ -88,8 +88,8 @@ func TestHostileClient(t *testing.T) {
 	a := startHostile(t)
 	hc := newHostileClient(t, a)
 	before := hc.snapshot(t)
-	idle := procStatusBytes(t, a.cmd.Process.Pid, "VmRSS")
-	peak := sampleRSS(a.cmd.Process.Pid)
+	idle := procStatusBytes(t, a.Cmd.Process.Pid, "VmRSS")
+	peak := sampleRSS(a.Cmd.Process.Pid)
 
 	resources, gvPaths := hc.discover(t)
 	walk := walkProbes(resources, gvPaths)
@@ -99,8 +99,8 @@ func TestHostileClient(t *testing.T) {
 	t.Run("parameters", func(t *testing.T) { hc.run(t, paramProbes(), true) })
 
 	maxRSS := peak.stop()
-	hwm := procStatusBytes(t, a.cmd.Process.Pid, "VmHWM")
-	rss := procStatusBytes(t, a.cmd.Process.Pid, "VmRSS")
+	hwm := procStatusBytes(t, a.Cmd.Process.Pid, "VmHWM")
+	rss := procStatusBytes(t, a.Cmd.Process.Pid, "VmRSS")
 	bound := max(4*idle, idle+512<<20)
 	t.Logf("admitd RSS: idle %d MiB, peak sampled %d MiB, VmHWM %d MiB, after %d MiB, bound %d MiB",
 		idle>>20, maxRSS>>20, hwm>>20, rss>>20, bound>>20)
@@ -108,12 +108,12 @@ func TestHostileClient(t *testing.T) {
 		t.Errorf("admitd VmHWM = %d MiB, VmRSS = %d MiB after the attack, want both under %d MiB (idle %d MiB)", hwm>>20, rss>>20, bound>>20, idle>>20)
 	}
 
-	out := a.mustKubectl(t, "", "get", "configmaps", "-n", hostileNS, "-o", "name")
+	out := a.MustKubectl(t, "", "get", "configmaps", "-n", hostileNS, "-o", "name")
 	if !strings.Contains(out, "configmap/baseline") {
 		t.Errorf("kubectl get configmaps -n %s = %q, want configmap/baseline", hostileNS, out)
 	}
 	hc.checkUnchanged(t, before)
-	if s := a.stderr.String(); strings.Contains(s, "panic") {
+	if s := a.Stderr.String(); strings.Contains(s, "panic") {
 		t.Errorf("admitd's log mentions a panic:\n%s", s)
 	}
 }
@@ -128,8 +128,8 @@ func startHostile(t *testing.T) *admitd {
 		t.Fatal(err)
 	}
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--token-auth-file", tokens)
-	a.mustKubectl(t, hostileSetup, "apply", "-f", "-")
-	c := a.httpClient(t)
+	a.MustKubectl(t, hostileSetup, "apply", "-f", "-")
+	c := a.HTTPClient(t)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		req, _ := http.NewRequest(http.MethodGet, a.URL+cmPath, nil)
@@ -269,10 +269,10 @@ type hostileClient struct {
 func newHostileClient(t *testing.T, a *admitd) *hostileClient {
 	t.Helper()
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(a.restConfig(t).CAData)
+	pool.AppendCertsFromPEM(a.RestConfig(t).CAData)
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, MaxIdleConnsPerHost: hostileWorkers}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &hostileClient{a: a, c: &http.Client{Transport: tr}, admin: a.httpClient(t)}
+	return &hostileClient{a: a, c: &http.Client{Transport: tr}, admin: a.HTTPClient(t)}
 }
 
 // run sends probes with hostileWorkers at a time and reports every deviation

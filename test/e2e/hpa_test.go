@@ -10,21 +10,21 @@ import (
 
 func TestKubectlHorizontalPodAutoscalerVersions(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
+	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
 	// kubectl autoscale writes autoscaling/v1 (targetCPUUtilizationPercentage).
-	a.mustKubectl(t, "", "autoscale", "deployment", "web", "--max=5", "--cpu-percent=60")
-	out := a.mustKubectl(t, "", "get", "hpa")
+	a.MustKubectl(t, "", "autoscale", "deployment", "web", "--max=5", "--cpu-percent=60")
+	out := a.MustKubectl(t, "", "get", "hpa")
 	if f := fields(out, "web"); len(f) < 7 || strings.Join(f[:7], " ") != "web Deployment/web cpu: <unknown>/60% 1 5 0" {
 		t.Errorf("kubectl get hpa = %q", out)
 	}
 	// The preferred version is v2, which stores it.
-	if got := a.mustKubectl(t, "", "get", "hpa", "web", "-o", "jsonpath={.apiVersion} {.spec.metrics[0].resource.target.averageUtilization}"); got != "autoscaling/v2 60" {
+	if got := a.MustKubectl(t, "", "get", "hpa", "web", "-o", "jsonpath={.apiVersion} {.spec.metrics[0].resource.target.averageUtilization}"); got != "autoscaling/v2 60" {
 		t.Errorf("HPA as v2 = %q", got)
 	}
 
 	// A v2 object with a metric v1 cannot express reads back through v1 with
 	// it in the round-trip annotation.
-	a.mustKubectl(t, `apiVersion: autoscaling/v2
+	a.MustKubectl(t, `apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata: {name: api}
 spec:
@@ -37,7 +37,7 @@ spec:
     resource: {name: cpu, target: {type: Utilization, averageUtilization: 50}}
 `, "apply", "-f", "-")
 	var v1 autoscalingv1.HorizontalPodAutoscaler
-	raw := a.mustKubectl(t, "", "get", "--raw", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/api")
+	raw := a.MustKubectl(t, "", "get", "--raw", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers/api")
 	if err := json.Unmarshal([]byte(raw), &v1); err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +45,11 @@ spec:
 		!strings.Contains(v1.Annotations["autoscaling.alpha.kubernetes.io/metrics"], "memory") {
 		t.Errorf("v2 HPA read through v1 = %s", raw)
 	}
-	out = a.mustKubectl(t, "", "get", "hpa", "api")
+	out = a.MustKubectl(t, "", "get", "hpa", "api")
 	if !strings.Contains(out, "memory: <unknown>/200Mi, cpu: <unknown>/50%") {
 		t.Errorf("kubectl get hpa api = %q", out)
 	}
-	if out := a.mustKubectl(t, "", "explain", "hpa.spec.targetCPUUtilizationPercentage", "--api-version=autoscaling/v1"); !strings.Contains(out, "VERSION:    v1") {
+	if out := a.MustKubectl(t, "", "explain", "hpa.spec.targetCPUUtilizationPercentage", "--api-version=autoscaling/v1"); !strings.Contains(out, "VERSION:    v1") {
 		t.Errorf("kubectl explain --api-version=autoscaling/v1 = %q", out)
 	}
 }

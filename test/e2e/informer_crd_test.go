@@ -21,8 +21,8 @@ func TestInformersOverPodsAndCustomResourcesSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	port := a.URL[len("https://127.0.0.1:"):]
-	a.mustKubectl(t, cronTabCRD, "apply", "-f", "-")
-	dyn := dynamic.NewForConfigOrDie(a.restConfig(t))
+	a.MustKubectl(t, cronTabCRD, "apply", "-f", "-")
+	dyn := dynamic.NewForConfigOrDie(a.RestConfig(t))
 	pods := corev1.SchemeGroupVersion.WithResource("pods")
 	crontabs := schema.GroupVersionResource{Group: "stable.example.com", Version: "v1", Resource: "crontabs"}
 
@@ -76,7 +76,7 @@ func TestInformersOverPodsAndCustomResourcesSurviveRestart(t *testing.T) {
 	create(pods, pod("pod-before"))
 	create(crontabs, cron("cron-before"))
 	waitSeen("pod-before", "cron-before")
-	a.stop()
+	a.Stop()
 	startAdmitd(t, dir, "--secure-port", port)
 	create(pods, pod("pod-after"))
 	create(crontabs, cron("cron-after"))

@@ -31,7 +31,7 @@ spec: {cidrs: ["10.1.0.0/24", "fd00::/64", "10.2.0.0/24"]}
 // create service, and invalid IPAddresses and ServiceCIDRs.
 func TestKubectlServiceCIDRsAndIPAddresses(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--service-cluster-ip-range=127.1.0.0/24")
-	resources := a.mustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=networking.k8s.io")
+	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=networking.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"
 	for _, want := range [][]string{
 		{"ipaddresses", "ip", "networking.k8s.io/v1", "false", "IPAddress", verbs},
@@ -41,21 +41,21 @@ func TestKubectlServiceCIDRsAndIPAddresses(t *testing.T) {
 			t.Errorf("kubectl api-resources: no line %q in\n%s", want, resources)
 		}
 	}
-	if out := a.mustKubectl(t, "", "get", "servicecidrs"); !hasLine(out, []string{"NAME", "CIDRS", "AGE"}) || !hasLine(out, []string{"kubernetes", "127.1.0.0/24"}) {
+	if out := a.MustKubectl(t, "", "get", "servicecidrs"); !hasLine(out, []string{"NAME", "CIDRS", "AGE"}) || !hasLine(out, []string{"kubernetes", "127.1.0.0/24"}) {
 		t.Errorf("kubectl get servicecidrs:\n%s", out)
 	}
-	if got := a.mustKubectl(t, "", "get", "servicecidr", "kubernetes", "-o", `jsonpath={.status.conditions[0].type}={.status.conditions[0].status}: {.status.conditions[0].message}`); got != "Ready=True: Kubernetes default Service CIDR is ready" {
+	if got := a.MustKubectl(t, "", "get", "servicecidr", "kubernetes", "-o", `jsonpath={.status.conditions[0].type}={.status.conditions[0].status}: {.status.conditions[0].message}`); got != "Ready=True: Kubernetes default Service CIDR is ready" {
 		t.Errorf("default ServiceCIDR condition = %q", got)
 	}
 	// the kubernetes Service is created beside the server
-	for start := time.Now(); !hasLine(a.mustKubectl(t, "", "get", "ipaddresses"), []string{"127.1.0.1", "services/default/kubernetes"}); {
+	for start := time.Now(); !hasLine(a.MustKubectl(t, "", "get", "ipaddresses"), []string{"127.1.0.1", "services/default/kubernetes"}); {
 		if time.Since(start) > 10*time.Second {
-			t.Fatalf("kubectl get ipaddresses: no line for the kubernetes Service after 10s:\n%s", a.mustKubectl(t, "", "get", "ipaddresses"))
+			t.Fatalf("kubectl get ipaddresses: no line for the kubernetes Service after 10s:\n%s", a.MustKubectl(t, "", "get", "ipaddresses"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	a.mustKubectl(t, "", "create", "service", "clusterip", "x", "--tcp=80", "--clusterip=127.1.0.10")
-	if out := a.mustKubectl(t, "", "get", "ip"); !hasLine(out, []string{"NAME", "PARENTREF"}) || !hasLine(out, []string{"127.1.0.10", "services/default/x"}) {
+	a.MustKubectl(t, "", "create", "service", "clusterip", "x", "--tcp=80", "--clusterip=127.1.0.10")
+	if out := a.MustKubectl(t, "", "get", "ip"); !hasLine(out, []string{"NAME", "PARENTREF"}) || !hasLine(out, []string{"127.1.0.10", "services/default/x"}) {
 		t.Errorf("kubectl get ip:\n%s", out)
 	}
 	const refused = `error: failed to create ClusterIP service: Service "%s" is invalid: spec.clusterIPs: Invalid value: ["%s"]: failed to allocate IP %s: %s`
@@ -64,16 +64,16 @@ func TestKubectlServiceCIDRsAndIPAddresses(t *testing.T) {
 		{"x3", "10.9.9.9", "the provided network does not match the current range"},
 		{"x5", "127.1.0.255", "the provided network does not match the current range"},
 	} {
-		_, errOut, err := a.kubectl(t, "", "create", "service", "clusterip", tc.name, "--tcp=80", "--clusterip="+tc.ip)
+		_, errOut, err := a.Kubectl(t, "", "create", "service", "clusterip", tc.name, "--tcp=80", "--clusterip="+tc.ip)
 		if want := fmt.Sprintf(refused, tc.name, tc.ip, tc.ip, tc.want); err == nil || strings.TrimSpace(errOut) != want {
 			t.Errorf("kubectl create service %s --clusterip=%s: %v, stderr %q, want %q", tc.name, tc.ip, err, errOut, want)
 		}
 	}
-	a.mustKubectl(t, "", "delete", "service", "x")
-	if out := a.mustKubectl(t, "", "get", "ip"); strings.Contains(out, "127.1.0.10") {
+	a.MustKubectl(t, "", "delete", "service", "x")
+	if out := a.MustKubectl(t, "", "get", "ip"); strings.Contains(out, "127.1.0.10") {
 		t.Errorf("kubectl get ip after the Service's delete:\n%s", out)
 	}
-	_, errOut, err := a.kubectl(t, badIPAddresses, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, badIPAddresses, "create", "-f", "-")
 	for _, want := range []string{
 		`IPAddress.networking.k8s.io "127.1.0.050" is invalid: metadata.name: Invalid value: "127.1.0.050": must not have leading 0s`,
 		`IPAddress.networking.k8s.io "10.0.0.4" is invalid: [spec.parentRef.group: Invalid value: "Bad_Group": ` + dnsSubdomainMsg +

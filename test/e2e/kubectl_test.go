@@ -63,15 +63,15 @@ func TestKubectlLifecycle(t *testing.T) {
 		{"delete configmap", "", []string{"delete", "configmap", "settings", "-n", "team-a"}, `configmap "settings" deleted`},
 	}
 	for _, st := range steps {
-		out := a.mustKubectl(t, st.stdin, st.args...)
+		out := a.MustKubectl(t, st.stdin, st.args...)
 		if !strings.Contains(out, st.want) {
 			t.Fatalf("%s: kubectl %s = %q, want it to contain %q", st.name, strings.Join(st.args, " "), out, st.want)
 		}
 	}
-	if out, _, err := a.kubectl(t, "", "get", "configmap", "ghost", "-n", "team-a"); err == nil {
+	if out, _, err := a.Kubectl(t, "", "get", "configmap", "ghost", "-n", "team-a"); err == nil {
 		t.Fatalf("dry-run configmap was stored: %s", out)
 	}
-	_, errOut, err := a.kubectl(t, "", "get", "configmap", "settings", "-n", "team-a")
+	_, errOut, err := a.Kubectl(t, "", "get", "configmap", "settings", "-n", "team-a")
 	if err == nil || !strings.Contains(errOut, `configmaps "settings" not found`) {
 		t.Fatalf("get deleted configmap: err=%v stderr=%q, want NotFound", err, errOut)
 	}
@@ -79,19 +79,19 @@ func TestKubectlLifecycle(t *testing.T) {
 
 func TestKubectlDefaultingAndValidation(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "namespace", "team-a")
-	a.mustKubectl(t, podManifest, "create", "-f", "-")
-	policy := a.mustKubectl(t, "", "get", "pod", "web", "-n", "team-a", "-o", "jsonpath={.spec.restartPolicy}/{.spec.containers[0].terminationMessagePath}")
+	a.MustKubectl(t, "", "create", "namespace", "team-a")
+	a.MustKubectl(t, podManifest, "create", "-f", "-")
+	policy := a.MustKubectl(t, "", "get", "pod", "web", "-n", "team-a", "-o", "jsonpath={.spec.restartPolicy}/{.spec.containers[0].terminationMessagePath}")
 	if policy != "Always//dev/termination-log" {
 		t.Errorf("defaulted pod fields = %q, want Always//dev/termination-log", policy)
 	}
 	bad := strings.Replace(podManifest, "name: web", "name: Web_Bad", 1)
-	_, errOut, err := a.kubectl(t, bad, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, bad, "create", "-f", "-")
 	want := `The Pod "Web_Bad" is invalid: metadata.name: Invalid value: "Web_Bad"`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("create invalid pod: err=%v stderr=%q, want it to contain %q", err, errOut, want)
 	}
-	_, errOut, err = a.kubectl(t, "", "create", "namespace", "team-a")
+	_, errOut, err = a.Kubectl(t, "", "create", "namespace", "team-a")
 	if err == nil || !strings.Contains(errOut, `namespaces "team-a" already exists`) {
 		t.Errorf("create existing namespace: err=%v stderr=%q, want AlreadyExists", err, errOut)
 	}
@@ -111,7 +111,7 @@ func TestKubectlGetEveryResource(t *testing.T) {
 		"deviceclasses", "devicetaintrules", "resourceclaims", "resourceclaimtemplates", "resourceslices", "apiservices",
 		"storageversionmigrations"}
 	for _, r := range resources {
-		if _, errOut, err := a.kubectl(t, "", "get", r, "-A"); err != nil {
+		if _, errOut, err := a.Kubectl(t, "", "get", r, "-A"); err != nil {
 			t.Errorf("kubectl get %s -A: %v: %s", r, err, errOut)
 		}
 	}
@@ -119,9 +119,9 @@ func TestKubectlGetEveryResource(t *testing.T) {
 
 func TestKubectlNoChangeWrites(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "configmap", "same", "--from-literal=k=v")
-	a.mustKubectl(t, "", "label", "configmap", "same", "tier=gold")
-	rv := a.mustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}")
+	a.MustKubectl(t, "", "create", "configmap", "same", "--from-literal=k=v")
+	a.MustKubectl(t, "", "label", "configmap", "same", "tier=gold")
+	rv := a.MustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}")
 	steps := []struct {
 		args []string
 		want string
@@ -132,35 +132,35 @@ func TestKubectlNoChangeWrites(t *testing.T) {
 		{[]string{"patch", "configmap", "same", "--type=json", "-p", `[{"op":"replace","path":"/data/k","value":"v"}]`}, "configmap/same patched (no change)"},
 	}
 	for _, st := range steps {
-		if out := a.mustKubectl(t, "", st.args...); !strings.Contains(out, st.want) {
+		if out := a.MustKubectl(t, "", st.args...); !strings.Contains(out, st.want) {
 			t.Errorf("kubectl %s = %q, want %q", strings.Join(st.args, " "), out, st.want)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}"); got != rv {
+	if got := a.MustKubectl(t, "", "get", "configmap", "same", "-o", "jsonpath={.metadata.resourceVersion}"); got != rv {
 		t.Errorf("resourceVersion after no-op writes = %s, want unchanged %s", got, rv)
 	}
 }
 
 func TestKubectlAuthWhoamiCanI(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	if out := a.mustKubectl(t, "", "auth", "whoami"); !strings.Contains(out, "admitd-admin") || !strings.Contains(out, "system:masters") {
+	if out := a.MustKubectl(t, "", "auth", "whoami"); !strings.Contains(out, "admitd-admin") || !strings.Contains(out, "system:masters") {
 		t.Errorf("kubectl auth whoami = %q, want the admin user and its groups", out)
 	}
-	if out := a.mustKubectl(t, "", "auth", "can-i", "create", "pods"); strings.TrimSpace(out) != "yes" {
+	if out := a.MustKubectl(t, "", "auth", "can-i", "create", "pods"); strings.TrimSpace(out) != "yes" {
 		t.Errorf("kubectl auth can-i create pods = %q, want yes (AlwaysAllow)", out)
 	}
 }
 
 func TestKubectlScale(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
-	if out := a.mustKubectl(t, "", "scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "deployment.apps/web scaled") {
+	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
+	if out := a.MustKubectl(t, "", "scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "deployment.apps/web scaled") {
 		t.Fatalf("kubectl scale = %q", out)
 	}
-	if got := a.mustKubectl(t, "", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"); got != "5/2" {
+	if got := a.MustKubectl(t, "", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}/{.metadata.generation}"); got != "5/2" {
 		t.Errorf("after scale replicas/generation = %q, want 5/2", got)
 	}
-	_, errOut, err := a.kubectl(t, "", "patch", "deploy", "web", "--subresource=scale", "--type=merge", "-p", `{"spec":{"replicas":-3}}`)
+	_, errOut, err := a.Kubectl(t, "", "patch", "deploy", "web", "--subresource=scale", "--type=merge", "-p", `{"spec":{"replicas":-3}}`)
 	if want := `The Scale "web" is invalid: spec.replicas: Invalid value: -3: must be greater than or equal to 0`; err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("negative scale: err=%v stderr=%q, want %q", err, errOut, want)
 	}

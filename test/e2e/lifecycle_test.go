@@ -29,17 +29,17 @@ spec:
 // and its resource.
 func TestKubectlCRDLifecycleTwoVersions(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, twoVersionCRD, "apply", "-f", "-")
-	a.mustKubectl(t, "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n", "apply", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "widgets.v1.example.com", "w1", "-o", "jsonpath={.apiVersion} {.spec.size}"); got != "example.com/v1 3" {
+	a.MustKubectl(t, twoVersionCRD, "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n", "apply", "-f", "-")
+	if got := a.MustKubectl(t, "", "get", "widgets.v1.example.com", "w1", "-o", "jsonpath={.apiVersion} {.spec.size}"); got != "example.com/v1 3" {
 		t.Errorf("w1 read through v1 = %q, want example.com/v1 3", got)
 	}
-	if got := a.mustKubectl(t, "", "get", "widgets.v1beta1.example.com", "w1", "-o", "jsonpath={.apiVersion}"); got != "example.com/v1beta1" {
+	if got := a.MustKubectl(t, "", "get", "widgets.v1beta1.example.com", "w1", "-o", "jsonpath={.apiVersion}"); got != "example.com/v1beta1" {
 		t.Errorf("w1 read through v1beta1 = %q, want example.com/v1beta1", got)
 	}
-	a.mustKubectl(t, "", "delete", "crd", "widgets.example.com")
-	a.mustKubectl(t, twoVersionCRD, "apply", "-f", "-")
-	if out := a.mustKubectl(t, "", "get", "widgets", "-o", "name"); strings.TrimSpace(out) != "" {
+	a.MustKubectl(t, "", "delete", "crd", "widgets.example.com")
+	a.MustKubectl(t, twoVersionCRD, "apply", "-f", "-")
+	if out := a.MustKubectl(t, "", "get", "widgets", "-o", "name"); strings.TrimSpace(out) != "" {
 		t.Errorf("widgets after the CRD was deleted and created again = %q, want none", out)
 	}
 }
@@ -48,18 +48,18 @@ func TestKubectlCRDLifecycleTwoVersions(t *testing.T) {
 // content and then the namespace; kubectl waits for both.
 func TestKubectlNamespaceDeletionCascades(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "namespace", "doomed")
-	a.mustKubectl(t, "", "create", "configmap", "c", "-n", "doomed")
-	a.mustKubectl(t, "", "create", "deployment", "d", "-n", "doomed", "--image=nginx")
-	out := a.mustKubectl(t, "", "delete", "namespace", "doomed", "--timeout=30s")
+	a.MustKubectl(t, "", "create", "namespace", "doomed")
+	a.MustKubectl(t, "", "create", "configmap", "c", "-n", "doomed")
+	a.MustKubectl(t, "", "create", "deployment", "d", "-n", "doomed", "--image=nginx")
+	out := a.MustKubectl(t, "", "delete", "namespace", "doomed", "--timeout=30s")
 	if !strings.Contains(out, `namespace "doomed" deleted`) {
 		t.Fatalf("kubectl delete namespace = %q", out)
 	}
-	if _, errOut, err := a.kubectl(t, "", "get", "namespace", "doomed"); err == nil || !strings.Contains(errOut, `namespaces "doomed" not found`) {
+	if _, errOut, err := a.Kubectl(t, "", "get", "namespace", "doomed"); err == nil || !strings.Contains(errOut, `namespaces "doomed" not found`) {
 		t.Fatalf("namespace after delete: err=%v stderr=%q, want NotFound", err, errOut)
 	}
-	a.mustKubectl(t, "", "create", "namespace", "doomed")
-	if got := a.mustKubectl(t, "", "get", "configmaps,deployments", "-n", "doomed", "-o", "name"); strings.Contains(got, "configmap/c") || strings.Contains(got, "deployment") {
+	a.MustKubectl(t, "", "create", "namespace", "doomed")
+	if got := a.MustKubectl(t, "", "get", "configmaps,deployments", "-n", "doomed", "-o", "name"); strings.Contains(got, "configmap/c") || strings.Contains(got, "deployment") {
 		t.Errorf("content of the recreated namespace = %q, want the old objects gone", got)
 	}
 }
@@ -85,12 +85,12 @@ spec:
 // subresource.
 func TestKubectlScaleCustomResource(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, scalableCRD, "apply", "-f", "-")
-	a.mustKubectl(t, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t1}\nspec: {replicas: 1}\n", "apply", "-f", "-")
-	if out := a.mustKubectl(t, "", "scale", "thing", "t1", "--replicas=4"); !strings.Contains(out, "thing.example.com/t1 scaled") {
+	a.MustKubectl(t, scalableCRD, "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t1}\nspec: {replicas: 1}\n", "apply", "-f", "-")
+	if out := a.MustKubectl(t, "", "scale", "thing", "t1", "--replicas=4"); !strings.Contains(out, "thing.example.com/t1 scaled") {
 		t.Fatalf("kubectl scale thing = %q", out)
 	}
-	if got := a.mustKubectl(t, "", "get", "thing", "t1", "-o", "jsonpath={.spec.replicas}"); got != "4" {
+	if got := a.MustKubectl(t, "", "get", "thing", "t1", "-o", "jsonpath={.spec.replicas}"); got != "4" {
 		t.Errorf("spec.replicas after scale = %q, want 4", got)
 	}
 }

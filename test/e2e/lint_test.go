@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -28,7 +30,7 @@ type lintReport struct {
 // stderr and the exit status.
 func runLint(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(admitdBin, append([]string{"lint"}, args...)...)
+	cmd := exec.Command(harness.Bin, append([]string{"lint"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -134,8 +136,8 @@ func TestLintFiles(t *testing.T) {
 func TestLintServer(t *testing.T) {
 	hook := startSampleWebhook(t)
 	a := startAdmitd(t, filepath.Join(t.TempDir(), "data"))
-	a.mustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n", "apply", "-f", "-")
-	_, applyErr, err := a.kubectl(t, sampleConfigs(hook), "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n", "apply", "-f", "-")
+	_, applyErr, err := a.Kubectl(t, sampleConfigs(hook), "apply", "-f", "-")
 	if err != nil {
 		t.Fatalf("applying the sample configuration: %v %s", err, applyErr)
 	}
@@ -165,7 +167,7 @@ func TestLintServer(t *testing.T) {
 		t.Errorf("applying the sample configuration printed %d AL009 warnings, want 2:\n%s", n, applyErr)
 	}
 
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: unbound}
 spec:
@@ -179,7 +181,7 @@ spec:
 
 	// A binding whose param is missing, until it is created, and one whose
 	// policy's paramKind the server does not serve.
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
 metadata: {name: unknown-param-kind}
 spec:
@@ -216,7 +218,7 @@ spec:
 	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL022", "AL023"}) {
 		t.Errorf("with a missing param: %v, want [AL009 AL020 AL022 AL023]", ids)
 	}
-	a.mustKubectl(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replica-limits, namespace: default}\ndata: {max: \"3\"}\n", "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: replica-limits, namespace: default}\ndata: {max: \"3\"}\n", "apply", "-f", "-")
 	if ids := lintJSON(t, env).ids(); !slices.Equal(ids, []string{"AL009", "AL020", "AL023"}) {
 		t.Errorf("with the param created: %v, want [AL009 AL020 AL023]", ids)
 	}
@@ -240,7 +242,7 @@ webhooks:
   sideEffects: None
   admissionReviewVersions: [v1]
 `
-	_, warnings, err := a.kubectl(t, risky, "apply", "-f", "-")
+	_, warnings, err := a.Kubectl(t, risky, "apply", "-f", "-")
 	if err != nil {
 		t.Fatalf("kubectl apply of the risky configuration: %v %s", err, warnings)
 	}

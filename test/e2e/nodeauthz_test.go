@@ -35,16 +35,16 @@ spec:
 // the pod is deleted.
 func TestNodeAuthorizerDefault(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "secret", "generic", "mounted", "--from-literal=k=v")
-	a.mustKubectl(t, "", "create", "secret", "generic", "x", "--from-literal=k=v")
-	a.mustKubectl(t, "", "create", "configmap", "settings", "--from-literal=k=v")
-	a.mustKubectl(t, kubeletPod, "apply", "-f", "-")
+	a.MustKubectl(t, "", "create", "secret", "generic", "mounted", "--from-literal=k=v")
+	a.MustKubectl(t, "", "create", "secret", "generic", "x", "--from-literal=k=v")
+	a.MustKubectl(t, "", "create", "configmap", "settings", "--from-literal=k=v")
+	a.MustKubectl(t, kubeletPod, "apply", "-f", "-")
 	asKubelet := []string{"--as=system:node:n1", "--as-group=system:nodes"}
 
-	if out := a.mustKubectl(t, "", append(asKubelet, "get", "secret", "mounted", "-o", "name")...); out != "secret/mounted\n" {
+	if out := a.MustKubectl(t, "", append(asKubelet, "get", "secret", "mounted", "-o", "name")...); out != "secret/mounted\n" {
 		t.Errorf("kubelet getting its pod's secret = %q, want secret/mounted", out)
 	}
-	_, errOut, err := a.kubectl(t, "", append(asKubelet, "get", "secret", "x")...)
+	_, errOut, err := a.Kubectl(t, "", append(asKubelet, "get", "secret", "x")...)
 	// kube-apiserver 1.37's union authorizer prefixes a reason with the
 	// authorizer's name ("node: ").
 	want := `Error from server (Forbidden): secrets "x" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": node: no relationship found between node 'n1' and this object`
@@ -52,7 +52,7 @@ func TestNodeAuthorizerDefault(t *testing.T) {
 		t.Errorf("kubelet getting another secret: %v, stderr %q, want %q", err, errOut, want)
 	}
 
-	cfg := rest.CopyConfig(a.restConfig(t))
+	cfg := rest.CopyConfig(a.RestConfig(t))
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:n1", Groups: []string{"system:nodes"}}
 	kubelet := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
@@ -63,7 +63,7 @@ func TestNodeAuthorizerDefault(t *testing.T) {
 		t.Error("kubelet listing secrets: allowed, want 403")
 	}
 
-	a.mustKubectl(t, "", "delete", "pod", "web", "--wait=false")
+	a.MustKubectl(t, "", "delete", "pod", "web", "--wait=false")
 	if _, err := kubelet.CoreV1().Secrets("default").Get(ctx, "mounted", metav1.GetOptions{}); err == nil {
 		t.Error("kubelet getting the secret of its deleted pod: allowed, want 403")
 	}

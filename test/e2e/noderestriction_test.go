@@ -21,8 +21,8 @@ import (
 func TestNodeRestriction(t *testing.T) {
 	ctx := context.Background()
 	a := startAdmitd(t, t.TempDir(), "--enable-admission-plugins=NodeRestriction")
-	admin := kubernetes.NewForConfigOrDie(a.restConfig(t))
-	kcfg := rest.CopyConfig(a.restConfig(t))
+	admin := kubernetes.NewForConfigOrDie(a.RestConfig(t))
+	kcfg := rest.CopyConfig(a.RestConfig(t))
 	kcfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
 	kubelet := kubernetes.NewForConfigOrDie(kcfg)
 

@@ -79,7 +79,7 @@ func TestOpenAPIKubectl(t *testing.T) {
 
 // explain reads components.schemas of the v3 document.
 func openAPIExplainField(t *testing.T, a *admitd) {
-	out := a.mustKubectl(t, "", "explain", "pods.spec.containers")
+	out := a.MustKubectl(t, "", "explain", "pods.spec.containers")
 	for _, want := range []string{"KIND:       Pod", "FIELD: containers <[]Container>", "name\t<string> -required-", "ports\t<[]ContainerPort>"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl explain pods.spec.containers lacks %q:\n%s", want, out)
@@ -89,7 +89,7 @@ func openAPIExplainField(t *testing.T, a *admitd) {
 
 // explain --recursive walks every schema the kind refers to.
 func openAPIExplainRecursive(t *testing.T, a *admitd) {
-	out := a.mustKubectl(t, "", "explain", "deployment", "--recursive")
+	out := a.MustKubectl(t, "", "explain", "deployment", "--recursive")
 	head := strings.Join(strings.SplitN(out, "\n", 12)[:11], "\n")
 	for _, want := range []string{"GROUP:      apps", "KIND:       Deployment", "VERSION:    v1", "Deployment enables declarative updates", "metadata\t<ObjectMeta>"} {
 		if !strings.Contains(head, want) {
@@ -103,11 +103,11 @@ func openAPIExplainRecursive(t *testing.T, a *admitd) {
 // without falling back to /openapi/v2.
 func openAPIClientSideApply(t *testing.T, a *admitd) {
 	first := strings.Replace(twoContainerDeployment, "MAIN", "1.36", 1)
-	if out := a.mustKubectl(t, first, "apply", "-f", "-"); !strings.Contains(out, "deployment.apps/app created") {
+	if out := a.MustKubectl(t, first, "apply", "-f", "-"); !strings.Contains(out, "deployment.apps/app created") {
 		t.Fatalf("first apply = %q, want created", out)
 	}
 	second := strings.Replace(twoContainerDeployment, "MAIN", "1.37", 1)
-	out, errOut, err := a.kubectl(t, second, "apply", "-f", "-", "-v=8")
+	out, errOut, err := a.Kubectl(t, second, "apply", "-f", "-", "-v=8")
 	if err != nil || !strings.Contains(out, "deployment.apps/app configured") {
 		t.Fatalf("second apply: err=%v stdout=%q", err, out)
 	}
@@ -120,7 +120,7 @@ func openAPIClientSideApply(t *testing.T, a *admitd) {
 	if strings.Contains(errOut, "/openapi/v2") {
 		t.Errorf("apply fetched /openapi/v2: the v3 patch metadata was not usable")
 	}
-	images := a.mustKubectl(t, "", "get", "deploy", "app", "-o", `jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}`)
+	images := a.MustKubectl(t, "", "get", "deploy", "app", "-o", `jsonpath={range .spec.template.spec.containers[*]}{.name}={.image} {end}`)
 	if images != "main=busybox:1.37 side=busybox:1.36 " {
 		t.Errorf("containers after the second apply = %q, want main=busybox:1.37 side=busybox:1.36", images)
 	}
@@ -129,7 +129,7 @@ func openAPIClientSideApply(t *testing.T, a *admitd) {
 // The fieldValidation check passes on the v3 document, so kubectl relies on
 // the server, which rejects unknown fields.
 func openAPIStrictCreate(t *testing.T, a *admitd) {
-	_, errOut, err := a.kubectl(t, badPod, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, badPod, "create", "-f", "-")
 	want := `Error from server (BadRequest): error when creating "STDIN": `
 	fields := `strict decoding error: unknown field "spec.bogusField", unknown field "spec.containers[0].imagePullPolicyX"`
 	if err == nil || !strings.Contains(errOut, want) || !strings.Contains(errOut, fields) {
@@ -139,8 +139,8 @@ func openAPIStrictCreate(t *testing.T, a *admitd) {
 
 // A CRD's schema is published as soon as the CRD is created.
 func openAPICustomResource(t *testing.T, a *admitd) {
-	a.mustKubectl(t, cronTabCRD, "apply", "-f", "-")
-	out := a.mustKubectl(t, "", "explain", "crontabs.spec")
+	a.MustKubectl(t, cronTabCRD, "apply", "-f", "-")
+	out := a.MustKubectl(t, "", "explain", "crontabs.spec")
 	for _, want := range []string{"GROUP:      stable.example.com", "The desired schedule.", "cronSpec\t<string> -required-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl explain crontabs.spec lacks %q:\n%s", want, out)
@@ -150,7 +150,7 @@ func openAPICustomResource(t *testing.T, a *admitd) {
 
 // client-go decodes /openapi/v2 as gnostic protobuf and lists the v3 index.
 func openAPIClientGo(t *testing.T, a *admitd) {
-	dc := discovery.NewDiscoveryClientForConfigOrDie(a.restConfig(t))
+	dc := discovery.NewDiscoveryClientForConfigOrDie(a.RestConfig(t))
 	v2, err := dc.OpenAPISchema()
 	if err != nil {
 		t.Fatalf("OpenAPISchema (v2 protobuf): %v", err)

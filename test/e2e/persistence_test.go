@@ -17,12 +17,12 @@ import (
 func TestRestartKeepsObjects(t *testing.T) {
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
-	a.mustKubectl(t, "", "create", "namespace", "keep")
-	a.mustKubectl(t, "", "create", "configmap", "c1", "-n", "keep", "--from-literal=k=v")
-	a.stop()
+	a.MustKubectl(t, "", "create", "namespace", "keep")
+	a.MustKubectl(t, "", "create", "configmap", "c1", "-n", "keep", "--from-literal=k=v")
+	a.Stop()
 
 	b := startAdmitd(t, dir)
-	if got := b.mustKubectl(t, "", "get", "configmap", "c1", "-n", "keep", "-o", "jsonpath={.data.k}"); got != "v" {
+	if got := b.MustKubectl(t, "", "get", "configmap", "c1", "-n", "keep", "-o", "jsonpath={.data.k}"); got != "v" {
 		t.Fatalf("after restart configmap data = %q, want v", got)
 	}
 }
@@ -32,7 +32,7 @@ func TestSecondServerOnSameDataDirRefuses(t *testing.T) {
 	startAdmitd(t, dir)
 	b, err := tryStartAdmitd(dir)
 	if err == nil {
-		b.stop()
+		b.Stop()
 		t.Fatalf("second admitd on the same data dir started, want a refusal")
 	}
 	if !strings.Contains(err.Error(), "in use") {
@@ -45,7 +45,7 @@ func TestSecondServerOnSameDataDirRefuses(t *testing.T) {
 func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()
 	var mu sync.Mutex
 	var acked []string
@@ -73,14 +73,14 @@ func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
 		}()
 	}
 	time.Sleep(700 * time.Millisecond)
-	a.kill()
+	a.Kill()
 	close(stop)
 	wg.Wait()
 	if len(acked) == 0 {
 		t.Fatal("no write was acknowledged before the kill")
 	}
 	b := startAdmitd(t, dir)
-	cs = kubernetes.NewForConfigOrDie(b.restConfig(t))
+	cs = kubernetes.NewForConfigOrDie(b.RestConfig(t))
 	list, err := cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -130,7 +130,7 @@ func testImagePolicy(t *testing.T, a *admitd, b *imagePolicyBackend, auditLog st
 	waitForKubectl(t, a, "-n", "default", "get", "serviceaccount", "default")
 	want := `pods "evil" is forbidden: image policy webhook backend denied one or more images: image ` + evilImage + ` is not signed`
 	for i := range 2 {
-		_, errOut, err := a.kubectl(t, podYAML("evil", evilImage), "create", "-f", "-")
+		_, errOut, err := a.Kubectl(t, podYAML("evil", evilImage), "create", "-f", "-")
 		if err == nil || !strings.Contains(errOut, "Error from server (Forbidden)") || !strings.Contains(errOut, want) {
 			t.Fatalf("create #%d of a pod with a denied image: err=%v stderr=%q, want %q", i+1, err, errOut, want)
 		}
@@ -139,8 +139,8 @@ func testImagePolicy(t *testing.T, a *admitd, b *imagePolicyBackend, auditLog st
 			t.Fatalf("after create #%d the backend answered %d reviews, want 1 (the second from the cache)", i+1, n)
 		}
 	}
-	a.mustKubectl(t, podYAML("web-1", "nginx:1.27"), "create", "-f", "-")
-	a.mustKubectl(t, podYAML("web-2", "nginx:1.27"), "create", "-f", "-")
+	a.MustKubectl(t, podYAML("web-1", "nginx:1.27"), "create", "-f", "-")
+	a.MustKubectl(t, podYAML("web-2", "nginx:1.27"), "create", "-f", "-")
 	if n := b.reviews.Load(); n != 2 {
 		t.Fatalf("after two pods of an allowed image the backend answered %d reviews, want 2", n)
 	}
@@ -148,7 +148,7 @@ func testImagePolicy(t *testing.T, a *admitd, b *imagePolicyBackend, auditLog st
 }
 
 func testDefaultStorageClass(t *testing.T, a *admitd) {
-	a.mustKubectl(t, `apiVersion: storage.k8s.io/v1
+	a.MustKubectl(t, `apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
   name: fast
@@ -160,14 +160,14 @@ kind: StorageClass
 metadata: {name: slow}
 provisioner: example.com/slow
 `, "apply", "-f", "-")
-	a.mustKubectl(t, `apiVersion: v1
+	a.MustKubectl(t, `apiVersion: v1
 kind: PersistentVolumeClaim
 metadata: {name: data, namespace: default}
 spec:
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 1Gi}}
 `, "create", "-f", "-")
-	got := a.mustKubectl(t, "", "-n", "default", "get", "pvc", "data", "-o", "jsonpath={.spec.storageClassName}")
+	got := a.MustKubectl(t, "", "-n", "default", "get", "pvc", "data", "-o", "jsonpath={.spec.storageClassName}")
 	if got != "fast" {
 		t.Errorf("PVC storageClassName = %q, want the default class %q", got, "fast")
 	}
@@ -189,7 +189,7 @@ func csrPEM(t *testing.T, cn string) []byte {
 
 func testCertificateApproval(t *testing.T, a *admitd) {
 	const signer = "example.com/e2e-signer"
-	a.mustKubectl(t, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+	a.MustKubectl(t, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: csr-approval}
 rules:
@@ -217,7 +217,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: e2e-sign
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: bob}
 `, signer), "apply", "-f", "-")
-	a.mustKubectl(t, fmt.Sprintf(`apiVersion: certificates.k8s.io/v1
+	a.MustKubectl(t, fmt.Sprintf(`apiVersion: certificates.k8s.io/v1
 kind: CertificateSigningRequest
 metadata: {name: e2e-csr}
 spec:
@@ -226,17 +226,17 @@ spec:
   request: %s
 `, signer, base64.StdEncoding.EncodeToString(csrPEM(t, "e2e-client"))), "create", "-f", "-")
 
-	_, errOut, err := a.kubectl(t, "", "--as=alice", "certificate", "approve", "e2e-csr")
+	_, errOut, err := a.Kubectl(t, "", "--as=alice", "certificate", "approve", "e2e-csr")
 	want := `certificatesigningrequests.certificates.k8s.io "e2e-csr" is forbidden: user not permitted to approve requests with signerName "` + signer + `"`
 	if err == nil || !strings.Contains(errOut, "Error from server (Forbidden)") || !strings.Contains(errOut, want) {
 		t.Fatalf("alice approves: err=%v stderr=%q, want %q", err, errOut, want)
 	}
 	t.Logf("alice approves: %s", strings.TrimSpace(errOut))
-	if out := a.mustKubectl(t, "", "get", "csr", "e2e-csr", "-o", "jsonpath={.status.conditions}"); out != "" {
+	if out := a.MustKubectl(t, "", "get", "csr", "e2e-csr", "-o", "jsonpath={.status.conditions}"); out != "" {
 		t.Fatalf("after alice's refused approval the CSR has conditions %s", out)
 	}
-	a.mustKubectl(t, "", "--as=bob", "certificate", "approve", "e2e-csr")
-	got := a.mustKubectl(t, "", "get", "csr", "e2e-csr", "-o", `jsonpath={.status.conditions[?(@.type=="Approved")].status}`)
+	a.MustKubectl(t, "", "--as=bob", "certificate", "approve", "e2e-csr")
+	got := a.MustKubectl(t, "", "get", "csr", "e2e-csr", "-o", `jsonpath={.status.conditions[?(@.type=="Approved")].status}`)
 	if got != "True" {
 		t.Errorf("after bob's approval the Approved condition is %q, want True", got)
 	}
@@ -270,7 +270,7 @@ plugins:
 	auditLog := filepath.Join(dir, "audit.log")
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--enable-admission-plugins=ImagePolicyWebhook",
 		"--admission-control-config-file", admissionConfig, "--audit-log-path", auditLog, "--audit-policy-file", auditPolicy)
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: e2e-see-pods}
 webhooks:
@@ -282,11 +282,11 @@ webhooks:
 `, "apply", "-f", "-")
 	waitForKubectl(t, a, "-n", "default", "get", "serviceaccount", "default")
 
-	a.mustKubectl(t, podYAML("web", evilImage), "create", "-f", "-")
+	a.MustKubectl(t, podYAML("web", evilImage), "create", "-f", "-")
 	if got, _ := seen.Load().(string); got != "true" {
 		t.Errorf("the validating webhook saw failed-open = %q, want \"true\"", got)
 	}
-	stored := a.mustKubectl(t, "", "-n", "default", "get", "pod", "web", "-o", "jsonpath={.metadata.annotations}")
+	stored := a.MustKubectl(t, "", "-n", "default", "get", "pod", "web", "-o", "jsonpath={.metadata.annotations}")
 	if strings.Contains(stored, "failed-open") {
 		t.Errorf("stored pod annotations = %s, want no failed-open (kube-apiserver stores the pod as admitted)", stored)
 	}
@@ -315,7 +315,7 @@ plugins:
 		args := append([]string{"--enable-admission-plugins=ImagePolicyWebhook"}, tc.args...)
 		a, err := tryStartAdmitd(filepath.Join(t.TempDir(), "data"), args...)
 		if err == nil {
-			a.stop()
+			a.Stop()
 			t.Fatalf("admitd %v started, want %q", args, tc.want)
 		}
 		if !strings.Contains(err.Error(), tc.want) {

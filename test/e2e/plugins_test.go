@@ -37,12 +37,12 @@ func TestKubeadmPluginsOnAPod(t *testing.T) {
 	})
 	dir := t.TempDir()
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--enable-admission-plugins=NodeRestriction", "--allow-privileged=true")
-	a.mustKubectl(t, "", "apply", "-f", "testdata/plugins/setup.yaml")
+	a.MustKubectl(t, "", "apply", "-f", "testdata/plugins/setup.yaml")
 	waitForKubectl(t, a, "-n", "shop", "get", "serviceaccount", "default")
-	a.mustKubectl(t, observingWebhook(hooks), "apply", "-f", "-")
+	a.MustKubectl(t, observingWebhook(hooks), "apply", "-f", "-")
 
-	a.mustKubectl(t, "", "create", "-f", "testdata/plugins/compliant-pod.yaml")
-	stored := a.mustKubectl(t, "", "-n", "shop", "get", "pod", "web", "-o", "json")
+	a.MustKubectl(t, "", "create", "-f", "testdata/plugins/compliant-pod.yaml")
+	stored := a.MustKubectl(t, "", "-n", "shop", "get", "pod", "web", "-o", "json")
 	want, err := os.ReadFile("testdata/plugins/kas-pod.json")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestKubeadmPluginsOnAPod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, err := a.kubectl(t, string(privileged), "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, string(privileged), "create", "-f", "-")
 	wantErr, rerr := os.ReadFile("testdata/plugins/kas-privileged.txt")
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -102,7 +102,7 @@ func waitForKubectl(t *testing.T, a *admitd, args ...string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		_, errOut, err := a.kubectl(t, "", args...)
+		_, errOut, err := a.Kubectl(t, "", args...)
 		if err == nil {
 			return
 		}

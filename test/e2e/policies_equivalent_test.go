@@ -73,25 +73,25 @@ func hpaManifest(name, metrics string) string {
 
 func TestPoliciesSeeHorizontalPodAutoscalersThroughEquivalentVersions(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, hpaV1Policies, "apply", "-f", "-")
+	a.MustKubectl(t, hpaV1Policies, "apply", "-f", "-")
 
 	// Validating: the v2 object is judged in its v1 form.
-	_, errOut, err := a.kubectl(t, hpaManifest("hot", strings.Replace(cpuMetric, "PERCENT", "90", 1)), "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, hpaManifest("hot", strings.Replace(cpuMetric, "PERCENT", "90", 1)), "create", "-f", "-")
 	// 422 Invalid, which kubectl prints from the details (kind = resource).
 	want := `The horizontalpodautoscalers "hot" is invalid: : ValidatingAdmissionPolicy 'cpu-cap' with binding 'cpu-cap' denied request: cpu target 90% over 80% (seen as autoscaling/v1)`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("create a v2 HPA at 90%%: err=%v stderr=%q, want %q", err, errOut, want)
 	}
-	a.mustKubectl(t, hpaManifest("cool", strings.Replace(cpuMetric, "PERCENT", "50", 1)), "create", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "hpa.v2.autoscaling", "cool", "-o", "jsonpath={.spec.metrics[0].resource.target.averageUtilization}"); got != "50" {
+	a.MustKubectl(t, hpaManifest("cool", strings.Replace(cpuMetric, "PERCENT", "50", 1)), "create", "-f", "-")
+	if got := a.MustKubectl(t, "", "get", "hpa.v2.autoscaling", "cool", "-o", "jsonpath={.spec.metrics[0].resource.target.averageUtilization}"); got != "50" {
 		t.Errorf("stored target of cool = %q, want 50 (untouched)", got)
 	}
 
 	// Mutating: v2 defaulting gives a metric-less HPA cpu at 80% before
 	// admission; the policy lowers it through the v1 field, and that is
 	// stored as the v2 metric.
-	a.mustKubectl(t, hpaManifest("plain", ""), "create", "-f", "-")
-	if got := a.mustKubectl(t, "", "get", "hpa.v2.autoscaling", "plain", "-o", "jsonpath={.spec.metrics[0].resource.name} {.spec.metrics[0].resource.target.averageUtilization}"); got != "cpu 70" {
+	a.MustKubectl(t, hpaManifest("plain", ""), "create", "-f", "-")
+	if got := a.MustKubectl(t, "", "get", "hpa.v2.autoscaling", "plain", "-o", "jsonpath={.spec.metrics[0].resource.name} {.spec.metrics[0].resource.target.averageUtilization}"); got != "cpu 70" {
 		t.Errorf("stored metric of plain = %q, want the policy's default %q", got, "cpu 70")
 	}
 }

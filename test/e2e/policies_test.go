@@ -45,19 +45,19 @@ func TestKubectlPolicyWithParams(t *testing.T) {
 	}
 	auditLog := filepath.Join(dir, "audit.log")
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--audit-log-path", auditLog, "--audit-policy-file", policy)
-	a.mustKubectl(t, "", "create", "configmap", "replica-limit", "--from-literal=maxReplicas=3")
-	a.mustKubectl(t, replicaLimitPolicy, "apply", "-f", "-")
-	a.mustKubectl(t, strings.Replace(replicaLimitBinding, "ACTIONS", "Deny", 1), "apply", "-f", "-")
+	a.MustKubectl(t, "", "create", "configmap", "replica-limit", "--from-literal=maxReplicas=3")
+	a.MustKubectl(t, replicaLimitPolicy, "apply", "-f", "-")
+	a.MustKubectl(t, strings.Replace(replicaLimitBinding, "ACTIONS", "Deny", 1), "apply", "-f", "-")
 
-	_, errOut, err := a.kubectl(t, "", "create", "deployment", "big", "--image=nginx", "--replicas=5")
+	_, errOut, err := a.Kubectl(t, "", "create", "deployment", "big", "--image=nginx", "--replicas=5")
 	want := `deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit' denied request: replicas must be no greater than 3`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("create deployment with 5 replicas: err=%v stderr=%q, want %q", err, errOut, want)
 	}
-	a.mustKubectl(t, "", "create", "deployment", "small", "--image=nginx", "--replicas=2")
+	a.MustKubectl(t, "", "create", "deployment", "small", "--image=nginx", "--replicas=2")
 
-	a.mustKubectl(t, strings.Replace(replicaLimitBinding, "ACTIONS", "Warn, Audit", 1), "apply", "-f", "-")
-	_, errOut, err = a.kubectl(t, "", "create", "deployment", "warned", "--image=nginx", "--replicas=5")
+	a.MustKubectl(t, strings.Replace(replicaLimitBinding, "ACTIONS", "Warn, Audit", 1), "apply", "-f", "-")
+	_, errOut, err = a.Kubectl(t, "", "create", "deployment", "warned", "--image=nginx", "--replicas=5")
 	if err != nil {
 		t.Fatalf("create with [Warn, Audit]: %v: %s", err, errOut)
 	}
@@ -99,8 +99,8 @@ func TestKubectlMutatingPolicySeenByWebhook(t *testing.T) {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	})
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, labelPolicy, "apply", "-f", "-")
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, labelPolicy, "apply", "-f", "-")
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: owner-check}
 webhooks:
@@ -110,8 +110,8 @@ webhooks:
   sideEffects: None
   admissionReviewVersions: [v1]
 `, "apply", "-f", "-")
-	a.mustKubectl(t, "", "create", "configmap", "labelled", "--from-literal=a=b")
-	if got := a.mustKubectl(t, "", "get", "configmap", "labelled", "-o", "jsonpath={.metadata.labels.owner}"); got != "policy" {
+	a.MustKubectl(t, "", "create", "configmap", "labelled", "--from-literal=a=b")
+	if got := a.MustKubectl(t, "", "get", "configmap", "labelled", "-o", "jsonpath={.metadata.labels.owner}"); got != "policy" {
 		t.Fatalf("stored label owner = %q, want policy", got)
 	}
 }

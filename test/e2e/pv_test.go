@@ -77,12 +77,12 @@ Warning: spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is depre
 * spec.source.inlineVolumeSpec.csi: Required value: has to be specified in the context of inline volumes
 `},
 	} {
-		_, errOut, _ := a.kubectl(t, tc.manifest, tc.args...)
+		_, errOut, _ := a.Kubectl(t, tc.manifest, tc.args...)
 		if errOut != tc.wantErr {
 			t.Errorf("%s: kubectl %s printed\n%s\nwant\n%s", tc.name, strings.Join(tc.args, " "), errOut, tc.wantErr)
 		}
 	}
-	out, errOut, err := a.kubectl(t, "", "patch", "pv", "good", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Bound"}}`,
+	out, errOut, err := a.Kubectl(t, "", "patch", "pv", "good", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Bound"}}`,
 		"-o", "jsonpath={.status.phase} {.spec.hostPath.path}")
 	if err != nil || out != "Bound /data" {
 		t.Errorf("status write: %q, %v: %s, want %q", out, err, errOut, "Bound /data")

@@ -94,11 +94,11 @@ func TestKubectlPodResize(t *testing.T) {
 	seen := &resizeRequests{}
 	hooks := startWebhookServer(t, seen.handle)
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, resizeWebhook(hooks), "apply", "-f", "-")
-	a.mustKubectl(t, resizeObjects, "create", "-f", "-")
+	a.MustKubectl(t, resizeWebhook(hooks), "apply", "-f", "-")
+	a.MustKubectl(t, resizeObjects, "create", "-f", "-")
 
 	// image and labels are not a resize's to change: dropped, as upstream
-	out := a.mustKubectl(t, "", "patch", "pod", "p", "--subresource", "resize", "--patch",
+	out := a.MustKubectl(t, "", "patch", "pod", "p", "--subresource", "resize", "--patch",
 		`{"spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"200m"}}}]},"metadata":{"labels":{"x":"y"}}}`,
 		"-o", "jsonpath={.metadata.generation} {.spec.containers[0].image} {.spec.containers[0].resources.requests.cpu} {.metadata.labels}")
 	if want := "2 registry.k8s.io/pause:3.10 200m "; out != want {
@@ -107,7 +107,7 @@ func TestKubectlPodResize(t *testing.T) {
 	if !seen.has("UPDATE pods/resize p cpu=200m") {
 		t.Errorf("the webhook on pods/resize saw %v, want the resize of p to 200m", seen.seen)
 	}
-	if got := a.mustKubectl(t, "", "get", "--raw", "/api/v1/namespaces/default/pods/p/resize"); !strings.Contains(got, `"cpu":"200m"`) {
+	if got := a.MustKubectl(t, "", "get", "--raw", "/api/v1/namespaces/default/pods/p/resize"); !strings.Contains(got, `"cpu":"200m"`) {
 		t.Errorf("GET pods/p/resize = %s, want the pod with its new request", got)
 	}
 
@@ -123,12 +123,12 @@ func TestKubectlPodResize(t *testing.T) {
 		{"container added", "p", "json", `[{"op":"add","path":"/spec/containers/-","value":{"name":"d","image":"x"}}]`,
 			`The Pod "p" is invalid: spec.containers: Forbidden: containers may not be added or removed on resize`},
 	} {
-		_, errOut, err := a.kubectl(t, "", "patch", "pod", tc.pod, "--subresource", "resize", "--type", tc.patchType, "--patch", tc.patch)
+		_, errOut, err := a.Kubectl(t, "", "patch", "pod", tc.pod, "--subresource", "resize", "--type", tc.patchType, "--patch", tc.patch)
 		if err == nil || strings.TrimSpace(errOut) != tc.want {
 			t.Errorf("%s: err=%v stderr=%q, want %q", tc.name, err, errOut, tc.want)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "pod", "p", "-o", "jsonpath={.metadata.generation} {.spec.containers[0].resources}"); got != `2 {"requests":{"cpu":"200m","memory":"64Mi"}}` {
+	if got := a.MustKubectl(t, "", "get", "pod", "p", "-o", "jsonpath={.metadata.generation} {.spec.containers[0].resources}"); got != `2 {"requests":{"cpu":"200m","memory":"64Mi"}}` {
 		t.Errorf("pod after the refused resizes = %s, want generation 2 and the first resize only", got)
 	}
 }

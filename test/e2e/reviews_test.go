@@ -32,51 +32,51 @@ func TestKubectlReviews(t *testing.T) {
 	}
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--token-auth-file", tokenFile)
 
-	if out, _, err := a.kubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); err == nil || strings.TrimSpace(out) != "no" {
+	if out, _, err := a.Kubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); err == nil || strings.TrimSpace(out) != "no" {
 		t.Errorf("kubectl auth can-i create pods --as bob, unbound = %q, %v; want no", out, err)
 	}
-	if out := a.mustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "false" {
+	if out := a.MustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "false" {
 		t.Errorf("SubjectAccessReview for bob, unbound: allowed = %q, want not allowed", out)
 	}
-	a.mustKubectl(t, "", "create", "rolebinding", "bob-edit", "--clusterrole=edit", "--user=bob", "-n", "default")
-	if out := a.mustKubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); strings.TrimSpace(out) != "yes" {
+	a.MustKubectl(t, "", "create", "rolebinding", "bob-edit", "--clusterrole=edit", "--user=bob", "-n", "default")
+	if out := a.MustKubectl(t, "", "auth", "can-i", "create", "pods", "--as", "bob", "-n", "default"); strings.TrimSpace(out) != "yes" {
 		t.Errorf("kubectl auth can-i create pods --as bob, bound to edit = %q, want yes", out)
 	}
-	if out := a.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default"); !strings.Contains(out, "*.*") {
+	if out := a.MustKubectl(t, "", "auth", "can-i", "--list", "-n", "default"); !strings.Contains(out, "*.*") {
 		t.Errorf("kubectl auth can-i --list as the admin = %q, want cluster-admin's *.* rule", out)
 	}
-	if out := a.mustKubectl(t, "", "auth", "can-i", "--list", "-n", "default", "--as", "bob"); !strings.Contains(out, "configmaps") || strings.Contains(out, "*.*") {
+	if out := a.MustKubectl(t, "", "auth", "can-i", "--list", "-n", "default", "--as", "bob"); !strings.Contains(out, "configmaps") || strings.Contains(out, "*.*") {
 		t.Errorf("kubectl auth can-i --list as bob = %q, want edit's rules (configmaps, ...), not *.*", out)
 	}
-	if out := a.mustKubectl(t, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admitd-admin" {
+	if out := a.MustKubectl(t, "", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"); out != "admitd-admin" {
 		t.Errorf("kubectl auth whoami = %q, want admitd-admin", out)
 	}
 	for i := 0; i < 2; i++ {
-		out := a.mustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed} {.spec.user} {.metadata.name}")
+		out := a.MustKubectl(t, sarYAML, "create", "-f", "-", "-o", "jsonpath={.status.allowed} {.spec.user} {.metadata.name}")
 		if out != "true bob " {
 			t.Errorf("kubectl create SubjectAccessReview (#%d) = %q, want allowed for bob, without a name", i+1, out)
 		}
 	}
 	lsar := strings.Replace(sarYAML, "kind: SubjectAccessReview", "kind: LocalSubjectAccessReview", 1)
-	if out := a.mustKubectl(t, lsar, "create", "-n", "default", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "true" {
+	if out := a.MustKubectl(t, lsar, "create", "-n", "default", "-f", "-", "-o", "jsonpath={.status.allowed}"); out != "true" {
 		t.Errorf("kubectl create LocalSubjectAccessReview = %q, want allowed", out)
 	}
-	if _, errOut, err := a.kubectl(t, "", "get", "subjectaccessreviews"); err == nil || !strings.Contains(errOut, "MethodNotAllowed") {
+	if _, errOut, err := a.Kubectl(t, "", "get", "subjectaccessreviews"); err == nil || !strings.Contains(errOut, "MethodNotAllowed") {
 		t.Errorf("kubectl get subjectaccessreviews = %v %q, want MethodNotAllowed: reviews are not stored", err, errOut)
 	}
-	out := a.mustKubectl(t, tokenReviewYAML, "create", "-f", "-", "-o",
+	out := a.MustKubectl(t, tokenReviewYAML, "create", "-f", "-", "-o",
 		"jsonpath={.status.authenticated} {.status.user.username} {.status.user.uid} {.status.user.groups} {.status.audiences}")
 	if want := `true carol 1001 ["dev","ops","system:authenticated"] ["https://kubernetes.default.svc.cluster.local"]`; out != want {
 		t.Errorf("kubectl create TokenReview = %q, want %q", out, want)
 	}
-	a.mustKubectl(t, "", "create", "serviceaccount", "bot", "-n", "default")
-	saToken := strings.TrimSpace(a.mustKubectl(t, "", "create", "token", "bot", "-n", "default"))
+	a.MustKubectl(t, "", "create", "serviceaccount", "bot", "-n", "default")
+	saToken := strings.TrimSpace(a.MustKubectl(t, "", "create", "token", "bot", "-n", "default"))
 	saReview := strings.Replace(tokenReviewYAML, "s3cret", saToken, 1)
-	if out := a.mustKubectl(t, saReview, "create", "-f", "-", "-o", "jsonpath={.status.authenticated} {.status.user.username}"); out != "true system:serviceaccount:default:bot" {
+	if out := a.MustKubectl(t, saReview, "create", "-f", "-", "-o", "jsonpath={.status.authenticated} {.status.user.username}"); out != "true system:serviceaccount:default:bot" {
 		t.Errorf("kubectl create TokenReview of a kubectl create token = %q, want the service account", out)
 	}
 	bad := strings.Replace(tokenReviewYAML, "s3cret", "wrong", 1)
-	if out := a.mustKubectl(t, bad, "create", "-f", "-", "-o", "jsonpath={.status.authenticated}|{.status.error}"); out != "|invalid bearer token" {
+	if out := a.MustKubectl(t, bad, "create", "-f", "-", "-o", "jsonpath={.status.authenticated}|{.status.error}"); out != "|invalid bearer token" {
 		t.Errorf("kubectl create TokenReview of an unknown token = %q, want not authenticated, invalid bearer token", out)
 	}
 }

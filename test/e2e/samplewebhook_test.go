@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -53,7 +55,7 @@ func startSampleWebhook(t *testing.T) *sampleWebhook {
 	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(admitdBin, "webhook", "--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,
+	cmd := exec.Command(harness.Bin, "webhook", "--tls-cert-file="+certFile, "--tls-private-key-file="+keyFile,
 		"-v=4", "--port=0", "--sidecar-image="+sampleSidecarImage)
 	w := &sampleWebhook{caBundle: base64.StdEncoding.EncodeToString(ca.CertPEM), stderr: &bytes.Buffer{}}
 	cmd.Stderr = w.stderr
@@ -184,7 +186,7 @@ func samplePod(name string, labels map[string]string, containers ...string) stri
 // wantDenied runs kubectl and checks that it fails with every text in want.
 func wantDenied(t *testing.T, a *admitd, stdin string, want []string, args ...string) {
 	t.Helper()
-	_, errOut, err := a.kubectl(t, stdin, args...)
+	_, errOut, err := a.Kubectl(t, stdin, args...)
 	if err == nil {
 		t.Errorf("kubectl %s succeeded, want it denied with %q", strings.Join(args, " "), want)
 		return
@@ -201,7 +203,7 @@ func sampleCalls(t *testing.T, a *admitd, name string) int {
 	t.Helper()
 	re := regexp.MustCompile(`apiserver_admission_webhook_admission_duration_seconds_count\{name="` + regexp.QuoteMeta(name) + `"[^}]*\} (\d+)`)
 	total := 0
-	for _, m := range re.FindAllStringSubmatch(a.metrics(t), -1) {
+	for _, m := range re.FindAllStringSubmatch(a.Metrics(t), -1) {
 		n, _ := strconv.Atoi(m[1])
 		total += n
 	}
@@ -211,10 +213,10 @@ func sampleCalls(t *testing.T, a *admitd, name string) int {
 func TestSampleWebhook(t *testing.T) {
 	hook := startSampleWebhook(t)
 	a := startAdmitd(t, filepath.Join(t.TempDir(), "data"))
-	a.mustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n"+
+	a.MustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n"+
 		"---\napiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e-skip, labels: {sample-webhook-e2e: \"true\", skip-webhook-admission: \"yes\"}}\n",
 		"apply", "-f", "-")
-	a.mustKubectl(t, sampleConfigs(hook), "apply", "-f", "-")
+	a.MustKubectl(t, sampleConfigs(hook), "apply", "-f", "-")
 
 	t.Run("pods", func(t *testing.T) { sampleWebhookPods(t, a) })
 	t.Run("configmaps", func(t *testing.T) { sampleWebhookConfigMaps(t, a) })
@@ -236,13 +238,13 @@ func sampleWebhookPods(t *testing.T, a *admitd) {
 	if took := time.Since(start); took < 3*time.Second || took > 8*time.Second {
 		t.Errorf("hanging webhook answered after %v, want the 3s timeout", took)
 	}
-	if _, errOut, err := a.kubectl(t, "", "get", "pod", "hanging-pod", "-n", "sample-e2e"); err == nil || !strings.Contains(errOut, "NotFound") {
+	if _, errOut, err := a.Kubectl(t, "", "get", "pod", "hanging-pod", "-n", "sample-e2e"); err == nil || !strings.Contains(errOut, "NotFound") {
 		t.Errorf("get hanging-pod: %v %s, want NotFound", err, errOut)
 	}
 
 	before := sampleCalls(t, a, "adding-sidecar.k8s.io")
-	a.mustKubectl(t, samplePod("webhook-to-be-mutated", nil, "example"), "create", "-f", "-")
-	got := a.mustKubectl(t, "", "get", "pod", "webhook-to-be-mutated", "-n", "sample-e2e", "-o",
+	a.MustKubectl(t, samplePod("webhook-to-be-mutated", nil, "example"), "create", "-f", "-")
+	got := a.MustKubectl(t, "", "get", "pod", "webhook-to-be-mutated", "-n", "sample-e2e", "-o",
 		"jsonpath={.spec.initContainers[*].name}/{.spec.initContainers[0].terminationMessagePolicy}/{.spec.containers[*].name}/{.spec.containers[1].image}")
 	if want := "webhook-added-init-container/File/example webhook-added-sidecar/" + sampleSidecarImage; got != want {
 		t.Errorf("mutated pod = %q, want %q (one init container, defaulted; one sidecar)", got, want)
@@ -251,8 +253,8 @@ func sampleWebhookPods(t *testing.T, a *admitd) {
 		t.Errorf("sidecar webhook called %d times for one pod, want 2 (reinvoked after the init container was added)", calls)
 	}
 
-	a.mustKubectl(t, samplePod("plain-pod", map[string]string{"app": "plain"}, "app"), "create", "-f", "-")
-	got = a.mustKubectl(t, "", "get", "pod", "plain-pod", "-n", "sample-e2e", "-o", "jsonpath={.spec.initContainers}/{.spec.containers[*].name}")
+	a.MustKubectl(t, samplePod("plain-pod", map[string]string{"app": "plain"}, "app"), "create", "-f", "-")
+	got = a.MustKubectl(t, "", "get", "pod", "plain-pod", "-n", "sample-e2e", "-o", "jsonpath={.spec.initContainers}/{.spec.containers[*].name}")
 	if want := "/app webhook-added-sidecar"; got != want {
 		t.Errorf("plain pod = %q, want %q (sidecar only)", got, want)
 	}
@@ -266,21 +268,21 @@ func sampleWebhookConfigMaps(t *testing.T, a *admitd) {
 	unwanted := []string{"Error from server (the configmap contains unwanted key and value): ",
 		`admission webhook "deny-unwanted-configmap-data.k8s.io" denied the request: the configmap contains unwanted key and value`}
 	wantDenied(t, a, sampleConfigMap("disallowed-configmap", ns, "webhook-e2e-test", "webhook-disallow"), unwanted, "create", "-f", "-")
-	a.mustKubectl(t, sampleConfigMap("allowed-configmap", ns, "admit", "this"), "create", "-f", "-")
+	a.MustKubectl(t, sampleConfigMap("allowed-configmap", ns, "admit", "this"), "create", "-f", "-")
 	wantDenied(t, a, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: allowed-configmap, namespace: sample-e2e}\n"+
 		"data: {admit: this, webhook-e2e-test: webhook-disallow}\n", unwanted, "replace", "-f", "-")
 	wantDenied(t, a, "", unwanted, "patch", "configmap", "allowed-configmap", "-n", ns, "--type=strategic",
 		"-p", `{"data":{"webhook-e2e-test":"webhook-disallow"}}`)
-	a.mustKubectl(t, sampleConfigMap("disallowed-configmap", "sample-e2e-skip", "webhook-e2e-test", "webhook-disallow"), "create", "-f", "-")
+	a.MustKubectl(t, sampleConfigMap("disallowed-configmap", "sample-e2e-skip", "webhook-e2e-test", "webhook-disallow"), "create", "-f", "-")
 
-	a.mustKubectl(t, sampleConfigMap("nondeletable", ns, "webhook-e2e-test", "webhook-nondeletable"), "create", "-f", "-")
+	a.MustKubectl(t, sampleConfigMap("nondeletable", ns, "webhook-e2e-test", "webhook-nondeletable"), "create", "-f", "-")
 	wantDenied(t, a, "", []string{`admission webhook "deny-unwanted-configmap-data.k8s.io" denied the request: ` +
 		`the configmap cannot be deleted because it contains unwanted key and value`}, "delete", "configmap", "nondeletable", "-n", ns)
-	a.mustKubectl(t, "", "patch", "configmap", "nondeletable", "-n", ns, "--type=merge", "-p", `{"data":{"webhook-e2e-test":"webhook-allow"}}`)
-	a.mustKubectl(t, "", "delete", "configmap", "nondeletable", "-n", ns)
+	a.MustKubectl(t, "", "patch", "configmap", "nondeletable", "-n", ns, "--type=merge", "-p", `{"data":{"webhook-e2e-test":"webhook-allow"}}`)
+	a.MustKubectl(t, "", "delete", "configmap", "nondeletable", "-n", ns)
 
-	a.mustKubectl(t, sampleConfigMap("to-be-mutated", ns, "mutation-start", "yes"), "create", "-f", "-")
-	got := a.mustKubectl(t, "", "get", "configmap", "to-be-mutated", "-n", ns, "-o", "go-template={{range $k, $v := .data}}{{$k}}={{$v}} {{end}}")
+	a.MustKubectl(t, sampleConfigMap("to-be-mutated", ns, "mutation-start", "yes"), "create", "-f", "-")
+	got := a.MustKubectl(t, "", "get", "configmap", "to-be-mutated", "-n", ns, "-o", "go-template={{range $k, $v := .data}}{{$k}}={{$v}} {{end}}")
 	if want := "mutation-stage-1=yes mutation-stage-2=yes mutation-start=yes "; got != want {
 		t.Errorf("mutated configmap data = %q, want %q", got, want)
 	}
@@ -288,10 +290,10 @@ func sampleWebhookConfigMaps(t *testing.T, a *admitd) {
 
 // sampleWebhookAttach: `kubectl attach -i -c container1` is denied.
 func sampleWebhookAttach(t *testing.T, a *admitd) {
-	a.mustKubectl(t, samplePod("to-be-attached-pod", nil, "container1"), "create", "-f", "-")
+	a.MustKubectl(t, samplePod("to-be-attached-pod", nil, "container1"), "create", "-f", "-")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := a.kubectlCmd(ctx, t, "attach", "--namespace=sample-e2e", "to-be-attached-pod", "-i", "-c=container1")
+	cmd := a.KubectlCmd(ctx, t, "attach", "--namespace=sample-e2e", "to-be-attached-pod", "-i", "-c=container1")
 	out, err := cmd.CombinedOutput()
 	if want := "attaching to pod 'to-be-attached-pod' is not allowed"; err == nil || !strings.Contains(string(out), want) {
 		t.Errorf("kubectl attach: %v\n%s\nwant a failure containing %q", err, out, want)
@@ -327,8 +329,8 @@ func sampleWebhookCustomResources(t *testing.T, a *admitd, w *sampleWebhook) {
 		return `{url: "` + w.url + path + `", caBundle: "` + w.caBundle + `"}`
 	}
 	rules := `rules: [{operations: [OPS], apiGroups: [webhook.example.com], apiVersions: [v1], resources: [samplecrs]}]`
-	a.mustKubectl(t, sampleCRD, "apply", "-f", "-")
-	a.mustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
+	a.MustKubectl(t, sampleCRD, "apply", "-f", "-")
+	a.MustKubectl(t, `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: sample-webhook-custom-resources}
 webhooks:
@@ -365,15 +367,15 @@ webhooks:
 
 	unwanted := []string{`admission webhook "deny-unwanted-custom-resource-data.k8s.io" denied the request: the custom resource contains unwanted data`}
 	wantDenied(t, a, sampleCR("cr-instance-1", "{webhook-e2e-test: webhook-disallow}"), unwanted, "create", "-f", "-")
-	a.mustKubectl(t, sampleCR("cr-instance-2", "{webhook-e2e-test: webhook-nondeletable}"), "create", "-f", "-")
+	a.MustKubectl(t, sampleCR("cr-instance-2", "{webhook-e2e-test: webhook-nondeletable}"), "create", "-f", "-")
 	wantDenied(t, a, "", unwanted, "patch", "samplecr", "cr-instance-2", "-n", "sample-e2e", "--type=merge", "-p", `{"data":{"webhook-e2e-test":"webhook-disallow"}}`)
 	wantDenied(t, a, "", []string{`admission webhook "deny-unwanted-custom-resource-data.k8s.io" denied the request: ` +
 		`the custom resource cannot be deleted because it contains unwanted key and value`}, "delete", "samplecr", "cr-instance-2", "-n", "sample-e2e")
-	a.mustKubectl(t, "", "patch", "samplecr", "cr-instance-2", "-n", "sample-e2e", "--type=merge", "-p", `{"data":{"webhook-e2e-test":"webhook-allow"}}`)
-	a.mustKubectl(t, "", "delete", "samplecr", "cr-instance-2", "-n", "sample-e2e")
+	a.MustKubectl(t, "", "patch", "samplecr", "cr-instance-2", "-n", "sample-e2e", "--type=merge", "-p", `{"data":{"webhook-e2e-test":"webhook-allow"}}`)
+	a.MustKubectl(t, "", "delete", "samplecr", "cr-instance-2", "-n", "sample-e2e")
 
-	a.mustKubectl(t, sampleCR("cr-mutated", "{mutation-start: \"yes\"}"), "create", "-f", "-")
-	got := a.mustKubectl(t, "", "get", "samplecr", "cr-mutated", "-n", "sample-e2e", "-o", "go-template={{range $k, $v := .data}}{{$k}}={{$v}} {{end}}")
+	a.MustKubectl(t, sampleCR("cr-mutated", "{mutation-start: \"yes\"}"), "create", "-f", "-")
+	got := a.MustKubectl(t, "", "get", "samplecr", "cr-mutated", "-n", "sample-e2e", "-o", "go-template={{range $k, $v := .data}}{{$k}}={{$v}} {{end}}")
 	if want := "mutation-stage-1=yes mutation-stage-2=yes mutation-start=yes "; got != want {
 		t.Errorf("mutated custom resource data = %q, want %q", got, want)
 	}

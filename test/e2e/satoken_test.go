@@ -97,30 +97,30 @@ func (b bearer) whoami(t *testing.T, token string) (string, int) {
 func TestServiceAccountTokens(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	b := newBearer(t, a)
-	a.mustKubectl(t, "", "create", "serviceaccount", "sa", "-n", "default")
-	a.mustKubectl(t, saPodYAML, "create", "-f", "-")
-	token := strings.TrimSpace(a.mustKubectl(t, "", "create", "token", "sa", "-n", "default", "--bound-object-kind", "Pod", "--bound-object-name", "p"))
+	a.MustKubectl(t, "", "create", "serviceaccount", "sa", "-n", "default")
+	a.MustKubectl(t, saPodYAML, "create", "-f", "-")
+	token := strings.TrimSpace(a.MustKubectl(t, "", "create", "token", "sa", "-n", "default", "--bound-object-kind", "Pod", "--bound-object-name", "p"))
 
 	if user, code := b.whoami(t, token); code != http.StatusCreated || user != "system:serviceaccount:default:sa" {
 		t.Errorf("SelfSubjectReview with the pod-bound token = %d %q, want 201 system:serviceaccount:default:sa", code, user)
 	}
 	checkDiscovery(t, b, token)
 
-	a.mustKubectl(t, "", "delete", "pod", "p", "-n", "default", "--grace-period=0", "--wait")
+	a.MustKubectl(t, "", "delete", "pod", "p", "-n", "default", "--grace-period=0", "--wait")
 	if _, code := b.whoami(t, token); code != http.StatusUnauthorized {
 		t.Errorf("SelfSubjectReview after the pod was deleted = %d, want 401", code)
 	}
 
-	a.mustKubectl(t, legacySecretYAML, "create", "-f", "-")
+	a.MustKubectl(t, legacySecretYAML, "create", "-f", "-")
 	legacy := waitForSecretToken(t, a)
 	if user, code := b.whoami(t, legacy); code != http.StatusCreated || user != "system:serviceaccount:default:sa" {
 		t.Errorf("SelfSubjectReview with the legacy token = %d %q, want 201 system:serviceaccount:default:sa", code, user)
 	}
-	a.mustKubectl(t, "", "delete", "secret", "sa-token", "-n", "default")
+	a.MustKubectl(t, "", "delete", "secret", "sa-token", "-n", "default")
 	if _, code := b.whoami(t, legacy); code != http.StatusUnauthorized {
 		t.Errorf("SelfSubjectReview after the token Secret was deleted = %d, want 401", code)
 	}
-	if strings.Contains(a.stderr.String(), token) || strings.Contains(a.stderr.String(), legacy) {
+	if strings.Contains(a.Stderr.String(), token) || strings.Contains(a.Stderr.String(), legacy) {
 		t.Error("the server logged a token")
 	}
 }
@@ -129,7 +129,7 @@ func waitForSecretToken(t *testing.T, a *admitd) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		out := a.mustKubectl(t, "", "get", "secret", "sa-token", "-n", "default", "-o", "jsonpath={.data.token}")
+		out := a.MustKubectl(t, "", "get", "secret", "sa-token", "-n", "default", "-o", "jsonpath={.data.token}")
 		if out != "" {
 			tok, err := base64.StdEncoding.DecodeString(out)
 			if err != nil {

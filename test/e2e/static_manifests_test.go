@@ -56,14 +56,14 @@ plugins:
     staticManifestsDir: `+manifests+`
 `)
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--admission-control-config-file", config)
-	a.mustKubectl(t, "", "create", "configmap", "fine", "--from-literal=blocked=no")
-	_, errOut, err := a.kubectl(t, "", "create", "configmap", "nope", "--from-literal=blocked=yes")
+	a.MustKubectl(t, "", "create", "configmap", "fine", "--from-literal=blocked=no")
+	_, errOut, err := a.Kubectl(t, "", "create", "configmap", "nope", "--from-literal=blocked=yes")
 	want := `admission webhook "guard.e2e.admitd.io" denied the request: blocked by a static webhook`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("blocked configmap: err=%v stderr=%q, want %q", err, errOut, want)
 	}
 	vwc := "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: api-made\n  labels: {blocked: \"yes\"}\nwebhooks: []\n"
-	_, errOut, err = a.kubectl(t, vwc, "create", "-f", "-")
+	_, errOut, err = a.Kubectl(t, vwc, "create", "-f", "-")
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("webhook configuration create: err=%v stderr=%q, want the static webhook to deny it", err, errOut)
 	}
@@ -75,7 +75,7 @@ plugins:
 	}
 	deadline := time.Now().Add(time.Second) // the recheck runs every 2 s
 	for i := 0; ; i++ {
-		_, _, err := a.kubectl(t, "", "create", "configmap", fmt.Sprintf("after-removal-%d", i), "--from-literal=blocked=yes")
+		_, _, err := a.Kubectl(t, "", "create", "configmap", fmt.Sprintf("after-removal-%d", i), "--from-literal=blocked=yes")
 		if err == nil {
 			break
 		}

@@ -101,7 +101,7 @@ func svmRun(t *testing.T, a *admitd) string {
 			stdin = string(data)
 		}
 		fmt.Fprintf(&b, "$ kubectl %s\n", strings.Join(st.args, " "))
-		out, errOut, err := a.kubectl(t, stdin, st.args...)
+		out, errOut, err := a.Kubectl(t, stdin, st.args...)
 		b.WriteString(out)
 		b.WriteString(errOut)
 		var exit *exec.ExitError
@@ -115,33 +115,14 @@ func svmRun(t *testing.T, a *admitd) string {
 	return b.String()
 }
 
-// lineDiff shows the lines of want and got that differ, by line number.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
-		}
-	}
-	return b.String()
-}
-
 // TestKubectlStorageVersionMigrationRuns: with the migrator admitd runs by
 // default, migrations end with the conditions kube-controller-manager
 // 1.37.2 left on migrations of the same resources: a served one Succeeded,
 // one that cannot be patched Failed, both no longer Running.
 func TestKubectlStorageVersionMigrationRuns(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
-	a.mustKubectl(t, `apiVersion: storagemigration.k8s.io/v1
+	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
+	a.MustKubectl(t, `apiVersion: storagemigration.k8s.io/v1
 kind: StorageVersionMigration
 metadata: {name: deployments}
 spec: {resource: {group: apps, resource: deployments}}
@@ -159,10 +140,10 @@ spec: {resource: {resource: bindings}}
 	}
 	for name, w := range want {
 		waitFor(t, "migration "+name+" ends with "+w, func() bool {
-			return a.mustKubectl(t, "", "get", "storageversionmigration", name, "-o", conditions) == w
+			return a.MustKubectl(t, "", "get", "storageversionmigration", name, "-o", conditions) == w
 		})
 	}
-	out := a.mustKubectl(t, "", "get", "storageversionmigrations")
+	out := a.MustKubectl(t, "", "get", "storageversionmigrations")
 	for _, row := range [][]string{{"bindings", "bindings", "Failed"}, {"deployments", "deployments.apps", "Succeeded"}} {
 		if !hasLine(out, row) {
 			t.Errorf("kubectl get storageversionmigrations: no row %q in\n%s", row, out)

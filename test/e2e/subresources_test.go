@@ -68,13 +68,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	seen := &seenRequests{}
-	a.mustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")
-	a.mustKubectl(t, "", "create", "namespace", "tokens")
+	a.MustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")
+	a.MustKubectl(t, "", "create", "namespace", "tokens")
 	waitFor(t, "the namespace has its default service account", func() bool {
-		_, _, err := a.kubectl(t, "", "get", "serviceaccount", "default", "-n", "tokens")
+		_, _, err := a.Kubectl(t, "", "get", "serviceaccount", "default", "-n", "tokens")
 		return err == nil
 	})
-	token := strings.TrimSpace(a.mustKubectl(t, "", "create", "token", "default", "-n", "tokens", "--audience=vault"))
+	token := strings.TrimSpace(a.MustKubectl(t, "", "create", "token", "default", "-n", "tokens", "--audience=vault"))
 
 	key, err := serviceaccount.LoadOrCreateKey(filepath.Join(a.DataDir, "pki", serviceaccount.KeyFile))
 	if err != nil {
@@ -90,7 +90,7 @@ func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
 	}
 	k8s, _ := claims["kubernetes.io"].(map[string]any)
 	sa, _ := k8s["serviceaccount"].(map[string]any)
-	uid := a.mustKubectl(t, "", "get", "serviceaccount", "default", "-n", "tokens", "-o", "jsonpath={.metadata.uid}")
+	uid := a.MustKubectl(t, "", "get", "serviceaccount", "default", "-n", "tokens", "-o", "jsonpath={.metadata.uid}")
 	if claims["sub"] != "system:serviceaccount:tokens:default" || claims["iss"] != serviceaccount.DefaultIssuer ||
 		fmt.Sprint(claims["aud"]) != "[vault]" || sa["uid"] != uid {
 		t.Errorf("token claims = %v, want the default service account of tokens (uid %s) for vault", claims, uid)
@@ -98,7 +98,7 @@ func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
 	if want := "CREATE serviceaccounts/token authentication.k8s.io/v1.TokenRequest default"; !seen.has(want) {
 		t.Errorf("the webhook saw %v, want %q", seen.seen, want)
 	}
-	_, errOut, err := a.kubectl(t, "", "create", "token", "default", "-n", "tokens", "--duration=1m")
+	_, errOut, err := a.Kubectl(t, "", "create", "token", "default", "-n", "tokens", "--duration=1m")
 	if want := `spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes`; err == nil || !strings.Contains(errOut, want) {
 		t.Errorf("kubectl create token --duration=1m: err=%v stderr=%q, want %q", err, errOut, want)
 	}
@@ -107,12 +107,12 @@ func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
 func TestPodBindingAndEviction(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	seen := &seenRequests{}
-	a.mustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")
-	a.mustKubectl(t, "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\n", "apply", "-f", "-")
+	a.MustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")
+	a.MustKubectl(t, "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\n", "apply", "-f", "-")
 	for _, p := range []string{"web", "api"} {
-		a.mustKubectl(t, "", "run", p, "--image=nginx")
+		a.MustKubectl(t, "", "run", p, "--image=nginx")
 	}
-	cs := kubernetes.NewForConfigOrDie(a.restConfig(t))
+	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()
 	for _, p := range []string{"web", "api"} {
 		b := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
@@ -120,7 +120,7 @@ func TestPodBindingAndEviction(t *testing.T) {
 			t.Fatalf("binding %s: %v", p, err)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "pod", "web", "-o", "jsonpath={.spec.nodeName}"); got != "node-1" {
+	if got := a.MustKubectl(t, "", "get", "pod", "web", "-o", "jsonpath={.spec.nodeName}"); got != "node-1" {
 		t.Errorf("bound pod's nodeName = %q, want node-1", got)
 	}
 	err := cs.CoreV1().Pods("default").Bind(ctx, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Target: corev1.ObjectReference{Name: "node-2"}}, metav1.CreateOptions{})
@@ -133,11 +133,11 @@ func TestPodBindingAndEviction(t *testing.T) {
 	if err := cs.PolicyV1().Evictions("default").Evict(ctx, ev); err != nil {
 		t.Fatalf("evicting api: %v", err)
 	}
-	out := a.mustKubectl(t, "", "drain", "node-1", "--force", "--timeout=30s")
+	out := a.MustKubectl(t, "", "drain", "node-1", "--force", "--timeout=30s")
 	if !strings.Contains(out, "pod/web evicted") || !strings.Contains(out, "node/node-1 drained") {
 		t.Errorf("kubectl drain = %q, want web evicted and the node drained", out)
 	}
-	if out := a.mustKubectl(t, "", "get", "pods", "-o", "name"); out != "" {
+	if out := a.MustKubectl(t, "", "get", "pods", "-o", "name"); out != "" {
 		t.Errorf("pods after the drain: %q, want none", out)
 	}
 	for _, want := range []string{

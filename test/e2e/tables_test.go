@@ -56,12 +56,12 @@ func TestKubectlGetTables(t *testing.T) {
 	// Without the workload controllers: the tables are of the objects as
 	// created, with no ReplicaSet or pod of the Deployment.
 	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)
-	a.mustKubectl(t, "", "create", "namespace", "team-a")
-	a.mustKubectl(t, "", "create", "configmap", "settings", "-n", "team-a", "--from-literal=mode=fast", "--from-literal=size=3")
-	a.mustKubectl(t, podManifest, "create", "-f", "-")
-	a.mustKubectl(t, deploymentManifest, "apply", "-f", "-")
-	a.mustKubectl(t, widgetCRD, "apply", "-f", "-")
-	a.mustKubectl(t, widget, "apply", "-f", "-")
+	a.MustKubectl(t, "", "create", "namespace", "team-a")
+	a.MustKubectl(t, "", "create", "configmap", "settings", "-n", "team-a", "--from-literal=mode=fast", "--from-literal=size=3")
+	a.MustKubectl(t, podManifest, "create", "-f", "-")
+	a.MustKubectl(t, deploymentManifest, "apply", "-f", "-")
+	a.MustKubectl(t, widgetCRD, "apply", "-f", "-")
+	a.MustKubectl(t, widget, "apply", "-f", "-")
 
 	steps := []struct {
 		args        []string
@@ -83,7 +83,7 @@ func TestKubectlGetTables(t *testing.T) {
 			[]string{"NAME", "CREATED", "AT"}, []string{"widgets.example.com"}},
 	}
 	for _, st := range steps {
-		out := a.mustKubectl(t, "", st.args...)
+		out := a.MustKubectl(t, "", st.args...)
 		cmd := "kubectl " + strings.Join(st.args, " ")
 		if got := fields(out, st.header[0]); !reflect.DeepEqual(got, st.header) {
 			t.Errorf("%s header = %q, want %q\n%s", cmd, got, st.header, out)
@@ -94,7 +94,7 @@ func TestKubectlGetTables(t *testing.T) {
 		}
 	}
 
-	wide := fields(a.mustKubectl(t, "", "get", "deploy", "api", "-n", "team-a", "-o", "wide"), "api")
+	wide := fields(a.MustKubectl(t, "", "get", "deploy", "api", "-n", "team-a", "-o", "wide"), "api")
 	if want := []string{"api", "example.com/api:v1", "app=api"}; len(wide) != 8 || !reflect.DeepEqual(wide[5:], want) {
 		t.Errorf("kubectl get deploy api -o wide wide cells = %q, want containers, images, selector %q", wide, want)
 	}

@@ -41,7 +41,7 @@ driverName: ""
 // declarative error last) and of changes, and a status write.
 func TestKubectlVolumeKinds(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	resources := a.mustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=storage.k8s.io")
+	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=storage.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"
 	for _, want := range [][]string{
 		{"volumeattachments", "storage.k8s.io/v1", "false", "VolumeAttachment", verbs},
@@ -51,8 +51,8 @@ func TestKubectlVolumeKinds(t *testing.T) {
 			t.Errorf("kubectl api-resources: no line %q in\n%s", want, resources)
 		}
 	}
-	a.mustKubectl(t, volumeObjects, "apply", "-f", "-")
-	out := a.mustKubectl(t, "", "get", "volumeattachments,volumeattributesclasses")
+	a.MustKubectl(t, volumeObjects, "apply", "-f", "-")
+	out := a.MustKubectl(t, "", "get", "volumeattachments,volumeattributesclasses")
 	for _, want := range [][]string{
 		{"NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"},
 		{"volumeattachment.storage.k8s.io/va-1", "disk.csi.example.com", "pv-1", "node-1", "false"},
@@ -63,10 +63,10 @@ func TestKubectlVolumeKinds(t *testing.T) {
 			t.Errorf("kubectl get volumeattachments,volumeattributesclasses: no line %q in\n%s", want, out)
 		}
 	}
-	if got := a.mustKubectl(t, "", "get", "vac", "gold", "-o", "jsonpath={.metadata.finalizers}"); got != `["kubernetes.io/vac-protection"]` {
+	if got := a.MustKubectl(t, "", "get", "vac", "gold", "-o", "jsonpath={.metadata.finalizers}"); got != `["kubernetes.io/vac-protection"]` {
 		t.Errorf("class finalizers = %s, want the vac-protection finalizer", got)
 	}
-	_, errOut, err := a.kubectl(t, badVolumeObjects, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, badVolumeObjects, "create", "-f", "-")
 	for _, want := range []string{
 		`VolumeAttachment.storage.k8s.io "va-bad" is invalid: [spec.source: Required value: must specify exactly one of inlineVolumeSpec and persistentVolumeName, spec.nodeName: Invalid value: "": ` +
 			dnsSubdomainMsg + `, spec.attacher: Required value]`,
@@ -81,13 +81,13 @@ func TestKubectlVolumeKinds(t *testing.T) {
 		{`volumeattachment va-1 {"spec":{"nodeName":"node-2"}}`, `The VolumeAttachment "va-1" is invalid: spec: Invalid value: null: field is immutable`},
 	} {
 		f := strings.Fields(tc.args)
-		_, errOut, err := a.kubectl(t, "", "patch", f[0], f[1], "--type=merge", "-p", f[2])
+		_, errOut, err := a.Kubectl(t, "", "patch", f[0], f[1], "--type=merge", "-p", f[2])
 		if err == nil || strings.TrimSpace(errOut) != tc.want {
 			t.Errorf("kubectl patch %s: %v, stderr %q, want %q", f[0], err, errOut, tc.want)
 		}
 	}
-	a.mustKubectl(t, "", "patch", "volumeattachment", "va-1", "--subresource=status", "--type=merge", "-p", `{"status":{"attached":true}}`)
-	if out := a.mustKubectl(t, "", "get", "volumeattachments"); !hasLine(out, []string{"va-1", "disk.csi.example.com", "pv-1", "node-1", "true"}) {
+	a.MustKubectl(t, "", "patch", "volumeattachment", "va-1", "--subresource=status", "--type=merge", "-p", `{"status":{"attached":true}}`)
+	if out := a.MustKubectl(t, "", "get", "volumeattachments"); !hasLine(out, []string{"va-1", "disk.csi.example.com", "pv-1", "node-1", "true"}) {
 		t.Errorf("kubectl get volumeattachments after the status write:\n%s\nwant ATTACHED true", out)
 	}
 }

@@ -11,8 +11,8 @@ import (
 // prints the existing object, then one created, modified and deleted later.
 func TestKubectlGetWatch(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
-	a.mustKubectl(t, "", "create", "configmap", "before")
-	cmd := a.kubectlCmd(t.Context(), t, "get", "configmaps", "-w", "--output-watch-events")
+	a.MustKubectl(t, "", "create", "configmap", "before")
+	cmd := a.KubectlCmd(t.Context(), t, "get", "configmaps", "-w", "--output-watch-events")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +47,10 @@ func TestKubectlGetWatch(t *testing.T) {
 		}
 	}
 	expect("before")
-	a.mustKubectl(t, "", "create", "configmap", "during")
+	a.MustKubectl(t, "", "create", "configmap", "during")
 	expect("during")
-	a.mustKubectl(t, "", "label", "configmap", "during", "x=y")
+	a.MustKubectl(t, "", "label", "configmap", "during", "x=y")
 	expect("MODIFIED")
-	a.mustKubectl(t, "", "delete", "configmap", "during")
+	a.MustKubectl(t, "", "delete", "configmap", "during")
 	expect("DELETED")
 }

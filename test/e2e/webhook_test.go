@@ -89,22 +89,22 @@ func TestKubectlPodThroughWebhooks(t *testing.T) {
 	}
 	auditLog := filepath.Join(dir, "audit.log")
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--audit-log-path", auditLog, "--audit-policy-file", policy)
-	a.mustKubectl(t, "", "create", "namespace", "team-a")
-	a.mustKubectl(t, webhookConfigs(hooks), "apply", "-f", "-")
+	a.MustKubectl(t, "", "create", "namespace", "team-a")
+	a.MustKubectl(t, webhookConfigs(hooks), "apply", "-f", "-")
 
-	a.mustKubectl(t, podManifest, "create", "-f", "-")
-	got := a.mustKubectl(t, "", "get", "pod", "web", "-n", "team-a", "-o", "jsonpath={.metadata.labels.injected} {.spec.containers[*].name}")
+	a.MustKubectl(t, podManifest, "create", "-f", "-")
+	got := a.MustKubectl(t, "", "get", "pod", "web", "-n", "team-a", "-o", "jsonpath={.metadata.labels.injected} {.spec.containers[*].name}")
 	if got != "yes nginx sidecar" {
 		t.Fatalf("stored pod = %q, want the label and the sidecar the mutating webhook added", got)
 	}
 	bad := strings.Replace(strings.Replace(podManifest, "app: web", "forbidden: \"true\"", 1), "name: web", "name: web2", 1)
-	_, errOut, err := a.kubectl(t, bad, "create", "-f", "-")
+	_, errOut, err := a.Kubectl(t, bad, "create", "-f", "-")
 	want := `admission webhook "deny.e2e.admitd.io" denied the request: pods labelled forbidden=true are not allowed`
 	if err == nil || !strings.Contains(errOut, want) {
 		t.Fatalf("create forbidden pod: err=%v stderr=%q, want %q", err, errOut, want)
 	}
 	waitForAuditAnnotation(t, auditLog, "mutation.webhook.admission.k8s.io/round_0_index_0")
-	metrics := a.metrics(t)
+	metrics := a.Metrics(t)
 	for _, m := range []string{
 		`apiserver_admission_webhook_admission_duration_seconds_bucket{name="mutate.e2e.admitd.io",operation="CREATE",rejected="false",type="admit"`,
 		`apiserver_admission_webhook_rejection_count{error_type="no_error",name="deny.e2e.admitd.io",operation="CREATE",rejection_code="400",type="validating"} 1`,
@@ -149,15 +149,4 @@ func waitForAuditAnnotation(t *testing.T, path, key string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("audit log %s has no annotation %s", path, key)
-}
-
-func (a *admitd) metrics(t *testing.T) string {
-	t.Helper()
-	resp, err := a.httpClient(t).Get(a.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return string(data)
 }

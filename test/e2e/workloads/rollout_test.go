@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"os"
@@ -15,11 +15,6 @@ const (
 	replicaSetsStateJSONPath = `{range .items[*]}{.metadata.name} rev={.metadata.annotations.deployment\.kubernetes\.io/revision} hist={.metadata.annotations.deployment\.kubernetes\.io/revision-history} desired={.metadata.annotations.deployment\.kubernetes\.io/desired-replicas} max={.metadata.annotations.deployment\.kubernetes\.io/max-replicas} spec={.spec.replicas} status={.status.replicas}{"\n"}{end}`
 )
 
-// withoutWorkloadControllers runs admitd without kube-controller-manager's
-// workload controllers, for tests of objects written as a kube-apiserver
-// alone keeps them.
-const withoutWorkloadControllers = "--controllers=*,-deployment-controller,-replicaset-controller,-replicationcontroller-controller,-statefulset-controller"
-
 // rolloutSession drives a Deployment through kubectl as a user would.
 type rolloutSession struct {
 	t  *testing.T
@@ -29,7 +24,7 @@ type rolloutSession struct {
 
 func (s *rolloutSession) run(args ...string) string {
 	s.t.Helper()
-	out, errOut, err := s.a.kubectl(s.t, "", append([]string{"-n", s.ns}, args...)...)
+	out, errOut, err := s.a.Kubectl(s.t, "", append([]string{"-n", s.ns}, args...)...)
 	if err != nil {
 		s.t.Fatalf("kubectl %s: %v: %s", strings.Join(args, " "), err, errOut)
 	}
@@ -39,7 +34,7 @@ func (s *rolloutSession) run(args ...string) string {
 // markReady plays the kubelet: every pod is made Running and Ready.
 func (s *rolloutSession) markReady() {
 	for _, p := range strings.Fields(s.run("get", "pods", "-o", "name")) {
-		_, _, _ = s.a.kubectl(s.t, "", "-n", s.ns, "patch", p, "--subresource=status", "--type=merge",
+		_, _, _ = s.a.Kubectl(s.t, "", "-n", s.ns, "patch", p, "--subresource=status", "--type=merge",
 			"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
 	}
 }
@@ -73,11 +68,11 @@ func (s *rolloutSession) settle(step string) string {
 func TestRolloutSessionMatchesKCM(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	s := &rolloutSession{t: t, a: a, ns: "sess"}
-	if _, errOut, err := a.kubectl(t, "", "create", "namespace", "sess"); err != nil {
+	if _, errOut, err := a.Kubectl(t, "", "create", "namespace", "sess"); err != nil {
 		t.Fatal(errOut)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := a.kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
+		if _, _, err := a.Kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
 			break
 		}
 	}

@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ type cronJobSession struct {
 
 func (s *cronJobSession) run(ns string, args ...string) string {
 	s.t.Helper()
-	out, errOut, err := s.a.kubectl(s.t, "", append([]string{"-n", ns}, args...)...)
+	out, errOut, err := s.a.Kubectl(s.t, "", append([]string{"-n", ns}, args...)...)
 	if err != nil {
 		return "stderr: " + strings.TrimSpace(errOut) + "\n"
 	}
@@ -154,9 +154,9 @@ func TestCronJobSessionMatchesKCM(t *testing.T) {
 	s := &cronJobSession{t: t, a: a}
 	var got []string
 	for _, ns := range []string{"cj", "cjq"} {
-		a.kubectl(t, "", "create", "namespace", ns)
+		a.Kubectl(t, "", "create", "namespace", ns)
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if _, _, err := a.kubectl(t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
+			if _, _, err := a.Kubectl(t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
 				break
 			}
 		}

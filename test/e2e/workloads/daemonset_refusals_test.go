@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"strings"
@@ -16,14 +16,14 @@ const daemonSetRefusalsFile = "testdata/daemonset/kcm-1.37.2-refusals.txt"
 func TestDaemonSetRefusalsMatchKCM(t *testing.T) {
 	s := startDaemonSetSession(t, "locked", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	var got []string
-	if _, errOut, err := s.a.kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
+	if _, errOut, err := s.a.Kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
 		t.Fatal(errOut)
 	}
 	got = append(got, s.settle("refused by PodSecurity"), s.events())
 
 	s.createNamespace("failing", nil)
 	s.ns = "failing"
-	if _, errOut, err := s.a.kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
+	if _, errOut, err := s.a.Kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
 		t.Fatal(errOut)
 	}
 	got = append(got, s.settle("running"))

@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"os"
@@ -74,11 +74,11 @@ const combinedPrefix = "(combined from similar events): "
 func TestStatefulSetSessionMatchesKCM(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
 	s := &rolloutSession{t: t, a: a, ns: "sess"}
-	if _, errOut, err := a.kubectl(t, "", "create", "namespace", "sess"); err != nil {
+	if _, errOut, err := a.Kubectl(t, "", "create", "namespace", "sess"); err != nil {
 		t.Fatal(errOut)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := a.kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
+		if _, _, err := a.Kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
 			break
 		}
 	}

@@ -1,6 +1,8 @@
-package e2e
+package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,17 +33,17 @@ type jobSession struct {
 
 func (s *jobSession) kubectl(ns string, args ...string) string {
 	s.t.Helper()
-	return s.a.mustKubectl(s.t, "", append([]string{"-n", ns}, args...)...)
+	return s.a.MustKubectl(s.t, "", append([]string{"-n", ns}, args...)...)
 }
 
 func (s *jobSession) createNamespace(ns string, labels ...string) {
 	s.t.Helper()
-	s.a.mustKubectl(s.t, "", "create", "namespace", ns)
+	s.a.MustKubectl(s.t, "", "create", "namespace", ns)
 	if len(labels) > 0 {
-		s.a.mustKubectl(s.t, "", append([]string{"label", "namespace", ns}, labels...)...)
+		s.a.MustKubectl(s.t, "", append([]string{"label", "namespace", ns}, labels...)...)
 	}
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := s.a.kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
+		if _, _, err := s.a.Kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
 			return
 		}
 	}
@@ -54,12 +56,12 @@ func (s *jobSession) createJob(ns, manifest string) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.a.mustKubectl(s.t, string(data), "-n", ns, "create", "-f", "-")
+	s.a.MustKubectl(s.t, string(data), "-n", ns, "create", "-f", "-")
 }
 
 func (s *jobSession) job(ns, name string) (*batchv1.Job, bool) {
 	s.t.Helper()
-	out, _, err := s.a.kubectl(s.t, "", "-n", ns, "get", "job", name, "-o", "json")
+	out, _, err := s.a.Kubectl(s.t, "", "-n", ns, "get", "job", name, "-o", "json")
 	if err != nil {
 		return nil, false
 	}
@@ -106,7 +108,7 @@ func finishedPodStatus(container, phase string, exitCode int) string {
 }
 
 func (s *jobSession) patchPodStatus(ns, pod, patch string) {
-	_, _, _ = s.a.kubectl(s.t, "", "-n", ns, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", patch)
+	_, _, _ = s.a.Kubectl(s.t, "", "-n", ns, "patch", "pod", pod, "--subresource=status", "--type=merge", "-p", patch)
 }
 
 // waitFor plays the kubelet until done says the Job is where it should be.
@@ -393,6 +395,6 @@ func TestJobSessionMatchesKCM(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != string(want) {
-		t.Errorf("Jobs differ from kube-controller-manager's:\n%s\n--- got\n%s", lineDiff(string(want), got), got)
+		t.Errorf("Jobs differ from kube-controller-manager's:\n%s\n--- got\n%s", harness.LineDiff(string(want), got), got)
 	}
 }

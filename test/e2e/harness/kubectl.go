@@ -1,4 +1,4 @@
-package e2e
+package harness
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 )
 
 // kubectlModule is the k8s.io/kubectl release built when no kubectl is on
-// PATH; kubectlRelease is the Kubernetes version it belongs to (module
+// PATH; KubectlRelease is the Kubernetes version it belongs to (module
 // v0.x.y is Kubernetes v1.x.y), stamped into the binary so that `kubectl
 // version` and its User-Agent report it.
 const (
 	kubectlModule  = "v0.37.2"
-	kubectlRelease = "v1.37.2"
+	KubectlRelease = "v1.37.2"
 )
 
 // kubectlMain is the generated command: k8s.io/kubectl is a library without
@@ -43,10 +43,10 @@ var kubectlFound struct {
 	err  error
 }
 
-// kubectlBinary is the kubectl every test runs: the one on PATH, else one
+// KubectlBinary is the kubectl every test runs: the one on PATH, else one
 // built from k8s.io/kubectl once per test binary and cached across runs. It
 // never skips: without a kubectl the kubectl tests fail.
-func kubectlBinary(t *testing.T) string {
+func KubectlBinary(t *testing.T) string {
 	t.Helper()
 	kubectlFound.once.Do(func() {
 		kubectlFound.path, kubectlFound.err = findKubectl()
@@ -62,12 +62,12 @@ func findKubectl() (string, error) {
 		fmt.Fprintf(os.Stderr, "e2e: using kubectl from PATH: %s\n", p)
 		return p, nil
 	}
-	bin, err := kubectlCachePath()
+	bin, err := KubectlCachePath()
 	if err != nil {
 		return "", err
 	}
 	if _, err := os.Stat(bin); err == nil {
-		fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, using kubectl %s built earlier: %s\n", kubectlRelease, bin)
+		fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, using kubectl %s built earlier: %s\n", KubectlRelease, bin)
 		return bin, nil
 	}
 	start := time.Now()
@@ -75,18 +75,18 @@ func findKubectl() (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, built kubectl %s from k8s.io/kubectl %s in %v: %s\n",
-		kubectlRelease, kubectlModule, time.Since(start).Round(time.Second), bin)
+		KubectlRelease, kubectlModule, time.Since(start).Round(time.Second), bin)
 	return bin, nil
 }
 
-// kubectlCachePath is where the built kubectl is kept between runs:
+// KubectlCachePath is where the built kubectl is kept between runs:
 // <user cache dir>/admitd/kubectl-<release>/kubectl.
-func kubectlCachePath() (string, error) {
+func KubectlCachePath() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("no cache directory for the built kubectl: %w", err)
 	}
-	return filepath.Join(dir, "admitd", "kubectl-"+kubectlRelease, "kubectl"), nil
+	return filepath.Join(dir, "admitd", "kubectl-"+KubectlRelease, "kubectl"), nil
 }
 
 // buildKubectl writes the kubectl main module to a temporary directory,
@@ -120,13 +120,13 @@ func buildKubectl(bin string) error {
 	return os.Rename(tmp, bin)
 }
 
-// kubectlLdflags stamps kubectlRelease into k8s.io/component-base/version,
+// kubectlLdflags stamps KubectlRelease into k8s.io/component-base/version,
 // as Kubernetes' release builds do.
 func kubectlLdflags() string {
-	minor := strings.Split(kubectlRelease, ".")[1]
+	minor := strings.Split(KubectlRelease, ".")[1]
 	pkg := "k8s.io/component-base/version."
 	return strings.Join([]string{"-s", "-w",
-		"-X", pkg + "gitVersion=" + kubectlRelease,
+		"-X", pkg + "gitVersion=" + KubectlRelease,
 		"-X", pkg + "gitMajor=1",
 		"-X", pkg + "gitMinor=" + minor,
 		"-X", pkg + "gitTreeState=clean",
@@ -142,19 +142,4 @@ func goCommand(dir string, args ...string) error {
 		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
-}
-
-// TestKubectlVersion logs which kubectl the tests run and checks that it
-// talks to admitd; a kubectl the tests built must report its release.
-func TestKubectlVersion(t *testing.T) {
-	a := startAdmitd(t, t.TempDir())
-	out := a.mustKubectl(t, "", "version")
-	bin := kubectlBinary(t)
-	t.Logf("kubectl %s:\n%s", bin, out)
-	if !strings.Contains(out, "Server Version: v1.37.") {
-		t.Errorf("kubectl version = %q, want a Server Version v1.37.x", out)
-	}
-	if built, err := kubectlCachePath(); err == nil && bin == built && !strings.Contains(out, "Client Version: "+kubectlRelease+"\n") {
-		t.Errorf("kubectl version of the built kubectl = %q, want Client Version %s", out, kubectlRelease)
-	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"encoding/json"
@@ -151,12 +151,12 @@ type endpointsSession struct {
 
 func (s *endpointsSession) run(args ...string) string {
 	s.t.Helper()
-	return s.a.mustKubectl(s.t, "", append([]string{"-n", "sess"}, args...)...)
+	return s.a.MustKubectl(s.t, "", append([]string{"-n", "sess"}, args...)...)
 }
 
 // state is what a step compares: the table and both summaries.
 func (s *endpointsSession) state() string {
-	table, _, _ := s.a.kubectl(s.t, "", "-n", "sess", "get", "endpointslices,endpoints")
+	table, _, _ := s.a.Kubectl(s.t, "", "-n", "sess", "get", "endpointslices,endpoints")
 	return normalizeEndpointsTable(table) + "\n" + summarizeSlices(s.t, s.run("get", "endpointslices", "-o", "json")) +
 		"\n" + summarizeEndpoints(s.t, s.run("get", "endpoints", "-o", "json"))
 }
@@ -205,8 +205,8 @@ func (s *endpointsSession) makeUnready(pod string) {
 func TestEndpointsSessionMatchesKCM(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
 	s := &endpointsSession{t: t, a: a}
-	a.mustKubectl(t, "", "create", "namespace", "sess")
-	waitForKubectl(t, a, "-n", "sess", "get", "serviceaccount", "default")
+	a.MustKubectl(t, "", "create", "namespace", "sess")
+	a.WaitFor(t, "the default service account", "-n", "sess", "get", "serviceaccount", "default")
 	s.run("create", "deployment", "web", "--image=nginx", "--replicas=2", "--port=80")
 	s.run("expose", "deployment", "web", "--port=80")
 	s.run("expose", "deployment", "web", "--name=web-headless", "--cluster-ip=None", "--port=80")

@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"context"
@@ -81,7 +81,7 @@ type daemonSetSession struct {
 
 func (s *daemonSetSession) run(args ...string) string {
 	s.t.Helper()
-	out, errOut, err := s.a.kubectl(s.t, "", append([]string{"-n", s.ns}, args...)...)
+	out, errOut, err := s.a.Kubectl(s.t, "", append([]string{"-n", s.ns}, args...)...)
 	if err != nil {
 		s.t.Fatalf("kubectl %s: %v: %s", strings.Join(args, " "), err, errOut)
 	}
@@ -225,7 +225,7 @@ func TestDaemonSetSessionMatchesKCM(t *testing.T) {
 		}
 		got = append(got, s.settle(name))
 	}
-	if _, errOut, err := s.a.kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
+	if _, errOut, err := s.a.Kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {
 		t.Fatal(errOut)
 	}
 	step("create")
@@ -239,7 +239,7 @@ func TestDaemonSetSessionMatchesKCM(t *testing.T) {
 			t.Fatal(err)
 		}
 	} else {
-		s.a.mustKubectl(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-3","labels":{"kubernetes.io/hostname":"node-3"},"annotations":{"kwok.x-k8s.io/node":"fake"}}}`, "create", "-f", "-")
+		s.a.MustKubectl(t, `{"apiVersion":"v1","kind":"Node","metadata":{"name":"node-3","labels":{"kubernetes.io/hostname":"node-3"},"annotations":{"kwok.x-k8s.io/node":"fake"}}}`, "create", "-f", "-")
 	}
 	step("node-3 added")
 	s.run("patch", "ds", "agent", "--type=merge", "-p", `{"spec":{"updateStrategy":{"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}`)
@@ -263,7 +263,7 @@ func startDaemonSetSession(t *testing.T, ns string, labels map[string]string) *d
 	var s *daemonSetSession
 	if *recordDaemonSetOn != "" {
 		a := &admitd{Kubeconfig: *recordDaemonSetOn}
-		c := kubernetes.NewForConfigOrDie(a.restConfig(t))
+		c := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 		nodes, err := c.CoreV1().Nodes().List(t.Context(), metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -283,19 +283,19 @@ func startDaemonSetSession(t *testing.T, ns string, labels map[string]string) *d
 	} else {
 		a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3")
 		s = &daemonSetSession{t: t, a: a, ns: ns}
-		a.mustKubectl(t, "", "wait", "--for=condition=Ready", "node/node-0", "node/node-1", "node/node-2", "--timeout=30s")
+		a.MustKubectl(t, "", "wait", "--for=condition=Ready", "node/node-0", "node/node-1", "node/node-2", "--timeout=30s")
 	}
 	s.createNamespace(ns, labels)
 	return s
 }
 
 func (s *daemonSetSession) createNamespace(ns string, labels map[string]string) {
-	s.a.mustKubectl(s.t, "", "create", "namespace", ns)
+	s.a.MustKubectl(s.t, "", "create", "namespace", ns)
 	for k, v := range labels {
-		s.a.mustKubectl(s.t, "", "label", "namespace", ns, k+"="+v)
+		s.a.MustKubectl(s.t, "", "label", "namespace", ns, k+"="+v)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := s.a.kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
+		if _, _, err := s.a.Kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
 			break
 		}
 	}
