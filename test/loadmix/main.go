@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -190,9 +191,9 @@ func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface,
 		fails = append(fails, fmt.Sprintf("%s=%d", k, v))
 	}
 	sort.Strings(fails)
-	fmt.Printf("lists: %d done (%.1f/s), p50 %v p99 %v; failed: %s; second user's kubectl get: %d runs, slowest %v, over 1 s %d, failed %d; its list alone: slowest %v, failed %d\n",
+	fmt.Printf("lists: %d done (%.1f/s), p50 %v p99 %v; failed: %s; second user's kubectl get: %d runs, slowest %v, over 1 s %d, failed %d; its list alone: median %v, slowest %v, failed %d\n",
 		len(latencies), float64(len(latencies))/duration.Seconds(), pct(0.5), pct(0.99), strings.Join(fails, " "), slow.runs, slow.slowest.Round(time.Millisecond),
-		slow.overSecond, slow.failed, slow.requestSlowest.Round(time.Millisecond), slow.requestFailed)
+		slow.overSecond, slow.failed, slow.requestMedian().Round(time.Millisecond), slow.requestSlowest.Round(time.Millisecond), slow.requestFailed)
 }
 
 // list sends one list and reads it whole; "" when it succeeded, else what
@@ -224,6 +225,19 @@ type secondResult struct {
 	// slowest, and how many failed
 	requestSlowest time.Duration
 	requestFailed  int
+	// every such list's latency, in the order sent
+	requestLatencies []time.Duration
+}
+
+// requestMedian is the median latency of the second user's lists sent
+// from this process.
+func (r secondResult) requestMedian() time.Duration {
+	if len(r.requestLatencies) == 0 {
+		return 0
+	}
+	sorted := slices.Clone(r.requestLatencies)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
 }
 
 // secondUser runs kubectl get as another user once a second until
@@ -246,6 +260,7 @@ func secondUser(cfg *rest.Config, kubeconfig string, deadline time.Time) <-chan 
 				r.requestFailed++
 			}
 			r.requestSlowest = max(r.requestSlowest, time.Since(start))
+			r.requestLatencies = append(r.requestLatencies, time.Since(start))
 			start = time.Now()
 			cmd := exec.Command("kubectl", "--kubeconfig", kubeconfig, "--as", "second-user", "--as-group", "system:authenticated",
 				"get", "configmaps", "-n", "loadmix-small", "--request-timeout", "30s")
