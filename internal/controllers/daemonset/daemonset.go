@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -154,42 +153,30 @@ func (c *Controller) Run(ctx context.Context) {
 	for i, prefix := range c.prefixes {
 		go controllers.Follow(ctx, c.store, prefix, followers[i], c.log)
 	}
-	defer c.queue.ShutDown()
-	defer c.nodeQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()} {
+	synced := []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()}
+	controllers.RunWorkerPools(ctx, synced,
+		controllers.WorkerPool{Queue: c.queue, Workers: workers, ProcessNext: func(ctx context.Context) bool {
+			return c.processNext(ctx, c.queue, c.sync, "daemonset")
+		}},
+		controllers.WorkerPool{Queue: c.nodeQueue, Workers: workers, ProcessNext: func(ctx context.Context) bool {
+			return c.processNext(ctx, c.nodeQueue, c.syncNodeUpdate, "node")
+		}},
+		controllers.WorkerPool{Workers: 1, ProcessNext: c.collectBackoffGarbage})
+}
+
+// collectBackoffGarbage forgets the failed pods' expired backoffs every
+// minute until ctx ends.
+func (c *Controller) collectBackoffGarbage(ctx context.Context) bool {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-synced:
+			return false
+		case <-t.C:
+			c.failedPodsBackoff.GC()
 		}
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNext(ctx, c.queue, c.sync, "daemonset") {
-			}
-		})
-		wg.Go(func() {
-			for c.processNext(ctx, c.nodeQueue, c.syncNodeUpdate, "node") {
-			}
-		})
-	}
-	wg.Go(func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c.failedPodsBackoff.GC()
-			}
-		}
-	})
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.nodeQueue.ShutDown()
-	wg.Wait()
 }
 
 // processNext syncs one key of queue; a failure is retried with the

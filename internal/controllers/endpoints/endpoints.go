@@ -148,25 +148,9 @@ func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.prefixes["services"], c.services, c.log)
 	go controllers.Follow(ctx, c.store, c.prefixes["pods"], c.pods, c.log)
 	go controllers.Follow(ctx, c.store, c.prefixes["endpoints"], c.endpoints, c.log)
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	c.queueLeftovers()
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Workers: 1, ProcessNext: func(context.Context) bool { c.queueLeftovers(); return false }})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

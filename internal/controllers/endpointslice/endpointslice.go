@@ -23,7 +23,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -182,30 +181,9 @@ func (c *Controller) Run(ctx context.Context) {
 	}{{"services", c.services}, {"pods", c.pods}, {"endpointslices", c.slices}, {"nodes", c.nodes}} {
 		go controllers.Follow(ctx, c.store, c.prefixes[f.resource], f.follower, c.log)
 	}
-	defer c.queue.ShutDown()
-	defer c.topologyQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	wg.Go(func() {
-		for c.processTopology() {
-		}
-	})
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.topologyQueue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Queue: c.topologyQueue, Workers: 1, ProcessNext: func(context.Context) bool { return c.processTopology() }})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

@@ -153,30 +153,9 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.jobsPrefix, c.jobs, c.log)
 	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
-	defer c.queue.ShutDown()
-	defer c.orphanQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-		wg.Go(func() {
-			for c.processNextOrphan(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.orphanQueue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Queue: c.orphanQueue, Workers: c.workers, ProcessNext: c.processNextOrphan})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
