@@ -137,11 +137,11 @@ func New(cfg Config) (*Controller, error) {
 		c.prefixes[gvr.Resource] = layout.ResourcePrefix(r)
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.services = watchcache.New(c.prefixes["services"], decoder[*corev1.Service](res["services"]),
+	c.services = watchcache.New(c.prefixes["services"], controllers.Decoder[*corev1.Service](res["services"]),
 		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
-	c.pods = watchcache.New(c.prefixes["pods"], decoder[*corev1.Pod](res["pods"]),
-		watchcache.Handlers[*corev1.Pod]{Add: func(p *corev1.Pod) { c.podChanged(nil, p) }, Update: c.podChanged, Remove: func(p *corev1.Pod) { c.podChanged(p, nil) }}, onError)
-	c.slices = watchcache.New(c.prefixes["endpointslices"], decoder[*discovery.EndpointSlice](res["endpointslices"]),
+	c.pods = watchcache.New(c.prefixes["pods"], controllers.Decoder[*corev1.Pod](res["pods"]),
+		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log), onError)
+	c.slices = watchcache.New(c.prefixes["endpointslices"], controllers.Decoder[*discovery.EndpointSlice](res["endpointslices"]),
 		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}, onError)
 	c.nodes = newNodeCache(res["nodes"], c.log, func() { c.topologyQueue.Add("nodes") })
 	c.reconciler = endpointslicerec.NewReconciler(c.client, c.nodes, maxEndpointsPerSlice, c.sliceTrack, c.topology,
@@ -155,22 +155,6 @@ func serviceRateLimiter() workqueue.TypedRateLimiter[string] {
 	return workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, 1000*time.Second),
 		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)})
-}
-
-// decoder decodes stored objects of res into T.
-func decoder[T any](res *registry.Resource) func(storage.KeyValue) (T, error) {
-	return func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("stored object is a %T", obj)
-		}
-		return t, nil
-	}
 }
 
 // Run follows storage and syncs Services until ctx ends.
@@ -221,8 +205,4 @@ func (c *Controller) processTopology() bool {
 		c.queue.Add(svc)
 	}
 	return true
-}
-
-func (c *Controller) serviceLister() watchcache.ServiceLister {
-	return watchcache.ServiceLister{Cache: c.services}
 }
