@@ -112,7 +112,9 @@ type Controller struct {
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
-		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level workers: cfg.Workers, batchPeriod: cfg.BatchPeriod,
+		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level
+		workers:     cfg.Workers,
+		batchPeriod: cfg.BatchPeriod,
 		prefixes:    map[string]string{},
 		sliceTrack:  endpointsliceutil.NewEndpointSliceTracker(),
 		triggerTime: endpointsliceutil.NewTriggerTimeTracker(),
