@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -11,9 +10,6 @@ import (
 	endpointsliceutil "k8s.io/endpointslice/util"
 
 	"github.com/admitd/admitd/internal/controllers/watchcache"
-	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/pkg/storage"
 )
 
 // SelectedPods are the pods that make a Service's endpoints, for the
@@ -52,21 +48,5 @@ func ServicePodHandlers(services *watchcache.Cache[*corev1.Service], queue workq
 		Add:    func(p *corev1.Pod) { changed(nil, p) },
 		Update: changed,
 		Remove: func(p *corev1.Pod) { changed(p, nil) },
-	}
-}
-
-// Decoder decodes the stored objects of res into T, for a watch cache.
-func Decoder[T any](res *registry.Resource) func(storage.KeyValue) (T, error) {
-	return func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("stored object is a %T", obj)
-		}
-		return t, nil
 	}
 }
