@@ -10,13 +10,42 @@ import (
 // ShutDowner is the part of a work queue RunWorkers needs.
 type ShutDowner interface{ ShutDown() }
 
+// WorkerPool is a number of goroutines that each call ProcessNext until it
+// returns false. Queue, when not nil, is the work queue they drain: it is
+// shut down when the pool's context ends, which makes ProcessNext return
+// false once the queue is empty. A pool without a queue runs ProcessNext
+// for work that needs the caches synced but no queue (a periodic clean-up
+// that returns when the context ends, a one-off sweep that returns false
+// at once).
+type WorkerPool struct {
+	Queue       ShutDowner
+	Workers     int
+	ProcessNext func(context.Context) bool
+}
+
 // RunWorkers runs a queue-driven controller's workers: once every cache in
 // synced has synced it starts workers goroutines that call processNext
 // until it returns false (the queue is shut down); when ctx ends it shuts
 // the queue down and returns after the workers have. If ctx ends before
 // the caches sync, no worker starts.
 func RunWorkers(ctx context.Context, queue ShutDowner, synced []<-chan struct{}, workers int, processNext func(context.Context) bool) {
-	defer queue.ShutDown()
+	RunWorkerPools(ctx, synced, WorkerPool{Queue: queue, Workers: workers, ProcessNext: processNext})
+}
+
+// RunWorkerPools is RunWorkers for a controller with several queues (or
+// background loops): once every cache in synced has synced it starts every
+// pool's workers; when ctx ends it shuts every queue down and returns
+// after all workers have. If ctx ends before the caches sync, no worker
+// starts; the queues are shut down either way.
+func RunWorkerPools(ctx context.Context, synced []<-chan struct{}, pools ...WorkerPool) {
+	shutDown := func() {
+		for _, p := range pools {
+			if p.Queue != nil {
+				p.Queue.ShutDown()
+			}
+		}
+	}
+	defer shutDown()
 	for _, s := range synced {
 		select {
 		case <-ctx.Done():
@@ -25,14 +54,16 @@ func RunWorkers(ctx context.Context, queue ShutDowner, synced []<-chan struct{},
 		}
 	}
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for processNext(ctx) {
-			}
-		})
+	for _, p := range pools {
+		for range p.Workers {
+			wg.Go(func() {
+				for p.ProcessNext(ctx) {
+				}
+			})
+		}
 	}
 	<-ctx.Done()
-	queue.ShutDown()
+	shutDown()
 	wg.Wait()
 }
 

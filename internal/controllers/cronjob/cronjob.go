@@ -19,7 +19,6 @@ package cronjob
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
@@ -27,7 +26,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -37,7 +35,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -91,37 +88,15 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", Clock: clk})}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
 	var err error
-	if c.cronJobs, c.prefixes[0], err = newCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
+	if c.cronJobs, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
 		watchcache.Handlers[*batchv1.CronJob]{Add: c.enqueue, Update: c.updateCronJob, Remove: c.enqueue}, onError); err != nil {
 		return nil, err
 	}
-	if c.jobs, c.prefixes[1], err = newCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("jobs"),
+	if c.jobs, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("jobs"),
 		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.jobGone}, onError); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// newCache is the cache of the objects of gvr, decoded as T, and its key
-// prefix.
-func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, error) {
-	res, ok := cat.Lookup(gvr)
-	if !ok {
-		return nil, "", fmt.Errorf("%s are not served", gvr.Resource)
-	}
-	prefix := layout.ResourcePrefix(res)
-	return watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return t, nil
-	}, h, onError), prefix, nil
 }
 
 // Run follows storage and syncs CronJobs until ctx ends.

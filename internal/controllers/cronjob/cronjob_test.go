@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -20,11 +17,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // env is an in-process API server over memory storage running the
@@ -50,57 +44,26 @@ func (refuseJobs) Validate(_ context.Context, a *admission.Attributes) error {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat,
-		Admission: admission.NewChain(admission.NamedPlugin{Name: "RefuseJobs", Plugin: refuseJobs{}})})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(User))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder, err := controllers.NewEventRecorder(ctx, api.Loopback(User), Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controllertest.Start(t, admission.NamedPlugin{Name: "RefuseJobs", Plugin: refuseJobs{}})
+	client, recorder := s.Controller(User, Component)
 	// The fake clock starts at the real time, which stamps the CronJobs'
 	// creation: away from the end of a minute, so they are created in the
 	// minute the clock shows.
-	if s := time.Now().Second(); s >= 55 {
-		time.Sleep(time.Duration(61-s) * time.Second)
+	if sec := time.Now().Second(); sec >= 55 {
+		time.Sleep(time.Duration(61-sec) * time.Second)
 	}
 	clk := clocktesting.NewFakeClock(time.Now())
-	c, err := New(Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log, Clock: clk})
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go c.Run(ctx)
-	adminUser := controllers.ControllerUser("admin")
-	adminUser.Groups = append(adminUser.Groups, "system:masters")
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, admin: admin, clock: clk}
+	go c.Run(s.Ctx)
+	return &env{t: t, admin: s.Admin, clock: clk}
 }
 
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("%s: after 10s %s", what, last)
+	controllertest.Eventually(e.t, 10*time.Second, what, cond)
 }
 
 // stepToNextMinute moves the fake clock to 1 s past the next minute,

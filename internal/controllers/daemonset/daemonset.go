@@ -22,16 +22,13 @@ package daemonset
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/flowcontrol"
@@ -40,7 +37,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -107,45 +103,23 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset-node-updates"})}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
 	var err error
-	if c.daemonSets, c.prefixes[0], err = newCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("daemonsets"),
+	if c.daemonSets, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("daemonsets"),
 		watchcache.Handlers[*appsv1.DaemonSet]{Add: c.enqueue, Update: c.updateDaemonSet, Remove: c.deleteDaemonSet}, onError); err != nil {
 		return nil, err
 	}
-	if c.revisions, c.prefixes[1], err = newCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("controllerrevisions"),
+	if c.revisions, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("controllerrevisions"),
 		watchcache.Handlers[*appsv1.ControllerRevision]{Add: c.addRevision, Update: c.updateRevision, Remove: c.deleteRevision}, onError); err != nil {
 		return nil, err
 	}
-	if c.pods, c.prefixes[2], err = newCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
+	if c.pods, c.prefixes[2], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
 		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePod}, onError); err != nil {
 		return nil, err
 	}
-	if c.nodes, c.prefixes[3], err = newCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"),
+	if c.nodes, c.prefixes[3], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"),
 		watchcache.Handlers[*corev1.Node]{Add: c.addNode, Update: c.updateNode, Remove: c.deleteNode}, onError); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// newCache is the cache of the objects of gvr, decoded as T, and its key
-// prefix.
-func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, error) {
-	res, ok := cat.Lookup(gvr)
-	if !ok {
-		return nil, "", fmt.Errorf("%s are not served", gvr.Resource)
-	}
-	prefix := layout.ResourcePrefix(res)
-	return watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return t, nil
-	}, h, onError), prefix, nil
 }
 
 // Run follows storage and syncs DaemonSets until ctx ends.
@@ -154,42 +128,30 @@ func (c *Controller) Run(ctx context.Context) {
 	for i, prefix := range c.prefixes {
 		go controllers.Follow(ctx, c.store, prefix, followers[i], c.log)
 	}
-	defer c.queue.ShutDown()
-	defer c.nodeQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()} {
+	synced := []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()}
+	controllers.RunWorkerPools(ctx, synced,
+		controllers.WorkerPool{Queue: c.queue, Workers: workers, ProcessNext: func(ctx context.Context) bool {
+			return c.processNext(ctx, c.queue, c.sync, "daemonset")
+		}},
+		controllers.WorkerPool{Queue: c.nodeQueue, Workers: workers, ProcessNext: func(ctx context.Context) bool {
+			return c.processNext(ctx, c.nodeQueue, c.syncNodeUpdate, "node")
+		}},
+		controllers.WorkerPool{Workers: 1, ProcessNext: c.collectBackoffGarbage})
+}
+
+// collectBackoffGarbage forgets the failed pods' expired backoffs every
+// minute until ctx ends.
+func (c *Controller) collectBackoffGarbage(ctx context.Context) bool {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-synced:
+			return false
+		case <-t.C:
+			c.failedPodsBackoff.GC()
 		}
 	}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for c.processNext(ctx, c.queue, c.sync, "daemonset") {
-			}
-		})
-		wg.Go(func() {
-			for c.processNext(ctx, c.nodeQueue, c.syncNodeUpdate, "node") {
-			}
-		})
-	}
-	wg.Go(func() {
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c.failedPodsBackoff.GC()
-			}
-		}
-	})
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.nodeQueue.ShutDown()
-	wg.Wait()
 }
 
 // processNext syncs one key of queue; a failure is retried with the

@@ -3,9 +3,6 @@ package daemonset
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -18,11 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 )
 
 // env is an in-process API server over memory storage running the
@@ -34,49 +27,19 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain()})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(User))
+	s := controllertest.Start(t)
+	client, recorder := s.Controller(User, Component)
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder, err := controllers.NewEventRecorder(ctx, api.Loopback(User), Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go c.Run(ctx)
-	adminUser := controllers.ControllerUser("admin")
-	adminUser.Groups = append(adminUser.Groups, "system:masters")
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, admin: admin}
+	go c.Run(s.Ctx)
+	return &env{t: t, admin: s.Admin}
 }
 
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("%s: after 10s %s", what, last)
+	controllertest.Eventually(e.t, 10*time.Second, what, cond)
 }
 
 func (e *env) createNode(name string, labels map[string]string, taints ...corev1.Taint) {

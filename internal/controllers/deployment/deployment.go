@@ -18,7 +18,6 @@ package deployment
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
@@ -28,7 +27,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -36,7 +34,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -87,41 +84,19 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"})}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
 	var err error
-	if c.deployments, c.prefixes[0], err = newCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("deployments"),
+	if c.deployments, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("deployments"),
 		watchcache.Handlers[*appsv1.Deployment]{Add: c.enqueue, Update: func(_, cur *appsv1.Deployment) { c.enqueue(cur) }, Remove: c.enqueue}, onError); err != nil {
 		return nil, err
 	}
-	if c.replicaSets, c.prefixes[1], err = newCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("replicasets"),
+	if c.replicaSets, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("replicasets"),
 		watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.addReplicaSet, Update: c.updateReplicaSet, Remove: c.deleteReplicaSet}, onError); err != nil {
 		return nil, err
 	}
-	if c.pods, c.prefixes[2], err = newCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
+	if c.pods, c.prefixes[2], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
 		watchcache.Handlers[*corev1.Pod]{Add: func(*corev1.Pod) {}, Update: func(_, _ *corev1.Pod) {}, Remove: c.deletePod}, onError); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// newCache is the cache of the objects of gvr, decoded as T, and its key
-// prefix.
-func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, error) {
-	res, ok := cat.Lookup(gvr)
-	if !ok {
-		return nil, "", fmt.Errorf("%s are not served", gvr.Resource)
-	}
-	prefix := layout.ResourcePrefix(res)
-	return watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return t, nil
-	}, h, onError), prefix, nil
 }
 
 // Run follows storage and syncs Deployments until ctx ends.

@@ -3,9 +3,6 @@ package deployment
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -19,12 +16,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
-	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
 // env is an in-process API server over memory storage running the
@@ -36,63 +29,25 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain()})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clientFor := func(user string) kubernetes.Interface {
-		c, err := controllers.NewClientset(api.Loopback(controllers.ControllerUser(user)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	rsClient := clientFor("replicaset-controller")
-	rsRecorder, err := controllers.NewEventRecorder(ctx, api.Loopback(replicaset.ReplicaSets.User), "replicaset-controller", log)
+	s := controllertest.Start(t)
+	rsClient, rsRecorder := s.Controller(replicaset.ReplicaSets.User, replicaset.ReplicaSets.Component)
+	rsc, err := replicaset.New(replicaset.Config{Kind: replicaset.ReplicaSets, Store: s.Store, Catalogue: s.Catalogue, Client: rsClient, Recorder: rsRecorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsc, err := replicaset.New(replicaset.Config{Kind: replicaset.ReplicaSets, Store: store, Catalogue: cat, Client: rsClient, Recorder: rsRecorder, Log: log})
+	go rsc.Run(s.Ctx)
+	dClient, dRecorder := s.Controller(User, Component)
+	dc, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: dClient, Recorder: dRecorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go rsc.Run(ctx)
-	dClient := clientFor("deployment-controller")
-	dRecorder, err := controllers.NewEventRecorder(ctx, api.Loopback(User), Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := New(Config{Store: store, Catalogue: cat, Client: dClient, Recorder: dRecorder, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go dc.Run(ctx)
-	adminUser := controllers.ControllerUser("admin")
-	adminUser.Groups = append(adminUser.Groups, "system:masters")
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, admin: admin}
+	go dc.Run(s.Ctx)
+	return &env{t: t, admin: s.Admin}
 }
 
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("%s: after 10s %s", what, last)
+	controllertest.Eventually(e.t, 10*time.Second, what, cond)
 }
 
 // markReady plays the kubelet: pods not yet running become Running and

@@ -2,7 +2,6 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -12,10 +11,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // sync brings the Deployment at key to its spec: as upstream's
@@ -86,73 +84,12 @@ func (c *Controller) claimReplicaSets(ctx context.Context, d *appsv1.Deployment)
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %v", d.Namespace, d.Name, err)
 	}
-	var claimed []*appsv1.ReplicaSet
-	var errs []error
-	var canAdopt *error
-	for _, rs := range c.replicaSets.List(d.Namespace, func(*appsv1.ReplicaSet) bool { return true }) {
-		ref := metav1.GetControllerOfNoCopy(rs)
-		matches := selector.Matches(labels.Set(rs.Labels))
-		switch {
-		case ref != nil && ref.UID != d.UID:
-		case ref != nil && matches:
-			claimed = append(claimed, rs)
-		case ref != nil:
-			if d.DeletionTimestamp == nil {
-				if err := c.patchReplicaSet(ctx, rs, releasePatch(rs.UID, d.UID)); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) {
-					errs = append(errs, err)
-				}
-			}
-		case d.DeletionTimestamp != nil || !matches || rs.DeletionTimestamp != nil:
-		default:
-			if canAdopt == nil {
-				err := c.recheckNotDeleted(ctx, d)
-				canAdopt = &err
-			}
-			if *canAdopt != nil {
-				errs = append(errs, fmt.Errorf("can't adopt ReplicaSet %v/%v (%v): %v", rs.Namespace, rs.Name, rs.UID, *canAdopt))
-				continue
-			}
-			if err := c.patchReplicaSet(ctx, rs, adoptPatch(d, rs.UID)); err != nil {
-				if !apierrors.IsNotFound(err) {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			claimed = append(claimed, rs)
-		}
-	}
-	return claimed, utilerrors.NewAggregate(errs)
-}
-
-func (c *Controller) recheckNotDeleted(ctx context.Context, d *appsv1.Deployment) error {
-	fresh, err := c.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("can't recheck DeletionTimestamp: %v", err)
-	}
-	if fresh.UID != d.UID {
-		return fmt.Errorf("can't recheck DeletionTimestamp: original Deployment %v/%v is gone: got uid %v, wanted %v", d.Namespace, d.Name, fresh.UID, d.UID)
-	}
-	if fresh.DeletionTimestamp != nil {
-		return fmt.Errorf("%v/%v has just been deleted at %v", fresh.Namespace, fresh.Name, fresh.DeletionTimestamp)
-	}
-	return nil
-}
-
-func adoptPatch(d *appsv1.Deployment, uid types.UID) []byte {
-	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)}, "uid": uid}})
-	return b
-}
-
-func releasePatch(uid, owner types.UID) []byte {
-	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []map[string]string{{"$patch": "delete", "uid": string(owner)}}, "uid": uid}})
-	return b
-}
-
-func (c *Controller) patchReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, patch []byte) error {
-	_, err := c.client.AppsV1().ReplicaSets(rs.Namespace).Patch(ctx, rs.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	return err
+	m := &controllers.ControllerRefManager[*appsv1.ReplicaSet]{Owner: d, OwnerKind: controllerKind, Kind: "ReplicaSet", Selector: selector,
+		Get: func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+		},
+		Patch: controllers.PatchReplicaSets(c.client)}
+	return m.Claim(ctx, c.replicaSets.List(d.Namespace, func(*appsv1.ReplicaSet) bool { return true }))
 }
 
 // replicaSetsAndRevision finds the new ReplicaSet (created when create

@@ -116,29 +116,13 @@ func New(cfg Config) (*Controller, error) {
 		c.prefixes[resource] = layout.ResourcePrefix(r)
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.services = watchcache.New(c.prefixes["services"], decoder[*corev1.Service](res["services"]),
+	c.services = watchcache.New(c.prefixes["services"], controllers.Decoder[*corev1.Service](res["services"]),
 		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
-	c.pods = watchcache.New(c.prefixes["pods"], decoder[*corev1.Pod](res["pods"]),
-		watchcache.Handlers[*corev1.Pod]{Add: func(p *corev1.Pod) { c.podChanged(nil, p) }, Update: c.podChanged, Remove: func(p *corev1.Pod) { c.podChanged(p, nil) }}, onError)
-	c.endpoints = watchcache.New(c.prefixes["endpoints"], decoder[*corev1.Endpoints](res["endpoints"]),
+	c.pods = watchcache.New(c.prefixes["pods"], controllers.Decoder[*corev1.Pod](res["pods"]),
+		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log), onError)
+	c.endpoints = watchcache.New(c.prefixes["endpoints"], controllers.Decoder[*corev1.Endpoints](res["endpoints"]),
 		watchcache.Handlers[*corev1.Endpoints]{Add: func(*corev1.Endpoints) {}, Update: func(_, _ *corev1.Endpoints) {}, Remove: c.endpointsDeleted}, onError)
 	return c, nil
-}
-
-// decoder decodes stored objects of res into T.
-func decoder[T any](res *registry.Resource) func(storage.KeyValue) (T, error) {
-	return func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("stored object is a %T", obj)
-		}
-		return t, nil
-	}
 }
 
 // Run follows storage and syncs Services until ctx ends; once the caches
@@ -148,25 +132,9 @@ func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.prefixes["services"], c.services, c.log)
 	go controllers.Follow(ctx, c.store, c.prefixes["pods"], c.pods, c.log)
 	go controllers.Follow(ctx, c.store, c.prefixes["endpoints"], c.endpoints, c.log)
-	defer c.queue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	c.queueLeftovers()
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Workers: 1, ProcessNext: func(context.Context) bool { c.queueLeftovers(); return false }})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
@@ -206,23 +174,6 @@ func (c *Controller) enqueueService(svc *corev1.Service) { c.queue.Add(svc.Names
 
 func (c *Controller) endpointsDeleted(ep *corev1.Endpoints) {
 	c.queue.Add(ep.Namespace + "/" + ep.Name)
-}
-
-// podChanged queues, after the batch period, the Services whose Endpoints
-// a pod's change (old nil: added; cur nil: deleted) can alter.
-func (c *Controller) podChanged(old, cur *corev1.Pod) {
-	key := endpointsliceutil.GetPodUpdateProjectionKey(old, cur) // a nil *Pod is no pod
-	if key == nil {
-		return
-	}
-	services, err := endpointsliceutil.GetServicesToUpdate(watchcache.ServiceLister{Cache: c.services}, key)
-	if err != nil {
-		c.log.Warn("finding the Services of a pod", "err", err)
-		return
-	}
-	for svc := range services {
-		c.queue.AddAfter(svc, c.batchPeriod)
-	}
 }
 
 // staleTracker remembers, per Endpoints, the resourceVersion this

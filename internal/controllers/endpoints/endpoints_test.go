@@ -1,10 +1,7 @@
 package endpoints
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -14,57 +11,26 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 )
 
 // start runs an in-process API server over memory storage with the
 // controller, and returns an administrator's client.
 func start(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain()})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(User))
+	s := controllertest.Start(t)
+	client, recorder := s.Controller(User, Component)
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder, err := controllers.NewEventRecorder(ctx, api.Loopback(User), Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go c.Run(ctx)
-	admin := controllers.ControllerUser("admin")
-	admin.Groups = append(admin.Groups, "system:masters")
-	adminClient, err := controllers.NewClientset(api.Loopback(admin))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return adminClient
+	go c.Run(s.Ctx)
+	return s.Admin
 }
 
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	t.Fatalf("%s: never happened; last: %s", what, last)
+	controllertest.Eventually(t, 10*time.Second, what, cond)
 }
 
 // runPod creates a pod labelled app=web with a container port named http

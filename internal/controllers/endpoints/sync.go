@@ -8,9 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	endpointslicerec "k8s.io/endpointslice"
 	endpointsliceutil "k8s.io/endpointslice/util"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // staleCacheError: the cached Endpoints is one this controller has
@@ -36,11 +37,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.stale.forget(ns, name)
 		return nil
 	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
+	pods, selects := controllers.SelectedPods(svc, c.pods)
+	if !selects {
 		return nil
 	}
-	selector := labels.Set(svc.Spec.Selector).AsSelectorPreValidated()
-	pods := c.pods.List(ns, func(p *corev1.Pod) bool { return selector.Matches(labels.Set(p.Labels)) })
 	trigger := c.triggerTime.ComputeEndpointLastChangeTriggerTime(ns, svc, pods)
 	subsets := ServiceSubsets(svc, pods)
 

@@ -23,7 +23,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -113,7 +112,9 @@ type Controller struct {
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
-		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level workers: cfg.Workers, batchPeriod: cfg.BatchPeriod,
+		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level
+		workers:     cfg.Workers,
+		batchPeriod: cfg.BatchPeriod,
 		prefixes:    map[string]string{},
 		sliceTrack:  endpointsliceutil.NewEndpointSliceTracker(),
 		triggerTime: endpointsliceutil.NewTriggerTimeTracker(),
@@ -138,11 +139,11 @@ func New(cfg Config) (*Controller, error) {
 		c.prefixes[gvr.Resource] = layout.ResourcePrefix(r)
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.services = watchcache.New(c.prefixes["services"], decoder[*corev1.Service](res["services"]),
+	c.services = watchcache.New(c.prefixes["services"], controllers.Decoder[*corev1.Service](res["services"]),
 		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
-	c.pods = watchcache.New(c.prefixes["pods"], decoder[*corev1.Pod](res["pods"]),
-		watchcache.Handlers[*corev1.Pod]{Add: func(p *corev1.Pod) { c.podChanged(nil, p) }, Update: c.podChanged, Remove: func(p *corev1.Pod) { c.podChanged(p, nil) }}, onError)
-	c.slices = watchcache.New(c.prefixes["endpointslices"], decoder[*discovery.EndpointSlice](res["endpointslices"]),
+	c.pods = watchcache.New(c.prefixes["pods"], controllers.Decoder[*corev1.Pod](res["pods"]),
+		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log), onError)
+	c.slices = watchcache.New(c.prefixes["endpointslices"], controllers.Decoder[*discovery.EndpointSlice](res["endpointslices"]),
 		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}, onError)
 	c.nodes = newNodeCache(res["nodes"], c.log, func() { c.topologyQueue.Add("nodes") })
 	c.reconciler = endpointslicerec.NewReconciler(c.client, c.nodes, maxEndpointsPerSlice, c.sliceTrack, c.topology,
@@ -158,22 +159,6 @@ func serviceRateLimiter() workqueue.TypedRateLimiter[string] {
 		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)})
 }
 
-// decoder decodes stored objects of res into T.
-func decoder[T any](res *registry.Resource) func(storage.KeyValue) (T, error) {
-	return func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("stored object is a %T", obj)
-		}
-		return t, nil
-	}
-}
-
 // Run follows storage and syncs Services until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	for _, f := range []struct {
@@ -182,30 +167,9 @@ func (c *Controller) Run(ctx context.Context) {
 	}{{"services", c.services}, {"pods", c.pods}, {"endpointslices", c.slices}, {"nodes", c.nodes}} {
 		go controllers.Follow(ctx, c.store, c.prefixes[f.resource], f.follower, c.log)
 	}
-	defer c.queue.ShutDown()
-	defer c.topologyQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-	}
-	wg.Go(func() {
-		for c.processTopology() {
-		}
-	})
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.topologyQueue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Queue: c.topologyQueue, Workers: 1, ProcessNext: func(context.Context) bool { return c.processTopology() }})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
@@ -243,8 +207,4 @@ func (c *Controller) processTopology() bool {
 		c.queue.Add(svc)
 	}
 	return true
-}
-
-func (c *Controller) serviceLister() watchcache.ServiceLister {
-	return watchcache.ServiceLister{Cache: c.services}
 }

@@ -7,7 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	endpointsliceutil "k8s.io/endpointslice/util"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 var labelsEverything = labels.Everything()
@@ -30,11 +31,10 @@ func (c *Controller) sync(_ context.Context, key string) error {
 		c.sliceTrack.DeleteService(ns, name)
 		return nil
 	}
-	if svc.Spec.Type == corev1.ServiceTypeExternalName || svc.Spec.Selector == nil {
+	pods, selects := controllers.SelectedPods(svc, c.pods)
+	if !selects {
 		return nil
 	}
-	selector := labels.Set(svc.Spec.Selector).AsSelectorPreValidated()
-	pods := c.pods.List(ns, func(p *corev1.Pod) bool { return selector.Matches(labels.Set(p.Labels)) })
 	slices := c.slices.List(ns, func(s *discovery.EndpointSlice) bool {
 		return s.Labels[discovery.LabelServiceName] == name && s.Labels[discovery.LabelManagedBy] == ManagedBy && s.DeletionTimestamp == nil
 	})
@@ -51,25 +51,6 @@ func (c *Controller) sync(_ context.Context, key string) error {
 }
 
 func (c *Controller) enqueueService(svc *corev1.Service) { c.queue.Add(svc.Namespace + "/" + svc.Name) }
-
-// podChanged queues, after the batch period, the Services whose endpoints
-// a pod's change (old nil: added; cur nil: deleted) can alter: those its
-// labels matched before or match now, if what an endpoint shows of it
-// changed or its labels did.
-func (c *Controller) podChanged(old, cur *corev1.Pod) {
-	key := endpointsliceutil.GetPodUpdateProjectionKey(old, cur) // a nil *Pod is no pod
-	if key == nil {
-		return
-	}
-	services, err := endpointsliceutil.GetServicesToUpdate(c.serviceLister(), key)
-	if err != nil {
-		c.log.Warn("finding the Services of a pod", "err", err)
-		return
-	}
-	for svc := range services {
-		c.queue.AddAfter(svc, c.batchPeriod)
-	}
-}
 
 // sliceAdded queues the Service of a slice this controller manages, unless
 // the slice is one it wrote and has already seen.

@@ -132,20 +132,10 @@ func New(cfg Config) (*Controller, error) {
 		c.workers = defaultWorkers
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.pods = watchcache.New(c.podsPrefix, func(kv storage.KeyValue) (*corev1.Pod, error) {
-		obj, err := layout.Decode(podsRes, kv)
-		if err != nil {
-			return nil, err
-		}
-		return obj.(*corev1.Pod), nil
-	}, watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: func(p *corev1.Pod) { c.podDeleted(p, true) }}, onError)
-	c.jobs = watchcache.New(c.jobsPrefix, func(kv storage.KeyValue) (*batchv1.Job, error) {
-		obj, err := layout.Decode(jobsRes, kv)
-		if err != nil {
-			return nil, err
-		}
-		return obj.(*batchv1.Job), nil
-	}, watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.deleteJob}, onError)
+	c.pods = watchcache.New(c.podsPrefix, controllers.Decoder[*corev1.Pod](podsRes),
+		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: func(p *corev1.Pod) { c.podDeleted(p, true) }}, onError)
+	c.jobs = watchcache.New(c.jobsPrefix, controllers.Decoder[*batchv1.Job](jobsRes),
+		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.deleteJob}, onError)
 	return c, nil
 }
 
@@ -153,30 +143,9 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) Run(ctx context.Context) {
 	go controllers.Follow(ctx, c.store, c.jobsPrefix, c.jobs, c.log)
 	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
-	defer c.queue.ShutDown()
-	defer c.orphanQueue.ShutDown()
-	for _, synced := range []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()} {
-		select {
-		case <-ctx.Done():
-			return
-		case <-synced:
-		}
-	}
-	var wg sync.WaitGroup
-	for range c.workers {
-		wg.Go(func() {
-			for c.processNext(ctx) {
-			}
-		})
-		wg.Go(func() {
-			for c.processNextOrphan(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	c.orphanQueue.ShutDown()
-	wg.Wait()
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()},
+		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
+		controllers.WorkerPool{Queue: c.orphanQueue, Workers: c.workers, ProcessNext: c.processNextOrphan})
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {

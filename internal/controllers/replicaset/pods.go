@@ -2,7 +2,6 @@ package replicaset
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,9 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // Event reasons, as kube-controller-manager's (pkg/controller).
@@ -95,89 +94,12 @@ func (c *Controller) deletePod(ctx context.Context, rs *appsv1.ReplicaSet, name 
 
 // claimPods returns the active pods rs owns, after adopting the orphans
 // its selector matches and releasing the pods it owns that the selector no
-// longer matches (upstream's PodControllerRefManager). Adoption first
-// rechecks, once, that rs is not being deleted, by a read from the server.
+// longer matches (upstream's PodControllerRefManager).
 func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
-	var claimed []*corev1.Pod
-	var errs []error
-	var canAdopt *error
-	for _, pod := range pods {
-		ref := metav1.GetControllerOfNoCopy(pod)
-		matches := selector.Matches(labels.Set(pod.Labels))
-		switch {
-		case ref != nil && ref.UID != rs.UID:
-			continue
-		case ref != nil && matches:
-			claimed = append(claimed, pod)
-		case ref != nil:
-			if rs.DeletionTimestamp != nil {
-				continue
-			}
-			if err := c.releasePod(ctx, rs, pod); err != nil {
-				errs = append(errs, err)
-			}
-		case rs.DeletionTimestamp != nil || !matches || pod.DeletionTimestamp != nil || pod.Namespace != rs.Namespace:
-			continue
-		default:
-			if canAdopt == nil {
-				err := c.recheckNotDeleted(ctx, rs)
-				canAdopt = &err
-			}
-			if *canAdopt != nil {
-				errs = append(errs, fmt.Errorf("can't adopt Pod %v/%v (%v): %v", pod.Namespace, pod.Name, pod.UID, *canAdopt))
-				continue
-			}
-			if err := c.adoptPod(ctx, rs, pod); err != nil {
-				if !apierrors.IsNotFound(err) {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			claimed = append(claimed, pod)
-		}
-	}
-	return claimed, utilerrors.NewAggregate(errs)
-}
-
-// recheckNotDeleted reads rs from the server: adopting is refused when it
-// is gone, replaced or being deleted.
-func (c *Controller) recheckNotDeleted(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	fresh, err := c.kind.get(ctx, c.client, rs.Namespace, rs.Name)
-	if err != nil {
-		return fmt.Errorf("can't recheck DeletionTimestamp: %v", err)
-	}
-	if fresh.UID != rs.UID {
-		return fmt.Errorf("can't recheck DeletionTimestamp: original %v %v/%v is gone: got uid %v, wanted %v", c.kind.gvk.Kind, rs.Namespace, rs.Name, fresh.UID, rs.UID)
-	}
-	if fresh.DeletionTimestamp != nil {
-		return fmt.Errorf("%v/%v has just been deleted at %v", fresh.Namespace, fresh.Name, fresh.DeletionTimestamp)
-	}
-	return nil
-}
-
-// adoptPod makes rs the pod's controller, by a strategic merge patch
-// conditional on the pod's uid.
-func (c *Controller) adoptPod(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []metav1.OwnerReference{c.controllerRef(rs)}, "uid": pod.UID}})
-	if err != nil {
-		return err
-	}
-	_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	return err
-}
-
-// releasePod removes rs's ownerReference from the pod; a pod gone or whose
-// patch is invalid (its uid changed) is let go.
-func (c *Controller) releasePod(ctx context.Context, rs *appsv1.ReplicaSet, pod *corev1.Pod) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []map[string]string{{"$patch": "delete", "uid": string(rs.UID)}}, "uid": pod.UID}})
-	if err != nil {
-		return err
-	}
-	_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
-		return nil
-	}
-	return err
+	m := &controllers.ControllerRefManager[*corev1.Pod]{Owner: rs, OwnerKind: c.kind.gvk, Kind: "Pod", Selector: selector,
+		Get: func(ctx context.Context) (metav1.Object, error) {
+			return c.kind.get(ctx, c.client, rs.Namespace, rs.Name)
+		},
+		Patch: controllers.PatchPods(c.client)}
+	return m.Claim(ctx, pods)
 }

@@ -104,13 +104,7 @@ func New(cfg Config) (*Controller, error) {
 		c.workers = defaultWorkers
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.pods = watchcache.New(c.podsPrefix, func(kv storage.KeyValue) (*corev1.Pod, error) {
-		obj, err := layout.Decode(podsRes, kv)
-		if err != nil {
-			return nil, err
-		}
-		return obj.(*corev1.Pod), nil
-	}, watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}, onError)
+	c.pods = watchcache.New(c.podsPrefix, controllers.Decoder[*corev1.Pod](podsRes), watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}, onError)
 	c.owners = watchcache.New(c.ownersPrefix, func(kv storage.KeyValue) (*appsv1.ReplicaSet, error) {
 		obj, err := layout.Decode(ownersRes, kv)
 		if err != nil {

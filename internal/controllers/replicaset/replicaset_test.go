@@ -2,16 +2,11 @@ package replicaset
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,84 +17,34 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
 )
-
-// denyPods refuses pod creates while it is on, as a policy would.
-type denyPods struct{ on atomic.Bool }
-
-func (d *denyPods) Handles(op admission.Operation) bool { return op == admission.Create }
-
-func (d *denyPods) Validate(_ context.Context, a *admission.Attributes) error {
-	if a.Resource.Resource != "pods" || a.Subresource != "" || !d.on.Load() {
-		return nil
-	}
-	return admission.NewForbidden(a, errors.New("pods are refused"))
-}
 
 // env is an in-process API server over memory storage with one
 // controller of kind running, and an admin client.
 type env struct {
 	t     *testing.T
 	admin kubernetes.Interface
-	deny  *denyPods
+	deny  *controllertest.DenyPods
 }
 
 func start(t *testing.T, kind Kind) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	deny := &denyPods{}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat,
-		Admission: admission.NewChain(admission.NamedPlugin{Name: "DenyPods", Plugin: deny})})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(kind.User))
+	deny := &controllertest.DenyPods{}
+	s := controllertest.Start(t, admission.NamedPlugin{Name: "DenyPods", Plugin: deny})
+	client, recorder := s.Controller(kind.User, kind.Component)
+	c, err := New(Config{Kind: kind, Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder, err := controllers.NewEventRecorder(ctx, api.Loopback(kind.User), kind.Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := New(Config{Kind: kind, Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go c.Run(ctx)
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, admin: admin, deny: deny}
+	go c.Run(s.Ctx)
+	return &env{t: t, admin: s.Admin, deny: deny}
 }
 
-var adminUser = controllers.ControllerUser("admin")
-
-func init() { adminUser.Groups = append(adminUser.Groups, "system:masters") }
-
-// eventually polls cond until it holds, failing after 10s with its last
-// explanation.
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("%s: after 10s %s", what, last)
+	controllertest.Eventually(e.t, 10*time.Second, what, cond)
 }
 
 func (e *env) pods(ns string) []corev1.Pod {
@@ -229,7 +174,7 @@ func TestReplicaSetCreatesAndDeletesPods(t *testing.T) {
 // the pods and removes the condition.
 func TestReplicaSetFailedCreate(t *testing.T) {
 	e := start(t, ReplicaSets)
-	e.deny.on.Store(true)
+	e.deny.On.Store(true)
 	ctx := context.Background()
 	if _, err := e.admin.AppsV1().ReplicaSets("default").Create(ctx, replicaSet("web", 3), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -250,7 +195,7 @@ func TestReplicaSetFailedCreate(t *testing.T) {
 	if n := len(e.pods("default")); n != 0 {
 		t.Errorf("%d pods despite the refusal", n)
 	}
-	e.deny.on.Store(false)
+	e.deny.On.Store(false)
 	e.eventually("3 pods and no ReplicaFailure", func() (bool, string) {
 		st := e.getRS("web").Status
 		return len(e.pods("default")) == 3 && st.Replicas == 3 && len(st.Conditions) == 0, fmt.Sprintf("%+v", st)

@@ -2,15 +2,10 @@ package statefulset
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,87 +16,38 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
 )
-
-// denyPods refuses pod creates while on.
-type denyPods struct{ on atomic.Bool }
-
-func (d *denyPods) Handles(op admission.Operation) bool { return op == admission.Create }
-
-func (d *denyPods) Validate(_ context.Context, a *admission.Attributes) error {
-	if a.Resource.Resource != "pods" || a.Subresource != "" || !d.on.Load() {
-		return nil
-	}
-	return admission.NewForbidden(a, errors.New("pods are refused"))
-}
 
 type env struct {
 	t     *testing.T
 	admin kubernetes.Interface
-	deny  *denyPods
+	deny  *controllertest.DenyPods
 }
 
-var adminUser = controllers.ControllerUser("admin")
-
-func init() { adminUser.Groups = append(adminUser.Groups, "system:masters") }
-
-// start runs an in-process API server (memory storage, no kubelet) and
-// the controller writing through it as statefulset-controller.
+// start runs an in-process API server (memory storage, no kubelet) with
+// namespace "ns" and the controller writing through it as
+// statefulset-controller.
 func start(t *testing.T) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	deny := &denyPods{}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat,
-		Admission: admission.NewChain(admission.NamedPlugin{Name: "DenyPods", Plugin: deny})})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(ctx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(User))
+	deny := &controllertest.DenyPods{}
+	s := controllertest.Start(t, admission.NamedPlugin{Name: "DenyPods", Plugin: deny})
+	client, recorder := s.Controller(User, Component)
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder, err := controllers.NewEventRecorder(ctx, api.Loopback(User), Component, log)
-	if err != nil {
+	go c.Run(s.Ctx)
+	if _, err := s.Admin.CoreV1().Namespaces().Create(s.Ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := New(Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go c.Run(ctx)
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ns := range []string{"ns"} {
-		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return &env{t: t, admin: admin, deny: deny}
+	return &env{t: t, admin: s.Admin, deny: deny}
 }
 
 func (e *env) eventually(what string, cond func() (bool, string)) {
 	e.t.Helper()
-	var last string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var ok bool
-		if ok, last = cond(); ok {
-			return
-		}
-	}
-	e.t.Fatalf("%s: after 10s %s", what, last)
+	controllertest.Eventually(e.t, 10*time.Second, what, cond)
 }
 
 // podNames are the pods of ns as "name:image".
@@ -264,7 +210,7 @@ func TestParallelAndPartition(t *testing.T) {
 // its claim was created first.
 func TestRefusedPodIsFailedCreate(t *testing.T) {
 	e := start(t)
-	e.deny.on.Store(true)
+	e.deny.On.Store(true)
 	e.create(webSet(1))
 	want := []string{
 		"Normal SuccessfulCreate: Create Claim www-web-0 Pod web-0 in StatefulSet web success",
@@ -274,7 +220,7 @@ func TestRefusedPodIsFailedCreate(t *testing.T) {
 		got := e.events()
 		return slices.Equal(got, want), fmt.Sprintf("events %q", got)
 	})
-	e.deny.on.Store(false)
+	e.deny.On.Store(false)
 	e.waitPods("web-0:nginx", false)
 }
 

@@ -3,7 +3,6 @@ package statefulset
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,8 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // listRevisions are the ControllerRevisions of the set's namespace its
@@ -44,16 +44,12 @@ func (c *Controller) adoptOrphanRevisions(ctx context.Context, set *appsv1.State
 	if len(orphans) == 0 {
 		return nil
 	}
-	if err := c.recheckNotDeleted(ctx, set); err != nil {
+	m := refManager(c, set, labels.Everything(), "ControllerRevision", controllers.PatchControllerRevisions(c.client))
+	if err := m.CanAdopt(ctx); err != nil {
 		return fmt.Errorf("can't adopt ControllerRevisions: %v", err)
 	}
 	for _, cr := range orphans {
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			"ownerReferences": []metav1.OwnerReference{*metav1.NewControllerRef(set, controllerKind)}, "uid": cr.UID}})
-		if err != nil {
-			return err
-		}
-		if _, err := c.client.AppsV1().ControllerRevisions(set.Namespace).Patch(ctx, cr.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		if err := m.Adopt(ctx, cr); err != nil {
 			return err
 		}
 	}

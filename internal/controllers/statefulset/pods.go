@@ -2,18 +2,15 @@ package statefulset
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"reflect"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // resolveControllerRef is the set the reference names, if it still exists
@@ -109,76 +106,16 @@ func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, sel
 		ref := metav1.GetControllerOfNoCopy(p)
 		return ref == nil || ref.UID == set.UID
 	})
-	var claimed []*corev1.Pod
-	var errs []error
-	var canAdopt *error
-	for _, pod := range candidates {
-		ref := metav1.GetControllerOfNoCopy(pod)
-		matches := selector.Matches(labels.Set(pod.Labels)) && isMemberOf(set, pod)
-		switch {
-		case ref != nil && matches:
-			claimed = append(claimed, pod)
-		case ref != nil:
-			if set.DeletionTimestamp == nil {
-				if err := c.releasePod(ctx, set, pod); err != nil {
-					errs = append(errs, err)
-				}
-			}
-		case set.DeletionTimestamp != nil || !matches || pod.DeletionTimestamp != nil:
-		default:
-			if canAdopt == nil {
-				err := c.recheckNotDeleted(ctx, set)
-				canAdopt = &err
-			}
-			if *canAdopt != nil {
-				errs = append(errs, fmt.Errorf("can't adopt Pod %v/%v (%v): %v", pod.Namespace, pod.Name, pod.UID, *canAdopt))
-				continue
-			}
-			if err := c.patchPodOwner(ctx, pod, []any{metav1.NewControllerRef(set, controllerKind)}); err != nil {
-				if !apierrors.IsNotFound(err) {
-					errs = append(errs, err)
-				}
-				continue
-			}
-			claimed = append(claimed, pod)
-		}
-	}
-	return claimed, utilerrors.NewAggregate(errs)
+	m := refManager(c, set, selector, "Pod", controllers.PatchPods(c.client))
+	m.Match = func(p *corev1.Pod) bool { return isMemberOf(set, p) }
+	return m.Claim(ctx, candidates)
 }
 
-// recheckNotDeleted reads the set from the server: adopting is refused
-// when it is gone, replaced or being deleted.
-func (c *Controller) recheckNotDeleted(ctx context.Context, set *appsv1.StatefulSet) error {
-	fresh, err := c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("can't recheck DeletionTimestamp: %v", err)
-	}
-	if fresh.UID != set.UID {
-		return fmt.Errorf("can't recheck DeletionTimestamp: original StatefulSet %v/%v is gone: got uid %v, wanted %v", set.Namespace, set.Name, fresh.UID, set.UID)
-	}
-	if fresh.DeletionTimestamp != nil {
-		return fmt.Errorf("%v/%v has just been deleted at %v", fresh.Namespace, fresh.Name, fresh.DeletionTimestamp)
-	}
-	return nil
-}
-
-// releasePod removes the set's reference from the pod; a pod gone or
-// replaced is let go.
-func (c *Controller) releasePod(ctx context.Context, set *appsv1.StatefulSet, pod *corev1.Pod) error {
-	err := c.patchPodOwner(ctx, pod, []any{map[string]string{"$patch": "delete", "uid": string(set.UID)}})
-	if apierrors.IsNotFound(err) || apierrors.IsInvalid(err) {
-		return nil
-	}
-	return err
-}
-
-// patchPodOwner patches the pod's ownerReferences (a strategic merge
-// patch conditional on its uid).
-func (c *Controller) patchPodOwner(ctx context.Context, pod *corev1.Pod, refs []any) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": refs, "uid": pod.UID}})
-	if err != nil {
-		return err
-	}
-	_, err = c.client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	return err
+// refManager adopts and releases objects of kind for the set.
+func refManager[T metav1.Object](c *Controller, set *appsv1.StatefulSet, selector labels.Selector, kind string, patch func(context.Context, T, []byte) error) *controllers.ControllerRefManager[T] {
+	return &controllers.ControllerRefManager[T]{Owner: set, OwnerKind: controllerKind, Kind: kind, Selector: selector,
+		Get: func(ctx context.Context) (metav1.Object, error) {
+			return c.client.AppsV1().StatefulSets(set.Namespace).Get(ctx, set.Name, metav1.GetOptions{})
+		},
+		Patch: patch}
 }

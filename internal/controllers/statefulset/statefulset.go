@@ -109,14 +109,7 @@ func cacheOf[T runtime.Object](cat *registry.Catalogue, gvr string, h watchcache
 		return nil, "", nil, fmt.Errorf("%s are not served", resource)
 	}
 	prefix := layout.ResourcePrefix(res)
-	cache := watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-		return obj.(T), nil
-	}, h, onError)
+	cache := watchcache.New(prefix, controllers.Decoder[T](res), h, onError)
 	return cache, prefix, res, nil
 }
 

@@ -67,13 +67,7 @@ func New(cfg Config) (*Controller, error) {
 	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, prefix: layout.ResourcePrefix(res), now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete"})}
-	c.jobs = watchcache.New(c.prefix, func(kv storage.KeyValue) (*batchv1.Job, error) {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return nil, err
-		}
-		return obj.(*batchv1.Job), nil
-	}, watchcache.Handlers[*batchv1.Job]{Add: c.enqueueIfDue, Update: func(_, cur *batchv1.Job) { c.enqueueIfDue(cur) }, Remove: func(*batchv1.Job) {}},
+	c.jobs = watchcache.New(c.prefix, controllers.Decoder[*batchv1.Job](res), watchcache.Handlers[*batchv1.Job]{Add: c.enqueueIfDue, Update: func(_, cur *batchv1.Job) { c.enqueueIfDue(cur) }, Remove: func(*batchv1.Job) {}},
 		func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
 	return c, nil
 }
