@@ -26,11 +26,12 @@ import (
 // The pod and the budget are written straight to storage, without admission,
 // as upstream's storage calls are.
 //
-// Simplified: no disruption controller maintains budget status here, so a
-// budget's status is whatever was last written to it (a new budget, whose
-// observedGeneration lags its generation, answers 429 "still being
-// processed", as upstream does before the controller catches up); conflicts
-// are retried a bounded number of times without upstream's back-off.
+// The disruption controller (internal/controllers/disruption, when it runs)
+// keeps the budget's status: until it has seen a budget's generation the
+// eviction answers 429 "still being processed", as upstream's; it counts the
+// pods recorded in status.disruptedPods as unhealthy until they are gone.
+// Simplified: conflicts are retried a bounded number of times without
+// upstream's back-off.
 
 const (
 	// maxDisruptedPodSize is upstream's MaxDisruptedPodSize.
@@ -270,16 +271,44 @@ func checkDisruptionAllowed(pdb *policyv1.PodDisruptionBudget) error {
 	case pdb.Status.ObservedGeneration < pdb.Generation:
 		return tooManyRequests(pdb.Name)
 	case pdb.Status.DisruptionsAllowed < 0:
-		return apierrors.NewForbidden(pdbResource, pdb.Name, errors.New("pdb disruptions allowed is negative"))
+		return budgetForbids(pdb.Name, "pdb disruptions allowed is negative", "pdb disruptions allowed is negative")
 	case len(pdb.Status.DisruptedPods) > maxDisruptedPodSize:
-		return apierrors.NewForbidden(pdbResource, pdb.Name, errors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+		return budgetForbids(pdb.Name, "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
+			"too many pending evictions not confirmed by PDB controller")
 	case pdb.Status.DisruptionsAllowed == 0:
 		err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
-			Message: fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)})
+			Message: noDisruptionMessage(pdb)})
 		return err
 	}
 	return nil
+}
+
+// budgetForbids is upstream's Forbidden answer of a budget whose status
+// cannot be trusted, with its cause.
+func budgetForbids(pdbName, reason, cause string) error {
+	err := apierrors.NewForbidden(pdbResource, pdbName, errors.New(reason))
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{Type: policyv1.DisruptionBudgetCause,
+		Message: fmt.Sprintf("The disruption budget %s does not allow evicting pods currently: %s", pdbName, cause)})
+	return err
+}
+
+// noDisruptionMessage says why a budget allows no disruption, as
+// upstream's eviction does: the disruption controller's failure (its
+// SyncFailed condition), too few healthy pods, another reason its
+// DisruptionAllowed condition gives, or none.
+func noDisruptionMessage(pdb *policyv1.PodDisruptionBudget) string {
+	cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	explained := cond != nil && cond.Status == metav1.ConditionFalse && cond.Message != ""
+	switch {
+	case explained && cond.Reason == policyv1.SyncFailedReason:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently because it failed sync: %s", pdb.Name, cond.Message)
+	case pdb.Status.CurrentHealthy <= pdb.Status.DesiredHealthy:
+		return fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy)
+	case explained:
+		return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently (%s): %s", pdb.Name, cond.Reason, cond.Message)
+	}
+	return fmt.Sprintf("The disruption budget %s does not allow evicting pods currently", pdb.Name)
 }
 
 // deleteEvicted is upstream's addConditionAndDeletePod: the pod gets the

@@ -88,7 +88,7 @@ func TestEvictionHonoursBudgets(t *testing.T) {
 	w = ts.do("POST", podsPath+"/b/eviction", "", evictionJSON("policy/v1", "b", ""))
 	st = statusOf(t, w)
 	if st.Code != 429 || st.Details == nil || len(st.Details.Causes) != 1 ||
-		st.Details.Causes[0].Message != "The disruption budget web needs 1 healthy pods and has 2 currently" {
+		st.Details.Causes[0].Message != "The disruption budget web does not allow evicting pods currently" {
 		t.Errorf("eviction with no disruption left = %+v", st)
 	}
 

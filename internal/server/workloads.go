@@ -8,6 +8,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/daemonset"
 	"github.com/admitd/admitd/internal/controllers/deployment"
+	"github.com/admitd/admitd/internal/controllers/disruption"
 	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
 	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
@@ -20,7 +21,7 @@ import (
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
-	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName}
+	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -62,6 +63,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		return err
 	}
 	if err := startEndpointsControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
+	}
+	if err := startDisruptionController(ctx, api, store, cat, sel, log); err != nil {
 		return err
 	}
 	if sel.Enabled(deployment.Name) {
