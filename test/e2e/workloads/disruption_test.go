@@ -1,4 +1,4 @@
-package e2e
+package workloads
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func (s *budgetSession) markUnreadyReady() {
 		if name == "" || ready == "True" {
 			continue
 		}
-		_, _, _ = s.a.kubectl(s.t, "", "-n", s.ns, "patch", "pod", name, "--subresource=status", "--type=merge",
+		_, _, _ = s.a.Kubectl(s.t, "", "-n", s.ns, "patch", "pod", name, "--subresource=status", "--type=merge",
 			"-p", `{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}`)
 	}
 }
@@ -118,17 +118,17 @@ func (s *budgetSession) evict(what, pod string) string {
 func TestDisruptionSessionMatchesKCM(t *testing.T) {
 	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
-	cfg := a.restConfig(t)
+	cfg := a.RestConfig(t)
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &budgetSession{rolloutSession: &rolloutSession{t: t, a: a, ns: "sess"}, http: httpClient}
-	if _, errOut, err := a.kubectl(t, "", "create", "namespace", "sess"); err != nil {
+	if _, errOut, err := a.Kubectl(t, "", "create", "namespace", "sess"); err != nil {
 		t.Fatal(errOut)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if _, _, err := a.kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
+		if _, _, err := a.Kubectl(t, "", "-n", "sess", "get", "serviceaccount", "default"); err == nil {
 			break
 		}
 	}
@@ -156,7 +156,7 @@ func TestDisruptionSessionMatchesKCM(t *testing.T) {
 		t.Fatal(err)
 	}
 	uid := s.run("get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}")
-	a.mustKubectl(t, strings.ReplaceAll(string(owned), "OWNER_UID", uid), "-n", "sess", "apply", "-f", "-")
+	a.MustKubectl(t, strings.ReplaceAll(string(owned), "OWNER_UID", uid), "-n", "sess", "apply", "-f", "-")
 	got = append(got, s.settle("owned by a configmap", true))
 	got = append(got, s.evict("the pod owned by a configmap", "owned"))
 	s.run("run", "lone", "--image=nginx", "--labels=app=lone")
