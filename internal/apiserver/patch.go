@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"encoding/json"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -56,6 +58,7 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 		writeError(w, r, err)
 		return
 	}
+	s.keepRequestPatch(rq, mt, patch)
 	uopts := &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
 		DryRun: opts.DryRun, FieldManager: opts.FieldManager, FieldValidation: opts.FieldValidation}
 	if rq.info.Subresource == "scale" {
@@ -94,4 +97,23 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 		code = http.StatusCreated
 	}
 	s.writeResult(w, r, code, res, out)
+}
+
+// keepRequestPatch records the patch as the request object of the audit
+// event, in JSON (an apply patch's YAML converted), as upstream does; a
+// patch that is not JSON (nor YAML) is left out, and refused later.
+func (s *Server) keepRequestPatch(rq *request, mt string, patch []byte) {
+	if !s.cfg.KeepRequestObjects {
+		return
+	}
+	raw := patch
+	if mt == mediaApplyPatch {
+		var err error
+		if raw, err = yaml.YAMLToJSON(patch); err != nil {
+			return
+		}
+	}
+	if json.Valid(raw) {
+		rq.event.RequestObject = &runtime.Unknown{Raw: raw, ContentType: runtime.ContentTypeJSON}
+	}
 }

@@ -22,7 +22,7 @@ func NewRootCommand() *cobra.Command {
 	root.AddCommand(newServeCommand(), newVersionCommand(), newWebhookCommand())
 	root.AddCommand(newCertsCommand())
 	root.AddCommand(newLintCommand())
-	root.AddCommand(newEvalCommand(), newTestCommand(), newAuditCommand())
+	root.AddCommand(newEvalCommand(), newTestCommand(), newAuditCommand(), newReplayCommand())
 	root.AddCommand(NewExplainCommand("admitd"))
 	return root
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/pkg/admission/trace"
 )
@@ -93,6 +94,11 @@ type Request struct {
 	// Options are the CreateOptions, UpdateOptions or DeleteOptions, as
 	// JSON fields (fieldManager, propagationPolicy, ...).
 	Options map[string]any
+	// Patch, for an UPDATE, is sent as a PATCH of PatchType to the stored
+	// object that Object names (the PATCH admission sees as an UPDATE);
+	// Options are then PatchOptions.
+	Patch     []byte
+	PatchType types.PatchType
 }
 
 // User is a request's identity.

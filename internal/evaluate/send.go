@@ -117,6 +117,14 @@ func do(ctx context.Context, rc dynamic.ResourceInterface, q Request, obj *unstr
 	}
 	switch q.Operation {
 	case Update:
+		if q.Patch != nil {
+			opts := metav1.PatchOptions{}
+			if err := decodeOptions(q.Options, &opts); err != nil {
+				return nil, err
+			}
+			opts.DryRun = dry
+			return rc.Patch(ctx, obj.GetName(), q.PatchType, q.Patch, opts, subs...)
+		}
 		opts := metav1.UpdateOptions{}
 		if err := decodeOptions(q.Options, &opts); err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 )
@@ -115,6 +116,22 @@ func (s *Session) Unload(ctx context.Context, u *unstructured.Unstructured) erro
 	if s.replaced[key(gvr.String(), obj)] {
 		return nil
 	}
+	return s.remove(ctx, gvr, obj)
+}
+
+// Remove deletes the object of u's kind and name without admission, as
+// Unload does, whether or not it was there before Preload: a recorded
+// DELETE that `admitd replay` follows.
+func (s *Session) Remove(ctx context.Context, u *unstructured.Unstructured) error {
+	obj := u.DeepCopy()
+	gvr, err := s.c.target(obj, Request{})
+	if err != nil {
+		return err
+	}
+	return s.remove(ctx, gvr, obj)
+}
+
+func (s *Session) remove(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) error {
 	ri := on(s.preload, gvr, obj)
 	cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -175,4 +192,19 @@ func (s *Session) Close() error {
 
 func key(resource string, u *unstructured.Unstructured) string {
 	return resource + " " + u.GetNamespace() + "/" + u.GetName()
+}
+
+// KindFor is the kind the server serves at resource gvr.
+func (s *Session) KindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, error) {
+	gvk, err := s.c.mapper.KindFor(gvr)
+	if err != nil {
+		return schema.GroupVersionKind{}, fmt.Errorf("the server does not serve %s", gvr)
+	}
+	return gvk, nil
+}
+
+// AwaitCRD waits until the CustomResourceDefinition preloaded as u is
+// established and its kinds are served.
+func (s *Session) AwaitCRD(ctx context.Context, u *unstructured.Unstructured) error {
+	return s.c.awaitCRDs(ctx, []Object{{Unstructured: u, Source: "a preloaded CustomResourceDefinition"}})
 }

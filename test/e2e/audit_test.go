@@ -412,7 +412,7 @@ func TestAuditExitStatus(t *testing.T) {
 		{"no configuration", []string{"--objects", objects}, 2, "a candidate configuration is required"},
 		{"no objects", []string{"-f", policies}, 2, "--objects FILE_OR_DIR or --kubeconfig FILE"},
 		{"both sources", []string{"-f", policies, "--objects", objects, "--kubeconfig", "kc"}, 2, "exclude each other"},
-		{"bad output", []string{"-f", policies, "--objects", objects, "-o", "sarif"}, 2, "--output must be one of"},
+		{"bad output", []string{"-f", policies, "--objects", objects, "-o", "xml"}, 2, "--output must be one of"},
 		{"bad fail-on", []string{"-f", policies, "--objects", objects, "--fail-on", "error"}, 2, "--fail-on must be"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

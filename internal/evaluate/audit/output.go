@@ -9,7 +9,7 @@ import (
 )
 
 // Formats are the output formats of Write.
-var Formats = []string{"text", "json", "policyreport"}
+var Formats = []string{"text", "json", "policyreport", "junit", "sarif"}
 
 // Write writes r in format.
 func Write(w io.Writer, r *Report, format string) error {
@@ -22,6 +22,10 @@ func Write(w io.Writer, r *Report, format string) error {
 		return enc.Encode(r)
 	case "policyreport":
 		return writePolicyReports(w, r)
+	case "junit":
+		return writeJUnit(w, r)
+	case "sarif":
+		return writeSARIF(w, r)
 	}
 	return fmt.Errorf("unknown output format %q", format)
 }
