@@ -53,6 +53,9 @@ type Controller struct {
 
 // level is one priority level's state.
 type level struct {
+	// config is the controller's lock, under which the level's
+	// configuration (limits, series, demand observation) changes.
+	config  *sync.RWMutex
 	pl      *flowcontrolv1.PriorityLevelConfiguration
 	exempt  bool
 	nominal int // nominal concurrency limit (seats)
@@ -85,8 +88,12 @@ type level struct {
 	exemptSeats     int
 }
 
-// exemptSeatsChanged adds delta seats to an exempt level's demand.
+// exemptSeatsChanged adds delta seats to an exempt level's demand. It
+// reads the level's configuration, so it holds the controller's lock for
+// reading: a reconfiguration or borrowing adjustment never runs beside it.
 func (l *level) exemptSeatsChanged(delta int) {
+	l.config.RLock()
+	defer l.config.RUnlock()
 	l.exemptSeatsMu.Lock()
 	defer l.exemptSeatsMu.Unlock()
 	l.exemptSeats += delta
@@ -157,7 +164,7 @@ func (c *Controller) configureLevels(desired map[string]*flowcontrolv1.PriorityL
 			delete(c.quiescing, name)
 		}
 		if l == nil {
-			l = &level{demand: newDemandStats(c.now()), now: c.now, current: -1}
+			l = &level{config: &c.mu, demand: newDemandStats(c.now()), now: c.now, current: -1}
 		}
 		l.pl, l.exempt = pl, pl.Spec.Type == flowcontrolv1.PriorityLevelEnablementExempt
 		shares, lendable, borrowing := levelShares(pl)

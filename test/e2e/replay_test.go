@@ -107,7 +107,7 @@ func driveReplaySteps(t *testing.T, a *admitd) []string {
 	t.Helper()
 	var failed []string
 	for _, s := range replaySteps() {
-		if _, _, err := a.kubectl(t, s.stdin, s.args...); err != nil {
+		if _, _, err := a.Kubectl(t, s.stdin, s.args...); err != nil {
 			failed = append(failed, s.request)
 		}
 	}
@@ -178,7 +178,7 @@ func TestReplayReproducesTheRecordedDecisionsAndNamesWhatAStricterCandidateDenie
 	log := filepath.Join(dir, "audit.log")
 
 	a := startAdmitd(t, filepath.Join(dir, "data"), "--audit-log-path", log, "--audit-policy-file", filepath.Join(dir, "audit-policy.yaml"))
-	a.mustKubectl(t, "", "apply", "-f", config)
+	a.MustKubectl(t, "", "apply", "-f", config)
 	// the server's own writes before (kube-root-ca.crt, its bootstrap) had
 	// no configuration: followed, not compared
 	since := time.Now().UTC().Format(time.RFC3339Nano)
@@ -188,7 +188,7 @@ func TestReplayReproducesTheRecordedDecisionsAndNamesWhatAStricterCandidateDenie
 			t.Fatalf("%s was not refused (failed: %v): the test's configuration is not what it meant", want, recordedFailed)
 		}
 	}
-	a.stop() // the log is complete
+	a.Stop() // the log is complete
 
 	same := runReplay(t, 0, "--audit-log", log, "-f", config, "--since-time", since)
 	if n := len(same.NowDenied) + len(same.NowAllowed) + len(same.Changed) + len(same.Annotations); n != 0 || len(same.NotReplayed) != 0 {
@@ -209,7 +209,7 @@ func TestReplayReproducesTheRecordedDecisionsAndNamesWhatAStricterCandidateDenie
 	checkReplayCIFormats(t, len(stricter.NowDenied), "--audit-log", log, "-f", config, "-f", strict, "--since-time", since)
 
 	b := startAdmitd(t, filepath.Join(dir, "data-stricter"))
-	b.mustKubectl(t, "", "apply", "-f", config, "-f", strict)
+	b.MustKubectl(t, "", "apply", "-f", config, "-f", strict)
 	var nowRefused []string
 	for _, s := range driveReplaySteps(t, b) {
 		if !slices.Contains(recordedFailed, s) {
