@@ -35,6 +35,9 @@ func newServeCommand() *cobra.Command {
 			if err := checkServingFlags(o.Serving); err != nil {
 				return err
 			}
+			if err := o.CSRSigning.Validate(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := server.Start(context.Background(), o)
@@ -93,5 +96,7 @@ func newServeCommand() *cobra.Command {
 	addServingFlags(f, &o.Serving)
 	addAggregationFlags(f, &o.Aggregation)
 	addSimulatedNodeFlags(f, &o.SimulatedNodes)
+	addPodGCFlags(f, &o.PodGC)
+	addCSRSigningFlags(f, &o.CSRSigning)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // certificatesKinds are the kinds of certificates.k8s.io/v1 as
@@ -56,6 +57,7 @@ func csrStrategy() Strategy {
 			obj.(*certificatesv1.CertificateSigningRequest).Status = certificatesv1.CertificateSigningRequestStatus{
 				Conditions: []certificatesv1.CertificateSigningRequestCondition{}}
 		},
+		Validate: validateCSRExpiration,
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 			csr.Spec, csr.Status = oldCSR.Spec, oldCSR.Status
@@ -76,6 +78,17 @@ func csrStrategy() Strategy {
 			}
 		},
 	}
+}
+
+// validateCSRExpiration refuses a requested duration under 10 minutes, as
+// upstream's validation. (The rest of upstream's CSR validation, of the
+// request, usages, signer name and conditions, is not done yet.)
+func validateCSRExpiration(obj runtime.Object) field.ErrorList {
+	csr := obj.(*certificatesv1.CertificateSigningRequest)
+	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)")}
+	}
+	return nil
 }
 
 // preserveConditions puts old's conditions of type typ back in place of

@@ -11,6 +11,7 @@ import (
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -93,7 +94,7 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 		list = []string{"*"}
 	}
 	if o.CopiedObjects {
-		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName)
+		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name)
 	}
 	return controllers.ParseControllers(list)
 }
@@ -133,6 +134,9 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	}
 	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the workload controllers: %w", err)
+	}
+	if err := startPodGCAndCSRSigning(ctx, p, s.store, o, sel); err != nil {
+		return err
 	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
 		if err := startQuotaController(ctx, p, s.store, o); err != nil {

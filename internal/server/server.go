@@ -138,6 +138,10 @@ type Options struct {
 	ServiceAccounts ServiceAccountOptions
 	// Quota configures the resource quota controller (see quota.go).
 	Quota QuotaOptions
+	// PodGC and CSRSigning configure the pod garbage collector and the
+	// CSR signer (workloads_podgc.go, workloads_csrsigning.go).
+	PodGC      PodGCOptions
+	CSRSigning CSRSigningOptions
 	// Controllers is kube-controller-manager's --controllers: which of its
 	// controllers run ("*" those on by default, "foo" foo, "-foo" not foo;
 	// its names and aliases, see controllers.ParseControllers). Nil means

@@ -6,10 +6,14 @@ import (
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/csrapproving"
+	"github.com/admitd/admitd/internal/controllers/csrcleaner"
+	"github.com/admitd/admitd/internal/controllers/csrsigning"
 	"github.com/admitd/admitd/internal/controllers/daemonset"
 	"github.com/admitd/admitd/internal/controllers/deployment"
 	"github.com/admitd/admitd/internal/controllers/disruption"
 	"github.com/admitd/admitd/internal/controllers/job"
+	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
 	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
 	"github.com/admitd/admitd/internal/registry"
@@ -21,7 +25,8 @@ import (
 var workloadControllers = []string{controllers.ReplicaSetControllerName, controllers.ReplicationControllerControllerName,
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
-	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name}
+	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
+	csrcleaner.Name, csrapproving.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
