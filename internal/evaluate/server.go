@@ -63,13 +63,19 @@ type ServerConfig struct {
 // ConfigMap creates would be called with it) and the workload controllers
 // (a ReplicaSet or Deployment among the objects given would have its
 // pods created through admission while the request is evaluated, a
-// Service its EndpointSlices and Endpoints).
+// Service its EndpointSlices and Endpoints), nor those that would rewrite
+// or remove the objects given while they are evaluated (finished Jobs,
+// budgets' status, pods a GC would collect, certificate requests signed,
+// approved or cleaned up).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
 	"-" + controllers.StatefulSetControllerName,
 	"-" + controllers.CronJobControllerName,
-	"-" + controllers.EndpointSliceControllerName, "-" + controllers.EndpointsControllerName}
+	"-" + controllers.EndpointSliceControllerName, "-" + controllers.EndpointsControllerName,
+	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
+	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
+	"-certificatesigningrequest-approving-controller"}
 
 // instance is a running in-process server and an administrator's
 // connection to it.

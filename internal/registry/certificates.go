@@ -1,6 +1,11 @@
 package registry
 
 import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"slices"
+
 	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -57,7 +62,7 @@ func csrStrategy() Strategy {
 			obj.(*certificatesv1.CertificateSigningRequest).Status = certificatesv1.CertificateSigningRequestStatus{
 				Conditions: []certificatesv1.CertificateSigningRequestCondition{}}
 		},
-		Validate: validateCSRExpiration,
+		Validate: validateCSRCreate,
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 			csr.Spec, csr.Status = oldCSR.Spec, oldCSR.Status
@@ -80,15 +85,72 @@ func csrStrategy() Strategy {
 	}
 }
 
-// validateCSRExpiration refuses a requested duration under 10 minutes, as
-// upstream's validation. (The rest of upstream's CSR validation, of the
-// request, usages, signer name and conditions, is not done yet.)
-func validateCSRExpiration(obj runtime.Object) field.ErrorList {
+// validateCSRCreate checks a new request as upstream's create validation
+// for certificates.k8s.io/v1: a PEM CERTIFICATE REQUEST whose signature
+// holds, usages given, known and not repeated, a signer name of the form
+// domain/path (never the legacy signer, which no longer serves v1), and
+// at least 10 minutes asked for. Conditions and certificate are empty on
+// create (PrepareForCreate).
+func validateCSRCreate(obj runtime.Object) field.ErrorList {
 	csr := obj.(*certificatesv1.CertificateSigningRequest)
-	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
-		return field.ErrorList{field.Invalid(field.NewPath("spec", "expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)")}
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if err := checkCSRRequest(csr.Spec.Request); err != nil {
+		errs = append(errs, field.Invalid(spec.Child("request"), csr.Spec.Request, err.Error()))
 	}
-	return nil
+	errs = append(errs, validateCSRUsages(spec.Child("usages"), csr.Spec.Usages)...)
+	if csr.Spec.SignerName == legacyUnknownSigner {
+		errs = append(errs, field.Invalid(spec.Child("signerName"), csr.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
+	} else {
+		errs = append(errs, validateSignerName(spec.Child("signerName"), csr.Spec.SignerName)...)
+	}
+	if s := csr.Spec.ExpirationSeconds; s != nil && *s < 600 {
+		errs = append(errs, field.Invalid(spec.Child("expirationSeconds"), *s, "may not specify a duration less than 600 seconds (10 minutes)"))
+	}
+	return errs
+}
+
+const legacyUnknownSigner = "kubernetes.io/legacy-unknown"
+
+// checkCSRRequest parses a PEM-encoded PKCS#10 request and checks its
+// signature.
+func checkCSRRequest(request []byte) error {
+	block, _ := pem.Decode(request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return errors.New("PEM block type must be CERTIFICATE REQUEST")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return err
+	}
+	return req.CheckSignature()
+}
+
+// knownKeyUsages are the key usages a request may ask for.
+var knownKeyUsages = []string{"any", "cert sign", "client auth", "code signing", "content commitment", "crl sign",
+	"data encipherment", "decipher only", "digital signature", "email protection", "encipher only", "ipsec end system",
+	"ipsec tunnel", "ipsec user", "key agreement", "key encipherment", "microsoft sgc", "netscape sgc", "ocsp signing",
+	"s/mime", "server auth", "signing", "timestamping"}
+
+// validateCSRUsages: at least one usage, each known, none twice.
+func validateCSRUsages(p *field.Path, usages []certificatesv1.KeyUsage) field.ErrorList {
+	var errs field.ErrorList
+	if len(usages) == 0 {
+		errs = append(errs, field.Required(p, ""))
+	}
+	seen := make(map[certificatesv1.KeyUsage]bool, len(usages))
+	for i, u := range usages {
+		if !slices.Contains(knownKeyUsages, string(u)) {
+			errs = append(errs, field.NotSupported(p.Index(i), u, knownKeyUsages))
+		}
+	}
+	for i, u := range usages {
+		if seen[u] {
+			errs = append(errs, field.Duplicate(p.Index(i), u))
+		}
+		seen[u] = true
+	}
+	return errs
 }
 
 // preserveConditions puts old's conditions of type typ back in place of

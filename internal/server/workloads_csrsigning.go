@@ -67,7 +67,7 @@ func (o CSRSigningOptions) signerCAs(pkiDir string, log *slog.Logger) (map[strin
 			return nil, err
 		}
 		return map[string]csrsigning.CA{csrsigning.KubeletServing: ca, csrsigning.KubeAPIServerClientKubelet: ca,
-			csrsigning.KubeAPIServerClient: ca, csrsigning.LegacyUnknown: ca}, nil
+			csrsigning.KubeAPIServerClient: ca}, nil
 	case !clusterComplete && !specific:
 		log.Info("Skipping CSR signer controller because no csr cert/key was specified")
 		return nil, nil

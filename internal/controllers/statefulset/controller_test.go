@@ -161,6 +161,7 @@ func TestOrderedReady(t *testing.T) {
 	e.markReady()
 	e.waitPods("web-0:nginx web-1:nginx", false)
 	e.waitPods("web-0:nginx web-1:nginx web-2:nginx", true)
+	e.waitReady(3) // markReady's status write may have lost a conflict with the controller's pod update
 	e.eventually("status", func() (bool, string) {
 		set, _ := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
 		s := set.Status
@@ -262,6 +263,7 @@ func TestMaxUnavailableRollingUpdate(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	e.waitPods("web-0:nginx web-1:nginx:1.27", false)
 	e.waitPods("web-0:nginx:1.27 web-1:nginx:1.27 web-2:nginx:1.27", true)
+	e.waitReady(3)
 	e.eventually("status", func() (bool, string) {
 		set, _ := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
 		s := set.Status

@@ -89,6 +89,9 @@ func (r *Report) compare(ref RequestRef, verb string, before, after outcome, res
 		r.NowAllowed = append(r.NowAllowed, d)
 	case before.Allowed && verb != "delete" && before.object != nil && after.object != nil:
 		patch := objectPatch(before.object, after.object)
+		if trace.Sensitive(ref.APIGroup, ref.Resource, ref.Subresource) {
+			patch = redactedValues(patch)
+		}
 		if patch == nil {
 			r.annotationsOrSame(d, before, after)
 			return
@@ -159,6 +162,27 @@ func objectPatch(before, after map[string]any) json.RawMessage {
 		return nil
 	}
 	return p
+}
+
+// redactedValues is patch with every value replaced by trace.Redacted:
+// the report of a Secret's change says where it changed, never what it
+// holds (reports go to CI artefacts, read by more people than the log).
+func redactedValues(patch json.RawMessage) json.RawMessage {
+	if patch == nil {
+		return nil
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		out, _ := json.Marshal(trace.Redacted)
+		return out
+	}
+	for _, op := range ops {
+		if _, ok := op["value"]; ok {
+			op["value"] = trace.Redacted
+		}
+	}
+	out, _ := json.Marshal(ops)
+	return out
 }
 
 func comparable(obj map[string]any) map[string]any {

@@ -58,3 +58,23 @@ func TestObjectPatchLeavesOutWhatTheServerSets(t *testing.T) {
 		t.Errorf("a label changed: patch %s", p)
 	}
 }
+
+// A Secret's change is reported where it happened, never with its values.
+func TestChangedSecretIsRedacted(t *testing.T) {
+	secret := func(v string) outcome {
+		return outcome{Decision: Decision{Allowed: true}, object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": "s"}, "data": map[string]any{"password": v}}}
+	}
+	for _, tc := range []struct {
+		resource, want string
+	}{
+		{"secrets", `[{"op":"replace","path":"/data/password","value":"REDACTED"}]`},
+		{"configmaps", `[{"op":"replace","path":"/data/password","value":"aHVudGVyMg=="}]`},
+	} {
+		var r Report
+		r.compare(RequestRef{Verb: "update", Resource: tc.resource, Name: "s"}, "update", secret("c2VjcmV0"), secret("aHVudGVyMg=="), nil, "")
+		if len(r.Changed) != 1 || string(r.Changed[0].Patch) != tc.want {
+			t.Errorf("%s: changed %+v, want one with patch %s", tc.resource, r.Changed, tc.want)
+		}
+	}
+}
