@@ -236,15 +236,16 @@ func budgetStatus(pdb *policyv1.PodDisruptionBudget) policyv1.PodDisruptionBudge
 		s.DisruptedPods = nil
 	}
 	for i, c := range s.Conditions {
-		s.Conditions[i].Message = anyPod.ReplaceAllString(c.Message, `found no controllers for pod "<a pod>"`)
+		s.Conditions[i].Message = anyPod.ReplaceAllString(c.Message, `<a pod's controller error>`)
 	}
 	return s
 }
 
-// anyPod is the pod a "found no controllers" message names: the first of
-// the budget's pods whose controller is not found, in the order of the
-// controller's cache, which is a map's on both sides.
-var anyPod = regexp.MustCompile(`found no controllers for pod "[^"]*"`)
+// anyPod is the error of the first of the budget's pods whose controller
+// cannot give a scale (none found, or a kind without the scale
+// subresource), in the order of the controller's cache, which is a map's
+// on both sides: which pod, and so which of the two errors, varies.
+var anyPod = regexp.MustCompile(`found no controllers for pod "[^"]*"|\S+ does not implement the scale subresource`)
 
 func synced(pdb *policyv1.PodDisruptionBudget) bool {
 	return apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition) != nil
