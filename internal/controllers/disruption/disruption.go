@@ -43,7 +43,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -161,26 +160,13 @@ func New(cfg Config) (*Controller, error) {
 // handlers (missing ones do nothing), and registers it to follow storage
 // when the controller runs.
 func follow[T any](c *Controller, gvr schema.GroupVersionResource, h watchcache.Handlers[T]) (*watchcache.Cache[T], error) {
-	res, ok := c.cat.Lookup(gvr)
-	if !ok {
-		return nil, fmt.Errorf("%s are not served", gvr.Resource)
-	}
 	if h.Add == nil {
 		h = watchcache.Handlers[T]{Add: func(T) {}, Update: func(T, T) {}, Remove: func(T) {}}
 	}
-	prefix := layout.ResourcePrefix(res)
-	cache := watchcache.New(prefix, func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return t, nil
-	}, h, func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	cache, prefix, err := controllers.NewCache(c.cat, gvr, h, func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	if err != nil {
+		return nil, err
+	}
 	c.follows = append(c.follows, func(ctx context.Context) { controllers.Follow(ctx, c.store, prefix, cache, c.log) })
 	c.synced = append(c.synced, cache.Synced())
 	return cache, nil

@@ -18,19 +18,16 @@ package podgc
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -94,38 +91,13 @@ func New(cfg Config) (*Controller, error) {
 	}
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
 	var err error
-	if c.pods, c.prefixes[0], err = newCache[*corev1.Pod](cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"), onError); err != nil {
+	if c.pods, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"), noHandlers[*corev1.Pod](), onError); err != nil {
 		return nil, err
 	}
-	if c.nodes, c.prefixes[1], err = newCache[*corev1.Node](cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"), onError); err != nil {
+	if c.nodes, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"), noHandlers[*corev1.Node](), onError); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// newCache is the cache of the objects of gvr, decoded as T, without
-// handlers (the collector reads the caches at each pass), and its key
-// prefix.
-func newCache[T any](cat *registry.Catalogue, gvr schema.GroupVersionResource, onError func(string, error)) (*watchcache.Cache[T], string, error) {
-	res, ok := cat.Lookup(gvr)
-	if !ok {
-		return nil, "", fmt.Errorf("%s are not served", gvr.Resource)
-	}
-	prefix := layout.ResourcePrefix(res)
-	decode := func(kv storage.KeyValue) (T, error) {
-		var zero T
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return zero, err
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return t, nil
-	}
-	h := watchcache.Handlers[T]{Add: func(T) {}, Update: func(T, T) {}, Remove: func(T) {}}
-	return watchcache.New(prefix, decode, h, onError), prefix, nil
 }
 
 // Run follows storage and collects pods every check period until ctx
@@ -149,4 +121,10 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-time.After(c.period): // after the pass, as upstream's wait.Until
 		}
 	}
+}
+
+// noHandlers: the collector reads its caches at each pass, nothing reacts
+// to a change.
+func noHandlers[T any]() watchcache.Handlers[T] {
+	return watchcache.Handlers[T]{Add: func(T) {}, Update: func(T, T) {}, Remove: func(T) {}}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +82,27 @@ func LineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// RecordOrCompare writes got to file when recording a session on the real
+// kube-apiserver and kube-controller-manager, and otherwise fails the test
+// when got differs from that recording.
+func RecordOrCompare(t *testing.T, record bool, file, got string) {
+	t.Helper()
+	if record {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("session differs from kube-controller-manager's (%s):\n%s\n--- got\n%s", file, LineDiff(string(want), got), got)
+	}
 }

@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -193,20 +195,5 @@ func TestCronJobSessionMatchesKCM(t *testing.T) {
 	got = append(got, s.state("history limit 0, suspended"))
 
 	const golden = "testdata/cronjob/kcm-1.37.2.txt"
-	if recordTo != "" {
-		if err := os.MkdirAll("testdata/cronjob", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(strings.Join(got, "")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if g := strings.Join(got, ""); g != string(want) {
-		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", g, want)
-	}
+	harness.RecordOrCompare(t, recordTo != "", golden, strings.Join(got, ""))
 }

@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -143,7 +145,7 @@ func TestCSRSigningSessionMatchesKCM(t *testing.T) {
 	for _, r := range []*csrRequest{requests[0], requests[3]} {
 		got = append(got, "## auth whoami as "+r.name+"\n"+credentialIDHex.ReplaceAllString(whoamiWith(t, a, r), "X509SHA256=<hash>"))
 	}
-	recordOrCompareOn(t, recordTo != "", csrSessionFile, strings.Join(got, ""))
+	harness.RecordOrCompare(t, recordTo != "", csrSessionFile, strings.Join(got, ""))
 }
 
 // waitCSRDone waits until the CSR has a certificate or a Failed

@@ -1,6 +1,8 @@
 package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"strings"
 	"testing"
 )
@@ -31,5 +33,5 @@ func TestDaemonSetRefusalsMatchKCM(t *testing.T) {
 		s.run("patch", p, "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Failed"}}`)
 	}
 	got = append(got, s.settle("node-0's pod failed"), s.events())
-	recordOrCompare(t, daemonSetRefusalsFile, strings.Join(got, ""))
+	harness.RecordOrCompare(t, *recordDaemonSetOn != "", daemonSetRefusalsFile, strings.Join(got, ""))
 }

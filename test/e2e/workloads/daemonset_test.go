@@ -1,10 +1,11 @@
 package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -252,7 +253,7 @@ func TestDaemonSetSessionMatchesKCM(t *testing.T) {
 	}
 	step("on delete, node-0's pod deleted")
 	got = append(got, s.run("rollout", "history", "ds/agent"), s.events())
-	recordOrCompare(t, daemonSetSessionFile, strings.Join(got, ""))
+	harness.RecordOrCompare(t, *recordDaemonSetOn != "", daemonSetSessionFile, strings.Join(got, ""))
 }
 
 // startDaemonSetSession starts admitd with 3 simulated nodes, or (when
@@ -298,24 +299,5 @@ func (s *daemonSetSession) createNamespace(ns string, labels map[string]string) 
 		if _, _, err := s.a.Kubectl(s.t, "", "-n", ns, "get", "serviceaccount", "default"); err == nil {
 			break
 		}
-	}
-}
-
-// recordOrCompare writes the session to file when recording, and
-// otherwise compares it with the recording.
-func recordOrCompare(t *testing.T, file, got string) {
-	t.Helper()
-	if *recordDaemonSetOn != "" {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", got, want)
 	}
 }

@@ -383,18 +383,6 @@ func TestJobSessionMatchesKCM(t *testing.T) {
 	} else {
 		s.a = startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
 	}
-	got := s.run()
-	if s.record {
-		if err := os.WriteFile(jobTranscript, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(jobTranscript)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("Jobs differ from kube-controller-manager's:\n%s\n--- got\n%s", harness.LineDiff(string(want), got), got)
-	}
+	harness.RecordOrCompare(t, s.record, jobTranscript, s.run())
+
 }

@@ -1,9 +1,10 @@
 package workloads
 
 import (
+	"github.com/admitd/admitd/test/e2e/harness"
+
 	"context"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestPodGCSessionMatchesKCM(t *testing.T) {
 		s.release(name)
 	}
 	got = append(got, s.terminatedOverThreshold()...)
-	recordOrCompareOn(t, s.record, podGCSessionFile, strings.Join(got, ""))
+	harness.RecordOrCompare(t, s.record, podGCSessionFile, strings.Join(got, ""))
 }
 
 // sortManagers sorts the "managed by" lines of a pod's description: the
@@ -229,26 +230,4 @@ func (s *podGCSession) release(name string) {
 		_, err := s.c.CoreV1().Pods(s.ns).Get(context.Background(), name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-}
-
-// recordOrCompareOn writes got to file when recording, and otherwise
-// compares it with the recording.
-func recordOrCompareOn(t *testing.T, record bool, file, got string) {
-	t.Helper()
-	if record {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("session differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", got, want)
-	}
 }
