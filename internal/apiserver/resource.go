@@ -19,6 +19,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, errNotFoundPath())
 		return
 	}
+	if res.Deprecation != "" {
+		addWarnings(rq, []string{res.Deprecation})
+	}
 	if !res.Namespaced && info.Namespace != "" && !(res.Group == "" && res.Resource == "namespaces") {
 		writeError(w, r, errNotFoundPath())
 		return

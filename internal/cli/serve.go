@@ -79,6 +79,7 @@ func newServeCommand() *cobra.Command {
 	f.StringSliceVar(&o.AdmissionControl, "admission-control", nil, "deprecated: exactly the admission plugins to run (mutually exclusive with --enable-admission-plugins and --disable-admission-plugins)")
 	f.BoolVar(&o.AllowPrivileged, "allow-privileged", false, "if true, allow privileged containers (kube-apiserver's default: false)")
 	f.StringVar(&o.FeatureGates, "feature-gates", "", "feature gates as kube-apiserver 1.37 knows them: A=true,B=false,...")
+	addRuntimeConfigFlag(f, &o.RuntimeConfig)
 	f.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", "", "AdmissionConfiguration (apiserver.config.k8s.io/v1) with per-plugin configuration")
 	o.DefaultNotReadyTolerationSeconds = f.Int64("default-not-ready-toleration-seconds", 300, "Indicates the tolerationSeconds of the toleration for notReady:NoExecute that is added by default to every pod that does not already have such a toleration.")
 	o.DefaultUnreachableTolerationSeconds = f.Int64("default-unreachable-toleration-seconds", 300, "Indicates the tolerationSeconds of the toleration for unreachable:NoExecute that is added by default to every pod that does not already have such a toleration.")

@@ -72,11 +72,16 @@ type snapshot struct {
 	cohabitants map[schema.GroupResource][]schema.GroupResource
 }
 
-// NewCatalogue returns a catalogue of the built-in resources.
-func NewCatalogue() *Catalogue {
+// NewCatalogue returns a catalogue of the built-in resources kube-apiserver
+// 1.37 serves by default.
+func NewCatalogue() *Catalogue { return NewCatalogueOf(DefaultAPIEnablement()) }
+
+// NewCatalogueOf returns a catalogue of the built-in resources e serves
+// (--runtime-config).
+func NewCatalogueOf(e *APIEnablement) *Catalogue {
 	c := &Catalogue{}
 	for _, d := range builtinDescriptors() {
-		c.builtin = append(c.builtin, d.build()...)
+		c.builtin = append(c.builtin, d.build(e)...)
 	}
 	for _, r := range c.builtin {
 		r.policy = &c.policy

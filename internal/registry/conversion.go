@@ -14,7 +14,7 @@ import (
 var storageVersions = sync.OnceValue(func() map[schema.GroupKind]schema.GroupVersion {
 	out := map[schema.GroupKind]schema.GroupVersion{}
 	for _, d := range builtinDescriptors() {
-		if len(d.alsoServed) > 0 || d.storedAs != "" {
+		if len(d.alsoServed) > 0 || len(optionalVersions[d.groupVersion().WithKind(d.kind)]) > 0 || d.storedAs != "" {
 			out[d.groupKind()] = d.storedGroupVersion()
 		}
 	}

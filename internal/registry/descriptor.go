@@ -92,11 +92,19 @@ var groupOrder = []string{
 }
 
 // build returns the catalogue entries the rest of admitd consumes, one per
-// served version.
-func (d descriptor) build() []*Resource {
-	out := []*Resource{d.buildVersion(d.groupVersion())}
-	for _, v := range d.alsoServed {
-		out = append(out, d.buildVersion(schema.GroupVersion{Group: d.groupVersion().Group, Version: v}))
+// version e serves.
+func (d descriptor) build(e *APIEnablement) []*Resource {
+	var out []*Resource
+	group := d.groupVersion().Group
+	for _, v := range append([]string{d.groupVersion().Version}, d.alsoServed...) {
+		if gv := (schema.GroupVersion{Group: group, Version: v}); e.ResourceEnabled(gv.WithResource(d.resource)) {
+			out = append(out, d.buildVersion(gv))
+		}
+	}
+	for _, v := range optionalVersions[d.groupVersion().WithKind(d.kind)] {
+		if gv := (schema.GroupVersion{Group: group, Version: v}); e.ResourceEnabled(gv.WithResource(d.resource)) {
+			out = append(out, d.buildOptional(gv))
+		}
 	}
 	return out
 }

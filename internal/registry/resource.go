@@ -197,6 +197,9 @@ type Resource struct {
 	// DefaultGCPolicy is what a delete that names no propagation policy
 	// does to the object's dependents.
 	DefaultGCPolicy GCPolicy
+	// Deprecation is the warning every request of a deprecated version
+	// gets ("... is deprecated in v1.37+, ..."); empty for the others.
+	Deprecation string
 }
 
 // GroupVersionKind returns the kind of the resource's objects.

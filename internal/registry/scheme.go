@@ -35,6 +35,7 @@ func newScheme() *runtime.Scheme {
 		&metav1.UpdateOptions{}, &metav1.PatchOptions{}, &metav1.Status{})
 	addHPAConversions(s)
 	addEventConversions(s)
+	addOptionalConversions(s)
 	return s
 }
 

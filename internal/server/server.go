@@ -101,6 +101,10 @@ type Options struct {
 	// FeatureGates is --feature-gates ("A=true,B=false"); gates not named
 	// keep kube-apiserver 1.37's defaults.
 	FeatureGates string
+	// RuntimeConfig are --runtime-config's pairs (registry.ParseRuntimeConfigMap):
+	// which built-in group versions and resources are served beyond or
+	// instead of kube-apiserver 1.37's defaults.
+	RuntimeConfig map[string]string
 	// AdmissionControlConfigFile is an apiserver.config.k8s.io/v1
 	// AdmissionConfiguration with per-plugin configuration.
 	AdmissionControlConfigFile string
@@ -339,7 +343,12 @@ type apiParts struct {
 // service-account tokens, /metrics; then bootstraps storage and loads the
 // admission configuration.
 func newAPI(ctx context.Context, o Options, store storage.Store, probe storageProbe, bundle pki.Bundle) (*apiParts, error) {
-	cat := registry.NewCatalogue()
+	apis, err := registry.NewAPIEnablement(o.RuntimeConfig,
+		registry.RuntimeConfigOptions{PriorityAndFairness: !o.Serving.DisablePriorityAndFairness})
+	if err != nil {
+		return nil, err
+	}
+	cat := registry.NewCatalogueOf(apis)
 	cat.SetAllowPrivileged(o.AllowPrivileged)
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
