@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/conversion"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -32,7 +33,17 @@ var optionalVersions = map[schema.GroupVersionKind][]string{
 // optionalDefaults are the defaults of an optional version that its
 // stored version lacks, applied before the stored version's: upstream
 // defaults an object in the version it was sent in.
-var optionalDefaults = map[schema.GroupVersionKind]func(runtime.Object){}
+var optionalDefaults = map[schema.GroupVersionKind]func(runtime.Object){
+	// v1alpha1's ParamRef defaults parameterNotFoundAction to Deny; v1
+	// requires it.
+	admissionregistrationv1alpha1.SchemeGroupVersion.WithKind("MutatingAdmissionPolicyBinding"): func(obj runtime.Object) {
+		if b, ok := obj.(*admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding); ok && b.Spec.ParamRef != nil &&
+			b.Spec.ParamRef.ParameterNotFoundAction == nil {
+			deny := admissionregistrationv1alpha1.DenyAction
+			b.Spec.ParamRef.ParameterNotFoundAction = &deny
+		}
+	},
+}
 
 // addOptionalConversions registers the field-by-field conversions between
 // each optional version and its stored version.

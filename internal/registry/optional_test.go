@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -149,5 +150,28 @@ func TestOptionalVersionStrategy(t *testing.T) {
 	v1, ok := stored.(*admissionregistrationv1.MutatingAdmissionPolicy)
 	if !ok || v1.Spec.Mutations[0].ApplyConfiguration.Expression != "Object{}" || v1.APIVersion != "admissionregistration.k8s.io/v1" {
 		t.Errorf("ToStorageVersion = %#v, want the v1 policy", stored)
+	}
+}
+
+// TestAlphaBindingParamRefDefault: a v1alpha1 binding's paramRef without
+// parameterNotFoundAction gets Deny, as upstream's v1alpha1 defaults give
+// it (v1 requires the field).
+func TestAlphaBindingParamRefDefault(t *testing.T) {
+	cat := NewCatalogueOf(enablementOf(t, "api/alpha=true"))
+	res, ok := cat.Lookup(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Resource: "mutatingadmissionpolicybindings"})
+	if !ok {
+		t.Fatal("v1alpha1 bindings not served under api/alpha=true")
+	}
+	b := &admissionregistrationv1alpha1.MutatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "b"},
+		Spec: admissionregistrationv1alpha1.MutatingAdmissionPolicyBindingSpec{PolicyName: "p",
+			ParamRef: &admissionregistrationv1alpha1.ParamRef{Name: "x"}},
+	}
+	res.Strategy.Default(b)
+	if a := b.Spec.ParamRef.ParameterNotFoundAction; a == nil || *a != admissionregistrationv1alpha1.DenyAction {
+		t.Errorf("parameterNotFoundAction = %v, want Deny", a)
+	}
+	if errs := res.Strategy.Validate(b); len(errs) != 0 {
+		t.Errorf("Validate(defaulted v1alpha1 binding) = %v, want none", errs)
 	}
 }
