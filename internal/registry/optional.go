@@ -23,11 +23,14 @@ import (
 // Not here, though upstream serves them when asked: LeaseCandidate
 // (coordination.k8s.io/v1beta1, v1alpha2) and StorageVersion
 // (internal.apiserver.k8s.io/v1alpha1), which admitd does not serve at
-// all, and resource.k8s.io's v1beta1, v1beta2 and v1alpha3, whose types
-// differ from v1's.
+// all; resource.k8s.io's v1beta1, v1beta2 and v1alpha3, and
+// certificates.k8s.io/v1beta1 PodCertificateRequests (spec.pkixPublicKey
+// and spec.proofOfPossession), whose types differ from v1's.
 var optionalVersions = map[schema.GroupVersionKind][]string{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicy"}:        {"v1beta1", "v1alpha1"},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicyBinding"}: {"v1beta1", "v1alpha1"},
+	{Group: "certificates.k8s.io", Version: "v1", Kind: "ClusterTrustBundle"}:                      {"v1beta1"},
+	{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration"}:             {"v1beta1"},
 }
 
 // optionalDefaults are the defaults of an optional version that its
