@@ -2,6 +2,7 @@ package registry
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +174,19 @@ func TestAlphaBindingParamRefDefault(t *testing.T) {
 	}
 	if errs := res.Strategy.Validate(b); len(errs) != 0 {
 		t.Errorf("Validate(defaulted v1alpha1 binding) = %v, want none", errs)
+	}
+}
+
+// TestUnserved: of what api/all=true turns on, admitd names what it does
+// not serve (LeaseCandidates, for one), and not what it serves.
+func TestUnserved(t *testing.T) {
+	e := enablementOf(t, "api/all=true")
+	got := Unserved(e, NewCatalogueOf(e))
+	if !slices.Contains(got, "coordination.k8s.io/v1beta1/leasecandidates") ||
+		slices.Contains(got, "admissionregistration.k8s.io/v1beta1/mutatingadmissionpolicies") {
+		t.Errorf("Unserved(api/all=true) = %v, want leasecandidates and no mutatingadmissionpolicies", got)
+	}
+	if got := Unserved(DefaultAPIEnablement(), NewCatalogue()); len(got) != 0 {
+		t.Errorf("Unserved(defaults) = %v, want none", got)
 	}
 }

@@ -349,6 +349,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		return nil, err
 	}
 	cat := registry.NewCatalogueOf(apis)
+	if unserved := registry.Unserved(apis, cat); len(unserved) > 0 {
+		o.Logger.Warn("--runtime-config turns on resources admitd does not serve", "resources", unserved)
+	}
 	cat.SetAllowPrivileged(o.AllowPrivileged)
 	metricsReg := newMetricsRegistry()
 	policy := newRBACPolicy(store, cat)
