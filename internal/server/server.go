@@ -348,6 +348,9 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	if err != nil {
 		return nil, err
 	}
+	if err := needCoreResources(apis); err != nil {
+		return nil, err
+	}
 	cat := registry.NewCatalogueOf(apis)
 	if unserved := registry.Unserved(apis, cat); len(unserved) > 0 {
 		o.Logger.Warn("--runtime-config turns on resources admitd does not serve", "resources", unserved)
