@@ -80,11 +80,6 @@ func (d descriptor) buildOptional(gv schema.GroupVersion) *Resource {
 	r := d.buildVersion(gv)
 	via := storedForm{own: gv.WithKind(d.kind), stored: d.groupVersion().WithKind(d.kind)}
 	r.Strategy = via.strategy(r.Strategy)
-	for i, sub := range r.Subresources {
-		if sub.Name == "status" {
-			r.Subresources[i].Kind = r.GroupVersionKind()
-		}
-	}
 	r.Deprecation = deprecationWarning(r.GroupVersionKind())
 	return r
 }
