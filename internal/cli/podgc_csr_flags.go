@@ -26,7 +26,7 @@ func addPodGCFlags(fs *pflag.FlagSet, o *server.PodGCOptions) {
 func addCSRSigningFlags(fs *pflag.FlagSet, o *server.CSRSigningOptions) {
 	fs.StringVar(&o.ClusterSigningCertFile, "cluster-signing-cert-file", "",
 		"Filename containing a PEM-encoded X509 CA certificate used to issue cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified. "+
-			"Without any --cluster-signing-* file, admitd's own CA (in --data-dir, the one client certificates are verified with) signs for every signer.")
+			"Without any --cluster-signing-* file, admitd's own CA (in --data-dir, the one client certificates are verified with) signs for the kube-apiserver-client and kube-apiserver-client-kubelet signers, and nothing signs for kubelet-serving (that CA also issued the server's own certificate).")
 	fs.StringVar(&o.ClusterSigningKeyFile, "cluster-signing-key-file", "",
 		"Filename containing a PEM-encoded RSA or ECDSA private key used to sign cluster-scoped certificates.  If specified, no more specific --cluster-signing-* flag may be specified.")
 	fs.DurationVar(&o.Duration, "cluster-signing-duration", csrsigning.DefaultDuration,

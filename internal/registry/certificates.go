@@ -62,7 +62,12 @@ func csrStrategy() Strategy {
 			obj.(*certificatesv1.CertificateSigningRequest).Status = certificatesv1.CertificateSigningRequestStatus{
 				Conditions: []certificatesv1.CertificateSigningRequestCondition{}}
 		},
-		Validate: validateCSRCreate,
+		Validate:       validateCSRCreate,
+		ValidateUpdate: validateCSRUpdate,
+		Subresources: map[string]SubresourceStrategy{
+			"status":   {ValidateUpdate: validateCSRStatusUpdate},
+			"approval": {ValidateUpdate: validateCSRApprovalUpdate},
+		},
 		PrepareForUpdate: func(obj, old runtime.Object) {
 			csr, oldCSR := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 			csr.Spec, csr.Status = oldCSR.Spec, oldCSR.Status
@@ -92,14 +97,17 @@ func csrStrategy() Strategy {
 // at least 10 minutes asked for. Conditions and certificate are empty on
 // create (PrepareForCreate).
 func validateCSRCreate(obj runtime.Object) field.ErrorList {
-	csr := obj.(*certificatesv1.CertificateSigningRequest)
+	return validateCSRSpec(obj.(*certificatesv1.CertificateSigningRequest), csrTolerance{})
+}
+
+func validateCSRSpec(csr *certificatesv1.CertificateSigningRequest, tolerate csrTolerance) field.ErrorList {
 	spec := field.NewPath("spec")
 	var errs field.ErrorList
 	if err := checkCSRRequest(csr.Spec.Request); err != nil {
 		errs = append(errs, field.Invalid(spec.Child("request"), csr.Spec.Request, err.Error()))
 	}
-	errs = append(errs, validateCSRUsages(spec.Child("usages"), csr.Spec.Usages)...)
-	if csr.Spec.SignerName == legacyUnknownSigner {
+	errs = append(errs, validateCSRUsages(spec.Child("usages"), csr.Spec.Usages, tolerate)...)
+	if csr.Spec.SignerName == legacyUnknownSigner && !tolerate.legacySigner {
 		errs = append(errs, field.Invalid(spec.Child("signerName"), csr.Spec.SignerName, "the legacy signerName is not allowed via this API version"))
 	} else {
 		errs = append(errs, validateSignerName(spec.Child("signerName"), csr.Spec.SignerName)...)
@@ -132,20 +140,21 @@ var knownKeyUsages = []string{"any", "cert sign", "client auth", "code signing",
 	"ipsec tunnel", "ipsec user", "key agreement", "key encipherment", "microsoft sgc", "netscape sgc", "ocsp signing",
 	"s/mime", "server auth", "signing", "timestamping"}
 
-// validateCSRUsages: at least one usage, each known, none twice.
-func validateCSRUsages(p *field.Path, usages []certificatesv1.KeyUsage) field.ErrorList {
+// validateCSRUsages: at least one usage, each known, none twice (unless
+// the stored request already had unknown or repeated ones).
+func validateCSRUsages(p *field.Path, usages []certificatesv1.KeyUsage, tolerate csrTolerance) field.ErrorList {
 	var errs field.ErrorList
 	if len(usages) == 0 {
 		errs = append(errs, field.Required(p, ""))
 	}
-	seen := make(map[certificatesv1.KeyUsage]bool, len(usages))
 	for i, u := range usages {
-		if !slices.Contains(knownKeyUsages, string(u)) {
+		if !tolerate.unknownUsages && !slices.Contains(knownKeyUsages, string(u)) {
 			errs = append(errs, field.NotSupported(p.Index(i), u, knownKeyUsages))
 		}
 	}
+	seen := make(map[certificatesv1.KeyUsage]bool, len(usages))
 	for i, u := range usages {
-		if seen[u] {
+		if seen[u] && !tolerate.duplicateUsages {
 			errs = append(errs, field.Duplicate(p.Index(i), u))
 		}
 		seen[u] = true

@@ -7,8 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,9 +72,91 @@ func TestCSRCreateValidation(t *testing.T) {
 			switch {
 			case tc.wantErr == "" && len(errs) > 0:
 				t.Errorf("refused: %v", errs)
-			case tc.wantErr != "" && !strings.Contains(errs.ToAggregate().Error(), tc.wantErr):
+			case tc.wantErr != "" && (len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tc.wantErr)):
 				t.Errorf("errors = %v, want %q", errs, tc.wantErr)
 			}
 		})
 	}
+}
+
+// An update of a CertificateSigningRequest is refused as upstream's three
+// update validations refuse it: only /approval adds or changes the
+// Approved and Denied conditions, only /status sets the certificate (and
+// only once, a PEM certificate), and no write removes a verdict.
+func TestCSRUpdateValidation(t *testing.T) {
+	res, ok := NewCatalogue().Lookup(schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"})
+	if !ok {
+		t.Fatal("no certificatesigningrequests")
+	}
+	stored := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "c", ResourceVersion: "1"},
+		Spec: certificatesv1.CertificateSigningRequestSpec{Request: csrPEM(t, pkix.Name{CommonName: "alice"}),
+			SignerName: "kubernetes.io/kube-apiserver-client", Usages: []certificatesv1.KeyUsage{"client auth"}}}
+	then := metav1.NewTime(time.Now().Add(-time.Hour).Truncate(time.Second))
+	approved := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: "True", Reason: "R",
+		LastUpdateTime: then, LastTransitionTime: then}
+	denied := certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateDenied, Status: "True", Reason: "R",
+		LastUpdateTime: then, LastTransitionTime: then}
+	withConditions := func(c *certificatesv1.CertificateSigningRequest, cs ...certificatesv1.CertificateSigningRequestCondition) *certificatesv1.CertificateSigningRequest {
+		c = c.DeepCopy()
+		c.Status.Conditions = cs
+		return c
+	}
+	withCert := func(c *certificatesv1.CertificateSigningRequest, cert string) *certificatesv1.CertificateSigningRequest {
+		c = c.DeepCopy()
+		c.Status.Certificate = []byte(cert)
+		return c
+	}
+	certPEM := selfSignedPEM(t)
+	tests := []struct {
+		name, subresource string
+		old, obj          *certificatesv1.CertificateSigningRequest
+		wantErr           string
+	}{
+		{"approve through approval", "approval", stored, withConditions(stored, approved), ""},
+		{"approve through status", "status", stored, withConditions(stored, approved), `status.conditions: Forbidden: updates may not add a condition of type "Approved"`},
+		{"approve and deny", "approval", stored, withConditions(stored, approved, denied), "status.conditions: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive"},
+		{"withdraw approval", "approval", withConditions(stored, approved), stored, `status.conditions: Forbidden: updates may not remove a condition of type "Approved"`},
+		{"approved False", "approval", stored, withConditions(stored, certificatesv1.CertificateSigningRequestCondition{Type: "Approved", Status: "False"}),
+			`status.conditions[0].status: Unsupported value: "False": supported values: "True"`},
+		{"untyped condition", "status", stored, withConditions(stored, certificatesv1.CertificateSigningRequestCondition{Status: "True"}), "status.conditions[0].type: Required value"},
+		{"issue through status", "status", withConditions(stored, approved), withCert(withConditions(stored, approved), certPEM), ""},
+		{"change approval through status", "status", withConditions(stored, approved), withConditions(stored, denied),
+			`status.conditions: Forbidden: updates may not add a condition of type "Denied"`},
+		{"reissue", "status", withCert(stored, certPEM), withCert(stored, selfSignedPEM(t)), "status.certificate: Forbidden: updates may not modify existing certificate content"},
+		{"not a certificate", "status", stored, withCert(stored, "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+			`status.certificate: Invalid value: "<certificate data>": only CERTIFICATE PEM blocks are allowed, found "PRIVATE KEY"`},
+		{"garbage certificate", "status", stored, withCert(stored, "garbage"), "must contain at least one CERTIFICATE PEM block"},
+		{"label on main", "", withConditions(stored, approved), func() *certificatesv1.CertificateSigningRequest {
+			c := withConditions(stored, approved)
+			c.Labels = map[string]string{"a": "b"}
+			return c
+		}(), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := PrepareForUpdate(res, tc.subresource, tc.obj.DeepCopy(), tc.old)
+			errs := res.ValidateSubresourceChange(tc.subresource, obj, tc.old)
+			switch {
+			case tc.wantErr == "" && len(errs) > 0:
+				t.Errorf("refused: %v", errs)
+			case tc.wantErr != "" && (len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), tc.wantErr)):
+				t.Errorf("errors = %v, want %q", errs, tc.wantErr)
+			}
+		})
+	}
+}
+
+// selfSignedPEM is a PEM certificate.
+func selfSignedPEM(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "x"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
 }

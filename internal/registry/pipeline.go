@@ -57,7 +57,8 @@ func PrepareForCreate(r *Resource, obj runtime.Object) {
 	}
 }
 
-// PrepareForUpdate applies the status rule and the kind's preparation to an
+// PrepareForUpdate applies the subresource's own preparation, or else the
+// status rule and the kind's preparation, to an
 // update of old into obj through subresource ("" for the main resource) and
 // returns the object to validate and store. A status write keeps only the
 // new status (and the request's resourceVersion and managedFields); a write
@@ -66,12 +67,11 @@ func PrepareForCreate(r *Resource, obj runtime.Object) {
 // anything outside metadata and status changed. Metadata the server owns
 // (uid, creation and deletion fields, generation) must already be old's.
 func PrepareForUpdate(r *Resource, subresource string, obj, old runtime.Object) runtime.Object {
-	sub, ownStrategy := r.Strategy.Subresources[subresource]
+	sub := r.Strategy.Subresources[subresource]
+	ownStrategy := sub.PrepareForUpdate != nil
 	switch {
 	case ownStrategy:
-		if sub.PrepareForUpdate != nil {
-			sub.PrepareForUpdate(obj, old, r.gates())
-		}
+		sub.PrepareForUpdate(obj, old, r.gates())
 	case subresource == "status":
 		obj = statusUpdate(r, old, obj)
 	case subresource == "":

@@ -41,7 +41,8 @@ type Subresource struct {
 // gates.
 type SubresourceStrategy struct {
 	// PrepareForUpdate keeps what the subresource may change and takes
-	// everything else from old.
+	// everything else from old; nil: the status rule and the kind's
+	// PrepareForSubresourceUpdate.
 	PrepareForUpdate func(obj, old runtime.Object, gates FeatureGates)
 	// ValidateUpdate checks the update, metadata included.
 	ValidateUpdate func(obj, old runtime.Object, gates FeatureGates) field.ErrorList

@@ -24,8 +24,12 @@ import (
 // kubernetes.io signer (--cluster-signing-cert-file and -key-file), or
 // one per signer (then a signer without files signs nothing). Without any
 // of them, admitd's own CA (the one in <data-dir>/pki that client
-// certificates are verified with) signs for every signer, where
-// kube-controller-manager would sign nothing.
+// certificates are verified with) signs for the two client signers
+// (kube-apiserver-client, kube-apiserver-client-kubelet), where
+// kube-controller-manager would sign nothing. It does not sign
+// kubelet-serving certificates by default: that CA also issued admitd's
+// serving certificate, which its kubeconfigs trust, so a node's serving
+// certificate naming 127.0.0.1 could impersonate the server to them.
 type CSRSigningOptions struct {
 	ClusterSigningCertFile, ClusterSigningKeyFile           string
 	KubeletServingCertFile, KubeletServingKeyFile           string
@@ -66,8 +70,9 @@ func (o CSRSigningOptions) signerCAs(pkiDir string, log *slog.Logger) (map[strin
 		if err != nil {
 			return nil, err
 		}
-		return map[string]csrsigning.CA{csrsigning.KubeletServing: ca, csrsigning.KubeAPIServerClientKubelet: ca,
-			csrsigning.KubeAPIServerClient: ca}, nil
+		log.Info("Signing kube-apiserver-client and kube-apiserver-client-kubelet certificates with the server's CA; " +
+			"kubelet-serving certificates only with --cluster-signing-kubelet-serving-{cert,key}-file")
+		return map[string]csrsigning.CA{csrsigning.KubeAPIServerClientKubelet: ca, csrsigning.KubeAPIServerClient: ca}, nil
 	case !clusterComplete && !specific:
 		log.Info("Skipping CSR signer controller because no csr cert/key was specified")
 		return nil, nil

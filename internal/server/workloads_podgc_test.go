@@ -174,7 +174,7 @@ func TestSignerCAs(t *testing.T) {
 		signers string
 		err     string
 	}{
-		{"none: the server's CA", CSRSigningOptions{}, "kubelet-serving,kube-apiserver-client-kubelet,kube-apiserver-client", ""},
+		{"none: the server's CA, for client certificates only", CSRSigningOptions{}, "kube-apiserver-client-kubelet,kube-apiserver-client", ""},
 		{"cluster files", CSRSigningOptions{ClusterSigningCertFile: certFile, ClusterSigningKeyFile: keyFile}, "kubelet-serving,kube-apiserver-client-kubelet,kube-apiserver-client,legacy-unknown", ""},
 		{"cluster cert only: skipped", CSRSigningOptions{ClusterSigningCertFile: certFile}, "", ""},
 		{"one signer", CSRSigningOptions{KubeAPIServerClientCertFile: certFile, KubeAPIServerClientKeyFile: keyFile}, "kube-apiserver-client", ""},

@@ -112,10 +112,11 @@ func TestCSRSigningSessionMatchesKCM(t *testing.T) {
 	t.Parallel()
 	recordTo := os.Getenv(csrRecordKubeconfig)
 	var a *admitd
+	dataDir := t.TempDir()
 	if recordTo != "" {
 		a = &admitd{Kubeconfig: recordTo}
 	} else {
-		a = startAdmitd(t, t.TempDir())
+		a = startAdmitd(t, dataDir, signWithServerCA(dataDir)...)
 	}
 	requests := csrSessionRequests()
 	var got []string
@@ -146,6 +147,20 @@ func TestCSRSigningSessionMatchesKCM(t *testing.T) {
 		got = append(got, "## auth whoami as "+r.name+"\n"+credentialIDHex.ReplaceAllString(whoamiWith(t, a, r), "X509SHA256=<hash>"))
 	}
 	harness.RecordOrCompare(t, recordTo != "", csrSessionFile, strings.Join(got, ""))
+}
+
+// signWithServerCA are the flags that make admitd's own CA in dataDir
+// sign for the three signers, as kube-controller-manager with
+// --cluster-signing-{cert,key}-file of the cluster's CA (how the session
+// was recorded). Without flags admitd signs no kubelet-serving
+// certificate.
+func signWithServerCA(dataDir string) []string {
+	var flags []string
+	for _, signer := range []string{"kubelet-serving", "kubelet-client", "kube-apiserver-client"} {
+		flags = append(flags, "--cluster-signing-"+signer+"-cert-file="+filepath.Join(dataDir, "pki", "ca.crt"),
+			"--cluster-signing-"+signer+"-key-file="+filepath.Join(dataDir, "pki", "ca.key"))
+	}
+	return flags
 }
 
 // waitCSRDone waits until the CSR has a certificate or a Failed
