@@ -248,7 +248,24 @@ func TestBudgetsOverDeploymentPods(t *testing.T) {
 		[]byte(`{"spec":{"minAvailable":"10%"}}`), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitStatus("min-pct", "gen=2/2 expected=10 desired=1 healthy=4 allowed=3 disrupted=0 [True SufficientPods: ]")
+	// The controller reads the scale from its Deployment cache, which may
+	// see the new replicas after the budget's update (as kcm's informers
+	// may): a later event of the budget syncs it again.
+	want := "gen=2/2 expected=10 desired=1 healthy=4 allowed=3 disrupted=0 [True SufficientPods: ]"
+	touches := 0
+	e.eventually("budget min-pct "+want, func() (bool, string) {
+		pdb, err := e.admin.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "min-pct", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		if got := summary(pdb); got != want {
+			touches++
+			_, err := e.admin.PolicyV1().PodDisruptionBudgets(ns).Patch(ctx, "min-pct", "application/merge-patch+json",
+				fmt.Appendf(nil, `{"metadata":{"annotations":{"touch":"%d"}}}`, touches), metav1.PatchOptions{})
+			return false, fmt.Sprint(got, err)
+		}
+		return true, ""
+	})
 }
 
 func TestBudgetsOverOtherControllers(t *testing.T) {
