@@ -2,6 +2,7 @@ package csrsigning
 
 import (
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"sync"
@@ -70,6 +71,11 @@ func parseCA(certPEM, keyPEM []byte, certFile, keyFile string) (*pki.CA, error) 
 	key, err := pki.ParsePrivateKeyPEM(keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("error reading CA key file %q: %v", keyFile, err)
+	}
+	// kube-controller-manager loads the pair with tls.X509KeyPair, which
+	// refuses a key that is not the certificate's.
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		return nil, fmt.Errorf("error reading CA files %q and %q: %v", certFile, keyFile, err)
 	}
 	return &pki.CA{Cert: certs[0], Key: key, CertPEM: pki.EncodeCertPEM(certs[0])}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -52,7 +53,27 @@ type Admitd struct {
 	Kubeconfig string
 	DataDir    string
 	// Stderr is what the server printed on its standard error so far.
-	Stderr *bytes.Buffer
+	Stderr *Output
+}
+
+// Output collects what a process writes, safe to read while it writes
+// (exec copies a pipe into it from a goroutine of its own).
+type Output struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.Write(p)
+}
+
+// String is what was written so far.
+func (o *Output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
 }
 
 var servingLine = regexp.MustCompile(`serving on (https://\S+?);? export KUBECONFIG=(\S+)`)
@@ -78,7 +99,7 @@ func TryStart(dataDir string, args ...string) (*Admitd, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Admitd{Cmd: cmd, DataDir: dataDir, Stderr: &bytes.Buffer{}}
+	a := &Admitd{Cmd: cmd, DataDir: dataDir, Stderr: &Output{}}
 	cmd.Stderr = a.Stderr
 	if err := cmd.Start(); err != nil {
 		return nil, err
