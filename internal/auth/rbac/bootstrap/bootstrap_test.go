@@ -126,3 +126,13 @@ func TestBootstrapDecisions(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLoad is the decoding every server start does twice (the RBAC
+// reconcile and the Node authorizer's rules).
+func BenchmarkLoad(b *testing.B) {
+	for b.Loop() {
+		if _, err := bootstrap.Load(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
