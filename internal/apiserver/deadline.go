@@ -75,18 +75,19 @@ func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
 	return time.Duration(float64(min) * (rand.Float64() + 1))
 }
 
-// serveWithDeadline runs serve with the request's deadline in its context
-// and, when the deadline passes first, answers upstream's 504 Timeout
-// Status (or, if serve has begun its answer, aborts the response, which
-// ends an HTTP/1 connection or resets an HTTP/2 stream). serve goes on in
-// its own goroutine until it sees its context end; its later writes are
-// dropped. A panic in serve is raised again here, for net/http to log.
-func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, serve func(http.ResponseWriter, *http.Request)) {
+// serveWithDeadline runs serveRequest with the request's deadline in its
+// context and, when the deadline passes first, answers upstream's 504
+// Timeout Status (or, if serveRequest has begun its answer, aborts the
+// response, which ends an HTTP/1 connection or resets an HTTP/2 stream).
+// serveRequest goes on in its own goroutine until it sees its context end;
+// its later writes are dropped. A panic in it is raised again here, for
+// net/http to log.
+func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, info *requestInfo) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	run := deadlineRuns.Get().(*deadlineRun)
 	run.tw.w, run.tw.ctx = w, ctx
-	run.serve, run.r = serve, r.WithContext(ctx)
+	run.s, run.info, run.r = s, info, r.WithContext(ctx)
 	go run.run()
 	select {
 	case v := <-run.done:
@@ -104,10 +105,13 @@ func serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Dura
 // before the deadline is used again; one that timed out is left to its
 // handler, which may still hold the writer.
 type deadlineRun struct {
-	tw    timeoutWriter
-	done  chan any
-	serve func(http.ResponseWriter, *http.Request)
-	r     *http.Request
+	tw   timeoutWriter
+	done chan any
+	// s serves r, as info describes it (fields, not a closure: one
+	// allocation less per request).
+	s    *Server
+	info *requestInfo
+	r    *http.Request
 }
 
 var deadlineRuns = sync.Pool{New: func() any { return &deadlineRun{done: make(chan any, 1)} }}
@@ -120,7 +124,7 @@ func (run *deadlineRun) run() {
 		}
 		run.done <- nil
 	}()
-	run.serve(&run.tw, run.r)
+	run.s.serveRequest(&run.tw, run.r, run.info)
 }
 
 // reuse puts the run back in the pool once its handler has ended.
@@ -128,7 +132,7 @@ func (run *deadlineRun) reuse() {
 	header := run.tw.header
 	clear(header)
 	run.tw = timeoutWriter{header: header}
-	run.serve, run.r = nil, nil
+	run.s, run.info, run.r = nil, nil, nil
 	deadlineRuns.Put(run)
 }
 

@@ -64,6 +64,10 @@ type request struct {
 	// forgetWatch stops counting a watch (for the estimate of writes'
 	// work) when it ends.
 	forgetWatch func()
+	// eventData and recorder are what event and the response writer
+	// point to, kept here to allocate one struct per request, not three.
+	eventData RequestEvent
+	recorder  statusRecorder
 }
 
 func requestFrom(ctx context.Context) *request {
@@ -112,7 +116,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	serveWithDeadline(w, r, timeout, func(w http.ResponseWriter, r *http.Request) { s.serveRequest(w, r, info) })
+	s.serveWithDeadline(w, r, timeout, info)
 }
 
 // keepRequestObject copies the decoded body into the request's event when
@@ -137,9 +141,11 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 	if wantsVerboseTrace(r) {
 		rq.record.SetVerbose(true)
 	}
-	rq.event = &RequestEvent{AuditID: auditID, Verb: info.kubeVerb(r), Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
+	rq.eventData = RequestEvent{AuditID: auditID, Verb: info.kubeVerb(r), Path: r.URL.Path, RequestURI: r.URL.RequestURI(), Method: r.Method,
 		HTTPRequest: r, UserAgent: r.UserAgent(), Started: s.cfg.Now(), Record: rq.record}
-	rec := &statusRecorder{ResponseWriter: w}
+	rq.event = &rq.eventData
+	rq.recorder = statusRecorder{ResponseWriter: w}
+	rec := &rq.recorder
 	ctx := context.WithValue(r.Context(), requestKey, rq)
 	r = r.WithContext(ctx)
 	defer s.finish(ctx, rq, rec)

@@ -135,6 +135,22 @@ func TestControllersFlagUnknownName(t *testing.T) {
 	}
 }
 
+// Unreadable signing files stop the server at start, as they stop
+// kube-controller-manager, though the controllers start in the background.
+func TestCSRSigningFilesCheckedAtStart(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = slog.New(slog.DiscardHandler)
+	o.CSRSigning = CSRSigningOptions{ClusterSigningCertFile: "/nonexistent/ca.crt", ClusterSigningKeyFile: "/nonexistent/ca.key"}
+	s, err := Start(t.Context(), o)
+	if err == nil {
+		_ = s.Close()
+	}
+	if want := "starting the CSR signer: failed to init kubernetes.io/kubelet-serving certificate controller: error reading CA cert file"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Start with a missing --cluster-signing-cert-file: %v, want %s", err, want)
+	}
+}
+
 // startWithControllers starts a server running the controllers the list
 // selects (nil: all, quota included, as admitd serve by default).
 func startWithControllers(t *testing.T, controllers ...string) kubernetes.Interface {
@@ -179,11 +195,16 @@ func TestControllersActAsTheirServiceAccounts(t *testing.T) {
 	uids := map[string]string{}
 	for _, name := range []string{"root-ca-cert-publisher", "namespace-controller", "generic-garbage-collector",
 		"replicaset-controller", "deployment-controller", "service-account-controller"} {
-		sa, err := c.CoreV1().ServiceAccounts("kube-system").Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatalf("service account kube-system/%s: %v", name, err)
-		}
-		uids[name] = string(sa.UID)
+		// The controllers start beside the server, not before it
+		// answers (as kube-controller-manager beside kube-apiserver).
+		eventually(t, "service account kube-system/"+name, func() (bool, string) {
+			sa, err := c.CoreV1().ServiceAccounts("kube-system").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			uids[name] = string(sa.UID)
+			return true, ""
+		})
 	}
 
 	denyConfigMapCreatesWith(t, c, admissionregistrationv1.Validation{Expression: "false",

@@ -3,12 +3,14 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,18 +132,18 @@ func TestSimulatedPodRuns(t *testing.T) {
 	if !strings.HasPrefix(pod.Status.PodIP, "10.244.") || !strings.HasPrefix(pod.Status.HostIP, "192.0.2.") || pod.Status.StartTime == nil {
 		t.Errorf("podIP %q hostIP %q startTime %v", pod.Status.PodIP, pod.Status.HostIP, pod.Status.StartTime)
 	}
-	events, err := c.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The scheduler's event is written in the background, after the
+	// binding.
 	want := "Successfully assigned default/web to " + pod.Spec.NodeName
-	found := false
-	for _, e := range events.Items {
-		found = found || e.Reason == "Scheduled" && e.Note == want && e.ReportingController == "default-scheduler"
-	}
-	if !found {
-		t.Errorf("no Scheduled event %q among %d events", want, len(events.Items))
-	}
+	waitUntil(t, 5*time.Second, "the Scheduled event "+want, func() bool {
+		events, err := c.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		return slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Reason == "Scheduled" && e.Note == want && e.ReportingController == "default-scheduler"
+		})
+	})
 	var kubelet []string
 	waitUntil(t, 5*time.Second, "the kubelet's events", func() bool {
 		evs, err := c.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "source=kubelet"})
