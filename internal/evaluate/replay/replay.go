@@ -143,7 +143,7 @@ func seedOf(events []*Event, objects []evaluate.Object) []evaluate.Object {
 	for _, ev := range events {
 		ref := ev.ObjectRef
 		if ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && ev.succeeded() && !ev.dryRun() {
-			have[generatedName(ev.RequestObject)] = true
+			have[recordedName(ev)] = true // a generateName's: the name the cluster gave
 		}
 		if ns := ev.namespace(); ns != "" && !have[ns] {
 			have[ns] = true

@@ -252,3 +252,46 @@ func TestReplayAgainstABaseline(t *testing.T) {
 		t.Errorf("compared with %s, now denied %v", r.ComparedWith, ids(r.NowDenied))
 	}
 }
+
+// generatedNamespaceLog creates a Namespace with generateName (the
+// cluster named it gen-x7k2p) and a ConfigMap in it.
+func generatedNamespaceLog() string {
+	ns := map[string]any{"kind": "Event", "apiVersion": "audit.k8s.io/v1", "level": "RequestResponse", "auditID": "n1",
+		"stage": "ResponseComplete", "requestURI": "/api/v1/namespaces", "verb": "create",
+		"user":                     map[string]any{"username": "alice"},
+		"objectRef":                map[string]any{"resource": "namespaces", "apiVersion": "v1"},
+		"responseStatus":           map[string]any{"metadata": map[string]any{}, "code": 201},
+		"requestObject":            json.RawMessage(`{"kind":"Namespace","apiVersion":"v1","metadata":{"generateName":"gen-","labels":{"team":"x"}}}`),
+		"responseObject":           json.RawMessage(`{"kind":"Namespace","apiVersion":"v1","metadata":{"name":"gen-x7k2p","generateName":"gen-","uid":"u-ns","resourceVersion":"3","labels":{"team":"x","kubernetes.io/metadata.name":"gen-x7k2p"}},"spec":{"finalizers":["kubernetes"]},"status":{"phase":"Active"}}`),
+		"requestReceivedTimestamp": "2026-11-29T10:00:00.000000Z", "stageTimestamp": "2026-11-29T10:00:00.001000Z"}
+	b, _ := json.Marshal(ns)
+	inNS := strings.ReplaceAll(event("c1", "create", "a", "", 201, cm("a", team, `{"k":"v"}`), stored("a", team, `{"k":"v"}`)), "shop", "gen-x7k2p")
+	return string(b) + "\n" + inNS + "\n"
+}
+
+// TestReplaySeedsNoNamespaceTheLogCreatesWithGenerateName: the Namespace
+// is created by its replayed request under the name the cluster gave it,
+// not seeded before as one the log only uses.
+func TestReplaySeedsNoNamespaceTheLogCreatesWithGenerateName(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(generatedNamespaceLog()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := LoadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range seedOf(evs, nil) {
+		if o.GetName() == "gen-x7k2p" {
+			t.Errorf("seeded %s %s, want it created by the log's request", o.GetKind(), o.GetName())
+		}
+	}
+	r, err := Run(context.Background(), evs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Replayed != 2 || r.Same != 2 || len(r.Skipped) != 0 || len(r.NotReplayed) != 0 {
+		t.Errorf("replayed %d, same %d, skipped %v, not replayed %+v; want the namespace's and the ConfigMap's creates replayed, the same",
+			r.Replayed, r.Same, r.Skipped, r.NotReplayed)
+	}
+}
