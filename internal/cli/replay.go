@@ -93,13 +93,13 @@ func runReplay(cmd *cobra.Command, o replayOptions) error {
 		return usageError(fmt.Errorf("--fail-on must be deny, change or none, not %q", o.failOn))
 	}
 	quietKlog()
-	events, opts, err := replayInput(o)
+	log, opts, err := replayInput(o)
 	if err != nil {
 		return usageError(err)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	r, err := replay.Run(ctx, events, opts)
+	r, err := replay.Run(ctx, log, opts)
 	if err != nil {
 		var ce *evaluate.ConfigError
 		if errors.As(err, &ce) {
@@ -117,8 +117,8 @@ func runReplay(cmd *cobra.Command, o replayOptions) error {
 	return nil
 }
 
-// replayInput reads the log, the configurations and the objects.
-func replayInput(o replayOptions) ([]*replay.Event, replay.Options, error) {
+// replayInput scans the log and reads the configurations and the objects.
+func replayInput(o replayOptions) (*replay.Log, replay.Options, error) {
 	var opts replay.Options
 	if len(o.auditLogs) == 0 {
 		return nil, opts, errors.New("an audit log is required (--audit-log FILE)")
@@ -126,7 +126,7 @@ func replayInput(o replayOptions) ([]*replay.Event, replay.Options, error) {
 	if len(o.candidate) == 0 {
 		return nil, opts, errors.New("a candidate configuration is required (-f FILE_OR_DIR)")
 	}
-	events, err := replay.LoadLog(o.auditLogs...)
+	log, err := replay.ScanLog(o.auditLogs...)
 	if err != nil {
 		return nil, opts, err
 	}
@@ -157,5 +157,5 @@ func replayInput(o replayOptions) ([]*replay.Event, replay.Options, error) {
 		}
 	}
 	opts.Server = o.server
-	return events, opts, nil
+	return log, opts, nil
 }

@@ -27,53 +27,137 @@ type Event struct {
 // mutatingVerbs are the verbs replayed.
 var mutatingVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
 
-// LoadLog reads the audit.k8s.io/v1 Events of the files (JSON lines, as
-// kube-apiserver's and admitd serve's --audit-log-path write them) and
-// returns the ResponseComplete events of create, update, patch and delete
-// requests on resources, in the order of the files and lines. Other
-// events (reads, other stages) are left out; a line that is not an Event
-// is an error.
-func LoadLog(paths ...string) ([]*Event, error) {
-	var out []*Event
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return nil, err
-		}
-		evs, err := readLog(f, p)
-		_ = f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, evs...)
-	}
-	return out, nil
+// maxLine is the longest line read: an event with a request and a
+// response object of the largest objects etcd takes (1.5 MiB each) fits
+// many times.
+const maxLine = 64 << 20
+
+// Log is audit log files: audit.k8s.io/v1 Events, JSON lines, as
+// kube-apiserver's and admitd serve's --audit-log-path write them. It is
+// read as a stream, twice: ScanLog once, to check it and learn what the
+// replay must seed, and Run once more to replay; neither holds more than
+// one event, so what a replay holds is bounded by the largest event, not
+// by the log.
+type Log struct {
+	files []logFile
+	// Requests is how many create, update, patch and delete requests on
+	// resources the log has.
+	Requests int
+	// uncreated are the namespaces the log's requests are in before any
+	// request of the log creates them, in the order of their first use.
+	uncreated []string
 }
 
-func readLog(r io.Reader, name string) ([]*Event, error) {
+// logFile is a file of the log and how much of it the scan read: the
+// replay reads no further (a log being written has grown since).
+type logFile struct {
+	path string
+	size int64
+}
+
+// ScanLog reads the files, in order, and returns their Log; a line that
+// is not an Event is an error naming its file and line.
+func ScanLog(paths ...string) (*Log, error) {
+	l := &Log{}
+	created, used := map[string]bool{}, map[string]bool{}
+	for _, p := range paths {
+		size, err := readFile(p, -1, func(ev *Event) error {
+			l.Requests++
+			ref := ev.ObjectRef
+			if ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && ev.succeeded() && !ev.dryRun() {
+				created[recordedName(ev)] = true // a generateName's: the name the cluster gave
+			}
+			if ns := ev.namespace(); ns != "" && !used[ns] {
+				used[ns] = true
+				if !created[ns] {
+					l.uncreated = append(l.uncreated, ns)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		l.files = append(l.files, logFile{path: p, size: size})
+	}
+	return l, nil
+}
+
+// each calls fn with the ResponseComplete event of each create, update,
+// patch and delete request on a resource, in the order of the files and
+// lines, as far as the scan read; other events (reads, other stages) are
+// left out.
+func (l *Log) each(fn func(*Event) error) error {
+	for _, f := range l.files {
+		if _, err := readFile(f.path, f.size, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readFile calls fn with the events of a file's first limit bytes (all
+// when limit < 0) that each passes on, and returns how many bytes it read.
+func readFile(path string, limit int64, fn func(*Event) error) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = f.Close() }()
+	var r io.Reader = f
+	if limit >= 0 {
+		r = io.LimitReader(f, limit)
+	}
+	return readLog(r, path, fn)
+}
+
+// readLog calls fn with each event of r that the replay takes, and
+// returns how many bytes it read.
+func readLog(r io.Reader, name string, fn func(*Event) error) (int64, error) {
+	var read int64
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var out []*Event
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		adv, tok, err := bufio.ScanLines(data, atEOF)
+		read += int64(adv)
+		return adv, tok, err
+	})
 	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
+		ev, err := parseLine(sc.Bytes(), name, n)
+		if err != nil {
+			return read, err
+		}
+		if ev == nil {
 			continue
 		}
-		ev := &Event{Line: n, File: name}
-		if err := json.Unmarshal(line, &ev.Event); err != nil {
-			return nil, fmt.Errorf("%s:%d: not an audit event: %w", name, n, err)
-		}
-		if ev.Kind != audit.KindEvent || ev.APIVersion != audit.APIVersion {
-			return nil, fmt.Errorf("%s:%d: not an %s Event (kind %q, apiVersion %q)", name, n, audit.APIVersion, ev.Kind, ev.APIVersion)
-		}
-		if ev.Stage == audit.StageResponseComplete && mutatingVerbs[ev.Verb] && ev.ObjectRef != nil && ev.ObjectRef.Resource != "" {
-			out = append(out, ev)
+		if err := fn(ev); err != nil {
+			return read, err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return read, fmt.Errorf("%s: %w", name, err)
 	}
-	return out, nil
+	return read, nil
+}
+
+// parseLine is the event of line n, nil when the replay does not take it
+// (an empty line, a read, another stage).
+func parseLine(raw []byte, name string, n int) (*Event, error) {
+	line := bytes.TrimSpace(raw)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	ev := &Event{Line: n, File: name}
+	if err := json.Unmarshal(line, &ev.Event); err != nil {
+		return nil, fmt.Errorf("%s:%d: not an audit event: %w", name, n, err)
+	}
+	if ev.Kind != audit.KindEvent || ev.APIVersion != audit.APIVersion {
+		return nil, fmt.Errorf("%s:%d: not an %s Event (kind %q, apiVersion %q)", name, n, audit.APIVersion, ev.Kind, ev.APIVersion)
+	}
+	if ev.Stage == audit.StageResponseComplete && mutatingVerbs[ev.Verb] && ev.ObjectRef != nil && ev.ObjectRef.Resource != "" {
+		return ev, nil
+	}
+	return nil, nil
 }
 
 // query is the request URI's query.

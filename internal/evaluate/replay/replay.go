@@ -51,18 +51,19 @@ type Options struct {
 	Since time.Time
 }
 
-// Run replays events through o's configuration.
-func Run(ctx context.Context, events []*Event, o Options) (*Report, error) {
+// Run replays the log's requests through o's configuration, one event at
+// a time.
+func Run(ctx context.Context, log *Log, o Options) (*Report, error) {
 	if o.Server.Controllers == nil {
 		o.Server.Controllers = withoutServiceAccounts(evaluate.DefaultControllers)
 	}
-	seed := seedOf(events, o.Objects)
+	seed := seedOf(log, o.Objects)
 	cand, err := startSide(ctx, seed, o.Candidate, o)
 	if err != nil {
 		return nil, err
 	}
 	defer cand.Close()
-	r := &replayer{cand: cand, report: newReport(len(events), o.Baseline != nil), present: map[string]bool{}, followed: map[string]bool{},
+	r := &replayer{cand: cand, report: newReport(log.Requests, o.Baseline != nil), present: map[string]bool{}, followed: map[string]bool{},
 		since: o.Since}
 	for _, obj := range seed {
 		r.present[presentKey(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())] = true
@@ -77,13 +78,14 @@ func Run(ctx context.Context, events []*Event, o Options) (*Report, error) {
 		}
 		defer r.base.Close()
 	}
-	for _, ev := range events {
+	err = log.each(func(ev *Event) error {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if err := r.one(ctx, ev); err != nil {
-			return nil, err
-		}
+		return r.one(ctx, ev)
+	})
+	if err != nil {
+		return nil, err
 	}
 	r.report.finish(cand.SetupWarnings())
 	return r.report, nil
@@ -128,8 +130,8 @@ func configuration(group string) bool { return group == "admissionregistration.k
 
 // seedOf are the namespaces and CRDs of objects, and a namespace without
 // labels, with its default ServiceAccount, for each other namespace the
-// log's requests are in and do not create.
-func seedOf(events []*Event, objects []evaluate.Object) []evaluate.Object {
+// log's requests are in before it creates it.
+func seedOf(log *Log, objects []evaluate.Object) []evaluate.Object {
 	var out []evaluate.Object
 	have := map[string]bool{}
 	for _, o := range objects {
@@ -140,13 +142,8 @@ func seedOf(events []*Event, objects []evaluate.Object) []evaluate.Object {
 			}
 		}
 	}
-	for _, ev := range events {
-		ref := ev.ObjectRef
-		if ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && ev.succeeded() && !ev.dryRun() {
-			have[recordedName(ev)] = true // a generateName's: the name the cluster gave
-		}
-		if ns := ev.namespace(); ns != "" && !have[ns] {
-			have[ns] = true
+	for _, ns := range log.uncreated {
+		if !have[ns] {
 			out = append(out, namespace(ns), defaultServiceAccount(ns))
 		}
 	}

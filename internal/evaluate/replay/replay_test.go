@@ -150,17 +150,28 @@ func testLog() string {
 	}, "\n") + "\n"
 }
 
-func loadTestLog(t *testing.T) []*Event {
+// scanLog is the log of a file with text.
+func scanLog(t *testing.T, text string) *Log {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(testLog()), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	evs, err := LoadLog(path)
+	l, err := ScanLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return evs
+	return l
+}
+
+// eventsOf are the events a replay of l reads.
+func eventsOf(t *testing.T, l *Log) []*Event {
+	t.Helper()
+	var out []*Event
+	if err := l.each(func(ev *Event) error { out = append(out, ev); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func ids(ds []Difference) []string {
@@ -173,15 +184,16 @@ func ids(ds []Difference) []string {
 
 func run(t *testing.T, o Options) *Report {
 	t.Helper()
-	r, err := Run(context.Background(), loadTestLog(t), o)
+	r, err := Run(context.Background(), scanLog(t, testLog()), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func TestLoadLogKeepsTheCompletedWrites(t *testing.T) {
-	evs := loadTestLog(t)
+func TestLogKeepsTheCompletedWrites(t *testing.T) {
+	l := scanLog(t, testLog())
+	evs := eventsOf(t, l)
 	var got []string
 	for _, ev := range evs {
 		got = append(got, ev.AuditID)
@@ -189,12 +201,12 @@ func TestLoadLogKeepsTheCompletedWrites(t *testing.T) {
 	if want := []string{"c1", "c2", "u3", "p4", "d5", "c6", "s7"}; !slices.Equal(got, want) {
 		t.Errorf("events %v, want %v (the list left out)", got, want)
 	}
-	if evs[0].Line != 2 {
-		t.Errorf("c1 is on line %d, want 2", evs[0].Line)
+	if evs[0].Line != 2 || l.Requests != 7 {
+		t.Errorf("c1 is on line %d, the log has %d requests; want 2, 7", evs[0].Line, l.Requests)
 	}
 	path := filepath.Join(t.TempDir(), "bad.log")
 	_ = os.WriteFile(path, []byte(testLog()+"{\"kind\":\"Pod\",\"apiVersion\":\"v1\"}\n"), 0o600)
-	if _, err := LoadLog(path); err == nil || !strings.Contains(err.Error(), "bad.log:9: not an audit.k8s.io/v1 Event") {
+	if _, err := ScanLog(path); err == nil || !strings.Contains(err.Error(), "bad.log:9: not an audit.k8s.io/v1 Event") {
 		t.Errorf("a Pod line: %v, want bad.log:9: not an audit.k8s.io/v1 Event", err)
 	}
 }
@@ -273,20 +285,13 @@ func generatedNamespaceLog() string {
 // is created by its replayed request under the name the cluster gave it,
 // not seeded before as one the log only uses.
 func TestReplaySeedsNoNamespaceTheLogCreatesWithGenerateName(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "audit.log")
-	if err := os.WriteFile(path, []byte(generatedNamespaceLog()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	evs, err := LoadLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range seedOf(evs, nil) {
+	l := scanLog(t, generatedNamespaceLog())
+	for _, o := range seedOf(l, nil) {
 		if o.GetName() == "gen-x7k2p" {
 			t.Errorf("seeded %s %s, want it created by the log's request", o.GetKind(), o.GetName())
 		}
 	}
-	r, err := Run(context.Background(), evs, Options{})
+	r, err := Run(context.Background(), l, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
