@@ -51,7 +51,9 @@ labels are what namespaceSelectors see). Nothing is sent to a cluster. The patch
 not in the log: a JSON array is a JSON patch, an object a server-side apply when the request forced
 or named its apiVersion, kind and name with a field manager not kubectl-*, else a strategic merge
 patch (a merge patch for custom resources). Requests on subresources and admission configurations,
-and requests refused before admission or for a stale resourceVersion, are skipped and counted.
+and requests refused before admission or for a stale resourceVersion, are skipped and counted, as
+is a file's incomplete last line (a log still being written); any other line that is not an Event
+is an error naming its file and line. The log is read twice, one event at a time.
 
 The report lists the requests that would now be denied (with the message and the webhooks or
 policies that deny), now be allowed, store a different object (the JSON patch from the recorded

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -43,6 +44,10 @@ type Log struct {
 	// Requests is how many create, update, patch and delete requests on
 	// resources the log has.
 	Requests int
+	// Incomplete are the last lines of files that were being written
+	// ("file:line"): without a newline and not yet JSON. They are left
+	// out; a line that is not an Event anywhere else is an error.
+	Incomplete []string
 	// uncreated are the namespaces the log's requests are in before any
 	// request of the log creates them, in the order of their first use.
 	uncreated []string
@@ -56,12 +61,13 @@ type logFile struct {
 }
 
 // ScanLog reads the files, in order, and returns their Log; a line that
-// is not an Event is an error naming its file and line.
+// is not an Event is an error naming its file and line, except a file's
+// incomplete last line.
 func ScanLog(paths ...string) (*Log, error) {
 	l := &Log{}
 	created, used := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
-		size, err := readFile(p, -1, func(ev *Event) error {
+		size, incomplete, err := readFile(p, -1, func(ev *Event) error {
 			l.Requests++
 			ref := ev.ObjectRef
 			if ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && ev.succeeded() && !ev.dryRun() {
@@ -79,6 +85,9 @@ func ScanLog(paths ...string) (*Log, error) {
 			return nil, err
 		}
 		l.files = append(l.files, logFile{path: p, size: size})
+		if incomplete > 0 {
+			l.Incomplete = append(l.Incomplete, fmt.Sprintf("%s:%d", p, incomplete))
+		}
 	}
 	return l, nil
 }
@@ -89,7 +98,7 @@ func ScanLog(paths ...string) (*Log, error) {
 // left out.
 func (l *Log) each(fn func(*Event) error) error {
 	for _, f := range l.files {
-		if _, err := readFile(f.path, f.size, fn); err != nil {
+		if _, _, err := readFile(f.path, f.size, fn); err != nil {
 			return err
 		}
 	}
@@ -97,11 +106,12 @@ func (l *Log) each(fn func(*Event) error) error {
 }
 
 // readFile calls fn with the events of a file's first limit bytes (all
-// when limit < 0) that each passes on, and returns how many bytes it read.
-func readFile(path string, limit int64, fn func(*Event) error) (int64, error) {
+// when limit < 0) that each passes on, and returns how many bytes it read
+// and the line number of its incomplete last line (0: none).
+func readFile(path string, limit int64, fn func(*Event) error) (int64, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer func() { _ = f.Close() }()
 	var r io.Reader = f
@@ -112,32 +122,41 @@ func readFile(path string, limit int64, fn func(*Event) error) (int64, error) {
 }
 
 // readLog calls fn with each event of r that the replay takes, and
-// returns how many bytes it read.
-func readLog(r io.Reader, name string, fn func(*Event) error) (int64, error) {
-	var read int64
+// returns how many bytes of whole lines it read. A last line without a
+// newline that is not JSON is a line still being written: it is left
+// out, and its number returned.
+func readLog(r io.Reader, name string, fn func(*Event) error) (read int64, incomplete int, err error) {
+	var last int // the length of the line scanned last, when it has no newline
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		adv, tok, err := bufio.ScanLines(data, atEOF)
 		read += int64(adv)
+		if last = 0; tok != nil && atEOF && bytes.IndexByte(data, '\n') < 0 {
+			last = adv
+		}
 		return adv, tok, err
 	})
 	for n := 1; sc.Scan(); n++ {
 		ev, err := parseLine(sc.Bytes(), name, n)
+		var syntax *json.SyntaxError
+		if last > 0 && errors.As(err, &syntax) {
+			return read - int64(last), n, nil
+		}
 		if err != nil {
-			return read, err
+			return read, 0, err
 		}
 		if ev == nil {
 			continue
 		}
 		if err := fn(ev); err != nil {
-			return read, err
+			return read, 0, err
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return read, fmt.Errorf("%s: %w", name, err)
+		return read, 0, fmt.Errorf("%s: %w", name, err)
 	}
-	return read, nil
+	return read, 0, nil
 }
 
 // parseLine is the event of line n, nil when the replay does not take it

@@ -65,6 +65,9 @@ func Run(ctx context.Context, log *Log, o Options) (*Report, error) {
 	defer cand.Close()
 	r := &replayer{cand: cand, report: newReport(log.Requests, o.Baseline != nil), present: map[string]bool{}, followed: map[string]bool{},
 		since: o.Since}
+	for _, line := range log.Incomplete {
+		r.report.skip("incomplete last line of a log being written (" + line + ")")
+	}
 	for _, obj := range seed {
 		r.present[presentKey(obj.GroupVersionKind().GroupKind(), obj.GetNamespace(), obj.GetName())] = true
 	}
