@@ -62,7 +62,8 @@ as a replay.admitd.io/v1alpha1 ReplayReport, -o junit as JUnit XML (a testsuite 
 policy, a testcase per request, failed when it would now be denied), -o sarif as SARIF 2.1.0.
 Exit status: 1 when a request would now be denied (--fail-on deny, the default) or differs in any
 way (--fail-on change), never with --fail-on none; 2 for errors in the command line, the files or
-the setup.`,
+the setup, and when nothing could be replayed (a log below level Request, or of other requests),
+unless --fail-on none.`,
 		Example: `  # would the new policy have denied any of last hour's requests?
   admitd replay --audit-log /var/log/kube-apiserver/audit.log -f current/ -f require-team.yaml
 
@@ -115,6 +116,10 @@ func runReplay(cmd *cobra.Command, o replayOptions) error {
 	if r.Fails(o.failOn) {
 		cmd.SilenceUsage = true
 		return &ExitError{Code: 1, Err: fmt.Errorf("the replay differs from the %s decisions at --fail-on=%s", r.ComparedWith, o.failOn)}
+	}
+	if why := r.NothingReplayed(); why != "" && o.failOn != replay.FailOnNone {
+		cmd.SilenceUsage = true
+		return &ExitError{Code: 2, Err: fmt.Errorf("%s; --fail-on=%s cannot pass on nothing (--fail-on none accepts it)", why, o.failOn)}
 	}
 	return nil
 }

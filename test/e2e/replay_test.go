@@ -276,3 +276,27 @@ func TestReplayUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// metadataLevelLog is a create as an audit policy at level Metadata
+// records it: no request or response object.
+const metadataLevelLog = `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"0d3c6a0e-5b1e-4f55-9a8e-2f7e33c1f0a1","stage":"ResponseComplete","requestURI":"/api/v1/namespaces/default/configmaps?fieldManager=kubectl-client-side-apply","verb":"create","user":{"username":"kubernetes-admin","groups":["system:masters","system:authenticated"]},"sourceIPs":["127.0.0.1"],"userAgent":"kubectl/v1.37.2","objectRef":{"resource":"configmaps","namespace":"default","name":"a","apiVersion":"v1"},"responseStatus":{"metadata":{},"code":201},"requestReceivedTimestamp":"2026-11-29T10:00:00.000000Z","stageTimestamp":"2026-11-29T10:00:00.002000Z"}
+`
+
+// TestReplayOfNothingExitsTwo: a log without request bodies replays
+// nothing: --fail-on deny cannot pass, exit 2 saying why and which audit
+// level to record at; --fail-on none accepts it.
+func TestReplayOfNothingExitsTwo(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log, config := filepath.Join(dir, "audit.log"), filepath.Join(dir, "config.yaml")
+	writeFile(t, log, metadataLevelLog)
+	writeFile(t, config, stricterPolicies)
+	out, errOut, code := runOffline(t, "replay", "--audit-log", log, "-f", config)
+	if code != 2 || !strings.Contains(errOut, "nothing was replayed") || !strings.Contains(errOut, "level RequestResponse") ||
+		!strings.Contains(out, "replayed 0 of 1") {
+		t.Errorf("--fail-on deny: exit %d, want 2, the report and why nothing was replayed\nstdout: %s\nstderr: %s", code, out, errOut)
+	}
+	if _, errOut, code := runOffline(t, "replay", "--audit-log", log, "-f", config, "--fail-on", "none"); code != 0 {
+		t.Errorf("--fail-on none: exit %d, want 0\nstderr: %s", code, errOut)
+	}
+}

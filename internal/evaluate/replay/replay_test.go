@@ -300,3 +300,26 @@ func TestReplaySeedsNoNamespaceTheLogCreatesWithGenerateName(t *testing.T) {
 			r.Replayed, r.Same, r.Skipped, r.NotReplayed)
 	}
 }
+
+// TestNothingReplayedSaysWhy: a log at level Metadata has no request
+// bodies: nothing is replayed, and the report says why and which audit
+// level replays; so does an empty log; a replayed log says nothing.
+func TestNothingReplayedSaysWhy(t *testing.T) {
+	metadata := event("c1", "create", "a", "", 201, "", "") + "\n" + event("u2", "update", "a", "", 200, "", "") + "\n"
+	r, err := Run(context.Background(), scanLog(t, metadata), Options{Candidate: objects(t, requireTeam)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := r.NothingReplayed()
+	for _, want := range []string{"nothing was replayed of the audit log's 2 ", "2 requests without requestObject", "level RequestResponse"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("NothingReplayed() = %q, want it to say %q", why, want)
+		}
+	}
+	if empty := newReport(0, false).NothingReplayed(); !strings.Contains(empty, "no create, update, patch or delete requests") {
+		t.Errorf("of an empty log: %q", empty)
+	}
+	if got := run(t, Options{}).NothingReplayed(); got != "" {
+		t.Errorf("of a replayed log: %q, want none", got)
+	}
+}

@@ -2,7 +2,9 @@ package replay
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strings"
 )
 
 // APIVersion and Kind of a Report's JSON form.
@@ -117,6 +119,32 @@ func (r *Report) Fails(failOn string) bool {
 		return r.Differences() > 0
 	}
 	return false
+}
+
+// NothingReplayed says why no request was compared, "" when some were:
+// a --fail-on that passes on a replay of nothing would pass a candidate
+// it never tried.
+func (r *Report) NothingReplayed() string {
+	if r.Replayed > 0 {
+		return ""
+	}
+	if r.Requests == 0 {
+		return "nothing was replayed: the audit log has no create, update, patch or delete requests on resources " +
+			"(ResponseComplete events); record them with an audit policy rule at level RequestResponse"
+	}
+	var why []string
+	for _, k := range r.skippedReasons() {
+		why = append(why, fmt.Sprintf("%d %s", r.Skipped[k], k))
+	}
+	if n := len(r.NotReplayed); n > 0 {
+		why = append(why, fmt.Sprintf("%d that could not be replayed", n))
+	}
+	if r.FollowedOnly > 0 {
+		why = append(why, fmt.Sprintf("%d before --since-time", r.FollowedOnly))
+	}
+	return fmt.Sprintf("nothing was replayed of the audit log's %d create, update, patch and delete requests (%s): "+
+		"record the requests to replay with an audit policy rule at level RequestResponse (Request is enough to replay, "+
+		"not to compare objects), on their resources and not only their subresources", r.Requests, strings.Join(why, "; "))
 }
 
 // skippedReasons are the reasons of Skipped, sorted.
