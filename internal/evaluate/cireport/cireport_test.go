@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/admitd/admitd/pkg/sarif"
 )
 
 func TestJUnitCountsTestsAndFailures(t *testing.T) {
@@ -71,7 +73,7 @@ func TestSARIFHasTheRequiredFields(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["version"] != "2.1.0" || doc["$schema"] != SARIFSchema {
+	if doc["version"] != "2.1.0" || doc["$schema"] != sarif.Schema {
 		t.Errorf("version %v, $schema %v", doc["version"], doc["$schema"])
 	}
 	run := doc["runs"].([]any)[0].(map[string]any)

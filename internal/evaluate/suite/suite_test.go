@@ -83,7 +83,28 @@ func TestWriteJUnit(t *testing.T) {
 	if err := WriteJUnit(&buf, results); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc struct {
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Time     string `xml:"time,attr"`
+		Suites   []struct {
+			Name     string `xml:"name,attr"`
+			Tests    int    `xml:"tests,attr"`
+			Failures int    `xml:"failures,attr"`
+			Time     string `xml:"time,attr"`
+			Cases    []struct {
+				Name      string `xml:"name,attr"`
+				ClassName string `xml:"classname,attr"`
+				Failure   *struct {
+					Text string `xml:",chardata"`
+				} `xml:"failure"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("the JUnit XML does not parse: %v\n%s", err, buf.String())
 	}
