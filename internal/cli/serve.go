@@ -99,5 +99,6 @@ func newServeCommand() *cobra.Command {
 	addSimulatedNodeFlags(f, &o.SimulatedNodes)
 	addPodGCFlags(f, &o.PodGC)
 	addCSRSigningFlags(f, &o.CSRSigning)
+	addBackgroundAuditFlags(f, &o.BackgroundAudit)
 	return cmd
 }

@@ -2,7 +2,8 @@
 // configured webhooks and admission policies with their scopes and lint
 // findings, a live stream of admission decisions (server-sent events),
 // per-webhook and per-policy latency percentiles, error and fail-open
-// rates, and each request's admission trace.
+// rates, each request's admission trace, and, with the background audit
+// on, the stored objects each policy's Audit bindings find in violation.
 //
 // The page is plain HTML, CSS and JavaScript embedded in the binary: no
 // build step, nothing fetched from the network, every call to the same
@@ -44,6 +45,9 @@ type Options struct {
 	Configuration func(ctx context.Context) (*lint.Set, error)
 	// Traces are the traces the server keeps; nil when it keeps none.
 	Traces *trace.Ring
+	// Compliance returns the background audit's last results (served as
+	// JSON at api/compliance); nil when the background audit is off.
+	Compliance func() any
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 	// Now defaults to time.Now.

@@ -97,6 +97,8 @@ func (d *Dashboard) serveAPI(w http.ResponseWriter, r *http.Request, api string)
 		writeJSON(w, v)
 	case api == "stats":
 		writeJSON(w, d.Stats())
+	case api == "compliance":
+		writeJSON(w, d.compliance())
 	case api == "decisions":
 		d.serveDecisions(w, r)
 	case api == "events":
@@ -106,6 +108,18 @@ func (d *Dashboard) serveAPI(w http.ResponseWriter, r *http.Request, api string)
 	default:
 		writeStatus(w, notFound())
 	}
+}
+
+// compliance is what api/compliance serves: the background audit's last
+// results, or {"enabled": false} when it is off.
+func (d *Dashboard) compliance() any {
+	if d.o.Compliance == nil {
+		return map[string]bool{"enabled": false}
+	}
+	return struct {
+		Enabled bool `json:"enabled"`
+		Results any  `json:"results"`
+	}{true, d.o.Compliance()}
 }
 
 // Stats returns the statistics of the requests seen so far.

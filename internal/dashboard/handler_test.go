@@ -199,3 +199,19 @@ func TestPageAndHeaders(t *testing.T) {
 		t.Errorf("GET api/nope = %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestCompliance: api/compliance says the background audit is off without
+// Options.Compliance, and serves its results with it.
+func TestCompliance(t *testing.T) {
+	_, off := newTestDashboard(t, nil)
+	if resp, body := get(t, off.URL+"/dashboard/api/compliance"); resp.StatusCode != 200 || strings.TrimSpace(body) != `{"enabled":false}` {
+		t.Errorf("GET compliance without the background audit = %d %s, want 200 {\"enabled\":false}", resp.StatusCode, body)
+	}
+	d := New(Options{Configuration: func(context.Context) (*lint.Set, error) { return &lint.Set{}, nil },
+		Compliance: func() any { return map[string]int{"objects": 3} }})
+	on := httptest.NewServer(d.Handler())
+	defer on.Close()
+	if resp, body := get(t, on.URL+"/dashboard/api/compliance"); resp.StatusCode != 200 || strings.TrimSpace(body) != `{"enabled":true,"results":{"objects":3}}` {
+		t.Errorf("GET compliance = %d %s, want 200 with enabled and the results", resp.StatusCode, body)
+	}
+}

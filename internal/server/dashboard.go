@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/dashboard"
 	"github.com/admitd/admitd/pkg/admission/trace"
 	"github.com/admitd/admitd/pkg/lint"
@@ -19,10 +20,20 @@ import (
 // dashboard.ClusterRoleRules).
 var dashboardUser = authenticationv1.UserInfo{Username: "system:admitd:dashboard", Groups: []string{"system:masters", "system:authenticated"}}
 
+// compliance serves the scanner's results to the dashboard; nil when the
+// background audit is off.
+func compliance(scanner *backgroundaudit.Scanner) func() any {
+	if scanner == nil {
+		return nil
+	}
+	return func() any { return scanner.Results() }
+}
+
 // mountDashboard keeps the admission traces (mountTraces), mounts the
 // dashboard at dashboard.Path behind the server's authentication and
-// authorization, and feeds it every traced request until ctx ends.
-func mountDashboard(ctx context.Context, cfg *apiserver.Config, o Options, parts *apiParts) {
+// authorization, and feeds it every traced request until ctx ends; it
+// shows the scanner's results when there is one.
+func mountDashboard(ctx context.Context, cfg *apiserver.Config, o Options, parts *apiParts, scanner *backgroundaudit.Scanner) {
 	var dash *dashboard.Dashboard
 	ring := mountTraces(cfg, o, func(e *trace.Entry, ev *apiserver.RequestEvent) {
 		dash.Observe(e, ev.Record, ev.Finished.Sub(ev.Started))
@@ -31,6 +42,7 @@ func mountDashboard(ctx context.Context, cfg *apiserver.Config, o Options, parts
 	dash = dashboard.New(dashboard.Options{
 		Configuration: func(ctx context.Context) (*lint.Set, error) { return lint.FromServer(ctx, loopback) },
 		Traces:        ring,
+		Compliance:    compliance(scanner),
 		Logger:        o.Logger.With("component", "dashboard"),
 	})
 	maps.Copy(cfg.Extra, dash.Routes())

@@ -29,6 +29,7 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/rbac"
+	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/pki"
@@ -172,6 +173,9 @@ type Options struct {
 	// them (trace.Entry.Bytes: mostly the object JSON of mutating steps);
 	// 0 means trace.DefaultRingBytes (64 MiB).
 	AdmissionTraceBytes int64
+	// BackgroundAudit evaluates the Audit bindings of admission policies
+	// against the stored objects (off by default; see backgroundaudit.go).
+	BackgroundAudit BackgroundAuditOptions
 }
 
 // DefaultOptions returns the options `admitd serve` starts from.
@@ -336,6 +340,8 @@ type apiParts struct {
 	clientCA []byte
 	// self is the address the server listens on, once it does.
 	self *atomic.Pointer[string]
+	// backgroundAudit is nil unless --background-audit.
+	backgroundAudit *backgroundaudit.Scanner
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -438,8 +444,13 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
 	}
-	mountDashboard(ctx, &cfg, o, parts)
-	*parts = apiParts{cat: cat, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
+	scanner, err := newBackgroundAudit(o, store, cat, adm, admissionAuthorizer(authz), parts)
+	if err != nil {
+		_ = closeAudit()
+		return nil, fmt.Errorf("background audit: %w", err)
+	}
+	mountDashboard(ctx, &cfg, o, parts, scanner)
+	*parts = apiParts{cat: cat, backgroundAudit: scanner, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
 		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
@@ -533,6 +544,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		p.nodes.run(runCtx)
 	}
 	go p.adm.policies.Run(runCtx)
+	if p.backgroundAudit != nil {
+		go p.backgroundAudit.Run(runCtx)
+	}
 	go func() {
 		defer close(s.done)
 		err := s.http.Serve(tls.NewListener(s.listener, tlsCfg))

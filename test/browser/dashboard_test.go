@@ -43,7 +43,9 @@ func artifactsDir(t *testing.T) string {
 // TestDashboardInChromium opens the dashboard in headless Chromium and
 // checks what a person sees: the webhooks and the policy listed with a
 // lint finding, a configmap created meanwhile arriving as a live row, its
-// trace tree on a click, and the webhook's latency row.
+// trace tree on a click, the webhook's latency row, and (admitd runs with
+// --background-audit) a stored configmap an Audit binding fails in the
+// compliance view.
 func TestDashboardInChromium(t *testing.T) {
 	chromium, err := findChromium()
 	if err != nil {
@@ -53,7 +55,7 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Skipf("%v: run .ci/install-chromium (Debian's chromium), or set CHROMIUM", err)
 	}
 	ctx := withTimeout(t, context.Background(), 90*time.Second)
-	a := startAdmitd(t)
+	a := startAdmitd(t, "--background-audit")
 	client := kubernetes.NewForConfigOrDie(a.restConfig(t))
 	configure(t, ctx, client, serveWebhook(t))
 	base := openURL(t, a)
@@ -102,6 +104,16 @@ func TestDashboardInChromium(t *testing.T) {
 		chromedp.ScrollIntoView(css(`#latency`)),
 		chromedp.WaitVisible(css(`#status.live`)), // the stream never broke
 	)
+
+	auditStoredConfigMaps(t, ctx, client)
+	violation := `//table[@id="compliance-table"]//tr[td[normalize-space()="no-forbidden-key-audit"]][td[normalize-space()="ConfigMap plain/legacy"]]`
+	run(t, browser, shots, "05-compliance.png",
+		chromedp.ScrollIntoView(css(`#compliance`)),
+		chromedp.WaitVisible(violation),
+	)
+	if got := text(t, browser, css(`#compliance-table`)); !strings.Contains(got, "the key forbidden is forbidden") || strings.Contains(got, "live-1") {
+		t.Errorf("compliance table:\n%s\nwant plain/legacy's message, and not the compliant shop/live-1", got)
+	}
 	if t.Failed() {
 		t.Logf("admitd stderr:\n%s", a.stderr)
 	}
@@ -262,6 +274,28 @@ func configure(t *testing.T, ctx context.Context, c kubernetes.Interface, hook a
 			t.Fatalf("the policy did not deny within 10s: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// auditStoredConfigMaps stores the ConfigMap plain/legacy with the
+// forbidden key (namespace plain is outside the Deny binding's), then
+// binds no-forbidden-key with Audit everywhere: the background audit
+// finds it.
+func auditStoredConfigMaps(t *testing.T, ctx context.Context, c kubernetes.Interface) {
+	t.Helper()
+	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "plain"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	legacy := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "legacy"}, Data: map[string]string{"forbidden": "yes"}}
+	if _, err := c.CoreV1().ConfigMaps("plain").Create(ctx, legacy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-forbidden-key-audit"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "no-forbidden-key",
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Audit}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

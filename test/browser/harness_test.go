@@ -126,9 +126,9 @@ type admitd struct {
 	URL, Kubeconfig string
 }
 
-func startAdmitd(t *testing.T) *admitd {
+func startAdmitd(t *testing.T, args ...string) *admitd {
 	t.Helper()
-	p := startProcess(t, servingLine, admitdBin, "serve", "--secure-port", "0", "--data-dir", t.TempDir(), "--storage", "memory")
+	p := startProcess(t, servingLine, admitdBin, append([]string{"serve", "--secure-port", "0", "--data-dir", t.TempDir(), "--storage", "memory"}, args...)...)
 	return &admitd{process: p, URL: p.match[1], Kubeconfig: p.match[2]}
 }
 

@@ -175,6 +175,44 @@ async function loadStats() {
   }
 }
 
+// ---- compliance (background audit) ----
+
+function objectText(o) {
+  return o.kind + ' ' + (o.namespace ? o.namespace + '/' : '') + o.name;
+}
+
+async function loadCompliance() {
+  try {
+    const c = await getJSON('api/compliance');
+    const body = $('#compliance-table tbody');
+    body.textContent = '';
+    if (!c.enabled) {
+      $('#compliance-note').textContent = 'background audit off (admitd serve --background-audit)';
+      return;
+    }
+    const r = c.results;
+    for (const b of r.bindings) {
+      const rows = b.violations.map((v) => ['violation', v]).concat((b.errors || []).map((v) => ['error', v]));
+      if (!rows.length) {
+        body.append(el('tr', { class: 'compliant' }, el('td', {}, b.policy), el('td', {}, b.binding),
+          el('td', { class: 'num' }, b.evaluated), el('td', { colspan: 2, class: 'empty' }, 'compliant')));
+      }
+      for (const [kind, v] of rows) {
+        body.append(el('tr', { class: kind }, el('td', {}, b.policy), el('td', {}, b.binding),
+          el('td', { class: 'num' }, b.evaluated), el('td', { class: 'mono object' }, objectText(v.object)),
+          el('td', {}, (kind === 'error' ? 'error: ' : '') + v.messages.join('; '))));
+      }
+      if (b.truncated) body.append(el('tr', {}, el('td', { colspan: 5, class: 'empty' }, b.truncated + ' more not listed')));
+    }
+    if (!r.bindings.length) body.append(el('tr', {}, el('td', { colspan: 5, class: 'empty' }, 'no binding with the Audit action')));
+    $('#compliance-note').textContent = r.finished && !r.finished.startsWith('0001')
+      ? r.objects + ' objects scanned, finished ' + new Date(r.finished).toLocaleTimeString([], { hour12: false })
+      : 'first scan under way';
+  } catch (e) {
+    $('#compliance-note').textContent = e.message;
+  }
+}
+
 // ---- configuration ----
 
 function badges(findings) {
@@ -298,6 +336,8 @@ document.addEventListener('DOMContentLoaded', () => {
   loadRecent();
   loadConfig();
   loadStats();
+  loadCompliance();
   setInterval(loadStats, 5000);
+  setInterval(loadCompliance, 5000);
   setInterval(loadConfig, 30000);
 });

@@ -1,0 +1,134 @@
+package backgroundaudit
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+
+	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/pkg/admission"
+	admcel "github.com/admitd/admitd/pkg/admission/cel"
+	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/storage"
+)
+
+// Options configure a Scanner.
+type Options struct {
+	// Store and Catalogue are the server's storage and resources; the
+	// scanner only reads the store.
+	Store     storage.Store
+	Catalogue *registry.Catalogue
+	// Policies are the server's policies and bindings; Params its params.
+	Policies policies.Source
+	Params   policies.ParamSource
+	// Namespaces, Schema and Authorizer are what the plugin reads
+	// (admission.PluginContext's); a nil Authorizer leaves CEL's
+	// authorizer unset.
+	Namespaces admission.NamespaceLookup
+	Schema     admission.Schema
+	Authorizer admission.Authorizer
+	// CEL compiles the policies; nil: a compiler of the scanner's own.
+	CEL *admcel.Compiler
+	// User is the request's user the policies see (request.userInfo, and
+	// whom the CEL authorizer asks about).
+	User authenticationv1.UserInfo
+	// Interval is the longest time between two scans; 0 means
+	// DefaultInterval.
+	Interval time.Duration
+	// Pause is the time waited after each object (the CPU bound); 0
+	// means DefaultPause, negative none.
+	Pause time.Duration
+	// PageSize is how many stored objects are read at once; 0 means
+	// DefaultPageSize.
+	PageSize int64
+	// CheckEvery is how often Run looks for a change of the policies,
+	// bindings or params; 0 means a second.
+	CheckEvery time.Duration
+	// Publisher, when set, receives the results of every scan (the
+	// PolicyReports).
+	Publisher Publisher
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultInterval = 10 * time.Minute
+	DefaultPause    = time.Millisecond
+	DefaultPageSize = 100
+)
+
+// Publisher receives a scan's results.
+type Publisher interface {
+	Publish(ctx context.Context, r *Results) error
+}
+
+// Scanner is the background audit.
+type Scanner struct {
+	o      Options
+	src    *auditSource
+	plugin *policies.Validating
+	last   atomic.Pointer[Results]
+}
+
+// New returns a scanner over o; it scans once Run is called.
+func New(o Options) (*Scanner, error) {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Pause == 0 {
+		o.Pause = DefaultPause
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.CheckEvery <= 0 {
+		o.CheckEvery = time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Scanner{o: o, src: &auditSource{base: o.Policies}}
+	plugin, err := policies.NewValidating(policies.Options{Source: s.src, Params: o.Params, CEL: o.CEL, Logger: o.Logger},
+		admission.PluginContext{Namespaces: o.Namespaces, Schema: o.Schema, Authorizer: o.Authorizer})
+	if err != nil {
+		return nil, err
+	}
+	s.plugin = plugin
+	s.last.Store(&Results{Bindings: []*BindingResult{}})
+	return s, nil
+}
+
+// Results returns the last complete scan's results (empty before the
+// first).
+func (s *Scanner) Results() *Results { return s.last.Load() }
+
+// Run scans at once, then again whenever the Audit bindings, their
+// policies or their params change, and at least every Interval, until ctx
+// ends.
+func (s *Scanner) Run(ctx context.Context) {
+	var last fingerprint
+	var lastScan time.Time
+	tick := time.NewTicker(s.o.CheckEvery)
+	defer tick.Stop()
+	for {
+		fp := s.fingerprint(ctx)
+		if lastScan.IsZero() || !fp.equal(last) || time.Since(lastScan) >= s.o.Interval {
+			last, lastScan = fp, time.Now()
+			if _, err := s.Scan(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				s.o.Logger.Error("background audit", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
