@@ -148,6 +148,7 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 			undo()
 		}
 	}()
+	addWarnings(rq, res.PrepareWarnings(obj))
 	registry.PrepareForCreateBy(res, obj, attrs.UserInfo)
 	registry.PrepareForCreate(res, obj)
 	errs := s.runChecks(ctx, rq, res, obj, nil)

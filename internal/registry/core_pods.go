@@ -29,7 +29,7 @@ func pods() descriptor {
 			{Name: "resize", Kind: v1("Pod"), Verbs: subVerbs},
 		},
 		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, PrepareForUpdate: preparePodForUpdate,
-			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate, ResetStatusMetadata: resetStatusOwners,
+			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate, ResetStatusMetadata: resetStatusOwners, Warnings: podWarnings, PrepareWarnings: podAppArmorWarnings,
 			Subresources: map[string]SubresourceStrategy{"resize": podResize, ephemeralContainersSubresource: podEphemeralContainers}},
 	}
 }

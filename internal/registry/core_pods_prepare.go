@@ -107,7 +107,7 @@ func syncAppArmorAnnotations(pod *corev1.Pod) {
 		if !ok || (c.SecurityContext != nil && c.SecurityContext.AppArmorProfile != nil) {
 			return
 		}
-		profile := appArmorProfileFor(value)
+		profile := validAppArmorProfileFor(value)
 		if profile == nil || apiequality.Semantic.DeepEqual(profile, podProfile) {
 			return
 		}
@@ -125,6 +125,17 @@ func syncAppArmorAnnotations(pod *corev1.Pod) {
 	for i := range pod.Spec.EphemeralContainers {
 		sync((*corev1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
 	}
+}
+
+// validAppArmorProfileFor is the profile of an annotation, nil when the
+// profile would not be valid (a local profile name padded with spaces or
+// longer than PATH_MAX-1): upstream copies only valid profiles.
+func validAppArmorProfileFor(annotation string) *corev1.AppArmorProfile {
+	p := appArmorProfileFor(annotation)
+	if p != nil && p.LocalhostProfile != nil && (strings.TrimSpace(*p.LocalhostProfile) != *p.LocalhostProfile || len(*p.LocalhostProfile) > 4095) {
+		return nil
+	}
+	return p
 }
 
 func appArmorProfileFor(annotation string) *corev1.AppArmorProfile {

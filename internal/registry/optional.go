@@ -156,6 +156,10 @@ func (v storedForm) strategy(s Strategy) Strategy {
 	s.Validate = v.validate(s.Validate)
 	s.ValidateUpdate = v.validateUpdate(s.ValidateUpdate)
 	s.Warnings = v.warnings(s.Warnings)
+	if f := s.PrepareWarnings; f != nil {
+		onCreate := v.warnings(func(obj, _ runtime.Object) []string { return f(obj) })
+		s.PrepareWarnings = func(obj runtime.Object) []string { return onCreate(obj, nil) }
+	}
 	s.Checks = v.checks(s.Checks)
 	if f := s.NameFor; f != nil {
 		s.NameFor = func(obj runtime.Object) NameValidator {

@@ -202,6 +202,15 @@ func (r *Resource) Warnings(obj, old runtime.Object) []string {
 	return r.Strategy.Warnings(obj, old)
 }
 
+// PrepareWarnings are the client warnings of a create's preparation, from
+// the object before PrepareForCreate.
+func (r *Resource) PrepareWarnings(obj runtime.Object) []string {
+	if r.Strategy.PrepareWarnings == nil {
+		return nil
+	}
+	return r.Strategy.PrepareWarnings(obj)
+}
+
 // nameValidator returns the name rule of the resource's kind.
 func (r *Resource) nameValidator() NameValidator {
 	if r.NameValidator != nil {

@@ -127,6 +127,10 @@ type Strategy struct {
 	// that passed validation (old is nil on create), as upstream's
 	// WarningsOnCreate and WarningsOnUpdate.
 	Warnings func(obj, old runtime.Object) []string
+	// PrepareWarnings are the client warnings of a create that upstream's
+	// PrepareForCreate gives while it prepares (a Pod's deprecated AppArmor
+	// annotations), from the object before it is prepared.
+	PrepareWarnings func(obj runtime.Object) []string
 	// Coerce, for custom resources, prunes a decoded body of the fields its
 	// schema does not declare and returns their paths, which decoding
 	// reports under fieldValidation.
