@@ -37,6 +37,16 @@ func prepareDaemonSetForUpdate(obj, old runtime.Object) {
 	setTemplateGeneration(&ds.ObjectMeta, gen)
 }
 
+// prepareDeploymentForUpdate: an update of a Deployment's annotations
+// bumps its generation too (they are copied to its ReplicaSets); a change
+// of its spec does through the generic rule.
+func prepareDeploymentForUpdate(obj, old runtime.Object) {
+	d, oldD := obj.(*appsv1.Deployment), old.(*appsv1.Deployment)
+	if !apiequality.Semantic.DeepEqual(d.Annotations, oldD.Annotations) {
+		d.Generation = oldD.Generation + 1
+	}
+}
+
 func templateGeneration(m *metav1.ObjectMeta) int64 {
 	n, _ := strconv.ParseInt(m.Annotations[daemonSetTemplateGeneration], 10, 64)
 	return n

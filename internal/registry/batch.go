@@ -10,11 +10,11 @@ func batchKinds() []descriptor {
 	return []descriptor{
 		{gv: "batch/v1", resource: "cronjobs", kind: "CronJob", namespaced: true, short: []string{"cj"}, categories: all,
 			status: statusReset, generation: true, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultCronJob, Validate: validateCronJob, ValidateUpdate: validateCronJobUpdate}},
+			strategy: Strategy{Default: defaultCronJob, Validate: validateCronJob, ValidateUpdate: validateCronJobUpdate, Warnings: cronJobWarnings}},
 		{gv: "batch/v1", resource: "jobs", kind: "Job", namespaced: true, categories: all,
 			status: statusReset, generation: true, name: apivalidation.NameIsDNSSubdomain,
 			gc:       OrphanDependents, // with a warning, see the API server
 			fields:   []string{"status.successful"},
-			strategy: Strategy{Default: defaultJob, PrepareForCreate: prepareJobForCreate, Validate: validateJob, ValidateUpdate: validateJobUpdate}},
+			strategy: Strategy{Default: defaultJob, PrepareForCreate: prepareJobForCreate, Validate: validateJob, ValidateUpdate: validateJobUpdate, Warnings: jobWarnings}},
 	}
 }

@@ -218,3 +218,34 @@ func TestPrepareServiceAccountSecrets(t *testing.T) {
 		t.Errorf("ServiceAccount secrets = %v, want %v", sa.Secrets, want)
 	}
 }
+
+// TestPrepareTemplateGenerations: as kube-apiserver 1.37.2 (recorded): a
+// Deployment's generation grows on an update of its annotations alone, a
+// PodTemplate's starts at 1 and grows when its template changes.
+func TestPrepareTemplateGenerations(t *testing.T) {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Generation: 2}}
+	annotated := d.DeepCopy()
+	annotated.Annotations = map[string]string{"foo": "bar"}
+	if got := PrepareForUpdate(resourceFor(t, d), "", annotated, d).(*appsv1.Deployment).Generation; got != 3 {
+		t.Errorf("annotated Deployment: generation %d, want 3", got)
+	}
+	pt := &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: "pt"}}
+	templates := resourceFor(t, pt)
+	PrepareForCreate(templates, pt)
+	labelled := pt.DeepCopy()
+	labelled.Labels = map[string]string{"a": "b"}
+	changed := pt.DeepCopy()
+	changed.Template.Spec.NodeName = "n"
+	for _, tc := range []struct {
+		name string
+		obj  *corev1.PodTemplate
+		want int64
+	}{{"created", pt, 1}, {"labelled", labelled, 1}, {"template changed", changed, 2}} {
+		if tc.obj != pt {
+			PrepareForUpdate(templates, "", tc.obj, pt)
+		}
+		if tc.obj.Generation != tc.want {
+			t.Errorf("%s PodTemplate: generation %d, want %d", tc.name, tc.obj.Generation, tc.want)
+		}
+	}
+}
