@@ -27,6 +27,7 @@ const (
 	CronJobControllerName                = "cronjob-controller"
 	EndpointSliceControllerName          = "endpointslice-controller"
 	EndpointsControllerName              = "endpoints-controller"
+	EndpointSliceMirroringControllerName = "endpointslice-mirroring-controller"
 )
 
 // kcmController is a controller of kube-controller-manager 1.37.2
@@ -53,7 +54,7 @@ var kcmControllers = []kcmController{
 	{name: "disruption-controller", aliases: []string{"disruption"}},
 	{name: EndpointsControllerName, aliases: []string{"endpoint"}},
 	{name: EndpointSliceControllerName, aliases: []string{"endpointslice"}},
-	{name: "endpointslice-mirroring-controller", aliases: []string{"endpointslicemirroring"}},
+	{name: EndpointSliceMirroringControllerName, aliases: []string{"endpointslicemirroring"}},
 	{name: "ephemeral-volume-controller", aliases: []string{"ephemeral-volume"}},
 	{name: GarbageCollectorControllerName, aliases: []string{"garbagecollector"}},
 	{name: "horizontal-pod-autoscaler-controller", aliases: []string{"horizontalpodautoscaling"}},

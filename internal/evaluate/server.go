@@ -63,7 +63,8 @@ type ServerConfig struct {
 // ConfigMap creates would be called with it) and the workload controllers
 // (a ReplicaSet or Deployment among the objects given would have its
 // pods created through admission while the request is evaluated, a
-// Service its EndpointSlices and Endpoints), nor those that would rewrite
+// Service its EndpointSlices and Endpoints, an Endpoints its mirrored
+// EndpointSlices), nor those that would rewrite
 // or remove the objects given while they are evaluated (finished Jobs,
 // budgets' status, pods a GC would collect, certificate requests signed,
 // approved or cleaned up).
@@ -73,6 +74,7 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-" + controllers.StatefulSetControllerName,
 	"-" + controllers.CronJobControllerName,
 	"-" + controllers.EndpointSliceControllerName, "-" + controllers.EndpointsControllerName,
+	"-" + controllers.EndpointSliceMirroringControllerName,
 	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
 	"-certificatesigningrequest-approving-controller"}

@@ -12,6 +12,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/daemonset"
 	"github.com/admitd/admitd/internal/controllers/deployment"
 	"github.com/admitd/admitd/internal/controllers/disruption"
+	"github.com/admitd/admitd/internal/controllers/endpointslicemirroring"
 	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
@@ -26,7 +27,7 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
-	csrcleaner.Name, csrapproving.Name}
+	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -68,6 +69,9 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		return err
 	}
 	if err := startEndpointsControllers(ctx, api, store, cat, sel, log); err != nil {
+		return err
+	}
+	if err := startEndpointSliceMirroringController(ctx, api, store, cat, sel, log); err != nil {
 		return err
 	}
 	if err := startDisruptionController(ctx, api, store, cat, sel, log); err != nil {
