@@ -14,8 +14,8 @@ func otherKinds() []descriptor {
 	create := []string{"create"}
 	return []descriptor{
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
-		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns,
-			strategy: Strategy{Default: defaultEndpointSlice}},
+		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns, generation: true,
+			strategy: Strategy{Default: defaultEndpointSlice, PrepareForUpdate: bumpEndpointSliceGenerationOnLabels}},
 		{gv: "events.k8s.io/v1", storedAs: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported,
 			fields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion",
 				"regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"}},

@@ -177,7 +177,8 @@ func mirroredAnnotations(a map[string]string) map[string]string {
 	return out
 }
 
-// namePrefix is "<name>-", or name when that is too long a prefix.
+// namePrefix is "<name>-", or name when that is not a valid name prefix
+// (as upstream checks it: never for a valid Endpoints name).
 func namePrefix(name string) string {
 	if len(apivalidation.NameIsDNSSubdomain(name+"-", true)) != 0 {
 		return name

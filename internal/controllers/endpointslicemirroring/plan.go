@@ -1,6 +1,8 @@
 package endpointslicemirroring
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -23,7 +25,7 @@ func PlanSlices(ep *corev1.Endpoints, existing []*discovery.EndpointSlice, m Mir
 	byKey := map[sliceKey][]*discovery.EndpointSlice{}
 	var keyOrder []sliceKey
 	for _, s := range existing {
-		k := newSliceKey(s.Ports, s.AddressType)
+		k := newSliceKey(slices.Clone(s.Ports), s.AddressType) // a cached slice is not sorted in place
 		if _, seen := byKey[k]; !seen {
 			keyOrder = append(keyOrder, k)
 		}
