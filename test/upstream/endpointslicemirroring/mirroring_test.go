@@ -188,14 +188,14 @@ func oursMirror(ep *corev1.Endpoints, maxPerSubset int) ([]discovery.EndpointSli
 	return normalize(out), reasons
 }
 
-// TestMirrorMatchesUpstream: 300 random Endpoints (IPv4, IPv6, mapped,
+// TestMirrorMatchesUpstream: 120 random Endpoints (IPv4, IPv6, mapped,
 // leading-zero and invalid IPs, several subsets and port sets, labels and
 // annotations), mirrored with a limit of 1 to 4 addresses a subset or
 // 1000, give the same slices and warnings from upstream's controller and
 // from ours.
 func TestMirrorMatchesUpstream(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	mismatches, cases, withSlices, truncated, invalid := 0, 300, 0, 0, 0
+	mismatches, cases, withSlices, truncated, invalid := 0, 120, 0, 0, 0
 	for i := range cases {
 		ep := randomEndpoints(r)
 		maxPerSubset := 1000
