@@ -185,7 +185,12 @@ func upstreamOutcomes(t *testing.T, ca *pki.CA, certFile, keyFile string, ttl ti
 		go s.Run(ctx, 2)
 	}
 	factory.Start(ctx.Done())
-	defer factory.Shutdown()
+	// The informers and the controllers' workers end with the context:
+	// cancel it before waiting for them.
+	defer func() {
+		cancel()
+		factory.Shutdown()
+	}()
 	out := map[string]string{}
 	for deadline := time.Now().Add(60 * time.Second); len(out) < len(reqs) && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		list, err := client.CertificatesV1().CertificateSigningRequests().List(ctx, metav1.ListOptions{})

@@ -1,7 +1,7 @@
 package podgc
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"regexp"
@@ -112,7 +112,8 @@ func describe(a clienttesting.Action) string {
 	}
 	switch a := a.(type) {
 	case clienttesting.DeleteAction:
-		return fmt.Sprintf("delete %s %s/%s %+v", res, a.GetNamespace(), a.GetName(), a.GetDeleteOptions())
+		opts, _ := json.Marshal(a.GetDeleteOptions())
+		return fmt.Sprintf("delete %s %s/%s %s", res, a.GetNamespace(), a.GetName(), opts)
 	case clienttesting.PatchAction:
 		patch := transitionTime.ReplaceAllStringFunc(string(a.GetPatch()), func(m string) string {
 			if strings.Contains(m, t0.Format(time.RFC3339)) {
@@ -139,16 +140,23 @@ func sortedActions(c *fake.Clientset) []string {
 // upstreamPass runs one pass of upstream's collector (no quarantine) over
 // the scenario and returns what it asked of the server.
 func upstreamPass(t *testing.T, s scenario) []string {
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
 	client := fake.NewClientset(s.objects()...)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	gcc := podgc.NewPodGCInternal(ctx, client, factory.Core().V1().Pods(), factory.Core().V1().Nodes(), s.threshold, time.Hour, 0)
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	client.ClearActions()
-	upstreamGC(gcc, ctx)
-	factory.Shutdown()
+	pods, nodes := factory.Core().V1().Pods(), factory.Core().V1().Nodes()
+	gcc := podgc.NewPodGCInternal(t.Context(), client, pods, nodes, s.threshold, time.Hour, 0)
+	// The listers read their informers' stores, filled here: no informer
+	// runs, so nothing is left to stop after the pass.
+	for _, p := range s.pods {
+		if err := pods.Informer().GetIndexer().Add(p.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range s.nodes {
+		if err := nodes.Informer().GetIndexer().Add(n.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	upstreamGC(gcc, t.Context())
 	return sortedActions(client)
 }
 
