@@ -62,6 +62,7 @@ func csrStrategy() Strategy {
 			obj.(*certificatesv1.CertificateSigningRequest).Status = certificatesv1.CertificateSigningRequestStatus{
 				Conditions: []certificatesv1.CertificateSigningRequestCondition{}}
 		},
+		NameFor:        func(runtime.Object) NameValidator { return anyName },
 		Validate:       validateCSRCreate,
 		ValidateUpdate: validateCSRUpdate,
 		Subresources: map[string]SubresourceStrategy{
@@ -95,9 +96,16 @@ func csrStrategy() Strategy {
 // holds, usages given, known and not repeated, a signer name of the form
 // domain/path (never the legacy signer, which no longer serves v1), and
 // at least 10 minutes asked for. Conditions and certificate are empty on
-// create (PrepareForCreate).
+// create (PrepareForCreate). Any name will do for a request; the rule
+// every name meets to be a path segment is checked last, and only when
+// nothing else failed, as upstream's create does.
 func validateCSRCreate(obj runtime.Object) field.ErrorList {
-	return validateCSRSpec(obj.(*certificatesv1.CertificateSigningRequest), csrTolerance{})
+	csr := obj.(*certificatesv1.CertificateSigningRequest)
+	errs := validateCSRSpec(csr, csrTolerance{})
+	if len(errs) == 0 && len(validateObjectMetaOfCSR(csr)) == 0 {
+		errs = ValidateObjectMeta(csr, false, pathSegmentName)
+	}
+	return errs
 }
 
 func validateCSRSpec(csr *certificatesv1.CertificateSigningRequest, tolerate csrTolerance) field.ErrorList {

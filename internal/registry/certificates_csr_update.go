@@ -11,6 +11,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -61,7 +62,9 @@ func csrToleranceFor(csr, old *certificatesv1.CertificateSigningRequest) csrTole
 func validateCSRUpdate(obj, old runtime.Object) field.ErrorList {
 	csr, was := obj.(*certificatesv1.CertificateSigningRequest), old.(*certificatesv1.CertificateSigningRequest)
 	// The metadata update is checked before (ValidateChange).
-	return append(validateObjectMetaOfCSR(csr), validateCSRChange(csr, was, csrToleranceFor(csr, was))...)
+	tolerate := csrToleranceFor(csr, was)
+	errs := append(validateObjectMetaOfCSR(csr), validateCSRChange(csr, was, tolerate)...)
+	return append(errs, approvedAndDenied(csr, tolerate)...)
 }
 
 func validateCSRStatusUpdate(obj, old runtime.Object, _ FeatureGates) field.ErrorList {
@@ -82,12 +85,26 @@ func validateCSRApprovalUpdate(obj, old runtime.Object, _ FeatureGates) field.Er
 // change, then the metadata update.
 func validateCSRSubresourceUpdate(csr, was *certificatesv1.CertificateSigningRequest, tolerate csrTolerance) field.ErrorList {
 	errs := append(validateObjectMetaOfCSR(csr), validateCSRChange(csr, was, tolerate)...)
-	return append(errs, ValidateObjectMetaUpdate(csr, was)...)
+	errs = append(errs, ValidateObjectMetaUpdate(csr, was)...)
+	return append(errs, approvedAndDenied(csr, tolerate)...)
 }
 
 // validateObjectMetaOfCSR: any name will do for a request.
 func validateObjectMetaOfCSR(csr *certificatesv1.CertificateSigningRequest) field.ErrorList {
-	return ValidateObjectMeta(csr, false, func(string, bool) []string { return nil })
+	return ValidateObjectMeta(csr, false, anyName)
+}
+
+// approvedAndDenied is the one error a request that is both Approved and
+// Denied gets (unless it already was), after all others: upstream's
+// declarative rule, which 1.37 enforces in place of its handwritten one.
+func approvedAndDenied(csr *certificatesv1.CertificateSigningRequest, tolerate csrTolerance) field.ErrorList {
+	if tolerate.approvedAndDenied || len(conditionsOf(csr, certificatesv1.CertificateApproved)) == 0 ||
+		len(conditionsOf(csr, certificatesv1.CertificateDenied)) == 0 {
+		return nil
+	}
+	const approved, denied = `conditions[{"type": "Approved"}]`, `conditions[{"type": "Denied"}]`
+	return field.ErrorList{field.Invalid(field.NewPath("status", "conditions"), "{"+approved+", "+denied+"}",
+		"must specify at most one of: `"+approved+"`, `"+denied+"`")}
 }
 
 // validateCSRChange checks csr as a whole, then what the update did to
@@ -117,12 +134,11 @@ func validateCSRChange(csr, was *certificatesv1.CertificateSigningRequest, toler
 var onlyTrueConditions = []certificatesv1.RequestConditionType{certificatesv1.CertificateApproved, certificatesv1.CertificateDenied, certificatesv1.CertificateFailed}
 
 // validateCSRConditions: each condition typed, with a known status (only
-// True for Approved, Denied and Failed), never both Approved and Denied,
-// no type twice.
+// True for Approved, Denied and Failed), no type twice (approvedAndDenied
+// checks the verdicts together).
 func validateCSRConditions(p *field.Path, conditions []certificatesv1.CertificateSigningRequestCondition, tolerate csrTolerance) field.ErrorList {
 	var errs field.ErrorList
 	seen := map[certificatesv1.RequestConditionType]bool{}
-	approved, denied := false, false
 	for i, c := range conditions {
 		if c.Type == "" && !tolerate.emptyConditionType {
 			errs = append(errs, field.Required(p.Index(i).Child("type"), ""))
@@ -136,13 +152,6 @@ func validateCSRConditions(p *field.Path, conditions []certificatesv1.Certificat
 			errs = append(errs, field.Required(p.Index(i).Child("status"), ""))
 		case !slices.Contains(allowed, string(c.Status)):
 			errs = append(errs, field.NotSupported(p.Index(i).Child("status"), c.Status, allowed))
-		}
-		if !tolerate.approvedAndDenied {
-			approved = approved || c.Type == certificatesv1.CertificateApproved
-			denied = denied || c.Type == certificatesv1.CertificateDenied
-			if approved && denied && (c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied) {
-				errs = append(errs, field.Invalid(p, c.Type, "Approved and Denied conditions are mutually exclusive"))
-			}
 		}
 		if seen[c.Type] && !tolerate.duplicateConditionTypes {
 			errs = append(errs, field.Duplicate(p.Index(i).Child("type"), c.Type))
@@ -173,10 +182,29 @@ func validateConditionChanges(csr, was *certificatesv1.CertificateSigningRequest
 		case len(now) > len(before):
 			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not add a condition of type %q", t)))
 		case !apiequality.Semantic.DeepEqual(before, now):
-			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not modify a condition of type %q\n%v", t, diff.Diff(before, now))))
+			errs = append(errs, field.Forbidden(p, fmt.Sprintf("updates may not modify a condition of type %q\n%v", t,
+				diff.Diff(asUpstreamSpells(before), asUpstreamSpells(now)))))
 		}
 	}
 	return errs
+}
+
+// upstreamCondition is a condition as upstream's internal type has it:
+// every field, under its Go name, as its "may not modify" message shows
+// them.
+type upstreamCondition struct {
+	Type                               certificatesv1.RequestConditionType
+	Status                             corev1.ConditionStatus
+	Reason, Message                    string
+	LastUpdateTime, LastTransitionTime metav1.Time
+}
+
+func asUpstreamSpells(cs []certificatesv1.CertificateSigningRequestCondition) []upstreamCondition {
+	out := make([]upstreamCondition, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, upstreamCondition{c.Type, c.Status, c.Reason, c.Message, c.LastUpdateTime, c.LastTransitionTime})
+	}
+	return out
 }
 
 func conditionsOf(csr *certificatesv1.CertificateSigningRequest, t certificatesv1.RequestConditionType) []certificatesv1.CertificateSigningRequestCondition {

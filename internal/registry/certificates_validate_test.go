@@ -79,6 +79,40 @@ func TestCSRCreateValidation(t *testing.T) {
 	}
 }
 
+// Any name will do for a CertificateSigningRequest, but the path-segment
+// rule every name meets is checked only when nothing else failed, as
+// upstream's create does.
+func TestCSRNameCheckedLast(t *testing.T) {
+	res, ok := NewCatalogue().Lookup(schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"})
+	if !ok {
+		t.Fatal("no certificatesigningrequests")
+	}
+	spec := certificatesv1.CertificateSigningRequestSpec{Request: csrPEM(t, pkix.Name{CommonName: "alice"}), SignerName: "example.com/s",
+		Usages: []certificatesv1.KeyUsage{"client auth"}}
+	noUsages := spec
+	noUsages.Usages = nil
+	for _, tc := range []struct {
+		name    string
+		spec    certificatesv1.CertificateSigningRequestSpec
+		labels  map[string]string
+		wantErr string
+	}{
+		{"Any:Name_at.all", spec, nil, ""},
+		{"a/b", spec, nil, `metadata.name: Invalid value: "a/b": may not contain '/'`},
+		{"a/b", noUsages, nil, "spec.usages: Required value"},
+		{"a/b", spec, map[string]string{"bad key!": "x"}, "metadata.labels: Invalid value: \"bad key!\""},
+	} {
+		csr := &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Labels: tc.labels}, Spec: tc.spec}
+		errs := res.ValidateNew(csr)
+		switch {
+		case tc.wantErr == "" && len(errs) > 0:
+			t.Errorf("%s: refused: %v", tc.name, errs)
+		case tc.wantErr != "" && (len(errs) != 1 || !strings.HasPrefix(errs.ToAggregate().Error(), tc.wantErr)):
+			t.Errorf("%s: errors = %v, want only %q", tc.name, errs, tc.wantErr)
+		}
+	}
+}
+
 // An update of a CertificateSigningRequest is refused as upstream's three
 // update validations refuse it: only /approval adds or changes the
 // Approved and Denied conditions, only /status sets the certificate (and
@@ -114,7 +148,11 @@ func TestCSRUpdateValidation(t *testing.T) {
 	}{
 		{"approve through approval", "approval", stored, withConditions(stored, approved), ""},
 		{"approve through status", "status", stored, withConditions(stored, approved), `status.conditions: Forbidden: updates may not add a condition of type "Approved"`},
-		{"approve and deny", "approval", stored, withConditions(stored, approved, denied), "status.conditions: Invalid value: \"Denied\": Approved and Denied conditions are mutually exclusive"},
+		{"approve and deny", "approval", stored, withConditions(stored, approved, denied),
+			"status.conditions: Invalid value: \"{conditions[{\\\"type\\\": \\\"Approved\\\"}], conditions[{\\\"type\\\": \\\"Denied\\\"}]}\": must specify at most one of: `conditions[{\"type\": \"Approved\"}]`, `conditions[{\"type\": \"Denied\"}]`"},
+		{"unstamped verdict through status", "status", withConditions(stored, certificatesv1.CertificateSigningRequestCondition{Type: "Approved", Status: "True"}),
+			withConditions(stored, certificatesv1.CertificateSigningRequestCondition{Type: "Approved", Status: "True"}),
+			`"Message": "",`}, // upstream's internal spelling: Go names, empty fields kept
 		{"withdraw approval", "approval", withConditions(stored, approved), stored, `status.conditions: Forbidden: updates may not remove a condition of type "Approved"`},
 		{"approved False", "approval", stored, withConditions(stored, certificatesv1.CertificateSigningRequestCondition{Type: "Approved", Status: "False"}),
 			`status.conditions[0].status: Unsupported value: "False": supported values: "True"`},

@@ -1,16 +1,19 @@
-// Package certificatesvalidation compares admitd's ClusterTrustBundle and
-// PodCertificateRequest strategies (internal/registry: decoding defaults,
-// then the preparation and validation of a create, an update or a request's
-// status write, and the signer check a status write needs) with
-// kube-apiserver's: v1 defaulting (pkg/apis/certificates/v1), then the
-// strategies of pkg/registry/certificates/{clustertrustbundle,
-// podcertificaterequest} (and the request's status strategy, with its
-// "sign" authorization) through k8s.io/apiserver's rest.ValidateCreate and
+// Package certificatesvalidation compares admitd's ClusterTrustBundle,
+// PodCertificateRequest and CertificateSigningRequest strategies
+// (internal/registry: decoding defaults, then the preparation and
+// validation of a create, an update or a status or approval write, and the
+// signer check a request's status write needs) with kube-apiserver's: v1
+// defaulting (pkg/apis/certificates/v1), then the strategies of
+// pkg/registry/certificates/{clustertrustbundle, podcertificaterequest,
+// certificates} (the pod request's status strategy with its "sign"
+// authorization, the signing request's status and approval strategies)
+// through k8s.io/apiserver's rest.ValidateCreate and
 // rest.ValidateUpdate, which add the common metadata checks and 1.37's
 // declarative validation, on the internal objects kube-apiserver decodes,
 // with every feature gate at its default.
 //
-// Compared: the defaulted object, the object as prepared for storage, every
+// Compared: the defaulted object, the object as prepared for storage (the
+// condition times both sides stamp with now aside), every
 // error (type, field, detail, message; in order, but for metadata errors
 // on update, compared as sets as upstream checks metadata several times,
 // and for user annotation and duplicate trust anchor errors, which
@@ -27,6 +30,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -38,6 +42,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
+	csrregistry "k8s.io/kubernetes/pkg/registry/certificates/certificates"
 	"k8s.io/kubernetes/pkg/registry/certificates/clustertrustbundle"
 	"k8s.io/kubernetes/pkg/registry/certificates/podcertificaterequest"
 	"k8s.io/utils/clock"
@@ -85,12 +90,21 @@ type strategy interface {
 
 var pcrStrategy = podcertificaterequest.NewStrategy()
 
-func upstreamStrategy(obj runtime.Object, status bool) (s strategy, resource string, blank runtime.Object) {
+func upstreamStrategy(obj runtime.Object, subresource string) (s strategy, resource string, blank runtime.Object) {
 	switch obj.(type) {
+	case *certificatesv1.CertificateSigningRequest:
+		s = csrregistry.Strategy
+		switch subresource {
+		case "status":
+			s = csrregistry.StatusStrategy
+		case "approval":
+			s = csrregistry.ApprovalStrategy
+		}
+		return s, "certificatesigningrequests", &certificatesv1.CertificateSigningRequest{}
 	case *certificatesv1.ClusterTrustBundle:
 		return clustertrustbundle.Strategy, "clustertrustbundles", &certificatesv1.ClusterTrustBundle{}
 	case *certificatesv1.PodCertificateRequest:
-		if status {
+		if subresource == "status" {
 			return podcertificaterequest.NewStatusStrategy(pcrStrategy, signerAuthorizer{}, clock.RealClock{}), "podcertificaterequests",
 				&certificatesv1.PodCertificateRequest{}
 		}
@@ -99,7 +113,7 @@ func upstreamStrategy(obj runtime.Object, status bool) (s strategy, resource str
 	panic(fmt.Sprintf("not a certificates object: %T", obj))
 }
 
-// write is one create (old nil), update or status write, in v1 objects
+// write is one create (old nil), update, status or approval write, in v1 objects
 // as a client sends them; defaulted says whether decoding defaults apply
 // (upstream's own validation tables hand their objects to validation as
 // they are).
@@ -107,12 +121,16 @@ type write struct {
 	name      string
 	obj, old  runtime.Object
 	status    bool
+	approval  bool
 	defaulted bool
 }
 
 func (w write) subresource() string {
-	if w.status {
+	switch {
+	case w.status:
 		return "status"
+	case w.approval:
+		return "approval"
 	}
 	return ""
 }
@@ -143,7 +161,7 @@ func upstream(t *testing.T, w write) outcome {
 	if w.defaulted {
 		legacyscheme.Scheme.Default(obj)
 	}
-	s, resource, prepared := upstreamStrategy(obj, w.status)
+	s, resource, prepared := upstreamStrategy(obj, w.subresource())
 	ctx := requestContext(resource, w.subresource(), w.old == nil)
 	in := updiff.ToInternal(t, obj)
 	var out outcome
@@ -165,8 +183,9 @@ func upstream(t *testing.T, w write) outcome {
 }
 
 // ours runs admitd's: the catalogue's defaulting on decode, then the
-// preparation and validation of the write, then the signer check the
-// server runs after validation, answered by mayDo.
+// preparation (a create recording the writer, as the server does) and
+// validation of the write, then the signer check the server runs after
+// validation, answered by mayDo.
 func ours(t *testing.T, cat *registry.Catalogue, w write) outcome {
 	t.Helper()
 	obj := w.obj.DeepCopyObject()
@@ -184,6 +203,7 @@ func ours(t *testing.T, cat *registry.Catalogue, w write) outcome {
 	out := outcome{defaulted: obj.DeepCopyObject()}
 	var old runtime.Object
 	if w.old == nil {
+		registry.PrepareForCreateBy(res, obj, authenticationv1.UserInfo{Username: writer})
 		out.errs = registry.PrepareCreate(res, obj)
 	} else {
 		old = w.old.DeepCopyObject()
@@ -193,7 +213,7 @@ func ours(t *testing.T, cat *registry.Catalogue, w write) outcome {
 			out.errs = c.Refused(writer)
 		}
 	}
-	if len(out.errs) == 0 && !w.status {
+	if len(out.errs) == 0 && w.subresource() == "" {
 		out.warnings = res.Warnings(obj, old)
 	}
 	out.prepared = obj
@@ -209,8 +229,8 @@ func signerAllowed(c *registry.SignerCheck) bool {
 
 // tally counts what the comparisons saw.
 type tally struct {
-	creates, updates, statusWrites, refused, accepted, mismatches int
-	firstErrors                                                   map[string]int
+	creates, updates, subresourceWrites, refused, accepted, mismatches int
+	firstErrors                                                        map[string]int
 }
 
 func (c *tally) String() string {
@@ -219,8 +239,8 @@ func (c *tally) String() string {
 		lines = append(lines, fmt.Sprintf("  %5d refused first with %s", n, k))
 	}
 	slices.Sort(lines)
-	return fmt.Sprintf("%d writes (%d creates, %d updates, %d status writes): %d refused, %d accepted, %d mismatches\n%s",
-		c.creates+c.updates+c.statusWrites, c.creates, c.updates, c.statusWrites, c.refused, c.accepted, c.mismatches,
+	return fmt.Sprintf("%d writes (%d creates, %d updates, %d status or approval writes): %d refused, %d accepted, %d mismatches\n%s",
+		c.creates+c.updates+c.subresourceWrites, c.creates, c.updates, c.subresourceWrites, c.refused, c.accepted, c.mismatches,
 		strings.Join(lines, "\n"))
 }
 
@@ -228,8 +248,8 @@ func (c *tally) count(w write, o outcome) {
 	switch {
 	case w.old == nil:
 		c.creates++
-	case w.status:
-		c.statusWrites++
+	case w.subresource() != "":
+		c.subresourceWrites++
 	default:
 		c.updates++
 	}
@@ -254,6 +274,7 @@ func compare(t *testing.T, cat *registry.Catalogue, w write, c *tally) {
 		diffs = append(diffs, "defaulted object:\n"+d)
 	}
 	clearTypeMeta(up.prepared, our.prepared)
+	clearNewConditionTimes(up.prepared, our.prepared)
 	if d := cmp.Diff(up.prepared, our.prepared); d != "" {
 		diffs = append(diffs, "prepared object:\n"+d)
 	}
@@ -280,6 +301,7 @@ type described struct {
 func describe(errs field.ErrorList, update bool) described {
 	var rest, unordered field.ErrorList
 	for _, e := range errs {
+		e = withoutNow(e)
 		if strings.HasSuffix(e.Field, ".unverifiedUserAnnotations") || strings.Contains(e.Detail, "duplicate trust anchor") {
 			unordered = append(unordered, e)
 		} else {
