@@ -92,7 +92,14 @@ func normalize(list []discovery.EndpointSlice) []discovery.EndpointSlice {
 			s.Endpoints = nil
 		}
 	}
-	slices.SortFunc(list, func(a, b discovery.EndpointSlice) int { return strings.Compare(key(a), key(b)) })
+	// Slices whose ports differ only in appProtocol share a key: the
+	// whole slice breaks the tie (both sides create them in map order).
+	slices.SortFunc(list, func(a, b discovery.EndpointSlice) int {
+		if c := strings.Compare(key(a), key(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(jsonOf(a), jsonOf(b))
+	})
 	return list
 }
 
