@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 
 	"k8s.io/client-go/util/workqueue"
@@ -68,3 +69,37 @@ func RunWorkerPools(ctx context.Context, synced []<-chan struct{}, pools ...Work
 }
 
 var _ ShutDowner = workqueue.TypedRateLimitingInterface[string](nil)
+
+// Retries is how a controller retries a key whose sync failed: up to Max
+// times, rate-limited, logging Retry at info level each time, then the key
+// is dropped until something queues it again, logging Drop as a warning
+// (the endpoint controllers' maxRetries of kube-controller-manager).
+type Retries struct {
+	Max         int
+	Retry, Drop string
+	Log         *slog.Logger
+}
+
+// ProcessNextWithRetries syncs one key of queue with sync, returning false
+// once the queue is shut down: a key that syncs is forgotten, one that
+// fails while ctx lives is retried as r says.
+func ProcessNextWithRetries(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, r Retries) bool {
+	key, quit := queue.Get()
+	if quit {
+		return false
+	}
+	defer queue.Done(key)
+	err := sync(ctx, key)
+	switch {
+	case err == nil:
+		queue.Forget(key)
+	case ctx.Err() != nil:
+	case queue.NumRequeues(key) < r.Max:
+		r.Log.Info(r.Retry, "key", key, "err", err)
+		queue.AddRateLimited(key)
+	default:
+		r.Log.Warn(r.Drop, "key", key, "err", err)
+		queue.Forget(key)
+	}
+	return true
+}

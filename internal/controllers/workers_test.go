@@ -1,7 +1,11 @@
 package controllers
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,5 +75,43 @@ func TestRunWorkerPoolsStartsNoWorkerWhenTheContextEndsFirst(t *testing.T) {
 	RunWorkerPools(ctx, []<-chan struct{}{make(chan struct{})}, WorkerPool{Queue: q, Workers: 3, ProcessNext: drain(q, &done)})
 	if done.Load() != 0 || !q.ShuttingDown() {
 		t.Errorf("processed %d, queue shutting down %t; want 0 and true", done.Load(), q.ShuttingDown())
+	}
+}
+
+// A key whose sync keeps failing is retried Max times, then dropped (and
+// forgotten) until it is queued again; one that syncs is forgotten.
+func TestProcessNextWithRetries(t *testing.T) {
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](0, 0))
+	defer queue.ShutDown()
+	syncs := map[string]int{}
+	sync := func(_ context.Context, key string) error {
+		syncs[key]++
+		if key == "bad" {
+			return errors.New("refused")
+		}
+		return nil
+	}
+	var logs bytes.Buffer
+	r := Retries{Max: 3, Retry: "will retry", Drop: "dropped", Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	queue.Add("bad")
+	queue.Add("good")
+	for queue.Len() > 0 {
+		if !ProcessNextWithRetries(t.Context(), queue, sync, r) {
+			t.Fatal("the queue shut down")
+		}
+		// AddRateLimited with no delay still goes through the delaying
+		// queue's goroutine.
+		for deadline := time.Now().Add(time.Second); queue.Len() == 0 && syncs["bad"] <= r.Max && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if syncs["bad"] != 4 || syncs["good"] != 1 {
+		t.Errorf("syncs = %v, want bad 4 (the first and 3 retries), good 1", syncs)
+	}
+	if n := queue.NumRequeues("bad"); n != 0 {
+		t.Errorf("NumRequeues(bad) = %d after the drop, want 0 (forgotten)", n)
+	}
+	if got := strings.Count(logs.String(), "will retry"); got != 3 || strings.Count(logs.String(), "dropped") != 1 {
+		t.Errorf("logs: %d retries and %d drops, want 3 and 1:\n%s", got, strings.Count(logs.String(), "dropped"), logs.String())
 	}
 }

@@ -138,24 +138,8 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) processNext(ctx context.Context) bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	err := c.sync(ctx, key)
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-	case ctx.Err() != nil:
-	case c.queue.NumRequeues(key) < maxRetries:
-		c.log.Info("syncing the Endpoints of a Service failed, will retry", "key", key, "err", err)
-		c.queue.AddRateLimited(key)
-	default:
-		c.log.Warn("syncing the Endpoints of a Service failed too often, dropped until it changes", "key", key, "err", err)
-		c.queue.Forget(key)
-	}
-	return true
+	return controllers.ProcessNextWithRetries(ctx, c.queue, c.sync, controllers.Retries{Max: maxRetries, Log: c.log,
+		Retry: "syncing the Endpoints of a Service failed, will retry", Drop: "syncing the Endpoints of a Service failed too often, dropped until it changes"})
 }
 
 // queueLeftovers queues every Endpoints object but leader locks.
