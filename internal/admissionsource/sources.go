@@ -51,6 +51,9 @@ type Sources struct {
 	// current is an immutable index of the caches, read without locks on
 	// every lookup (For) and every write (Handles, Observe).
 	current atomic.Pointer[cacheIndex]
+	// atStart are the caches that existed when Start ran: those the
+	// admission chain needs from the start (Synced).
+	atStart atomic.Pointer[[]*Cache]
 }
 
 type cacheIndex struct {
@@ -132,9 +135,12 @@ func (s *Sources) Start(ctx context.Context, log *slog.Logger) {
 		return
 	}
 	s.ctx, s.log = ctx, log
+	atStart := make([]*Cache, 0, len(s.current.Load().byGVR))
 	for _, c := range s.current.Load().byGVR {
+		atStart = append(atStart, c)
 		go c.Run(ctx, log)
 	}
+	s.atStart.Store(&atStart)
 }
 
 // WaitSynced waits until every cache created so far has listed once.
@@ -147,10 +153,17 @@ func (s *Sources) WaitSynced(ctx context.Context) error {
 	return nil
 }
 
-// Synced reports whether every cache created so far has listed once: the
-// informer-sync check of /readyz.
+// Synced reports whether every cache that existed when Start ran has
+// listed once (false before Start): the informer-sync check of /readyz,
+// which like kube-apiserver's covers the informers started with the
+// server. Caches created later, for a policy's params or for a
+// controller, sync on their own and do not make a ready server unready.
 func (s *Sources) Synced() bool {
-	for _, c := range s.current.Load().byGVR {
+	atStart := s.atStart.Load()
+	if atStart == nil {
+		return false
+	}
+	for _, c := range *atStart {
 		if !c.Synced() {
 			return false
 		}

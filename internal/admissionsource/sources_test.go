@@ -1,8 +1,10 @@
 package admissionsource
 
 import (
+	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -162,5 +164,36 @@ func TestResourceCacheReadsAsTheObjectCache(t *testing.T) {
 	}
 	if objs, err := none.List(ctx, "a", nil); err != nil || objs != nil {
 		t.Errorf("List of an unserved resource = %v, %v; want nothing", objs, err)
+	}
+}
+
+// TestSourcesSyncedCoversTheCachesAtStart: Synced, /readyz's
+// informer-sync, is false before Start and covers the caches that existed
+// then; one made later (for a policy's params, for a controller) does not
+// make a ready server unready while it lists.
+func TestSourcesSyncedCoversTheCachesAtStart(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	src := NewSources(store, registry.NewCatalogue())
+	src.For(Namespaces)
+	if src.Synced() {
+		t.Fatal("Synced() = true before Start")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	src.Start(ctx, nil)
+	if err := src.WaitSynced(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !src.Synced() {
+		t.Fatal("Synced() = false once the namespace cache listed")
+	}
+	cancel() // caches made from now on never list
+	late := src.For(Secrets)
+	time.Sleep(10 * time.Millisecond)
+	if late.Synced() {
+		t.Fatal("a cache made after its context ended listed; the test proves nothing")
+	}
+	if !src.Synced() {
+		t.Error("Synced() = false because of a cache made after Start, want true")
 	}
 }

@@ -2,8 +2,10 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,18 +24,15 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // creates for every later namespace; writing these here keeps a fresh
 // server idle until its first request). Existing objects are left alone.
 func (s *Server) Bootstrap(ctx context.Context) error {
-	nsRes, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("namespaces"))
-	saRes, _ := s.cat.Lookup(corev1.SchemeGroupVersion.WithResource("serviceaccounts"))
+	var objs []runtime.Object
 	for _, name := range systemNamespaces {
-		ns := &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}}
-		if err := s.bootstrapObject(ctx, nsRes, ns); err != nil && !errors.Is(err, storage.ErrKeyExists) {
-			return err
-		}
-		sa := &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}}
-		if err := s.bootstrapObject(ctx, saRes, sa); err != nil && !errors.Is(err, storage.ErrKeyExists) {
-			return err
-		}
+		objs = append(objs,
+			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}},
+			&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+				ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}})
+	}
+	if err := s.EnsureObjects(ctx, nil, objs...); err != nil {
+		return err
 	}
 	if err := s.seedNodePorts(ctx); err != nil {
 		return err
@@ -70,38 +69,65 @@ type Reconcile func(existing, expected runtime.Object) runtime.Object
 // Like Bootstrap, it writes to storage directly: no admission, no
 // observers (reload the caches that read these objects afterwards).
 func (s *Server) EnsureObjects(ctx context.Context, reconcile Reconcile, objs ...runtime.Object) error {
-	for _, obj := range objs {
+	resources := make([]*registry.Resource, len(objs))
+	for i, obj := range objs {
 		gvk := obj.GetObjectKind().GroupVersionKind()
 		res, ok := s.cat.LookupKind(gvk)
 		if !ok {
 			return fmt.Errorf("no resource serves %v", gvk)
 		}
-		if err := s.bootstrapObject(ctx, res, obj); !errors.Is(err, storage.ErrKeyExists) {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if reconcile == nil {
-			continue
-		}
-		if err := s.reconcileObject(ctx, res, obj, reconcile); err != nil {
-			return err
-		}
+		resources[i] = res
 	}
-	return nil
+	// Concurrently: the store commits writes that wait together in one
+	// sync, where one at a time each waits for its own (a fresh server
+	// writes a few hundred objects here).
+	errs := make([]error, len(objs))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(ensureWorkers, len(objs)) {
+		wg.Go(func() {
+			for i := range work {
+				errs[i] = s.ensureObject(ctx, resources[i], objs[i], reconcile)
+			}
+		})
+	}
+	for i := range objs {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
-// reconcileObject replaces the stored object of expected's name by what
-// reconcile makes of it, if anything.
-func (s *Server) reconcileObject(ctx context.Context, res *registry.Resource, expected runtime.Object, reconcile Reconcile) error {
-	m := accessor(expected)
+// ensureWorkers is how many objects EnsureObjects writes at once.
+const ensureWorkers = 32
+
+// ensureObject stores obj unless an object of its name exists, which then
+// reconcile (nil: none) may replace. It reads before it writes: on a
+// restart everything exists, and a read costs a fraction of a refused
+// create.
+func (s *Server) ensureObject(ctx context.Context, res *registry.Resource, obj runtime.Object, reconcile Reconcile) error {
+	m := accessor(obj)
 	key := layout.Key(res, m.GetNamespace(), m.GetName())
-	for attempt := 0; ; attempt++ {
-		kv, err := s.store.Get(ctx, key)
-		if err != nil {
+	kv, err := s.store.Get(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		err = s.bootstrapObject(ctx, res, obj)
+		if !errors.Is(err, storage.ErrKeyExists) {
 			return err
 		}
+		kv, err = s.store.Get(ctx, key) // created meanwhile by another server
+	}
+	if err != nil || reconcile == nil {
+		return err
+	}
+	return s.reconcileObject(ctx, res, key, kv, obj, reconcile)
+}
+
+// reconcileObject replaces kv, the stored object of expected's name, by
+// what reconcile makes of it, if anything (compare-and-swap, read again
+// and retried on conflict).
+func (s *Server) reconcileObject(ctx context.Context, res *registry.Resource, key string, kv storage.KeyValue, expected runtime.Object, reconcile Reconcile) error {
+	for attempt := 0; ; attempt++ {
 		existing, err := layout.Decode(res, kv)
 		if err != nil {
 			return err
@@ -118,5 +144,93 @@ func (s *Server) reconcileObject(ctx context.Context, res *registry.Resource, ex
 		if !errors.Is(err, storage.ErrConflict) || attempt >= 3 {
 			return err
 		}
+		if kv, err = s.store.Get(ctx, key); err != nil {
+			return err
+		}
 	}
+}
+
+// EnsureRecord names what EnsureObjectsRecorded keeps of its last run: a
+// storage key outside the resources' and a fingerprint of the objects
+// (with the reconcile logic's version) that changes when they change.
+type EnsureRecord struct{ Key, Fingerprint string }
+
+// ensureRecordPrefix starts the keys of the ensure records.
+const ensureRecordPrefix = "/admitd/ensured/"
+
+// ensuredObjects is an ensure record's stored value: the fingerprint it
+// ran with and each object's revision once it had run.
+type ensuredObjects struct {
+	Fingerprint string           `json:"fingerprint"`
+	Revisions   map[string]int64 `json:"revisions"`
+}
+
+// EnsureObjectsRecorded is EnsureObjects of what objs returns, skipped
+// when it ran before with the same fingerprint and none of the objects
+// has been written or deleted since: reconciling then changes nothing, so
+// a restart neither builds the objects nor reads them. Reconcile must be
+// idempotent (a second run on its own result changes nothing).
+func (s *Server) EnsureObjectsRecorded(ctx context.Context, record EnsureRecord, reconcile Reconcile, objs func() ([]runtime.Object, error)) error {
+	key := ensureRecordPrefix + record.Key
+	prev, err := s.store.Get(ctx, key)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	if err == nil && s.unchangedSince(ctx, prev.Value, record.Fingerprint) {
+		return nil
+	}
+	list, err := objs()
+	if err != nil {
+		return err
+	}
+	if err := s.EnsureObjects(ctx, reconcile, list...); err != nil {
+		return err
+	}
+	return s.writeEnsureRecord(ctx, key, prev, record.Fingerprint, list)
+}
+
+// unchangedSince reports whether data, a stored ensure record, has the
+// fingerprint and every object it names still has its revision.
+func (s *Server) unchangedSince(ctx context.Context, data []byte, fingerprint string) bool {
+	var last ensuredObjects
+	if json.Unmarshal(data, &last) != nil || last.Fingerprint != fingerprint || len(last.Revisions) == 0 {
+		return false
+	}
+	for k, rev := range last.Revisions {
+		kv, err := s.store.Get(ctx, k)
+		if err != nil || kv.ModRevision != rev {
+			return false
+		}
+	}
+	return true
+}
+
+// writeEnsureRecord stores the record of a run over objs (compare-and-swap
+// with prev, the record read before it; losing to another server's write
+// is fine: theirs is as good).
+func (s *Server) writeEnsureRecord(ctx context.Context, key string, prev storage.KeyValue, fingerprint string, objs []runtime.Object) error {
+	rec := ensuredObjects{Fingerprint: fingerprint, Revisions: make(map[string]int64, len(objs))}
+	for _, obj := range objs {
+		res, _ := s.cat.LookupKind(obj.GetObjectKind().GroupVersionKind())
+		m := accessor(obj)
+		k := layout.Key(res, m.GetNamespace(), m.GetName())
+		kv, err := s.store.Get(ctx, k)
+		if err != nil {
+			return err
+		}
+		rec.Revisions[k] = kv.ModRevision
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if prev.ModRevision == 0 {
+		_, err = s.store.Create(ctx, key, data)
+	} else {
+		_, err = s.store.Update(ctx, key, data, prev.ModRevision)
+	}
+	if errors.Is(err, storage.ErrKeyExists) || errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return err
 }

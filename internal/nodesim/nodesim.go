@@ -93,6 +93,9 @@ type Simulator struct {
 	scheduler  kubernetes.Interface
 	controller kubernetes.Interface
 	log        *slog.Logger
+	// registered is done once the configured nodes are registered
+	// (RegisterNodes, or Run).
+	registered sync.Once
 
 	mu    sync.Mutex
 	nodes map[string]*simNode    // simulated nodes by name
@@ -188,7 +191,21 @@ func (s *Simulator) client(user authenticationv1.UserInfo, agent string) (kubern
 	return kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt})
 }
 
-// Run registers the configured nodes and simulates until ctx ends.
+// RegisterNodes registers the Config.Nodes nodes, once: Run does it when
+// it has not been done, and a caller does it first to have the nodes
+// before it goes on (admitd serve before it reports serving).
+func (s *Simulator) RegisterNodes(ctx context.Context) {
+	s.registered.Do(func() {
+		for i := range s.cfg.Nodes {
+			if err := s.register(ctx, NodeName(i)); err != nil && ctx.Err() == nil {
+				s.log.Error("registering a simulated node", "node", NodeName(i), "err", err)
+			}
+		}
+	})
+}
+
+// Run registers the configured nodes (unless RegisterNodes did) and
+// simulates until ctx ends.
 func (s *Simulator) Run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
@@ -196,11 +213,7 @@ func (s *Simulator) Run(ctx context.Context) {
 		s.podQueue.ShutDown()
 		s.schedQueue.ShutDown()
 	}()
-	for i := range s.cfg.Nodes {
-		if err := s.register(ctx, NodeName(i)); err != nil && ctx.Err() == nil {
-			s.log.Error("registering a simulated node", "node", NodeName(i), "err", err)
-		}
-	}
+	s.RegisterNodes(ctx)
 	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.nodesRes), s.resetNodes, s.nodeEvent, s.log)
 	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.podsRes), s.resetPods, s.podEvent, s.log)
 	go s.heartbeats(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/csrsigning"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
@@ -118,16 +120,60 @@ func logSelection(sel controllers.ControllerSelection, log *slog.Logger) {
 	}
 }
 
-// startAllControllers starts what kube-controller-manager runs beside
-// kube-apiserver (the controllers above, the workload controllers, quota
-// and service-account tokens) as the selection says, the APIServices'
-// registration and availability controllers and the kubernetes Service
-// reconciler, until ctx ends.
-func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options) error {
+// controllerPlan is what the controllers start with, read from the
+// options before the server serves: a bad --controllers list or an
+// unreadable signing file stops the server at start, as it stops
+// kube-controller-manager, though the controllers start in the background.
+type controllerPlan struct {
+	sel controllers.ControllerSelection
+	// signerCAs are the CSR signer's CAs by signer (nil: it signs nothing).
+	signerCAs map[string]csrsigning.CA
+}
+
+// planControllers reads the controller selection and the CSR signer's CAs.
+func planControllers(o Options) (controllerPlan, error) {
 	sel, err := controllerSelection(o)
 	if err != nil {
-		return err
+		return controllerPlan{}, err
 	}
+	plan := controllerPlan{sel: sel}
+	if sel.Enabled(csrsigning.Name) {
+		log := o.Logger.With("controller", csrsigning.Name)
+		if plan.signerCAs, err = o.CSRSigning.signerCAs(filepath.Join(o.DataDir, "pki"), log); err != nil {
+			return controllerPlan{}, fmt.Errorf("starting the CSR signer: %w", err)
+		}
+	}
+	return plan, nil
+}
+
+// startAPIServerControllers starts the API server's own controllers (the
+// APIServices' registration and availability, the kubernetes Service
+// reconciler), whose first runs /readyz waits for, until ctx ends, and
+// registers the simulated nodes (startControllerManager runs them).
+func (s *Server) startAPIServerControllers(ctx context.Context, p *apiParts, o Options) error {
+	if err := startAPIServiceRegistration(ctx, p, s.store, o.Logger); err != nil {
+		return fmt.Errorf("starting the APIService registration: %w", err)
+	}
+	if err := startAPIServiceAvailability(ctx, p, o.Logger); err != nil {
+		return fmt.Errorf("starting the APIService availability controller: %w", err)
+	}
+	if err := startKubernetesService(ctx, p, s.listener.Addr(), o.Logger); err != nil {
+		return fmt.Errorf("starting the kubernetes service controller: %w", err)
+	}
+	sim, err := registerSimulatedNodes(ctx, p, s.store, o)
+	if err != nil {
+		return fmt.Errorf("starting the simulated nodes: %w", err)
+	}
+	p.simulator = sim
+	return nil
+}
+
+// startControllerManager starts, as the plan says, what
+// kube-controller-manager runs beside kube-apiserver (the controllers
+// above, the workload controllers, quota and service-account tokens), and
+// the simulated nodes, until ctx ends.
+func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Options, plan controllerPlan) error {
+	sel := plan.sel
 	logSelection(sel, o.Logger)
 	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
@@ -135,7 +181,7 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
-	if err := startPodGCAndCSRSigning(ctx, p, s.store, o, sel); err != nil {
+	if err := startPodGCAndCSRSigning(ctx, p, s.store, o, plan); err != nil {
 		return err
 	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
@@ -146,22 +192,13 @@ func (s *Server) startAllControllers(ctx context.Context, p *apiParts, o Options
 	if err := startStorageVersionMigrator(ctx, p, s.store, o, sel); err != nil {
 		return fmt.Errorf("starting the storage version migrator: %w", err)
 	}
-	if err := startAPIServiceRegistration(ctx, p, s.store, o.Logger); err != nil {
-		return fmt.Errorf("starting the APIService registration: %w", err)
-	}
-	if err := startAPIServiceAvailability(ctx, p, o.Logger); err != nil {
-		return fmt.Errorf("starting the APIService availability controller: %w", err)
-	}
-	if err := startKubernetesService(ctx, p, s.listener.Addr(), o.Logger); err != nil {
-		return fmt.Errorf("starting the kubernetes service controller: %w", err)
-	}
 	if sel.Enabled(controllers.ServiceAccountTokenControllerName) {
 		if err := s.startTokens(ctx, p, o.Logger); err != nil {
 			return fmt.Errorf("starting the token controller: %w", err)
 		}
 	}
-	if err := startSimulatedNodes(ctx, p, s.store, o); err != nil {
-		return fmt.Errorf("starting the simulated nodes: %w", err)
+	if p.simulator != nil {
+		go p.simulator.Run(ctx)
 	}
 	return nil
 }

@@ -148,14 +148,26 @@ func (e *elector) run(ctx context.Context, start func(term context.Context) erro
 	}
 }
 
-// startElectedControllers runs start now, or (leaderElected) under the
-// lease, in the background; done is closed once the lease is released
-// after ctx ends.
-func startElectedControllers(ctx context.Context, o Options, p *apiParts, start func(context.Context) error) (done <-chan struct{}, err error) {
+// startElectedControllers starts the controllers: without leader
+// election, the API server's own now (apiServer, whose first runs /readyz waits
+// for) and kube-controller-manager's in the background (manager), as
+// kube-apiserver becomes ready while kube-controller-manager starts beside
+// it; with it (leaderElected), both in the background while this instance
+// holds the lease. done is closed once manager has returned (and the lease
+// is released) after ctx ends.
+func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiServer, manager func(context.Context) error) (done <-chan struct{}, err error) {
 	finished := make(chan struct{})
 	if !leaderElected(o) {
-		close(finished)
-		return finished, start(ctx)
+		if err := apiServer(ctx); err != nil {
+			return nil, err
+		}
+		go func() {
+			defer close(finished)
+			if err := manager(ctx); err != nil && ctx.Err() == nil {
+				o.Logger.Error("starting the controllers", "err", err)
+			}
+		}()
+		return finished, nil
 	}
 	e, err := newElector(o.LeaderElection, p.api.Loopback(controllers.TokensUser), o.Logger.With("component", "leader-election"))
 	if err != nil {
@@ -163,7 +175,12 @@ func startElectedControllers(ctx context.Context, o Options, p *apiParts, start 
 	}
 	go func() {
 		defer close(finished)
-		e.run(ctx, start)
+		e.run(ctx, func(term context.Context) error {
+			if err := apiServer(term); err != nil {
+				return err
+			}
+			return manager(term)
+		})
 	}()
 	return finished, nil
 }

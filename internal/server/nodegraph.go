@@ -51,12 +51,8 @@ func newNodeGraph(modes []string, store storage.Store, cat *registry.Catalogue, 
 	if !slices.Contains(modes, auth.ModeNode) {
 		return nil, nil
 	}
-	rules, err := node.BootstrapRules()
-	if err != nil {
-		return nil, err
-	}
 	g := node.NewGraph(node.NewMetrics(reg))
-	n := &nodeGraph{authorizer: node.New(g, rules), feeds: map[schema.GroupResource]*graphFeed{}}
+	n := &nodeGraph{authorizer: node.NewWithBootstrapRules(g), feeds: map[schema.GroupResource]*graphFeed{}}
 	log = log.With("component", "node-graph")
 	for gvr, h := range graphResources(g) {
 		if res, ok := cat.Lookup(gvr); ok && !res.Unstructured {

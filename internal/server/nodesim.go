@@ -22,18 +22,20 @@ type SimulatedNodesOptions struct {
 	LeaseRenewInterval time.Duration
 }
 
-// startSimulatedNodes runs the simulator until ctx ends, when enabled; it
-// runs with the controllers, on the elected instance only.
-func startSimulatedNodes(ctx context.Context, p *apiParts, store storage.Store, o Options) error {
+// registerSimulatedNodes makes the simulator, when enabled, and registers
+// its nodes: before the server serves (without leader election), so that
+// `kubectl wait node/node-0` right after start finds them. runSimulatedNodes
+// runs it, with the controllers, on the elected instance only.
+func registerSimulatedNodes(ctx context.Context, p *apiParts, store storage.Store, o Options) (*nodesim.Simulator, error) {
 	if !o.SimulatedNodes.Enabled {
-		return nil
+		return nil, nil
 	}
 	sim, err := nodesim.New(nodesim.Config{Store: store, Catalogue: p.cat, Loopback: p.api.Loopback,
 		Nodes: o.SimulatedNodes.Nodes, LeaseRenewInterval: o.SimulatedNodes.LeaseRenewInterval,
 		Log: o.Logger.With("component", "nodesim")})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	go sim.Run(ctx)
-	return nil
+	sim.RegisterNodes(ctx)
+	return sim, nil
 }

@@ -69,7 +69,9 @@ func rbacSnapshot(objs []runtime.Object) *rbac.Snapshot {
 
 // ensureBootstrapPolicy creates the bootstrap roles and bindings that do
 // not exist and reconciles those that do (reconcileBootstrap), as
-// kube-apiserver's RBAC post-start hook. The aggregated ClusterRoles
+// kube-apiserver's RBAC post-start hook; on a restart where neither the
+// policy nor any of its objects changed since, it has nothing to do and
+// does not decode them (EnsureObjectsRecorded). The aggregated ClusterRoles
 // (admin, edit, view, ...) are created with their rules already gathered,
 // so that they work from the first request; the aggregation controller
 // keeps them up to date afterwards.
@@ -78,19 +80,28 @@ func rbacSnapshot(objs []runtime.Object) *rbac.Snapshot {
 // ClusterRoleBindingsToSplit migrations are not done (they concern clusters
 // older than admitd), nor are bindings with a changed roleRef recreated.
 func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
-	policy, err := bootstrapObjects()
+	record := apiserver.EnsureRecord{Key: "rbac-bootstrap-policy", Fingerprint: bootstrap.Fingerprint() + "/" + bootstrapReconcileVersion}
+	err := api.EnsureObjectsRecorded(ctx, record, reconcileBootstrap, func() ([]runtime.Object, error) {
+		policy, err := bootstrapObjects()
+		if err != nil {
+			return nil, err
+		}
+		objs := make([]runtime.Object, len(policy))
+		for i, obj := range policy {
+			objs[i] = obj.DeepCopyObject()
+		}
+		return objs, nil
+	})
 	if err != nil {
-		return err
-	}
-	objs := make([]runtime.Object, len(policy))
-	for i, obj := range policy {
-		objs[i] = obj.DeepCopyObject()
-	}
-	if err := api.EnsureObjects(ctx, reconcileBootstrap, objs...); err != nil {
 		return fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
 	return nil
 }
+
+// bootstrapReconcileVersion names the reconcile rules of
+// reconcileBootstrap: change it with them, so that a restart on an
+// unchanged policy and unchanged roles still applies new rules.
+const bootstrapReconcileVersion = "reconcile-1"
 
 // bootstrapObjects are the objects of the bootstrap policy, aggregated
 // roles gathered, in creation order; decoded once per process (it takes

@@ -32,6 +32,7 @@ import (
 	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/conversion"
+	"github.com/admitd/admitd/internal/nodesim"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
@@ -342,6 +343,9 @@ type apiParts struct {
 	self *atomic.Pointer[string]
 	// backgroundAudit is nil unless --background-audit.
 	backgroundAudit *backgroundaudit.Scanner
+	// simulator runs the simulated nodes (nil unless --simulated-nodes);
+	// set by startAPIServerControllers, run by startControllerManager.
+	simulator *nodesim.Simulator
 }
 
 // newAPI builds the API server: catalogue, admission chain and its sources,
@@ -519,7 +523,13 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 // cancels it); on error the caller cancels it.
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o Options) error {
 	log := o.Logger
-	elected, err := startElectedControllers(runCtx, o, p, func(ctx context.Context) error { return s.startAllControllers(ctx, p, o) })
+	plan, err := planControllers(o)
+	if err != nil {
+		return err
+	}
+	elected, err := startElectedControllers(runCtx, o, p,
+		func(ctx context.Context) error { return s.startAPIServerControllers(ctx, p, o) },
+		func(ctx context.Context) error { return s.startControllerManager(ctx, p, o, plan) })
 	if err != nil {
 		return err
 	}

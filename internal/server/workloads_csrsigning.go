@@ -96,18 +96,14 @@ func (o CSRSigningOptions) signerCAs(pkiDir string, log *slog.Logger) (map[strin
 	return cas, nil
 }
 
-// startCSRSigning runs the CSR signer, if the selection turns it on and it
-// has a CA, until ctx ends, as kube-controller-manager's
-// certificatesigningrequest-signing-controller.
-func startCSRSigning(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, o Options, sel controllers.ControllerSelection) error {
-	if !sel.Enabled(csrsigning.Name) {
+// startCSRSigning runs the CSR signer with the signers' CAs (none when the
+// selection turns it off: it does not run), until ctx ends, as
+// kube-controller-manager's certificatesigningrequest-signing-controller.
+func startCSRSigning(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, o Options, cas map[string]csrsigning.CA) error {
+	if len(cas) == 0 {
 		return nil
 	}
 	log := o.Logger.With("controller", csrsigning.Name)
-	cas, err := o.CSRSigning.signerCAs(filepath.Join(o.DataDir, "pki"), log)
-	if err != nil || len(cas) == 0 {
-		return err
-	}
 	client, err := controllers.NewClientset(controllerLoopback(ctx, api, csrsigning.User, log))
 	if err != nil {
 		return err

@@ -37,11 +37,12 @@ func (o PodGCOptions) threshold() int {
 
 // startPodGCAndCSRSigning starts the pod garbage collector and the CSR
 // signer, cleaner and approver the selection turns on.
-func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Store, o Options, sel controllers.ControllerSelection) error {
+func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Store, o Options, plan controllerPlan) error {
+	sel := plan.sel
 	if err := startPodGC(ctx, p.api, store, p.cat, o.PodGC, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the pod garbage collector: %w", err)
 	}
-	if err := startCSRSigning(ctx, p.api, store, p.cat, o, sel); err != nil {
+	if err := startCSRSigning(ctx, p.api, store, p.cat, o, plan.signerCAs); err != nil {
 		return fmt.Errorf("starting the CSR signer: %w", err)
 	}
 	if err := startCSRCleaner(ctx, p.api, store, p.cat, sel, o.Logger); err != nil {

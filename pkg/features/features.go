@@ -7,6 +7,7 @@ package features
 
 import (
 	"sort"
+	"sync"
 
 	"k8s.io/component-base/featuregate"
 )
@@ -72,7 +73,7 @@ func Spec(name string) (featuregate.FeatureSpec, bool) {
 	if _, ok := known[featuregate.Feature(name)]; !ok {
 		return featuregate.FeatureSpec{}, false
 	}
-	return defaults.fg.GetAll()[featuregate.Feature(name)], true
+	return defaults().fg.GetAll()[featuregate.Feature(name)], true
 }
 
 // Known returns the names of every gate, sorted.
@@ -85,7 +86,10 @@ func Known() []string {
 	return out
 }
 
-var defaults = New()
+// defaults are the gates at their defaults, built on first use (building
+// them takes milliseconds every command, `admitd version` included, would
+// otherwise pay at start).
+var defaults = sync.OnceValue(New)
 
 // Default reports whether the named gate is on by default in 1.37.
-func Default(name string) bool { return defaults.Enabled(name) }
+func Default(name string) bool { return defaults().Enabled(name) }

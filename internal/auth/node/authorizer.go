@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -19,9 +20,9 @@ import (
 // leaves to the next authorizer (DecisionNoOpinion), with upstream's reason.
 type Authorizer struct {
 	graph *Graph
-	// rules are allowed to every node for resources that the graph and the
-	// fixed rules do not cover.
-	rules []rbacv1.PolicyRule
+	// rules returns what is allowed to every node for resources that the
+	// graph and the fixed rules do not cover.
+	rules func() []rbacv1.PolicyRule
 }
 
 var (
@@ -33,7 +34,19 @@ var (
 // the resources it does not decide itself; kube-apiserver passes the rules
 // of the bootstrap ClusterRole system:node (see BootstrapRules).
 func New(g *Graph, rules []rbacv1.PolicyRule) *Authorizer {
-	return &Authorizer{graph: g, rules: rules}
+	return &Authorizer{graph: g, rules: func() []rbacv1.PolicyRule { return rules }}
+}
+
+// NewWithBootstrapRules is New with the rules of BootstrapRules, read on
+// the first request they decide rather than at start (reading them
+// decodes the whole bootstrap policy, milliseconds a restart need not
+// wait for). The embedded policy is checked by tests; should it ever
+// lack the role, nodes get no rules beyond the graph's.
+func NewWithBootstrapRules(g *Graph) *Authorizer {
+	return &Authorizer{graph: g, rules: sync.OnceValue(func() []rbacv1.PolicyRule {
+		rules, _ := BootstrapRules()
+		return rules
+	})}
 }
 
 // BootstrapRules are the rules of the ClusterRole system:node in the
@@ -79,7 +92,7 @@ func (a *Authorizer) Authorize(_ context.Context, attrs auth.Attributes) (auth.D
 			return d, reason, nil
 		}
 	}
-	if rbac.RulesAllow(attrs, a.rules...) {
+	if rbac.RulesAllow(attrs, a.rules()...) {
 		return auth.DecisionAllow, "", nil
 	}
 	return auth.DecisionNoOpinion, "", nil

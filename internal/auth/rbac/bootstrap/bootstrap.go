@@ -18,7 +18,9 @@ package bootstrap
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -63,6 +65,13 @@ func Load() (*Policy, error) {
 		return nil, fmt.Errorf("bootstrap RBAC policy: %w", err)
 	}
 	return &p, nil
+}
+
+// Fingerprint is the SHA-256 of the embedded policy, in hex: it changes
+// whenever the policy does.
+func Fingerprint() string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // Data returns the embedded policy.json.
