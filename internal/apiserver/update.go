@@ -170,9 +170,7 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if errs := s.checkSigner(ctx, rq, res, obj, old); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
 	}
-	if rq.info.Subresource == "" {
-		addWarnings(rq, res.Warnings(obj, old))
-	}
+	addWarnings(rq, res.UpdateWarnings(rq.info.Subresource, obj, old))
 	if err := s.validateUpdate(ctx, rq, res, attrs, obj, old); err != nil {
 		return nil, false, err
 	}

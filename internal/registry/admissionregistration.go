@@ -2,22 +2,20 @@ package registry
 
 import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/pkg/apis/admissionregistration"
-	"github.com/admitd/admitd/pkg/lint"
 )
 
 // admissionregistrationKinds are the admissionregistration.k8s.io/v1 kinds:
 // webhook configurations, admission policies and their bindings. Their
 // defaulting and validation live in pkg/apis/admissionregistration, which
 // the admission plugins share. A write of a webhook configuration or a
-// policy returns as warnings the findings of pkg/lint that need no other
-// object.
+// policy returns upstream's warnings, then as warnings the findings of
+// pkg/lint that need no other object (admissionregistration_warnings.go).
 func admissionregistrationKinds() []descriptor {
 	s := Strategy{Default: admissionregistration.Default, Validate: admissionregistration.Validate,
 		ValidateUpdate: admissionregistration.ValidateUpdate,
-		Warnings:       func(obj, _ runtime.Object) []string { return lint.Warnings(obj) }}
+		Warnings:       admissionWarnings}
 	kind := func(resource, kind string, generation bool) descriptor {
 		return descriptor{gv: "admissionregistration.k8s.io/v1", resource: resource, kind: kind, categories: []string{"api-extensions"},
 			generation: generation, name: apivalidation.NameIsDNSSubdomain, strategy: s}

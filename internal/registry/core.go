@@ -15,7 +15,7 @@ func coreKinds() []descriptor {
 		{gv: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"}, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultConfigMap, Validate: validateConfigMap, ValidateUpdate: validateConfigMapUpdate}},
 		{gv: "v1", resource: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"}, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultEndpoints}},
+			strategy: Strategy{Default: defaultEndpoints, Warnings: endpointsWarnings}},
 		{gv: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: apivalidation.NameIsDNSSubdomain,
 			gc: GCUnsupported, fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
@@ -24,10 +24,12 @@ func coreKinds() []descriptor {
 		namespaces(),
 		{gv: "v1", resource: "nodes", kind: "Node", short: []string{"no"}, status: statusSubresource, name: apivalidation.NameIsDNSSubdomain,
 			fields: []string{"spec.unschedulable"}, subresources: []Subresource{{Name: "proxy",
-				Kind: schema.GroupVersionKind{Version: "v1", Kind: "NodeProxyOptions"}, Verbs: []string{"create", "delete", "get", "patch", "update"}}}},
+				Kind: schema.GroupVersionKind{Version: "v1", Kind: "NodeProxyOptions"}, Verbs: []string{"create", "delete", "get", "patch", "update"}}},
+			strategy: Strategy{PrepareForCreate: prepareNodeForCreate, PrepareForUpdate: prepareNodeForUpdate, Warnings: nodeWarnings}},
 		{gv: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"},
 			status: statusReset, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultPVC, PrepareForCreate: preparePVCForCreate, Validate: validatePVC, ValidateUpdate: validatePVCUpdate}},
+			strategy: Strategy{Default: defaultPVC, PrepareForCreate: preparePVCForCreate, Validate: validatePVC, ValidateUpdate: validatePVCUpdate,
+				Warnings: pvcWarnings}},
 		{gv: "v1", resource: "persistentvolumes", kind: "PersistentVolume", short: []string{"pv"}, status: statusReset, name: apivalidation.NameIsDNSSubdomain,
 			strategy: persistentVolumeStrategy()},
 		pods(),
@@ -41,9 +43,9 @@ func coreKinds() []descriptor {
 			strategy: Strategy{Default: defaultReplicationController, Validate: validateReplicationController,
 				ValidateUpdate: validateReplicationControllerUpdate, Warnings: replicationControllerWarnings}},
 		{gv: "v1", resource: "resourcequotas", kind: "ResourceQuota", namespaced: true, short: []string{"quota"}, status: statusReset,
-			name: apivalidation.NameIsDNSSubdomain, strategy: Strategy{Default: defaultResourceQuota}},
+			name: apivalidation.NameIsDNSSubdomain, strategy: Strategy{Default: defaultResourceQuota, Warnings: resourceQuotaWarnings}},
 		{gv: "v1", resource: "secrets", kind: "Secret", namespaced: true, name: apivalidation.NameIsDNSSubdomain, fields: []string{"type"},
-			strategy: Strategy{Default: defaultSecret, Validate: validateSecret, ValidateUpdate: validateSecretUpdate}},
+			strategy: Strategy{Default: defaultSecret, Validate: validateSecret, ValidateUpdate: validateSecretUpdate, Warnings: secretWarnings}},
 		serviceAccounts(),
 		services(),
 	}
@@ -65,7 +67,7 @@ func serviceAccounts() descriptor {
 			Verbs: []string{"create"}}},
 		name: apivalidation.ValidateServiceAccountName,
 		strategy: Strategy{PrepareForCreate: cleanServiceAccountSecrets,
-			PrepareForUpdate: func(obj, _ runtime.Object) { cleanServiceAccountSecrets(obj) }}}
+			PrepareForUpdate: func(obj, _ runtime.Object) { cleanServiceAccountSecrets(obj) }, Warnings: serviceAccountWarnings}}
 }
 
 func services() descriptor {
@@ -74,5 +76,6 @@ func services() descriptor {
 			Verbs: []string{"create", "delete", "get", "patch", "update"}}},
 		name: apivalidation.NameIsDNS1035Label,
 		strategy: Strategy{Default: defaultService, PrepareForCreate: prepareServiceForCreate, PrepareForUpdate: prepareServiceForUpdate,
-			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings}}
+			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings,
+			Subresources: statusWarnings(serviceStatusWarnings)}}
 }

@@ -30,7 +30,8 @@ func pods() descriptor {
 		},
 		strategy: Strategy{Default: defaultPod, PrepareForCreate: preparePodForCreate, PrepareForUpdate: preparePodForUpdate,
 			Validate: validatePodStrategy, ValidateUpdate: validatePodUpdate, ResetStatusMetadata: resetStatusOwners, Warnings: podWarnings, PrepareWarnings: podAppArmorWarnings,
-			Subresources: map[string]SubresourceStrategy{"resize": podResize, ephemeralContainersSubresource: podEphemeralContainers}},
+			Subresources: map[string]SubresourceStrategy{"resize": podResize, ephemeralContainersSubresource: podEphemeralContainers,
+				"status": {Warnings: podStatusWarnings}}},
 	}
 }
 

@@ -61,6 +61,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 		}
 		sortSubresources(r.Subresources)
 		r.Strategy = customResourceStrategy(v.Schema)
+		r.Strategy.Warnings = customResourceWarnings
 		if v.Schema != nil {
 			r.OpenAPIV3Schema = v.Schema.OpenAPIV3Schema
 		}

@@ -255,6 +255,7 @@ func (v storedForm) subresources(in map[string]SubresourceStrategy) map[string]S
 				return f(a, b, g)
 			}
 		}
+		sub.Warnings = v.warnings(sub.Warnings)
 		if f := sub.SignerCheck; f != nil {
 			sub.SignerCheck = func(obj, old runtime.Object) *SignerCheck {
 				a, b, err := v.pair(obj, old)

@@ -202,6 +202,20 @@ func (r *Resource) Warnings(obj, old runtime.Object) []string {
 	return r.Strategy.Warnings(obj, old)
 }
 
+// UpdateWarnings are the client warnings of a validated update through
+// subresource ("" for the main resource). A scale write warns as the main
+// resource, since upstream scales through the kind's own strategy; other
+// subresources warn by their own strategy's Warnings, if any.
+func (r *Resource) UpdateWarnings(subresource string, obj, old runtime.Object) []string {
+	if subresource == "" || subresource == "scale" {
+		return r.Warnings(obj, old)
+	}
+	if f := r.Strategy.Subresources[subresource].Warnings; f != nil {
+		return f(obj, old)
+	}
+	return nil
+}
+
 // PrepareWarnings are the client warnings of a create's preparation, from
 // the object before PrepareForCreate.
 func (r *Resource) PrepareWarnings(obj runtime.Object) []string {

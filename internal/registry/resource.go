@@ -53,6 +53,10 @@ type SubresourceStrategy struct {
 	// Checks, when set, are what a valid update still needs of the
 	// cluster (Check), in place of the kind's Strategy.Checks.
 	Checks func(obj, old runtime.Object, gates FeatureGates) []Check
+	// Warnings are the client warnings of a valid update through the
+	// subresource (upstream's status strategies' WarningsOnUpdate); nil:
+	// none.
+	Warnings func(obj, old runtime.Object) []string
 }
 
 // SignerCheck is an authorization a write needs on a signer name: the

@@ -27,6 +27,13 @@ storageClassName: fast
 capacity: 10Gi
 nodeTopology:
   matchLabels: {failure-domain.beta.kubernetes.io/zone: a}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: disk.csi.example.com
+allowedTopologies:
+- matchLabelExpressions: [{key: failure-domain.beta.kubernetes.io/zone, values: [a]}]
 `
 
 const badCSIDriver = `apiVersion: storage.k8s.io/v1
@@ -48,8 +55,9 @@ func TestKubectlCSIKinds(t *testing.T) {
 	a := startAdmitd(t, t.TempDir())
 	_, errOut, err := a.Kubectl(t, csiObjects, "apply", "-f", "-")
 	warning := `Warning: nodeTopology.matchLabels.failure-domain.beta.kubernetes.io/zone: deprecated since v1.17; use "topology.kubernetes.io/zone" instead`
-	if err != nil || !strings.Contains(errOut, warning) {
-		t.Fatalf("kubectl apply: %v, stderr %q; want the deprecated label warning", err, errOut)
+	classWarning := `Warning: allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; use "topology.kubernetes.io/zone" instead`
+	if err != nil || !strings.Contains(errOut, warning) || !strings.Contains(errOut, classWarning) {
+		t.Fatalf("kubectl apply: %v, stderr %q; want the deprecated label warnings of the CSIStorageCapacity and the StorageClass", err, errOut)
 	}
 	out := a.MustKubectl(t, "", "get", "csidrivers,csinodes,csistoragecapacities", "-n", "default")
 	for _, want := range [][]string{
