@@ -70,6 +70,19 @@ func findKubectl() (string, error) {
 		fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, using kubectl %s built earlier: %s\n", KubectlRelease, bin)
 		return bin, nil
 	}
+	// Both e2e packages, and other runs on the machine, may need it at
+	// once: one builds while the others wait for it.
+	unlock, err := lockFile(bin + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, using kubectl %s another test binary built meanwhile: %s\n", KubectlRelease, bin)
+		return bin, nil
+	}
+	fmt.Fprintf(os.Stderr, "e2e: kubectl not on PATH, building kubectl %s from k8s.io/kubectl %s (once, kept for later runs; one to two minutes on two cores)\n",
+		KubectlRelease, kubectlModule)
 	start := time.Now()
 	if err := buildKubectl(bin); err != nil {
 		return "", err
