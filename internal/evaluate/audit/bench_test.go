@@ -28,6 +28,21 @@ import (
 //
 // Nothing runs without -bench.
 //
+// Measured 2026-11-30 on the shared 2-core machine, one run each
+// (-benchtime 1x; times are noisy, no benchstat across single runs):
+//
+//	                     before (c924b0b)            after, 2 workers
+//	10,000 objects       51.4 s, 194.5 objects/s      24.3–25.9 s, 386–412 objects/s
+//	  peak heap / RSS    292 MiB / 377 MB             118 MiB / 195 MB
+//	100,000 objects      not run (~9 min)             238 s, 419.5 objects/s
+//	  peak heap / RSS                                  386 MiB / 479 MB (before findings were shared)
+//	allocated            0.92 MB per object            0.97 MB per object
+//
+// One worker after: 45.8 s at 10,000 (218.5 objects/s). Both cores are
+// busy with 2 workers; the in-process server (managed fields, JSON) is
+// most of the CPU. What still grows with the objects is the report: a
+// reference per object and its findings.
+//
 // Each size runs with one worker, GOMAXPROCS (the default) and twice that.
 func BenchmarkAudit(b *testing.B) {
 	procs := runtime.GOMAXPROCS(0)

@@ -37,6 +37,8 @@ type Report struct {
 	SetupWarnings []string `json:"setupWarnings,omitempty"`
 
 	byKey map[policyKey]*Policy
+	// shared are the values findings share.
+	shared interner
 }
 
 // Policy is what one webhook, one policy through one binding, or one
@@ -136,7 +138,7 @@ func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
 		if !configured(s) && s.Outcome != trace.OutcomeDenied && s.Outcome != trace.OutcomeError {
 			continue
 		}
-		r.policy(s).add(ref, s, res)
+		r.policy(s).add(ref, s, res, &r.shared)
 	}
 	if res.Decision == trace.Error {
 		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: *ref, Message: "admitted, then refused: " + statusMessage(res)})
@@ -144,7 +146,7 @@ func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
 }
 
 // add records one step; a reinvoked step counts once.
-func (p *Policy) add(ref *ObjectRef, s trace.Step, res *evaluate.Result) {
+func (p *Policy) add(ref *ObjectRef, s trace.Step, res *evaluate.Result, in *interner) {
 	if s.Round == 0 {
 		p.Matched++
 	}
@@ -155,25 +157,25 @@ func (p *Policy) add(ref *ObjectRef, s trace.Step, res *evaluate.Result) {
 		if msg == "" {
 			msg = statusMessage(res)
 		}
-		p.Denied = append(p.Denied, Finding{Object: *ref, Message: msg})
+		p.Denied = append(p.Denied, Finding{Object: *ref, Message: in.str(msg)})
 		said = true
 	case trace.OutcomeError:
-		p.Errors = append(p.Errors, Finding{Object: *ref, Message: s.Error})
+		p.Errors = append(p.Errors, Finding{Object: *ref, Message: in.str(s.Error)})
 		p.failedClosed++
 		said = true
 	case trace.OutcomeFailedOpen:
-		p.Errors = append(p.Errors, Finding{Object: *ref, Message: "failed open (failurePolicy Ignore): " + s.Error})
+		p.Errors = append(p.Errors, Finding{Object: *ref, Message: in.str("failed open (failurePolicy Ignore): " + s.Error)})
 		said = true
 	case trace.OutcomeMutated:
-		p.Mutated = append(p.Mutated, Finding{Object: *ref, Patch: s.Patch})
+		p.Mutated = append(p.Mutated, Finding{Object: *ref, Patch: in.patch(s.Patch)})
 		said = true
 	}
 	if len(s.Warnings) > 0 {
-		p.Warned = append(p.Warned, Finding{Object: *ref, Warnings: s.Warnings})
+		p.Warned = append(p.Warned, Finding{Object: *ref, Warnings: in.strs(s.Warnings)})
 		said = true
 	}
 	if len(s.AuditAnnotations) > 0 {
-		p.Annotated = append(p.Annotated, Finding{Object: *ref, AuditAnnotations: s.AuditAnnotations})
+		p.Annotated = append(p.Annotated, Finding{Object: *ref, AuditAnnotations: in.annotations(s.AuditAnnotations)})
 		said = true
 	}
 	if !said && s.Round == 0 {
