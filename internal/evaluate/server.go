@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -79,6 +80,10 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
 	"-certificatesigningrequest-approving-controller"}
 
+// sessionCompactionInterval is how often a Session's server compacts its
+// store's history: its controllers' watches and lists need little of it.
+const sessionCompactionInterval = 5 * time.Second
+
 // instance is a running in-process server and an administrator's
 // connection to it.
 type instance struct {
@@ -134,6 +139,11 @@ func serverOptions(c ServerConfig, dir string) server.Options {
 	}
 	o.Quota.Controller = c.QuotaController
 	o.CopiedObjects = c.copiedObjects
+	if c.copiedObjects {
+		// a session writes every object it evaluates several times: the
+		// history of 5 minutes of that (serve's default) is most of its memory
+		o.CompactionInterval = sessionCompactionInterval
+	}
 	o.Controllers = c.Controllers
 	if o.Controllers == nil {
 		o.Controllers = DefaultControllers

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +26,9 @@ type Session struct {
 	// preload writes without admission.
 	preload dynamic.Interface
 	// replaced are the objects Preload found there (the server's own,
-	// the session's seed), which Unload leaves.
+	// the session's seed), which Unload leaves. Objects are preloaded,
+	// evaluated and unloaded from several goroutines at once.
+	mu       sync.Mutex
 	replaced map[string]bool
 }
 
@@ -87,7 +90,9 @@ func (s *Session) Preload(ctx context.Context, u *unstructured.Unstructured) (*u
 	ri := on(s.preload, gvr, obj)
 	stored, err := ri.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
+		s.mu.Lock()
 		s.replaced[key(gvr.String(), obj)] = true
+		s.mu.Unlock()
 		stored, err = s.c.replace(ctx, ri, obj)
 	}
 	if err != nil {
@@ -113,7 +118,10 @@ func (s *Session) Unload(ctx context.Context, u *unstructured.Unstructured) erro
 	if err != nil {
 		return err
 	}
-	if s.replaced[key(gvr.String(), obj)] {
+	s.mu.Lock()
+	replaced := s.replaced[key(gvr.String(), obj)]
+	s.mu.Unlock()
+	if replaced {
 		return nil
 	}
 	return s.remove(ctx, gvr, obj)

@@ -8,16 +8,21 @@
 // says, per webhook and per policy and binding, which objects it would
 // deny, warn about, audit-annotate, mutate (with the patch) or fail on.
 //
-// Objects come from files (kubectl get -o yaml dumps) or from a live
-// cluster, page by page (read-only), and are put into the in-process
-// server without admission just before their evaluation and taken out
-// after it, so that no more than a page is held. It is not `admitd
-// replay` (recorded requests) nor a background scan in `admitd serve`.
+// Objects come from files (kubectl get -o yaml dumps, read an object at
+// a time) or from a live cluster, page by page (read-only), and are put
+// into the in-process server without admission just before their
+// evaluation and taken out after it, so that no more than a page and the
+// few objects being evaluated are held. Several workers evaluate objects
+// side by side (pipeline.go) and their outcomes go into the report in the
+// objects' order, so that it is the report of one worker. It is not
+// `admitd replay` (recorded requests) nor a background scan in `admitd
+// serve`.
 package audit
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +44,9 @@ type Options struct {
 	// AsCreate evaluates each object as its CREATE instead of the UPDATE
 	// that re-applies it.
 	AsCreate bool
+	// Workers evaluate objects side by side (default GOMAXPROCS). The
+	// report is the same whatever their number.
+	Workers int
 }
 
 // Source is where the objects audited come from.
@@ -71,7 +79,21 @@ func Run(ctx context.Context, src Source, o Options) (*Report, error) {
 	}
 	defer s.Close()
 	a := &auditor{s: s, o: o, report: newReport(operation(o)), skipped: map[string]bool{}}
-	if err := src.Each(ctx, func(page []evaluate.Object) error { return a.page(ctx, page) }); err != nil {
+	sched := newScheduling(o.Config)
+	workers := o.workers()
+	p := newPipeline(ctx, workers, 4*workers, a.evaluate, a.apply)
+	err = src.Each(ctx, func(page []evaluate.Object) error {
+		for _, obj := range page {
+			if err := p.submit(sched.task(obj)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if perr := p.close(); err == nil {
+		err = perr
+	}
+	if err != nil {
 		return nil, err
 	}
 	if sk, ok := src.(interface{ Skipped() []string }); ok {
@@ -79,6 +101,21 @@ func Run(ctx context.Context, src Source, o Options) (*Report, error) {
 	}
 	a.report.finish(s.SetupWarnings())
 	return a.report, nil
+}
+
+// workers are o.Workers, else GOMAXPROCS; one when a webhook's recorded
+// responses answer its calls in turn (which object gets which answer
+// depends on the order of the calls).
+func (o Options) workers() int {
+	for _, r := range o.Responses {
+		if !r.Every {
+			return 1
+		}
+	}
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func operation(o Options) string {
@@ -89,38 +126,51 @@ func operation(o Options) string {
 }
 
 type auditor struct {
-	s       *evaluate.Session
-	o       Options
-	report  *Report
+	s      *evaluate.Session
+	o      Options
+	report *Report
+	// skipped are the groups already said to be skipped.
 	skipped map[string]bool
 }
 
-func (a *auditor) page(ctx context.Context, objs []evaluate.Object) error {
-	for _, obj := range objs {
-		if err := ctx.Err(); err != nil {
-			return err
+// outcome is what the evaluation of one object comes to: the group's
+// reason when it is not audited, the result, or why it could not be
+// evaluated; err (the in-process server failed) ends the audit.
+type outcome struct {
+	skip         string
+	res          *evaluate.Result
+	notEvaluated error
+	err          error
+}
+
+// apply puts an outcome into the report; the pipeline calls it in the
+// order of the objects.
+func (a *auditor) apply(t task, out outcome) error {
+	obj := t.obj
+	switch {
+	case out.skip != "":
+		if group := obj.GroupVersionKind().Group; !a.skipped[group] {
+			a.skipped[group] = true
+			a.report.Skipped = append(a.report.Skipped, group+": "+out.skip)
 		}
-		if err := a.one(ctx, obj); err != nil {
-			return err
-		}
+	case out.notEvaluated != nil:
+		a.report.notEvaluated(obj.Unstructured, obj.Source, out.notEvaluated)
+	case out.res != nil:
+		a.report.add(obj, out.res)
 	}
 	return nil
 }
 
-// one evaluates obj; errors returned end the audit (the in-process server
-// failed), refusals of obj are in the report.
-func (a *auditor) one(ctx context.Context, obj evaluate.Object) error {
+// evaluate evaluates one object; it may run beside the evaluations of
+// other objects and touches nothing but the in-process server.
+func (a *auditor) evaluate(ctx context.Context, t task) outcome {
+	obj := t.obj
 	gvk := obj.GroupVersionKind()
 	if why, ok := skippedGroups[gvk.Group]; ok {
-		if !a.skipped[gvk.Group] {
-			a.skipped[gvk.Group] = true
-			a.report.Skipped = append(a.report.Skipped, gvk.Group+": "+why)
-		}
-		return nil
+		return outcome{skip: why}
 	}
 	if obj.GetName() == "" {
-		a.report.notEvaluated(obj.Unstructured, obj.Source, fmt.Errorf("no metadata.name"))
-		return nil
+		return outcome{notEvaluated: fmt.Errorf("no metadata.name")}
 	}
 	if a.o.AsCreate && !kept(gvk) {
 		return a.create(ctx, obj)
@@ -134,25 +184,27 @@ func kept(gvk schema.GroupVersionKind) bool {
 	return gvk.Group == "" && gvk.Kind == "Namespace" || gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 }
 
-func (a *auditor) update(ctx context.Context, obj evaluate.Object) error {
+func (a *auditor) update(ctx context.Context, obj evaluate.Object) outcome {
+	var out outcome
 	for try := 1; ; try++ {
 		stored, err := a.preload(ctx, obj.Unstructured)
 		if err != nil {
-			a.report.notEvaluated(obj.Unstructured, obj.Source, fmt.Errorf("putting it into the evaluation: %w", err))
+			out.notEvaluated = fmt.Errorf("putting it into the evaluation: %w", err)
 			break
 		}
 		res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Update, Object: stored})
 		if err != nil {
-			a.report.notEvaluated(obj.Unstructured, obj.Source, err)
+			out.notEvaluated = err
 			break
 		}
 		if conflicted(res) && try < maxTries {
 			continue // a controller of the in-process server wrote it meanwhile
 		}
-		a.report.add(obj, res)
+		out.res = res
 		break
 	}
-	return a.unload(ctx, obj.Unstructured)
+	out.err = a.unload(ctx, obj.Unstructured)
+	return out
 }
 
 // maxTries bounds the evaluations of an object that conflict with a
@@ -178,14 +230,12 @@ func (a *auditor) preload(ctx context.Context, u *unstructured.Unstructured) (*u
 	return a.s.Preload(ctx, u)
 }
 
-func (a *auditor) create(ctx context.Context, obj evaluate.Object) error {
+func (a *auditor) create(ctx context.Context, obj evaluate.Object) outcome {
 	res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Create, Object: obj.Unstructured})
 	if err != nil {
-		a.report.notEvaluated(obj.Unstructured, obj.Source, err)
-		return nil
+		return outcome{notEvaluated: err}
 	}
-	a.report.add(obj, res)
-	return a.unload(ctx, obj.Unstructured)
+	return outcome{res: res, err: a.unload(ctx, obj.Unstructured)}
 }
 
 func (a *auditor) unload(ctx context.Context, u *unstructured.Unstructured) error {

@@ -65,7 +65,7 @@ func (p *Policy) cases() []cireport.Case {
 		caseOf(f.Object).SystemOut += "mutated: " + compactJSON(f.Patch) + "\n"
 	}
 	for _, ref := range p.Passed {
-		caseOf(ref)
+		caseOf(*ref)
 	}
 	out := make([]cireport.Case, len(order))
 	for i, k := range order {

@@ -14,7 +14,7 @@ func ciReport() *Report {
 		Warned:  []Finding{{Object: ref("a", "x"), Warnings: []string{"careful"}}, {Object: ref("a", "y"), Warnings: []string{"careful"}}},
 		Mutated: []Finding{{Object: ref("a", "z"), Patch: json.RawMessage(`[{"op":"add","path":"/a","value":1}]`)}},
 		Errors:  []Finding{{Object: ref("a", "w"), Message: "failed open (failurePolicy Ignore): timeout"}},
-		Passed:  []ObjectRef{ref("a", "v")},
+		Passed:  []*ObjectRef{refp("a", "v")},
 	}}}
 }
 

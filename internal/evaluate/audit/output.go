@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,46 +31,46 @@ func Write(w io.Writer, r *Report, format string) error {
 	return fmt.Errorf("unknown output format %q", format)
 }
 
+// writeText writes through a buffer: the report is not held twice.
 func writeText(w io.Writer, r *Report) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "audited %d objects as %ss; %d webhooks, policies (per binding) and plugins matched them\n", r.Objects, r.Operation, len(r.Policies))
+	b := bufio.NewWriterSize(w, 64<<10)
+	fmt.Fprintf(b, "audited %d objects as %ss; %d webhooks, policies (per binding) and plugins matched them\n", r.Objects, r.Operation, len(r.Policies))
 	for _, p := range r.Policies {
-		fmt.Fprintf(&b, "\n%s: matched %d, denied %d, warned %d, annotated %d, mutated %d, errors %d\n",
+		fmt.Fprintf(b, "\n%s: matched %d, denied %d, warned %d, annotated %d, mutated %d, errors %d\n",
 			p.title(), p.Matched, len(p.Denied), len(p.Warned), len(p.Annotated), len(p.Mutated), len(p.Errors))
 		for _, f := range p.Denied {
-			fmt.Fprintf(&b, "  denied     %s: %s\n", f.Object, f.Message)
+			fmt.Fprintf(b, "  denied     %s: %s\n", f.Object, f.Message)
 		}
 		for _, f := range p.Errors {
-			fmt.Fprintf(&b, "  error      %s: %s\n", f.Object, f.Message)
+			fmt.Fprintf(b, "  error      %s: %s\n", f.Object, f.Message)
 		}
 		for _, f := range p.Warned {
-			fmt.Fprintf(&b, "  warned     %s: %s\n", f.Object, f.text())
+			fmt.Fprintf(b, "  warned     %s: %s\n", f.Object, f.text())
 		}
 		for _, f := range p.Annotated {
-			fmt.Fprintf(&b, "  annotated  %s: %s\n", f.Object, annotations(f.AuditAnnotations))
+			fmt.Fprintf(b, "  annotated  %s: %s\n", f.Object, annotations(f.AuditAnnotations))
 		}
 		for _, f := range p.Mutated {
-			fmt.Fprintf(&b, "  mutated    %s: %s\n", f.Object, compactJSON(f.Patch))
+			fmt.Fprintf(b, "  mutated    %s: %s\n", f.Object, compactJSON(f.Patch))
 		}
 	}
-	writeSection(&b, "not evaluated", r.NotEvaluated)
+	writeSection(b, "not evaluated", r.NotEvaluated)
 	if len(r.Skipped) > 0 {
 		b.WriteString("\nskipped:\n")
 		for _, s := range r.Skipped {
-			fmt.Fprintf(&b, "  %s\n", s)
+			fmt.Fprintf(b, "  %s\n", s)
 		}
 	}
 	if len(r.SetupWarnings) > 0 {
 		b.WriteString("\nwarnings while the configuration was created:\n")
 		for _, s := range r.SetupWarnings {
-			fmt.Fprintf(&b, "  %s\n", s)
+			fmt.Fprintf(b, "  %s\n", s)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
 }
 
-func writeSection(b *strings.Builder, title string, fs []Finding) {
+func writeSection(b io.Writer, title string, fs []Finding) {
 	if len(fs) == 0 {
 		return
 	}

@@ -143,7 +143,7 @@ func (p *Policy) entries(ts timestamp) []policyReportEntry {
 		add(f, resultWarn, "mutate", "would change the object")
 	}
 	for _, o := range p.Passed {
-		add(Finding{Object: o}, resultPass, "none", "")
+		add(Finding{Object: *o}, resultPass, "none", "")
 	}
 	return out
 }

@@ -37,6 +37,8 @@ type Report struct {
 	SetupWarnings []string `json:"setupWarnings,omitempty"`
 
 	byKey map[policyKey]*Policy
+	// shared are the values findings share.
+	shared interner
 }
 
 // Policy is what one webhook, one policy through one binding, or one
@@ -58,8 +60,9 @@ type Policy struct {
 	Mutated   []Finding `json:"mutated,omitempty"`
 	Errors    []Finding `json:"errors,omitempty"`
 	// Passed are the objects it ran on and had nothing to say about
-	// (only for PolicyReports).
-	Passed []ObjectRef `json:"-"`
+	// (only for PolicyReports): pointers, as an object passes many
+	// policies.
+	Passed []*ObjectRef `json:"-"`
 	// failedClosed counts the Errors under failurePolicy Fail, which
 	// refused the request.
 	failedClosed int
@@ -122,9 +125,10 @@ func configured(s trace.Step) bool { return s.Name != "" }
 // add records what the evaluation of o did.
 func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
 	r.Objects++
-	ref := refOf(o)
+	ref := new(ObjectRef)
+	*ref = refOf(o)
 	if res.Trace == nil {
-		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: ref, Message: statusMessage(res)})
+		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: *ref, Message: statusMessage(res)})
 		return
 	}
 	for _, s := range res.Trace.Steps {
@@ -134,15 +138,15 @@ func (r *Report) add(o evaluate.Object, res *evaluate.Result) {
 		if !configured(s) && s.Outcome != trace.OutcomeDenied && s.Outcome != trace.OutcomeError {
 			continue
 		}
-		r.policy(s).add(ref, s, res)
+		r.policy(s).add(ref, s, res, &r.shared)
 	}
 	if res.Decision == trace.Error {
-		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: ref, Message: "admitted, then refused: " + statusMessage(res)})
+		r.NotEvaluated = append(r.NotEvaluated, Finding{Object: *ref, Message: "admitted, then refused: " + statusMessage(res)})
 	}
 }
 
 // add records one step; a reinvoked step counts once.
-func (p *Policy) add(ref ObjectRef, s trace.Step, res *evaluate.Result) {
+func (p *Policy) add(ref *ObjectRef, s trace.Step, res *evaluate.Result, in *interner) {
 	if s.Round == 0 {
 		p.Matched++
 	}
@@ -153,25 +157,25 @@ func (p *Policy) add(ref ObjectRef, s trace.Step, res *evaluate.Result) {
 		if msg == "" {
 			msg = statusMessage(res)
 		}
-		p.Denied = append(p.Denied, Finding{Object: ref, Message: msg})
+		p.Denied = append(p.Denied, Finding{Object: *ref, Message: in.str(msg)})
 		said = true
 	case trace.OutcomeError:
-		p.Errors = append(p.Errors, Finding{Object: ref, Message: s.Error})
+		p.Errors = append(p.Errors, Finding{Object: *ref, Message: in.str(s.Error)})
 		p.failedClosed++
 		said = true
 	case trace.OutcomeFailedOpen:
-		p.Errors = append(p.Errors, Finding{Object: ref, Message: "failed open (failurePolicy Ignore): " + s.Error})
+		p.Errors = append(p.Errors, Finding{Object: *ref, Message: in.str("failed open (failurePolicy Ignore): " + s.Error)})
 		said = true
 	case trace.OutcomeMutated:
-		p.Mutated = append(p.Mutated, Finding{Object: ref, Patch: s.Patch})
+		p.Mutated = append(p.Mutated, Finding{Object: *ref, Patch: in.patch(s.Patch)})
 		said = true
 	}
 	if len(s.Warnings) > 0 {
-		p.Warned = append(p.Warned, Finding{Object: ref, Warnings: s.Warnings})
+		p.Warned = append(p.Warned, Finding{Object: *ref, Warnings: in.strs(s.Warnings)})
 		said = true
 	}
 	if len(s.AuditAnnotations) > 0 {
-		p.Annotated = append(p.Annotated, Finding{Object: ref, AuditAnnotations: s.AuditAnnotations})
+		p.Annotated = append(p.Annotated, Finding{Object: *ref, AuditAnnotations: in.annotations(s.AuditAnnotations)})
 		said = true
 	}
 	if !said && s.Round == 0 {

@@ -13,6 +13,11 @@ func ref(ns, name string) ObjectRef {
 	return ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name}
 }
 
+func refp(ns, name string) *ObjectRef {
+	r := ref(ns, name)
+	return &r
+}
+
 func TestFailsAtOrAboveTheSeverity(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -27,7 +32,7 @@ func TestFailsAtOrAboveTheSeverity(t *testing.T) {
 			map[string]bool{SeverityDeny: true}},
 		{"failed open", Policy{Errors: []Finding{{Object: ref("a", "x")}}},
 			map[string]bool{SeverityDeny: false, SeverityAnnotate: false}},
-		{"passed", Policy{Passed: []ObjectRef{ref("a", "x")}}, map[string]bool{SeverityAnnotate: false}},
+		{"passed", Policy{Passed: []*ObjectRef{refp("a", "x")}}, map[string]bool{SeverityAnnotate: false}},
 	} {
 		r := &Report{Policies: []*Policy{&tc.policy}}
 		for sev, want := range tc.fails {
@@ -43,7 +48,7 @@ func TestPolicyReportsPerNamespaceAndCluster(t *testing.T) {
 	r.Policies = []*Policy{{Plugin: "ValidatingAdmissionPolicy", Name: "p", Configuration: "b",
 		Denied:  []Finding{{Object: ref("b", "x"), Message: "no"}},
 		Mutated: []Finding{{Object: ref("a", "y"), Patch: []byte(`[{"op":"add","path":"/x","value":1}]`)}},
-		Passed:  []ObjectRef{ref("a", "z"), {APIVersion: "v1", Kind: "Namespace", Name: "a"}}}}
+		Passed:  []*ObjectRef{refp("a", "z"), {APIVersion: "v1", Kind: "Namespace", Name: "a"}}}}
 	reps := policyReports(r, time.Unix(100, 0))
 	if len(reps) != 3 || reps[0].Metadata["namespace"] != "a" || reps[1].Metadata["namespace"] != "b" || reps[2].Kind != "ClusterPolicyReport" {
 		t.Fatalf("reports %+v, want PolicyReports of a and b, then the ClusterPolicyReport", reps)

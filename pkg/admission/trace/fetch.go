@@ -24,11 +24,14 @@ func (e *FetchError) Error() string {
 
 // Fetch reads the trace of auditID from the server at host through hc
 // (which carries the credentials). A server keeps a trace just after it
-// answers the request, so a 404 is retried until wait has passed; then
+// answers the request, so a 404 is retried (after 1 ms, 2, 4, 8, then
+// every 10) until wait has passed; then
 // Fetch returns nil and no error. Any other status is a *FetchError.
 func Fetch(ctx context.Context, hc *http.Client, host, auditID string, wait time.Duration) (*Trace, error) {
 	u := strings.TrimSuffix(host, "/") + Path + "/" + url.PathEscape(auditID)
 	deadline := time.Now().Add(wait)
+	// the trace is usually kept within a millisecond of the response
+	pause := time.Millisecond
 	for {
 		code, body, err := getJSON(ctx, hc, u)
 		if err != nil {
@@ -49,8 +52,9 @@ func Fetch(ctx context.Context, hc *http.Client, host, auditID string, wait time
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(pause):
 		}
+		pause = min(2*pause, 10*time.Millisecond)
 	}
 }
 
