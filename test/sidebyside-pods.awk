@@ -1,6 +1,6 @@
 # sidebyside-pods.awk — the summary of sidebyside-pods.sh from podsbench's RESULT lines: per
 # phase and process, each round's wall time, CPU ms per pod, peak RSS and RSS growth per pod
-# (medians last), kube-apiserver + etcd + kube-controller-manager summed, and the ratios of
+# (medians last; admitd's also until all its pods exist, before they run), kube-apiserver + etcd + kube-controller-manager summed, and the ratios of
 # the medians (kube-apiserver side / admitd).
 function median(s,    a, n, i, j, t) {
   n = split(s, a, " ")
@@ -9,6 +9,7 @@ function median(s,    a, n, i, j, t) {
 }
 function add(k, field, v) { vals[k, field] = vals[k, field] (vals[k, field] == "" ? "" : " ") v }
 function row(phase, name, k) {
+  if (vals[k, "peak"] == "") { printf "%-7s %-32s %-22s %s\n", phase, name, vals[k, "s"] " (" median(vals[k, "s"]) ")", vals[k, "cpu"] " (" median(vals[k, "cpu"]) ")"; return }
   printf "%-7s %-32s %-22s %-28s %-22s %s\n", phase, name,
     vals[k, "s"] " (" median(vals[k, "s"]) ")", vals[k, "cpu"] " (" median(vals[k, "cpu"]) ")",
     vals[k, "peak"] " (" median(vals[k, "peak"]) ")", vals[k, "kib"] " (" median(vals[k, "kib"]) ")"
@@ -22,6 +23,11 @@ function row(phase, name, k) {
   add(k, "cpu", sprintf("%.2f", f["cpu_ms"] / f["pods"]))
   add(k, "peak", int(f["rss_peak_kib"] / 1024))
   add(k, "kib", sprintf("%.0f", (f["rss_peak_kib"] - f["rss_start_kib"]) / f["pods"]))
+  if (f["first_cpu_ms"] != "" && f["first_seconds"] != f["seconds"]) {   # admitd: until all pods exist
+    k = f["phase"] SUBSEP f["proc"] " until all created"
+    if (!(k in seen)) { seen[k] = 1; order[++norder] = k }
+    add(k, "s", sprintf("%.1f", f["first_seconds"])); add(k, "cpu", sprintf("%.2f", f["first_cpu_ms"] / f["pods"]))
+  }
   if (f["server"] != "admitd") {   # the kube-apiserver side's processes, summed per run
     r = f["phase"] SUBSEP f["run"] SUBSEP f["seconds"]
     cpu[r] += f["cpu_ms"] / f["pods"]; peak[r] += int(f["rss_peak_kib"] / 1024)
@@ -48,5 +54,9 @@ END {
     printf "%-7s ratio (kube-apiserver side / admitd, medians): CPU per pod %.1fx, peak RSS %.1fx, RSS growth per pod %.1fx, time %.2fx\n", phase,
       median(vals[k, "cpu"]) / median(vals[a, "cpu"]), median(vals[k, "peak"]) / median(vals[a, "peak"]),
       (median(vals[a, "kib"]) > 0 ? median(vals[k, "kib"]) / median(vals[a, "kib"]) : 0), median(vals[k, "s"]) / median(vals[a, "s"])
+    u = phase SUBSEP "admitd until all created"
+    if (vals[u, "cpu"] != "")
+      printf "%-7s ratio to admitd until all its pods exist: CPU per pod %.1fx, time %.2fx\n", phase,
+        median(vals[k, "cpu"]) / median(vals[u, "cpu"]), median(vals[k, "s"]) / median(vals[u, "s"])
   }
 }

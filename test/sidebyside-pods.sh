@@ -8,11 +8,14 @@
 #   kube-apiserver: from the creates until all pods exist (kcm's ReplicaSet controller made them);
 # then both delete the Deployments and wait until every pod and ReplicaSet is gone. Per process:
 # CPU (user+sys, from /proc) per pod, RSS before and peak, and a summary table with the ratios.
+# admitd's side does more per pod than the other: it also schedules and binds each pod, writes its
+# running status and 4 events (Scheduled, Pulled, Created, Started), as a scheduler and kubelet would.
 # kcm runs with --kube-api-qps/--kube-api-burst KCM_QPS (1000): at kcm's default (20) its
 # ReplicaSet controller's client waits out its rate limiter, and the time measures that, not the
 # servers (KCM_QPS=20 to see it); admitd's controllers have no client-side limit.
 # Env: NODES (100), ADMITD_FLAGS (added to admitd serve), PROFILE=DIR saves admitd's CPU profile
-# of round 1's create phase (its /debug/pprof/profile). Heavy: flock /tmp/admitd-heavy.lock.
+# (its /debug/pprof/profile) of PROFILE_SECONDS (15) from round 1's creates on: the create phase
+# and, when it ends sooner, part of the delete. Heavy: flock /tmp/admitd-heavy.lock.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)

@@ -13,7 +13,7 @@
 //
 // Each phase ends with a line per process, and one machine-readable line
 //
-//	RESULT server=NAME run=START_MS phase=create pods=1000 seconds=12.3 created_seconds=9.8 proc=admitd cpu_ms=4567 rss_start_kib=… rss_peak_kib=…
+//	RESULT server=NAME run=START_MS phase=create pods=1000 seconds=12.3 first_seconds=9.8 proc=admitd cpu_ms=4567 first_cpu_ms=1234 rss_start_kib=… rss_peak_kib=…
 //
 // It is a benchmark tool, not a test: it asserts nothing about speed.
 package main
