@@ -2,7 +2,6 @@ package registry
 
 import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/pkg/apis/admissionregistration"
 	"github.com/admitd/admitd/pkg/lint"
@@ -17,7 +16,7 @@ import (
 func admissionregistrationKinds() []descriptor {
 	s := Strategy{Default: admissionregistration.Default, Validate: admissionregistration.Validate,
 		ValidateUpdate: admissionregistration.ValidateUpdate,
-		Warnings:       func(obj, _ runtime.Object) []string { return lint.Warnings(obj) }}
+		LintWarnings:   lint.Warnings}
 	kind := func(resource, kind string, generation bool) descriptor {
 		return descriptor{gv: "admissionregistration.k8s.io/v1", resource: resource, kind: kind, categories: []string{"api-extensions"},
 			generation: generation, name: apivalidation.NameIsDNSSubdomain, strategy: s}

@@ -196,6 +196,9 @@ func (r *Resource) applyPolicy(errs field.ErrorList) field.ErrorList {
 // Warnings are the client warnings of a validated write of the main
 // resource (old is nil on create).
 func (r *Resource) Warnings(obj, old runtime.Object) []string {
+	if r.Strategy.LintWarnings != nil {
+		return r.Strategy.LintWarnings(obj, r.policySchemas())
+	}
 	if r.Strategy.Warnings == nil {
 		return nil
 	}
