@@ -7,6 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/admitd/admitd/internal/openapi"
+	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/lint"
 )
 
@@ -75,7 +77,9 @@ func runLint(cmd *cobra.Command, o lintOptions) error {
 	if err != nil {
 		return err
 	}
-	findings := lint.Run(cmd.Context(), set, lint.Options{Probe: o.probe})
+	cat := registry.NewCatalogue()
+	schemas := openapi.PolicySchemas{Service: openapi.New(cat, openapi.Options{}), Catalogue: cat}
+	findings := lint.Run(cmd.Context(), set, lint.Options{Probe: o.probe, Schemas: schemas})
 	if err := write(cmd.OutOrStdout(), findings); err != nil {
 		return err
 	}

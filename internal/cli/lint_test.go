@@ -15,6 +15,9 @@ func TestLintCommandFlags(t *testing.T) {
 		wantErr string
 	}{
 		{"clean", []string{"-f", lintFixtures + "samplewebhook.yaml"}, "no findings\n", ""},
+		// typed by the Pod's schema, the everyday image check is clean
+		{"typed loop clean", []string{"-f", lintFixtures + "typed/everyday-loop.yaml", "--fail-on=info"}, "no findings\n", ""},
+		{"typed nested loops", []string{"-f", lintFixtures + "typed/crd-nested-loops.yaml", "--fail-on=warning"}, "warning AL030", "at or above warning"},
 		{"error fails", []string{"-f", lintFixtures + "AL001-kube-system.yaml"}, "error   AL001", "at or above error"},
 		{"fail-on none", []string{"-f", lintFixtures + "AL001-kube-system.yaml", "--fail-on", "none"}, "error   AL001", ""},
 		{"warning passes", []string{"-f", lintFixtures + "AL009-v1beta1-only.yaml"}, "warning AL009", ""},

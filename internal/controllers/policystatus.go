@@ -166,40 +166,5 @@ func (c crdSchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
 	if crd == nil {
 		return nil
 	}
-	root := &spec.Schema{}
-	for _, v := range crd.Spec.Versions {
-		if v.Name != gvk.Version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-			continue
-		}
-		raw, err := json.Marshal(v.Schema.OpenAPIV3Schema)
-		if err != nil || json.Unmarshal(raw, root) != nil {
-			return nil
-		}
-	}
-	if root.Properties == nil {
-		root.Properties = map[string]spec.Schema{}
-	}
-	root.Type = spec.StringOrArray{"object"}
-	root.Properties["apiVersion"] = *spec.StringProperty()
-	root.Properties["kind"] = *spec.StringProperty()
-	root.Properties["metadata"] = objectMetaSchema()
-	return root
-}
-
-// objectMetaSchema is the part of ObjectMeta expressions read.
-func objectMetaSchema() spec.Schema {
-	strs := spec.MapProperty(spec.StringProperty())
-	props := map[string]spec.Schema{
-		"labels": *strs, "annotations": *strs, "finalizers": *spec.ArrayProperty(spec.StringProperty()),
-		"generation": *spec.Int64Property(), "deletionGracePeriodSeconds": *spec.Int64Property(),
-		"creationTimestamp": *spec.DateTimeProperty(), "deletionTimestamp": *spec.DateTimeProperty(),
-	}
-	for _, s := range []string{"name", "generateName", "namespace", "uid", "resourceVersion"} {
-		props[s] = *spec.StringProperty()
-	}
-	free := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
-	free.AddExtension("x-kubernetes-preserve-unknown-fields", true)
-	props["ownerReferences"] = *spec.ArrayProperty(&free)
-	props["managedFields"] = *spec.ArrayProperty(&free)
-	return spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: props}}
+	return policies.CRDSchema(crd, gvk.Version)
 }

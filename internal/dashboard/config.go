@@ -125,8 +125,8 @@ func (x findingIndex) of(kind, name, webhook string) []lint.Finding {
 }
 
 // viewOf lints set and describes it.
-func viewOf(ctx context.Context, set *lint.Set, now time.Time) *ConfigView {
-	fs := lint.Run(ctx, set, lint.Options{Now: func() time.Time { return now }})
+func viewOf(ctx context.Context, set *lint.Set, schemas lint.Schemas, now time.Time) *ConfigView {
+	fs := lint.Run(ctx, set, lint.Options{Now: func() time.Time { return now }, Schemas: schemas})
 	for i := range fs {
 		fs[i].Object.Source = "" // the server itself
 	}

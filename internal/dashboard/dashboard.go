@@ -43,6 +43,9 @@ type Options struct {
 	// Configuration reads the live admission configuration, with the
 	// namespaces, services and params its lint needs. Required.
 	Configuration func(ctx context.Context) (*lint.Set, error)
+	// Schemas type the CEL cost estimates of the configuration's lint
+	// (lint.Options.Schemas); nil: only its CRDs.
+	Schemas lint.Schemas
 	// Traces are the traces the server keeps; nil when it keeps none.
 	Traces *trace.Ring
 	// Compliance returns the background audit's last results (served as
@@ -121,7 +124,7 @@ type finished struct {
 func New(o Options) *Dashboard {
 	o = o.withDefaults()
 	return &Dashboard{o: o, queue: make(chan finished, o.QueueSize), hub: newHub(o.MaxStreams),
-		stats: newStats(), config: configCache{read: o.Configuration, maxAge: o.ConfigMaxAge, now: o.Now}, started: o.Now()}
+		stats: newStats(), config: configCache{read: o.Configuration, schemas: o.Schemas, maxAge: o.ConfigMaxAge, now: o.Now}, started: o.Now()}
 }
 
 // Observe hands a finished request that ran admission to the dashboard:
@@ -161,9 +164,10 @@ func (d *Dashboard) handle(f finished) {
 
 // configCache reads the configuration at most once per maxAge.
 type configCache struct {
-	read   func(context.Context) (*lint.Set, error)
-	maxAge time.Duration
-	now    func() time.Time
+	read    func(context.Context) (*lint.Set, error)
+	schemas lint.Schemas
+	maxAge  time.Duration
+	now     func() time.Time
 
 	mu   sync.Mutex
 	at   time.Time
@@ -181,6 +185,6 @@ func (c *configCache) get(ctx context.Context) (*ConfigView, error) {
 		return nil, err
 	}
 	now := c.now()
-	c.view, c.at = viewOf(ctx, set, now), now
+	c.view, c.at = viewOf(ctx, set, c.schemas, now), now
 	return c.view, nil
 }

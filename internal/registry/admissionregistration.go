@@ -4,6 +4,7 @@ import (
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 
 	"github.com/admitd/admitd/pkg/apis/admissionregistration"
+	"github.com/admitd/admitd/pkg/lint"
 )
 
 // admissionregistrationKinds are the admissionregistration.k8s.io/v1 kinds:
@@ -15,7 +16,7 @@ import (
 func admissionregistrationKinds() []descriptor {
 	s := Strategy{Default: admissionregistration.Default, Validate: admissionregistration.Validate,
 		ValidateUpdate: admissionregistration.ValidateUpdate,
-		Warnings:       admissionWarnings}
+		Warnings:       upstreamAdmissionWarnings, LintWarnings: lint.Warnings}
 	kind := func(resource, kind string, generation bool) descriptor {
 		return descriptor{gv: "admissionregistration.k8s.io/v1", resource: resource, kind: kind, categories: []string{"api-extensions"},
 			generation: generation, name: apivalidation.NameIsDNSSubdomain, strategy: s}

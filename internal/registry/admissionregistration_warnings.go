@@ -10,8 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/admitd/admitd/pkg/lint"
 )
 
 // staticNameSuffix ends the names reserved for manifest-based admission
@@ -29,14 +27,9 @@ var webhookExcludedResources = []schema.GroupResource{
 	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
 }
 
-// admissionWarnings are the warnings of a write of a webhook
-// configuration, a policy or a binding: upstream's, then admitd's own
-// lint findings (pkg/lint) that need no other object.
-func admissionWarnings(obj, old runtime.Object) []string {
-	return append(upstreamAdmissionWarnings(obj, old), lint.Warnings(obj)...)
-}
-
-// upstreamAdmissionWarnings are kube-apiserver 1.37's warnings with its
+// upstreamAdmissionWarnings are the warnings of a write of a webhook
+// configuration, a policy or a binding (Resource.Warnings adds admitd's
+// own lint findings after them): kube-apiserver 1.37's, with its
 // default gates: on update, a name with the reserved static suffix (a
 // create with one is refused, ManifestBasedAdmissionControlConfig being
 // on); on create and update, webhook rules naming a resource webhooks

@@ -9,8 +9,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/admitd/admitd/pkg/features"
+	"github.com/admitd/admitd/pkg/lint"
 )
 
 // Catalogue is the set of served resources. Lookups read an immutable
@@ -33,6 +35,43 @@ type ClusterPolicy struct {
 	allowPrivileged atomic.Bool
 	// gates are --feature-gates (nil: every gate at its 1.37 default).
 	gates atomic.Pointer[FeatureGates]
+	// schemas are the policy schemas (SetPolicySchemas).
+	schemas atomic.Pointer[lint.Schemas]
+}
+
+// SetPolicySchemas sets the kinds and schemas the writes of admission
+// policies are linted with (the OpenAPI service's built-in schemas and the
+// catalogue's CRDs); without it CEL costs are estimated untyped.
+func (c *Catalogue) SetPolicySchemas(s lint.Schemas) { c.policy.schemas.Store(&s) }
+
+// PolicySchemas returns the schemas SetPolicySchemas sets, looked up at
+// each call (it may be taken before they are set; until then no kind has
+// a schema).
+func (c *Catalogue) PolicySchemas() lint.Schemas { return policySchemas{&c.policy} }
+
+// policySchemas are the policy schemas of r's catalogue, or nil.
+func (r *Resource) policySchemas() lint.Schemas {
+	if r.policy == nil {
+		return nil
+	}
+	return policySchemas{r.policy}
+}
+
+// policySchemas asks the schemas a cluster policy holds at each call.
+type policySchemas struct{ p *ClusterPolicy }
+
+func (s policySchemas) KindsFor(gvr schema.GroupVersionResource) []schema.GroupVersionKind {
+	if set := s.p.schemas.Load(); set != nil {
+		return (*set).KindsFor(gvr)
+	}
+	return nil
+}
+
+func (s policySchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
+	if set := s.p.schemas.Load(); set != nil {
+		return (*set).ResolveSchema(gvk)
+	}
+	return nil
 }
 
 // SetFeatureGates sets the feature gates the resources' strategies read

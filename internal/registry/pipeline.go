@@ -194,12 +194,17 @@ func (r *Resource) applyPolicy(errs field.ErrorList) field.ErrorList {
 }
 
 // Warnings are the client warnings of a validated write of the main
-// resource (old is nil on create).
+// resource (old is nil on create): the strategy's, then its lint
+// findings.
 func (r *Resource) Warnings(obj, old runtime.Object) []string {
-	if r.Strategy.Warnings == nil {
-		return nil
+	var w []string
+	if r.Strategy.Warnings != nil {
+		w = r.Strategy.Warnings(obj, old)
 	}
-	return r.Strategy.Warnings(obj, old)
+	if r.Strategy.LintWarnings != nil {
+		w = append(w, r.Strategy.LintWarnings(obj, r.policySchemas())...)
+	}
+	return w
 }
 
 // UpdateWarnings are the client warnings of a validated update through

@@ -25,6 +25,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/admitd/admitd/pkg/lint"
 )
 
 // Subresource describes one subresource of a resource, e.g. "status".
@@ -131,6 +133,11 @@ type Strategy struct {
 	// that passed validation (old is nil on create), as upstream's
 	// WarningsOnCreate and WarningsOnUpdate.
 	Warnings func(obj, old runtime.Object) []string
+	// LintWarnings are the warnings of a write of an admission
+	// configuration object: pkg/lint's findings that need no other object,
+	// CEL costs estimated with the catalogue's policy schemas (nil when
+	// none are set).
+	LintWarnings func(obj runtime.Object, schemas lint.Schemas) []string
 	// PrepareWarnings are the client warnings of a create that upstream's
 	// PrepareForCreate gives while it prepares (a Pod's deprecated AppArmor
 	// annotations), from the object before it is prepared.

@@ -41,6 +41,7 @@ func mountDashboard(ctx context.Context, cfg *apiserver.Config, o Options, parts
 	loopback := &rest.Config{Host: "http://admitd.loopback", Transport: parts.loopback(dashboardUser), QPS: -1}
 	dash = dashboard.New(dashboard.Options{
 		Configuration: func(ctx context.Context) (*lint.Set, error) { return lint.FromServer(ctx, loopback) },
+		Schemas:       cfg.Catalogue.PolicySchemas(),
 		Traces:        ring,
 		Compliance:    compliance(scanner),
 		Logger:        o.Logger.With("component", "dashboard"),

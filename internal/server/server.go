@@ -33,6 +33,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/nodesim"
+	"github.com/admitd/admitd/internal/openapi"
 	"github.com/admitd/admitd/internal/pki"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
@@ -470,6 +471,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		cfg.Observers = append(cfg.Observers, reloading(flow.cache, "reloading the flow-control configuration", o.Logger))
 	}
 	parts.api = apiserver.New(cfg)
+	cat.SetPolicySchemas(openapi.PolicySchemas{Service: parts.api.OpenAPI(), Catalogue: cat})
 	if err := sa.tracker.bind(parts.api); err != nil {
 		_ = closeAudit()
 		return nil, err

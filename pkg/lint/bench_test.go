@@ -33,7 +33,7 @@ func BenchmarkWarnings_2000Webhooks(b *testing.B) {
 	c := bigConfiguration(2000)
 	b.ReportAllocs()
 	for b.Loop() {
-		if w := Warnings(c); len(w) != 0 {
+		if w := Warnings(c, nil); len(w) != 0 {
 			b.Fatalf("warnings: %q", w[:1])
 		}
 	}
@@ -43,6 +43,6 @@ func BenchmarkWarnings_10Webhooks(b *testing.B) {
 	c := bigConfiguration(10)
 	b.ReportAllocs()
 	for b.Loop() {
-		Warnings(c)
+		Warnings(c, nil)
 	}
 }

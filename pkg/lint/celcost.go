@@ -17,14 +17,16 @@ type expression struct {
 type celLinter struct {
 	compiler *admissioncel.Compiler
 	fraction float64
+	schemas  setSchemas
 }
 
 var sharedCompiler = admissioncel.NewCompiler(admissioncel.Options{})
 
-// lintCEL reports expressions that do not compile or whose worst-case
-// cost is above fraction of the per-expression limit.
-func lintCEL(s *Set, fraction float64) []Finding {
-	l := celLinter{compiler: sharedCompiler, fraction: fraction}
+// lintCEL reports expressions that do not compile, and those whose
+// estimated worst-case cost is above the given fraction of
+// StaticEstimatedCostLimit, typed by schemas and the set's CRDs.
+func lintCEL(s *Set, fraction float64, schemas Schemas) []Finding {
+	l := celLinter{compiler: sharedCompiler, fraction: fraction, schemas: schemasOf(s, schemas)}
 	var out []Finding
 	for _, p := range s.ValidatingPolicies {
 		out = append(out, l.vap(s.originOf(p), p)...)
@@ -45,6 +47,16 @@ func lintCEL(s *Set, fraction float64) []Finding {
 	return out
 }
 
+// policySource is what estimating a policy's expressions needs of it.
+type policySource struct {
+	obj       Object
+	vars      []v1.Variable
+	exprs     []expression
+	match     *v1.MatchResources
+	paramKind *v1.ParamKind
+	opts      admissioncel.CompileOptions
+}
+
 func (l celLinter) vap(obj Object, p *v1.ValidatingAdmissionPolicy) []Finding {
 	o := admissioncel.CompileOptions{HasParams: p.Spec.ParamKind != nil, HasAuthorizer: true}
 	var exprs []expression
@@ -58,7 +70,7 @@ func (l celLinter) vap(obj Object, p *v1.ValidatingAdmissionPolicy) []Finding {
 		exprs = append(exprs, expression{fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression})
 	}
 	exprs = append(exprs, conditionExprs("spec.matchConditions", p.Spec.MatchConditions)...)
-	return l.policy(obj, p.Spec.Variables, exprs, o)
+	return l.policy(policySource{obj, p.Spec.Variables, exprs, p.Spec.MatchConstraints, p.Spec.ParamKind, o})
 }
 
 func (l celLinter) mutatingPolicy(obj Object, p *v1.MutatingAdmissionPolicy) []Finding {
@@ -73,23 +85,29 @@ func (l celLinter) mutatingPolicy(obj Object, p *v1.MutatingAdmissionPolicy) []F
 		}
 	}
 	exprs = append(exprs, conditionExprs("spec.matchConditions", p.Spec.MatchConditions)...)
-	return l.policy(obj, p.Spec.Variables, exprs, o)
+	return l.policy(policySource{obj, p.Spec.Variables, exprs, p.Spec.MatchConstraints, p.Spec.ParamKind, o})
 }
 
 // policy estimates a policy's variables and expressions in the
-// composition of its variables.
-func (l celLinter) policy(obj Object, vars []v1.Variable, exprs []expression, o admissioncel.CompileOptions) []Finding {
-	cvars := make([]admissioncel.Variable, len(vars))
+// composition of its variables: compiled as the server compiles them
+// (object dyn), estimated typed by each matched kind's schema.
+func (l celLinter) policy(p policySource) []Finding {
+	cvars := make([]admissioncel.Variable, len(p.vars))
 	var all []expression
-	for i, v := range vars {
+	for i, v := range p.vars {
 		cvars[i] = admissioncel.Variable{Name: v.Name, Expression: v.Expression}
 		all = append(all, expression{fmt.Sprintf("spec.variables[%d].expression", i), v.Expression})
 	}
-	comp := l.compiler.Compose(cvars, o)
+	comp := l.compiler.Compose(cvars, p.opts)
+	typed := l.typedEstimators(cvars, p)
 	var out []Finding
-	for _, e := range append(all, exprs...) {
-		est, err := comp.EstimateCost(e.text, o)
-		out = append(out, l.finding(obj, "", e, est, err)...)
+	for _, e := range append(all, p.exprs...) {
+		est, err := comp.EstimateCost(e.text, p.opts)
+		if err != nil {
+			out = append(out, compileFinding(p.obj, "", e, err))
+			continue
+		}
+		out = append(out, l.costFinding(p.obj, "", e, worstTyped(typed, e.text, est))...)
 	}
 	return out
 }
@@ -99,7 +117,11 @@ func (l celLinter) matchConditions(obj Object, webhook string, index int, conds 
 	var out []Finding
 	for _, e := range conditionExprs(fmt.Sprintf("webhooks[%d].matchConditions", index), conds) {
 		est, err := l.compiler.EstimateCost(e.text, o)
-		out = append(out, l.finding(obj, webhook, e, est, err)...)
+		if err != nil {
+			out = append(out, compileFinding(obj, webhook, e, err))
+			continue
+		}
+		out = append(out, l.costFinding(obj, webhook, e, cost{CostEstimate: est})...)
 	}
 	return out
 }
@@ -112,24 +134,28 @@ func conditionExprs(prefix string, conds []v1.MatchCondition) []expression {
 	return out
 }
 
-func (l celLinter) finding(obj Object, webhook string, e expression, est admissioncel.CostEstimate, err error) []Finding {
-	if err != nil {
-		return []Finding{newFinding(CELCompileError, Error, obj, webhook, e.field, fmt.Sprintf("%s: %v", e.field, err))}
-	}
-	limit := uint64(admissioncel.PerCallLimit)
-	if float64(est.Max) <= l.fraction*float64(limit) || !est.Loops {
-		// Without a loop the cost is bounded by the size of what the
-		// expression reads: an estimate above the limit there only says
-		// that an untyped value is taken to be as large as a request.
+func compileFinding(obj Object, webhook string, e expression, err error) Finding {
+	return newFinding(CELCompileError, Error, obj, webhook, e.field, fmt.Sprintf("%s: %v", e.field, err))
+}
+
+// costFinding reports c when it is above the fraction of the limit: a
+// warning above StaticEstimatedCostLimit, info below.
+func (l celLinter) costFinding(obj Object, webhook string, e expression, c cost) []Finding {
+	limit := uint64(admissioncel.StaticEstimatedCostLimit)
+	if float64(c.Max) <= l.fraction*float64(limit) || (c.kind == nil && !c.Loops) {
+		// Without a schema and without a loop the cost is bounded by the
+		// size of what the expression reads: an estimate above the limit
+		// there only says that an untyped value is taken to be as large as
+		// a request.
 		return nil
 	}
 	sev := Info
-	if est.Max > limit {
+	if c.Max > limit {
 		sev = Warning
 	}
 	return []Finding{newFinding(CELNearCostLimit, sev, obj, webhook, e.field,
-		fmt.Sprintf("%s has an estimated worst-case cost of %s, %s the per-expression limit of %d (lists and strings as large as a 3 MiB request allows): %s",
-			e.field, costString(est.Max), share(est.Max, limit), limit, e.text))}
+		fmt.Sprintf("%s has an estimated worst-case cost of %s %s, %s the %d above which kube-apiserver's estimator refuses an expression (as it refuses a CRD validation rule; a policy is not refused, but each evaluation stops at %d): %s",
+			e.field, costString(c.Max), c.sizedBy(), share(c.Max, limit), limit, admissioncel.PerCallLimit, e.text))}
 }
 
 func costString(c uint64) string {

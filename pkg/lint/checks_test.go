@@ -118,7 +118,7 @@ func TestWarnings(t *testing.T) {
 	if err := s.Decode(strings.NewReader(yaml), "test"); err != nil {
 		t.Fatal(err)
 	}
-	got := Warnings(s.ValidatingWebhooks[0])
+	got := Warnings(s.ValidatingWebhooks[0], nil)
 	for _, id := range []string{"AL001", "AL003", "AL004", "AL006"} {
 		if !slices.ContainsFunc(got, func(w string) bool { return strings.HasPrefix(w, id+" (error): ") }) {
 			t.Errorf("Warnings() = %q, want an error line for %s", got, id)
@@ -129,7 +129,7 @@ func TestWarnings(t *testing.T) {
 			t.Errorf("warning %q spans lines", w)
 		}
 	}
-	if got := Warnings(&corev1.ConfigMap{}); got != nil {
+	if got := Warnings(&corev1.ConfigMap{}, nil); got != nil {
 		t.Errorf("Warnings(no object) = %q, want nil", got)
 	}
 }

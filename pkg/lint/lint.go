@@ -92,9 +92,16 @@ type Options struct {
 	// RequestDeadline is the server's request timeout the webhooks'
 	// timeouts are compared with. Default 60s, kube-apiserver's.
 	RequestDeadline time.Duration
-	// CostFraction is the share of the per-expression cost limit above
-	// which a CEL expression is reported. Default 0.5.
+	// CostFraction is the share of StaticEstimatedCostLimit (10,000,000,
+	// the estimate above which kube-apiserver refuses an expression it
+	// estimates) above which a CEL expression's estimated cost is reported
+	// as info ("nearly refused"); above the limit it is a warning.
+	// Default 0.9.
 	CostFraction float64
+	// Schemas gives the kinds policies match and their schemas, so that
+	// CEL costs are estimated with the types upstream has; the Set's
+	// CustomResourceDefinitions are added on top. Nil: only those CRDs.
+	Schemas Schemas
 	// Now is the time certificates are checked at. Default time.Now.
 	Now func() time.Time
 }
@@ -110,7 +117,7 @@ func (o Options) withDefaults() Options {
 		o.RequestDeadline = 60 * time.Second
 	}
 	if o.CostFraction <= 0 {
-		o.CostFraction = 0.5
+		o.CostFraction = 0.9
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -132,7 +139,7 @@ func Run(ctx context.Context, s *Set, o Options) []Finding {
 		out = append(out, probeHooks(ctx, hooks, o)...)
 	}
 	out = append(out, lintPolicies(s)...)
-	out = append(out, lintCEL(s, o.CostFraction)...)
+	out = append(out, lintCEL(s, o.CostFraction, o.Schemas)...)
 	Sort(out)
 	return out
 }

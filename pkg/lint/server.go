@@ -27,8 +27,9 @@ var admissionVersions = []string{"v1", "v1beta1", "v1alpha1"}
 
 // FromServer reads the admission configuration of the server cfg points
 // at: the webhook configurations, policies and bindings, all namespaces
-// (for their labels), the Services of service webhooks and the objects of
-// every policy's paramKind.
+// (for their labels), the Services of service webhooks, the
+// CustomResourceDefinitions (when the reader may list them) and the
+// objects of every policy's paramKind.
 func FromServer(ctx context.Context, cfg *rest.Config) (*Set, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
@@ -52,6 +53,12 @@ func FromServer(ctx context.Context, cfg *rest.Config) (*Set, error) {
 		return nil, err
 	}
 	if err := r.services(ctx); err != nil {
+		return nil, err
+	}
+	// The CRDs type the custom resources policies match (AL030); a reader
+	// that may not list them lints without their schemas.
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if err := r.list(ctx, crds, ""); err != nil && !apierrors.IsForbidden(err) {
 		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))

@@ -10,9 +10,11 @@ import (
 // other object (the deadlock risks, failure policies, timeouts within the
 // configuration, side effects, review versions, CEL costs), with
 // kube-system and other namespaces taken to have only their name label.
-// It returns one line per finding, nil for other objects. obj is not
-// changed; it is expected in admissionregistration.k8s.io/v1 form, defaulted.
-func Warnings(obj runtime.Object) []string {
+// CEL costs are estimated with the kinds and schemas of schemas (nil: no
+// schema, every size bounded by the request). It returns one line per
+// finding, nil for other objects. obj is not changed; it is expected in
+// admissionregistration.k8s.io/v1 form, defaulted.
+func Warnings(obj runtime.Object, schemas Schemas) []string {
 	s := &Set{}
 	switch o := obj.(type) {
 	case *v1.MutatingWebhookConfiguration:
@@ -33,7 +35,7 @@ func Warnings(obj runtime.Object) []string {
 		fs = append(fs, lintHook(s, &hooks[i])...)
 	}
 	fs = append(fs, lintTimeouts(hooks, o.RequestDeadline)...)
-	fs = append(fs, lintCEL(s, o.CostFraction)...)
+	fs = append(fs, lintCEL(s, o.CostFraction, schemas)...)
 	Sort(fs)
 	out := make([]string, len(fs))
 	for i, f := range fs {

@@ -149,7 +149,7 @@ func (c *Compiler) envSet(d declarations) (*environment.EnvSet, error) {
 	if set, ok := c.envs[d]; ok {
 		return set, nil
 	}
-	set, err := buildEnv(c.base, d)
+	set, err := buildEnv(c.base, d, Types{})
 	if err != nil {
 		return nil, err
 	}

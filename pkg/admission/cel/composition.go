@@ -106,18 +106,25 @@ func (k *Composition) envLocked(o CompileOptions) (*cel.Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	provider := apiservercel.NewDeclTypeProvider(k.varType)
-	provider.SetRecognizeKeywordAsFieldName(true)
-	opts, err := provider.EnvOptions(base.CELTypeProvider())
-	if err != nil {
-		return nil, err
-	}
-	env, err := base.Extend(append(opts, cel.Variable(VariablesVar, k.varType.CelType()))...)
+	env, err := withVariables(base, k.varType)
 	if err != nil {
 		return nil, err
 	}
 	k.envs[key] = env
 	return env, nil
+}
+
+// withVariables extends base with `variables` of type varType, whose
+// fields may be added later (the type provider reads them when an
+// expression is checked).
+func withVariables(base *cel.Env, varType *apiservercel.DeclType) (*cel.Env, error) {
+	provider := apiservercel.NewDeclTypeProvider(varType)
+	provider.SetRecognizeKeywordAsFieldName(true)
+	opts, err := provider.EnvOptions(base.CELTypeProvider())
+	if err != nil {
+		return nil, err
+	}
+	return base.Extend(append(opts, cel.Variable(VariablesVar, varType.CelType()))...)
 }
 
 // Len is the number of variables.

@@ -109,17 +109,25 @@ func NamespaceType() *apiservercel.DeclType {
 
 // buildEnv extends base with the admission variables of d, strict cost
 // tracking for the Kubernetes libraries, and for MutatingAdmissionPolicy the
-// patch types.
-func buildEnv(base *environment.EnvSet, d declarations) (*environment.EnvSet, error) {
+// patch types. object, oldObject and params are dyn unless t types them.
+func buildEnv(base *environment.EnvSet, d declarations, t Types) (*environment.EnvSet, error) {
 	req, ns := RequestType(), NamespaceType()
+	decls := []*apiservercel.DeclType{ns, req}
+	object, params := cel.DynType, cel.DynType
+	if t.Object != nil {
+		object, decls = t.Object.CelType(), append(decls, t.Object)
+	}
+	if t.Params != nil {
+		params, decls = t.Params.CelType(), append(decls, t.Params)
+	}
 	opts := []cel.EnvOption{
-		cel.Variable(ObjectVar, cel.DynType),
-		cel.Variable(OldObjectVar, cel.DynType),
+		cel.Variable(ObjectVar, object),
+		cel.Variable(OldObjectVar, object),
 		cel.Variable(NamespaceVar, ns.CelType()),
 		cel.Variable(RequestVar, req.CelType()),
 	}
 	if d.params {
-		opts = append(opts, cel.Variable(ParamsVar, cel.DynType))
+		opts = append(opts, cel.Variable(ParamsVar, params))
 	}
 	if d.authorizer {
 		opts = append(opts,
@@ -130,7 +138,7 @@ func buildEnv(base *environment.EnvSet, d declarations) (*environment.EnvSet, er
 		// Always present, whatever the compatibility version.
 		IntroducedVersion: version.MajorMinor(1, 0),
 		EnvOptions:        opts,
-		DeclTypes:         []*apiservercel.DeclType{ns, req},
+		DeclTypes:         decls,
 	}, environment.StrictCostOpt)
 	if err != nil {
 		return nil, fmt.Errorf("environment misconfigured: %w", err)

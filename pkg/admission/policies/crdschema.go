@@ -101,3 +101,46 @@ func (t *crdTypeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, e
 	}
 	return &unstructured.Unstructured{Object: m}, nil
 }
+
+// CRDSchema is the schema of one version of a custom resource as policies
+// are type-checked against it: the version's openAPIV3Schema with
+// apiVersion, kind and the ObjectMeta fields expressions read at the top.
+// A version without a schema gives an object with only those three.
+func CRDSchema(crd *apiextensionsv1.CustomResourceDefinition, version string) *spec.Schema {
+	root := &spec.Schema{}
+	for _, v := range crd.Spec.Versions {
+		if v.Name != version || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			continue
+		}
+		raw, err := json.Marshal(v.Schema.OpenAPIV3Schema)
+		if err != nil || json.Unmarshal(raw, root) != nil {
+			return nil
+		}
+	}
+	if root.Properties == nil {
+		root.Properties = map[string]spec.Schema{}
+	}
+	root.Type = spec.StringOrArray{"object"}
+	root.Properties["apiVersion"] = *spec.StringProperty()
+	root.Properties["kind"] = *spec.StringProperty()
+	root.Properties["metadata"] = objectMetaSchema()
+	return root
+}
+
+// objectMetaSchema is the part of ObjectMeta expressions read.
+func objectMetaSchema() spec.Schema {
+	strs := spec.MapProperty(spec.StringProperty())
+	props := map[string]spec.Schema{
+		"labels": *strs, "annotations": *strs, "finalizers": *spec.ArrayProperty(spec.StringProperty()),
+		"generation": *spec.Int64Property(), "deletionGracePeriodSeconds": *spec.Int64Property(),
+		"creationTimestamp": *spec.DateTimeProperty(), "deletionTimestamp": *spec.DateTimeProperty(),
+	}
+	for _, s := range []string{"name", "generateName", "namespace", "uid", "resourceVersion"} {
+		props[s] = *spec.StringProperty()
+	}
+	free := spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}}}
+	free.AddExtension("x-kubernetes-preserve-unknown-fields", true)
+	props["ownerReferences"] = *spec.ArrayProperty(&free)
+	props["managedFields"] = *spec.ArrayProperty(&free)
+	return spec.Schema{SchemaProps: spec.SchemaProps{Type: spec.StringOrArray{"object"}, Properties: props}}
+}

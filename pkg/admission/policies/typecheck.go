@@ -90,7 +90,16 @@ func (c *TypeChecker) Check(p *admissionregistrationv1.ValidatingAdmissionPolicy
 
 // declType is the CEL type of a kind's schema, or nil.
 func (c *TypeChecker) declType(gvk schema.GroupVersionKind) *apiservercel.DeclType {
-	s := c.Schemas.ResolveSchema(gvk)
+	return KindDeclType(c.Schemas, gvk)
+}
+
+// KindDeclType is the CEL type of the schema schemas resolves for gvk, as
+// upstream's type checker declares object and params (a resource root:
+// apiVersion, kind and metadata's name and generateName always there, list
+// and map sizes from maxItems and maxProperties or estimated from the
+// request size limit), or nil when gvk has no schema.
+func KindDeclType(schemas SchemaResolver, gvk schema.GroupVersionKind) *apiservercel.DeclType {
+	s := schemas.ResolveSchema(gvk)
 	if s == nil {
 		return nil
 	}
@@ -104,8 +113,15 @@ func (c *TypeChecker) declType(gvk schema.GroupVersionKind) *apiservercel.DeclTy
 // kindsToCheck lists the kinds the rules name without wildcards, sorted,
 // at most maxTypesToCheck.
 func (c *TypeChecker) kindsToCheck(p *admissionregistrationv1.ValidatingAdmissionPolicy) []schema.GroupVersionKind {
-	mc := p.Spec.MatchConstraints
-	if mc == nil || c.KindsFor == nil {
+	return MatchedKinds(p.Spec.MatchConstraints, c.KindsFor)
+}
+
+// MatchedKinds lists the kinds upstream's type checker checks a policy
+// with match constraints mc against: those its resource rules name without
+// wildcards (no "*" group, version or resource, no subresource), as
+// kindsFor maps them, sorted, at most ten.
+func MatchedKinds(mc *admissionregistrationv1.MatchResources, kindsFor func(schema.GroupVersionResource) []schema.GroupVersionKind) []schema.GroupVersionKind {
+	if mc == nil || kindsFor == nil {
 		return nil
 	}
 	seen := map[schema.GroupVersionKind]bool{}
@@ -122,7 +138,7 @@ func (c *TypeChecker) kindsToCheck(p *admissionregistrationv1.ValidatingAdmissio
 		for _, g := range groups {
 			for _, v := range versions {
 				for _, res := range resources {
-					for _, k := range c.KindsFor(schema.GroupVersionResource{Group: g, Version: v, Resource: res}) {
+					for _, k := range kindsFor(schema.GroupVersionResource{Group: g, Version: v, Resource: res}) {
 						if k.Empty() {
 							continue
 						}
