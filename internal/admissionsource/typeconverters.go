@@ -12,11 +12,12 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
 // CRDTypeConverters gives MutatingAdmissionPolicy the structured-merge
-// schema of custom resources (see policies.NewCRDTypeConverter), built once
+// schema of custom resources (see policyschema.NewCRDTypeConverter), built once
 // per definition revision.
 type CRDTypeConverters struct {
 	store storage.Store
@@ -50,7 +51,7 @@ func (c *CRDTypeConverters) TypeConverter(gvk schema.GroupVersionKind) managedfi
 	if e, ok := c.cache[gvk]; ok && e.rv == crd.ResourceVersion {
 		return e.tc
 	}
-	tc, err := policies.NewCRDTypeConverter(crd, gvk.Version)
+	tc, err := policyschema.NewCRDTypeConverter(crd, gvk.Version)
 	if err != nil {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -166,5 +167,5 @@ func (c crdSchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
 	if crd == nil {
 		return nil
 	}
-	return policies.CRDSchema(crd, gvk.Version)
+	return policyschema.CRDSchema(crd, gvk.Version)
 }

@@ -6,7 +6,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 )
 
 // PolicySchemas gives admission policies' type checking and cost
@@ -40,5 +40,5 @@ func (p PolicySchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
 	crd := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
 		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: gvk.Version,
 			Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: r.OpenAPIV3Schema}}}}}
-	return policies.CRDSchema(crd, gvk.Version)
+	return policyschema.CRDSchema(crd, gvk.Version)
 }

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	admissioncel "github.com/admitd/admitd/pkg/admission/cel"
-	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 )
 
 // cost is an expression's estimate and what sized it: kind is the
@@ -43,7 +43,7 @@ func (l celLinter) typedEstimators(vars []admissioncel.Variable, p policySource)
 	var params *admissioncel.Types
 	if pk := p.paramKind; pk != nil {
 		if gv, err := schema.ParseGroupVersion(pk.APIVersion); err == nil {
-			if t := policies.KindDeclType(l.schemas, gv.WithKind(pk.Kind)); t != nil {
+			if t := policyschema.KindDeclType(l.schemas, gv.WithKind(pk.Kind)); t != nil {
 				params = &admissioncel.Types{Params: t}
 			}
 		}
@@ -54,8 +54,8 @@ func (l celLinter) typedEstimators(vars []admissioncel.Variable, p policySource)
 			out = append(out, kindEstimator{gvk, est})
 		}
 	}
-	for _, gvk := range policies.MatchedKinds(p.match, l.schemas.KindsFor) {
-		if object := policies.KindDeclType(l.schemas, gvk); object != nil {
+	for _, gvk := range policyschema.MatchedKinds(p.match, l.schemas.KindsFor) {
+		if object := policyschema.KindDeclType(l.schemas, gvk); object != nil {
 			t := admissioncel.Types{Object: object}
 			if params != nil {
 				t.Params = params.Params

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 
-	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 )
 
 // Schemas tells the linter what kube-apiserver knows of the kinds a policy
@@ -17,7 +17,7 @@ import (
 // service (the admitd command passes them); the CustomResourceDefinitions
 // of a Set are added on top.
 type Schemas interface {
-	policies.SchemaResolver
+	policyschema.SchemaResolver
 	KindsFor(gvr schema.GroupVersionResource) []schema.GroupVersionKind
 }
 
@@ -60,7 +60,7 @@ func (c setSchemas) KindsFor(gvr schema.GroupVersionResource) []schema.GroupVers
 func (c setSchemas) ResolveSchema(gvk schema.GroupVersionKind) *spec.Schema {
 	for _, crd := range c.crds {
 		if crd.Spec.Group == gvk.Group && crd.Spec.Names.Kind == gvk.Kind && servesVersion(crd, gvk.Version) {
-			return policies.CRDSchema(crd, gvk.Version)
+			return policyschema.CRDSchema(crd, gvk.Version)
 		}
 	}
 	if c.next == nil {

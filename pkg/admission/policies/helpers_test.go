@@ -20,6 +20,7 @@ import (
 
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 )
 
 // This file holds the honest fakes the tests run the plugins with: a
@@ -211,7 +212,7 @@ var widgetConverters = policies.TypeConverterFunc(func(gvk schema.GroupVersionKi
 	if err := yaml.UnmarshalStrict([]byte(widgetCRD), crd); err != nil {
 		panic(err)
 	}
-	tc, err := policies.NewCRDTypeConverter(crd, gvk.Version)
+	tc, err := policyschema.NewCRDTypeConverter(crd, gvk.Version)
 	if err != nil {
 		panic(err)
 	}

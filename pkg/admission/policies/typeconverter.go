@@ -1,13 +1,11 @@
 package policies
 
 import (
-	"sync"
-
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/admitd/admitd/pkg/admission/policyschema"
 )
 
 // TypeConverterSource gives the structured-merge schema of a kind that the
@@ -26,18 +24,12 @@ func (f TypeConverterFunc) TypeConverter(gvk schema.GroupVersionKind) managedfie
 	return f(gvk)
 }
 
-// builtinConverter knows the schemas of every built-in kind (those
-// client-go ships for its apply configurations).
-var builtinConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
-})
-
 // typeConverter returns the converter for gvk: the built-in one when it
 // knows the kind, else the source's.
 func (m *Mutating) typeConverter(gvk schema.GroupVersionKind) managedfields.TypeConverter {
 	stub := &unstructured.Unstructured{}
 	stub.SetGroupVersionKind(gvk)
-	if tc := builtinConverter(); tc != nil {
+	if tc := policyschema.BuiltinConverter(); tc != nil {
 		if _, err := tc.ObjectToTyped(stub); err == nil {
 			return tc
 		}

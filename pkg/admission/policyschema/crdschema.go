@@ -1,4 +1,4 @@
-package policies
+package policyschema
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ const objectMetaType = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 var builtinSchema = sync.OnceValues(func() (*smdschema.Schema, error) {
 	stub := &unstructured.Unstructured{}
 	stub.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
-	tv, err := builtinConverter().ObjectToTyped(stub)
+	tv, err := BuiltinConverter().ObjectToTyped(stub)
 	if err != nil {
 		return nil, err
 	}
