@@ -10,22 +10,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/admitd/admitd/pkg/admission/match"
 )
 
 // staticNameSuffix ends the names reserved for manifest-based admission
 // configurations.
 const staticNameSuffix = ".static.k8s.io"
-
-// webhookExcludedResources are the resources webhooks never see
-// (upstream's kubeapiserver/admission/exclusion.Excluded), in its order.
-var webhookExcludedResources = []schema.GroupResource{
-	{Group: "authentication.k8s.io", Resource: "selfsubjectreviews"},
-	{Group: "authentication.k8s.io", Resource: "tokenreviews"},
-	{Group: "authorization.k8s.io", Resource: "localsubjectaccessreviews"},
-	{Group: "authorization.k8s.io", Resource: "selfsubjectaccessreviews"},
-	{Group: "authorization.k8s.io", Resource: "selfsubjectrulesreviews"},
-	{Group: "authorization.k8s.io", Resource: "subjectaccessreviews"},
-}
 
 // upstreamAdmissionWarnings are the warnings of a write of a webhook
 // configuration, a policy or a binding (Resource.Warnings adds admitd's
@@ -67,11 +58,12 @@ func excludedResourcesOf(r v1.Rule) []schema.GroupResource {
 	if slices.Contains(r.APIGroups, "*") || slices.Contains(r.Resources, "*") {
 		return nil
 	}
+	excluded := match.VirtualResources() // upstream's exclusion.Excluded
 	var out []schema.GroupResource
 	for _, g := range r.APIGroups {
 		for _, res := range r.Resources {
 			gr := schema.GroupResource{Group: g, Resource: res}
-			if slices.Contains(webhookExcludedResources, gr) && !slices.Contains(out, gr) {
+			if slices.Contains(excluded, gr) && !slices.Contains(out, gr) {
 				out = append(out, gr)
 			}
 		}
