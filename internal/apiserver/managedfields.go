@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/admitd/admitd/internal/builtinschema"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
@@ -135,10 +136,12 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 // The type converters of the built-in kinds, of apiextensions' and of
 // the aggregator's: built once per process, on first use, shared by every
 // server in it (tests start many). The built-in kinds' come from an
-// embedded copy of client-go's schema (typeschema.go), which decodes
-// twenty times faster than client-go's own YAML.
+// embedded copy of client-go's schema (internal/builtinschema), which
+// decodes twenty times faster than client-go's own YAML.
 var (
-	builtinTypes    = sync.OnceValue(newBuiltinTypeConverter)
+	builtinTypes = sync.OnceValue(func() managedfields.TypeConverter {
+		return managedfields.NewSchemeTypeConverter(registry.Scheme, builtinschema.Parser())
+	})
 	extensionTypes  = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme) })
 	aggregatorTypes = sync.OnceValue(func() managedfields.TypeConverter { return aggregatorapply.NewTypeConverter(registry.Scheme) })
 )

@@ -4,12 +4,13 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
-	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/admitd/admitd/internal/builtinschema"
 )
 
 // BuiltinConverter knows the schemas of every built-in kind (those
 // client-go ships for its apply configurations).
 var BuiltinConverter = sync.OnceValue(func() managedfields.TypeConverter {
-	return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+	return managedfields.NewSchemeTypeConverter(clientgoscheme.Scheme, builtinschema.Parser())
 })
