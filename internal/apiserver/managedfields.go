@@ -37,10 +37,10 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/admitd/admitd/internal/builtinschema"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
+	"github.com/admitd/admitd/pkg/builtinschema"
 )
 
 // invalidManagedFieldsWarning is upstream's warning when mutating admission
@@ -136,7 +136,7 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 // The type converters of the built-in kinds, of apiextensions' and of
 // the aggregator's: built once per process, on first use, shared by every
 // server in it (tests start many). The built-in kinds' come from an
-// embedded copy of client-go's schema (internal/builtinschema), which
+// embedded copy of client-go's schema (pkg/builtinschema), which
 // decodes twenty times faster than client-go's own YAML.
 var (
 	builtinTypes = sync.OnceValue(func() managedfields.TypeConverter {

@@ -148,26 +148,22 @@ func (e *elector) run(ctx context.Context, start func(term context.Context) erro
 	}
 }
 
-// startElectedControllers starts the controllers: without leader
-// election, the API server's own now (apiServer, whose first runs /readyz waits
-// for) and kube-controller-manager's in the background (manager), as
-// kube-apiserver becomes ready while kube-controller-manager starts beside
-// it; with it (leaderElected), both in the background while this instance
-// holds the lease. done is closed once manager has returned (and the lease
-// is released) after ctx ends.
+// startElectedControllers starts the controllers: the API server's own
+// (apiServer) then kube-controller-manager's (manager), now, or
+// (leaderElected) in the background while this instance holds the lease.
+// done is closed once the lease is released after ctx ends. Without
+// leader election both start before the server serves: a testenv user, or
+// a test, starts from a server whose controllers run (their first writes,
+// such as kube-root-ca.crt in every namespace, come before the caller's
+// own webhooks exist, as they always have).
 func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiServer, manager func(context.Context) error) (done <-chan struct{}, err error) {
 	finished := make(chan struct{})
 	if !leaderElected(o) {
+		close(finished)
 		if err := apiServer(ctx); err != nil {
 			return nil, err
 		}
-		go func() {
-			defer close(finished)
-			if err := manager(ctx); err != nil && ctx.Err() == nil {
-				o.Logger.Error("starting the controllers", "err", err)
-			}
-		}()
-		return finished, nil
+		return finished, manager(ctx)
 	}
 	e, err := newElector(o.LeaderElection, p.api.Loopback(controllers.TokensUser), o.Logger.With("component", "leader-election"))
 	if err != nil {

@@ -1,6 +1,7 @@
 package policies
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -38,4 +39,10 @@ func (m *Mutating) typeConverter(gvk schema.GroupVersionKind) managedfields.Type
 		return nil
 	}
 	return m.o.TypeConverters.TypeConverter(gvk)
+}
+
+// NewCRDTypeConverter is policyschema.NewCRDTypeConverter, kept here for
+// the library's users.
+func NewCRDTypeConverter(crd *apiextensionsv1.CustomResourceDefinition, version string) (managedfields.TypeConverter, error) {
+	return policyschema.NewCRDTypeConverter(crd, version)
 }

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/admitd/admitd/internal/builtinschema"
+	"github.com/admitd/admitd/pkg/builtinschema"
 )
 
 // BuiltinConverter knows the schemas of every built-in kind (those

@@ -74,7 +74,7 @@ func TestBuiltinSchemaCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got.Schema.Types) == 0 || !reflect.DeepEqual(got.Schema.Types, p.Schema.Types) {
-		t.Fatal("builtin_schema.gob differs from client-go's applyconfigurations schema; regenerate: go test ./internal/builtinschema -run TestBuiltinSchemaCurrent -update-schema")
+		t.Fatal("builtin_schema.gob differs from client-go's applyconfigurations schema; regenerate: go test ./pkg/builtinschema -run TestBuiltinSchemaCurrent -update-schema")
 	}
 }
 
