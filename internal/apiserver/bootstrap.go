@@ -41,7 +41,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 }
 
 // bootstrapObject stores obj, defaulted and prepared, unless it exists
-// (storage.ErrKeyExists, which Bootstrap ignores).
+// (storage.ErrKeyExists, which ensureObject turns into a reconcile).
 func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, obj runtime.Object) error {
 	if res.Strategy.Default != nil {
 		res.Strategy.Default(obj)
@@ -65,8 +65,10 @@ type Reconcile func(existing, expected runtime.Object) runtime.Object
 // EnsureObjects stores each of objs, defaulted and prepared, unless an
 // object of its kind and name exists; then, with a reconcile function,
 // whatever it returns replaces the stored object (compare-and-swap,
-// retried on conflict). Each of objs must carry its apiVersion and kind.
-// Like Bootstrap, it writes to storage directly: no admission, no
+// retried on conflict). Each of objs must carry its apiVersion and kind;
+// they are written concurrently, in no particular order, and an error of
+// one does not stop the others. Like Bootstrap, it writes to storage
+// directly: no admission, no
 // observers (reload the caches that read these objects afterwards).
 func (s *Server) EnsureObjects(ctx context.Context, reconcile Reconcile, objs ...runtime.Object) error {
 	resources := make([]*registry.Resource, len(objs))

@@ -121,9 +121,9 @@ func logSelection(sel controllers.ControllerSelection, log *slog.Logger) {
 }
 
 // controllerPlan is what the controllers start with, read from the
-// options before the server serves: a bad --controllers list or an
+// options before anything starts: a bad --controllers list or an
 // unreadable signing file stops the server at start, as it stops
-// kube-controller-manager, though the controllers start in the background.
+// kube-controller-manager, also when the controllers wait for the lease.
 type controllerPlan struct {
 	sel controllers.ControllerSelection
 	// signerCAs are the CSR signer's CAs by signer (nil: it signs nothing).

@@ -136,7 +136,7 @@ func TestControllersFlagUnknownName(t *testing.T) {
 }
 
 // Unreadable signing files stop the server at start, as they stop
-// kube-controller-manager, though the controllers start in the background.
+// kube-controller-manager.
 func TestCSRSigningFilesCheckedAtStart(t *testing.T) {
 	o := DefaultOptions()
 	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
