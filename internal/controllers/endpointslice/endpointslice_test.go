@@ -2,7 +2,6 @@ package endpointslice
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -91,8 +90,7 @@ func TestSlicesFollowServiceAndPods(t *testing.T) {
 		for _, s := range list.Items {
 			sizes = append(sizes, len(s.Endpoints))
 		}
-		slices.Sort(sizes)
-		return slices.Equal(sizes, []int{1, 100}) || slices.Equal(sizes, []int{50, 51}), fmt.Sprint(sizes)
+		return twoSlicesOf101(sizes), fmt.Sprint(sizes)
 	})
 	for _, s := range list.Items {
 		if s.GenerateName != "web-" || s.Labels[discovery.LabelManagedBy] != ManagedBy || s.AddressType != discovery.AddressTypeIPv4 {
@@ -112,4 +110,12 @@ func TestSlicesFollowServiceAndPods(t *testing.T) {
 	if err != nil || len(plainSlices.Items) != 0 {
 		t.Errorf("slices of a Service without selector: %v, %v; want none", plainSlices, err)
 	}
+}
+
+// twoSlicesOf101 says whether sizes are two slices of at most 100 that
+// hold the 101 endpoints: how they split depends on how many pods the
+// first sync saw (96 then 5 more gives 96 and 5, as upstream's
+// reconciler places a remainder only in a slice it fits whole).
+func twoSlicesOf101(sizes []int) bool {
+	return len(sizes) == 2 && sizes[0]+sizes[1] == 101 && sizes[0] <= 100 && sizes[1] <= 100
 }

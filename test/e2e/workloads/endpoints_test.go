@@ -188,9 +188,20 @@ func (s *endpointsSession) await(step string) {
 	s.t.Fatalf("step %s: state differs from kube-controller-manager's:\n--- got\n%s\n--- want\n%s", step, got, want)
 }
 
-// makeUnready plays the kubelet of a pod whose readiness probe fails.
+// makeUnready plays the kubelet of a pod whose readiness probe fails. The
+// transition is stamped at least a second after the pod became ready:
+// conditions keep whole seconds, and the controllers' trigger-time
+// tracker only counts a transition later than the one it saw, so a pod
+// made unready within the second it became ready (admitd is that fast)
+// would leave out the last-change-trigger-time kube-controller-manager
+// recorded.
 func (s *endpointsSession) makeUnready(pod string) {
-	now := time.Now().UTC().Format(time.RFC3339)
+	at := time.Now().UTC().Truncate(time.Second)
+	ready := strings.TrimSpace(s.run("get", "pod", pod, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].lastTransitionTime}`))
+	if became, err := time.Parse(time.RFC3339, ready); err == nil && !at.After(became) {
+		at = became.Add(time.Second)
+	}
+	now := at.Format(time.RFC3339)
 	s.run("patch", "pod", pod, "--subresource=status", "--type=strategic", "-p",
 		`{"status":{"conditions":[{"type":"Ready","status":"False","lastTransitionTime":"`+now+`"},{"type":"ContainersReady","status":"False","lastTransitionTime":"`+now+`"}]}}`)
 }
