@@ -11,7 +11,10 @@
 // A Scanner reads storage page by page (never a whole resource at once),
 // one object at a time on one goroutine with a pause between objects, and
 // scans again when a policy, binding or param changes, or when its
-// interval has elapsed. It never writes the objects it scans. Its results
+// interval has elapsed. Between scans it follows the changes to the
+// resources it scanned (a watch from the revision it read each at),
+// evaluating each changed object again in its ledger. It never writes
+// the objects it scans. Its results
 // are served to the dashboard (Results) and, when the wgpolicyk8s.io
 // PolicyReport CRD is installed, written as PolicyReports and a
 // ClusterPolicyReport (a Publisher).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,29 +42,61 @@ var (
 // deletes its reports of namespaces that no longer have findings. Without
 // the CRDs it writes nothing: the results stay in memory, for the
 // dashboard. Only violations (fail) and errors (error) are reported.
+//
+// A report the last Publish wrote unchanged is not written again, and
+// stale reports are looked for only when a namespace's report goes, so
+// that results republished after a followed change write only the
+// namespaces whose findings changed (a new scan's timestamp changes
+// them all).
 type ReportPublisher struct {
 	Client    dynamic.Interface
 	Catalogue *registry.Catalogue
+
+	// written are the reports the last Publish wrote, by namespace (nil
+	// before the first, or after one failed).
+	written map[string]*unstructured.Unstructured
 }
 
 // Publish writes r's reports.
 func (p *ReportPublisher) Publish(ctx context.Context, r *Results) error {
 	if _, ok := p.Catalogue.Lookup(policyReports); !ok {
+		p.written = nil
 		return nil
 	}
 	reports := reportsOf(r)
-	errs := []error{p.deleteStale(ctx, reports)}
+	var errs []error
+	if p.written == nil || !containsAll(reports, p.written) {
+		errs = append(errs, p.deleteStale(ctx, reports))
+	}
 	for _, ns := range sortedKeys(reports) {
 		if ns == "" {
 			if _, ok := p.Catalogue.Lookup(clusterPolicyReports); !ok {
 				continue
 			}
 		}
+		if prev, ok := p.written[ns]; ok && equality.Semantic.DeepEqual(prev.Object, reports[ns].Object) {
+			continue
+		}
 		// one report failing (its namespace is being deleted) does not
 		// keep the others from being written
-		errs = append(errs, p.write(ctx, reports[ns]))
+		errs = append(errs, p.write(ctx, reports[ns].DeepCopy()))
 	}
-	return errors.Join(errs...)
+	p.written = reports
+	if err := errors.Join(errs...); err != nil {
+		p.written = nil // everything is written again next time
+		return err
+	}
+	return nil
+}
+
+// containsAll says every namespace of old has a report in reports.
+func containsAll(reports, old map[string]*unstructured.Unstructured) bool {
+	for ns := range old {
+		if _, ok := reports[ns]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *ReportPublisher) resource(ns string) dynamic.ResourceInterface {

@@ -2,19 +2,21 @@ package backgroundaudit
 
 import (
 	"encoding/json"
-	"sort"
 	"time"
 
 	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/admission/policies"
 )
 
-// Results are what the last complete scan found, as the dashboard reads
-// them.
+// Results are what the last complete scan found, updated by the changes
+// to the scanned objects since, as the dashboard reads them.
 type Results struct {
-	// Started and Finished bound the scan; both zero before the first.
+	// Started and Finished bound the last complete scan; both zero
+	// before the first.
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	// Updated is when a change to a stored object, followed since that
+	// scan, last updated the results (zero when none has).
+	Updated time.Time `json:"updated,omitzero"`
 	// Objects is how many stored objects were evaluated.
 	Objects int `json:"objects"`
 	// Bindings are the Audit bindings, by policy then binding name, each
@@ -72,48 +74,6 @@ type validationFailure struct {
 
 type bindingKey struct{ policy, binding string }
 
-// collector gathers a scan's results.
-type collector struct {
-	res   *Results
-	byKey map[bindingKey]*BindingResult
-}
-
-func newCollector(bs []auditBinding, started time.Time) *collector {
-	c := &collector{res: &Results{Started: started, Bindings: []*BindingResult{}}, byKey: map[bindingKey]*BindingResult{}}
-	for _, b := range bs {
-		k := bindingKey{b.policy.Name, b.binding.Name}
-		if _, ok := c.byKey[k]; !ok {
-			br := &BindingResult{Policy: k.policy, Binding: k.binding, Violations: []Finding{}}
-			c.byKey[k] = br
-			c.res.Bindings = append(c.res.Bindings, br)
-		}
-	}
-	return c
-}
-
-// add records the steps the plugin left evaluating obj.
-func (c *collector) add(obj ObjectRef, steps []admission.Step) {
-	c.res.Objects++
-	for _, s := range steps {
-		if s.Plugin != policies.ValidatingName || !s.Matched || s.Round != 0 {
-			continue
-		}
-		br, ok := c.byKey[bindingKey{s.Name, s.Config}]
-		if !ok {
-			continue // a policy's configuration error, without binding
-		}
-		br.Evaluated++
-		switch msgs := failures(s); {
-		case len(msgs) > 0:
-			br.Violations = br.keep(br.Violations, Finding{Object: obj, Messages: msgs})
-		case s.Err != "" && (s.Detail == nil || !s.Detail.FailedOpen):
-			br.Errors = br.keep(br.Errors, Finding{Object: obj, Messages: []string{s.Err}})
-		default:
-			br.passed++
-		}
-	}
-}
-
 func (br *BindingResult) keep(list []Finding, f Finding) []Finding {
 	if len(list) >= MaxFindings {
 		br.Truncated++
@@ -136,17 +96,4 @@ func failures(s admission.Step) []string {
 		out[i] = f.Message
 	}
 	return out
-}
-
-// finish sorts the results and stamps the end of the scan.
-func (c *collector) finish(now time.Time) *Results {
-	c.res.Finished = now
-	sort.Slice(c.res.Bindings, func(i, j int) bool {
-		a, b := c.res.Bindings[i], c.res.Bindings[j]
-		if a.Policy != b.Policy {
-			return a.Policy < b.Policy
-		}
-		return a.Binding < b.Binding
-	})
-	return c.res
 }

@@ -16,19 +16,37 @@ import (
 )
 
 // Scan evaluates every stored object an Audit binding may match, once,
-// publishes the results and returns them.
+// publishes the results and returns them. The changes the scanner
+// follows afterwards (Run) start from what this scan read.
 func (s *Scanner) Scan(ctx context.Context) (*Results, error) {
 	bs := bindings(s.src.Current())
-	c := newCollector(bs, time.Now())
+	l := newLedger(bs, time.Now())
+	var read []scannedResource
 	if len(bs) > 0 {
 		for _, res := range resourcesFor(s.o.Catalogue, bs) {
-			if err := s.scanResource(ctx, res, c); err != nil {
+			rev, err := s.scanResource(ctx, res, l)
+			if err != nil {
 				return nil, err
 			}
+			read = append(read, scannedResource{res: res, rev: rev})
 		}
 	}
-	r := c.finish(time.Now())
+	s.ledger, s.scanned = l, read
+	s.finished, s.updated, s.dirty = time.Now(), time.Time{}, false
+	return s.publish(ctx)
+}
+
+// scannedResource is a resource a scan read, at revision rev.
+type scannedResource struct {
+	res *registry.Resource
+	rev int64
+}
+
+// publish serves the ledger's results and hands them to the Publisher.
+func (s *Scanner) publish(ctx context.Context) (*Results, error) {
+	r := s.ledger.results(s.finished, s.updated)
 	s.last.Store(r)
+	s.dirty = false
 	if s.o.Publisher != nil {
 		if err := s.o.Publisher.Publish(ctx, r); err != nil {
 			return r, fmt.Errorf("publishing the results: %w", err)
@@ -37,26 +55,29 @@ func (s *Scanner) Scan(ctx context.Context) (*Results, error) {
 	return r, nil
 }
 
-// scanResource evaluates the stored objects of res a page at a time.
-func (s *Scanner) scanResource(ctx context.Context, res *registry.Resource, c *collector) error {
+// scanResource evaluates the stored objects of res a page at a time, and
+// returns the revision it read them at.
+func (s *Scanner) scanResource(ctx context.Context, res *registry.Resource, l *ledger) (int64, error) {
 	prefix := layout.ResourcePrefix(res)
 	opts := storage.ListOptions{Limit: s.o.PageSize, NoRemainingCount: true}
 	for {
 		page, err := s.o.Store.List(ctx, prefix, opts)
 		if err != nil {
-			return fmt.Errorf("listing %s: %w", res.GroupVersionResource, err)
+			return 0, fmt.Errorf("listing %s: %w", res.GroupVersionResource, err)
 		}
 		objs, err := layout.DecodeAll(ctx, res, page.Items)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		for _, obj := range objs {
-			if err := s.evaluate(ctx, res, obj, c); err != nil {
-				return err
+		for i, obj := range objs {
+			ref, steps, err := s.evaluate(ctx, res, obj)
+			if err != nil {
+				return 0, err
 			}
+			l.set(page.Items[i].Key, ref, steps, true)
 		}
 		if !page.More || len(page.Items) == 0 {
-			return nil
+			return page.Revision, nil
 		}
 		// the next page starts after this one's last key, at the
 		// revision of the first (a scan sees one state of the resource)
@@ -66,11 +87,11 @@ func (s *Scanner) scanResource(ctx context.Context, res *registry.Resource, c *c
 }
 
 // evaluate runs the plugin on obj as the UPDATE that re-applies it, then
-// pauses.
-func (s *Scanner) evaluate(ctx context.Context, res *registry.Resource, obj runtime.Object, c *collector) error {
+// pauses; it returns the object's reference and the plugin's steps.
+func (s *Scanner) evaluate(ctx context.Context, res *registry.Resource, obj runtime.Object) (ObjectRef, []admission.Step, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		return err
+		return ObjectRef{}, nil, err
 	}
 	a := &admission.Attributes{Name: m.GetName(), Namespace: m.GetNamespace(), Resource: res.GroupVersionResource,
 		Kind: res.GroupVersionKind(), Operation: admission.Update, Options: &metav1.UpdateOptions{},
@@ -80,8 +101,8 @@ func (s *Scanner) evaluate(ctx context.Context, res *registry.Resource, obj runt
 		// namespace is being deleted, or the cache is not synced
 		s.o.Logger.Debug("background audit: evaluating", "resource", res.GroupVersionResource, "namespace", a.Namespace, "name", a.Name, "err", err)
 	}
-	c.add(ObjectRef{APIVersion: res.GroupVersion().String(), Kind: res.Kind, Namespace: a.Namespace, Name: a.Name, UID: string(m.GetUID())}, a.Record.Steps())
-	return s.pause(ctx)
+	ref := ObjectRef{APIVersion: res.GroupVersion().String(), Kind: res.Kind, Namespace: a.Namespace, Name: a.Name, UID: string(m.GetUID())}
+	return ref, a.Record.Steps(), s.pause(ctx)
 }
 
 func (s *Scanner) pause(ctx context.Context) error {

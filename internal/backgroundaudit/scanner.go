@@ -72,6 +72,14 @@ type Scanner struct {
 	src    *auditSource
 	plugin *policies.Validating
 	last   atomic.Pointer[Results]
+
+	// The last scan's ledger and what it read, when it finished, when a
+	// followed change last updated it, and whether one has since the
+	// results were last published (the Run or Scan goroutine's alone).
+	ledger            *ledger
+	scanned           []scannedResource
+	finished, updated time.Time
+	dirty             bool
 }
 
 // New returns a scanner over o; it scans once Run is called.
@@ -106,29 +114,45 @@ func New(o Options) (*Scanner, error) {
 // first).
 func (s *Scanner) Results() *Results { return s.last.Load() }
 
-// Run scans at once, then again whenever the Audit bindings, their
-// policies or their params change, and at least every Interval, until ctx
-// ends.
+// Run scans at once, then follows the changes to the scanned resources
+// (each changed object evaluated again, a deleted one forgotten; the
+// results published again at most every CheckEvery), and scans again
+// whenever the Audit bindings, their policies or their params change,
+// when a change could not be followed, and at least every Interval, until
+// ctx ends.
 func (s *Scanner) Run(ctx context.Context) {
 	var last fingerprint
 	var lastScan time.Time
+	var changes *follower
+	defer func() { changes.stop() }()
 	tick := time.NewTicker(s.o.CheckEvery)
 	defer tick.Stop()
+	due := true
 	for {
-		fp := s.fingerprint(ctx)
-		if lastScan.IsZero() || !fp.equal(last) || time.Since(lastScan) >= s.o.Interval {
-			last, lastScan = fp, time.Now()
+		if due {
+			changes.stop()
+			changes = nil
+			last, lastScan = s.fingerprint(ctx), time.Now()
 			if _, err := s.Scan(ctx); err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				s.o.Logger.Error("background audit", "err", err)
 			}
+			if s.ledger != nil {
+				changes = s.follow(ctx)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
+		case c := <-changes.events():
+			s.apply(ctx, c)
+			due = false
 		case <-tick.C:
+			s.publishIfChanged(ctx)
+			fp := s.fingerprint(ctx)
+			due = !fp.equal(last) || time.Since(lastScan) >= s.o.Interval || changes.broken()
 		}
 	}
 }

@@ -194,6 +194,34 @@ func TestBackgroundAuditFindsStoredViolations(t *testing.T) {
 		t.Errorf("a PolicyReport in bga-params, which has no violation: %s", out)
 	}
 
+	// changes to the stored objects are followed, well within the 1h
+	// interval: a ConfigMap mended, another deleted, and their
+	// namespaces' reports go
+	a.MustKubectl(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three, namespace: bga-a, labels: {audited: \"yes\"}}\ndata: {k0: v}\n", "apply", "-f", "-")
+	a.MustKubectl(t, "", "delete", "configmap", "-n", "bga-b", "four")
+	want = want[2:]
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		got = getCompliance(t, client, a.URL)
+		if slices.Equal(got.violations(), want) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if v := got.violations(); !slices.Equal(v, want) {
+		t.Errorf("after the changes, compliance violations =\n%s\nwant\n%s", strings.Join(v, "\n"), strings.Join(want, "\n"))
+	}
+	for _, ns := range []string{"bga-a", "bga-b"} {
+		var out string
+		var err error
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if out, _, err = a.Kubectl(t, "", "get", "policyreport", "-n", ns, "admitd-background-audit"); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			t.Errorf("the PolicyReport of %s, whose violation is gone, is still there: %s", ns, out)
+		}
+	}
+
 	anonymous := &http.Client{Transport: &http.Transport{TLSClientConfig: client.Transport.(*http.Transport).TLSClientConfig.Clone()}}
 	anonymous.Transport.(*http.Transport).TLSClientConfig.Certificates = nil
 	resp, err := anonymous.Get(a.URL + "/dashboard/api/compliance")
