@@ -133,13 +133,14 @@ func (s *Scanner) Run(ctx context.Context) {
 			changes.stop()
 			changes = nil
 			last, lastScan = s.fingerprint(ctx), time.Now()
-			if _, err := s.Scan(ctx); err != nil {
+			r, err := s.Scan(ctx)
+			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				s.o.Logger.Error("background audit", "err", err)
 			}
-			if s.ledger != nil {
+			if r != nil { // scanned (publishing may have failed)
 				changes = s.follow(ctx)
 			}
 		}
