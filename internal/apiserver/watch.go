@@ -35,9 +35,10 @@ type watchStream struct {
 	out     negotiated
 	first   bool
 	// pending, when set, counts the events waiting behind the one being
-	// sent; writes then wait for flushIfIdle.
+	// sent; writes are then gathered until flushIfIdle.
 	pending   func() int
 	unflushed bool
+	gathered  *bytes.Buffer
 }
 
 func (ws *watchStream) send(typ string, obj runtime.Object) error {
@@ -62,25 +63,14 @@ func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 }
 
 func (ws *watchStream) write(frame []byte) error {
+	if ws.pending != nil {
+		return ws.batch(frame)
+	}
 	if _, err := ws.w.Write(frame); err != nil {
 		return err
 	}
-	if ws.pending != nil {
-		ws.unflushed = true
-		return nil
-	}
 	ws.flusher.Flush()
 	return nil
-}
-
-// flushIfIdle flushes what was written once no more events wait: a burst
-// goes to the connection in one write, as upstream's watch flushes only
-// when its channel is empty.
-func (ws *watchStream) flushIfIdle() {
-	if ws.unflushed && ws.pending() == 0 {
-		ws.flusher.Flush()
-		ws.unflushed = false
-	}
 }
 
 // sendShared sends an event of a shared storage event: its frame is
@@ -222,7 +212,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 	defer func() {
 		ws.pending = nil
 		if ws.unflushed {
-			ws.flusher.Flush()
+			_ = ws.flushGathered() // the stream ends: an error has nowhere to go
 		}
 	}()
 	bookmarks, stop := s.bookmarkTicker(lq)
@@ -234,10 +224,9 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 			return nil
 		case <-bookmarks:
 			if last > marked {
-				if err := ws.send("BOOKMARK", bookmark(res, last, false)); err != nil {
-					return nil
+				if ws.send("BOOKMARK", bookmark(res, last, false)) != nil || ws.flushIfIdle() != nil {
+					return nil // the client is gone
 				}
-				ws.flushIfIdle()
 				marked = last
 			}
 		case ev, ok := <-watcher.Events():
@@ -255,7 +244,9 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 					break
 				}
 			}
-			ws.flushIfIdle()
+			if ws.flushIfIdle() != nil {
+				return nil // the client is gone
+			}
 		}
 	}
 }

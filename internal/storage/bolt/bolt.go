@@ -55,7 +55,7 @@ type Options struct {
 	// WatchCoalescing bounds the window within which changes are
 	// delivered to watchers together (fanout.NewCoalescing, widened by
 	// fanout.DefaultCoalescingPerWatcher per watcher): under a stream of writes each watcher wakes and writes to
-	// its client once per window. Default 20ms; negative: each change at
+	// its client once per window. Default 50ms; negative: each change at
 	// once.
 	WatchCoalescing time.Duration
 	// CheckpointInterval is how long a change stays only in the
@@ -72,7 +72,7 @@ const (
 	defaultMaxBatchSize       = 1000
 	defaultCheckpointInterval = 100 * time.Millisecond
 	defaultCheckpointEvents   = 10000
-	defaultWatchCoalescing    = 20 * time.Millisecond
+	defaultWatchCoalescing    = 50 * time.Millisecond
 	// checkpointBytes of pending keys and values start a checkpoint.
 	checkpointBytes = 16 << 20
 	// compactChunk is the most log entries deleted in one transaction.

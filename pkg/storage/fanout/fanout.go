@@ -68,8 +68,11 @@ func New(rev int64, bufSize int) *Hub {
 // coalescing Hub's window, for NewCoalescing: waking a watcher and having it
 // write to its client costs a few microseconds, so that with this window
 // per watcher the wake-ups take a bounded share of the time however fast
-// the writes come.
-const DefaultCoalescingPerWatcher = 20 * time.Microsecond
+// the writes come. (1,000 watchers of a stream of ConfigMap creates on 2
+// cores, with the client on the same cores: the server's CPU per delivered
+// event fell from 1.7–2.6 µs at 20 µs per watcher, 20 ms at most, to
+// 1.3–1.6 µs at 50 µs and 50 ms.)
+const DefaultCoalescingPerWatcher = 50 * time.Microsecond
 
 // NewCoalescing is New with a coalescing window of perWatcher per watcher,
 // at most maxWindow: events published less than a window after
@@ -77,8 +80,9 @@ const DefaultCoalescingPerWatcher = 20 * time.Microsecond
 // that under a stream of writes each watcher wakes once per window rather
 // than once per write (and writes its events to its client at once). An
 // event published after a quiet window is delivered at once. (1,000
-// watchers and 2,000 writes a second: each watcher wakes 50 times a second
-// instead of 2,000, each event waiting at most 20 ms.)
+// watchers and 2,000 writes a second, with DefaultCoalescingPerWatcher and
+// a 50 ms bound: each watcher wakes 20 times a second instead of 2,000,
+// each event waiting at most 50 ms.)
 func NewCoalescing(rev int64, bufSize int, perWatcher, maxWindow time.Duration) *Hub {
 	if bufSize <= 0 {
 		bufSize = DefaultBufferSize
