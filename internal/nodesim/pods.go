@@ -55,15 +55,20 @@ func (s *Simulator) podGone(key string) {
 	delete(s.usages, key)
 }
 
-// podWritten records a stored pod and queues it: for the scheduler while
-// unbound, for its kubelet once bound to a simulated node (s.mu held).
+// podWritten records a stored pod (s.mu held).
 func (s *Simulator) podWritten(kv storage.KeyValue) {
 	obj, err := layout.Decode(s.podsRes, kv)
 	if err != nil {
 		s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
 		return
 	}
-	pod := obj.(*corev1.Pod)
+	s.podStored(obj.(*corev1.Pod))
+}
+
+// podStored records the pod as storage now holds it and queues it: for
+// the scheduler while unbound, for its kubelet once bound to a simulated
+// node (s.mu held).
+func (s *Simulator) podStored(pod *corev1.Pod) {
 	key := pod.Namespace + "/" + pod.Name
 	old := s.pods[key]
 	s.pods[key] = pod

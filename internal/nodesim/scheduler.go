@@ -82,15 +82,21 @@ func (s *Simulator) bind(ctx context.Context, key string, pod *corev1.Pod, node 
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	if p := s.pods[key]; p != nil && p.UID == pod.UID && p.Spec.NodeName == "" {
-		s.assumed[key] = node
-	}
-	delete(s.unschedulable, key)
-	s.mu.Unlock()
+	s.assume(key, pod.UID, node)
 	s.event(ctx, pod, corev1.EventTypeNormal, "Scheduled", "Binding",
 		fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
 	return nil
+}
+
+// assume counts the pod at key, of uid, on node until storage shows it
+// bound, as kube-scheduler's cache assumes a pod it binds.
+func (s *Simulator) assume(key string, uid types.UID, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pods[key]; p != nil && p.UID == uid && p.Spec.NodeName == "" {
+		s.assumed[key] = node
+	}
+	delete(s.unschedulable, key)
 }
 
 // unschedulablePod records that no node fits the pod: the PodScheduled
