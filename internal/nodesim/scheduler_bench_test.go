@@ -17,8 +17,8 @@ import (
 // scheduler's loop does.
 func newTestSimulator(tb testing.TB, nodes int) *Simulator {
 	s := &Simulator{nodes: map[string]*simNode{}, pods: map[string]*corev1.Pod{}, assumed: map[string]string{},
-		unschedulable: map[string]bool{}, podIPs: map[string]string{}, indexes: map[string]int{},
-		usages:   map[string]versionedUsage{},
+		unschedulable: map[string]bool{}, podIPs: newPodIPs(), indexes: map[string]int{},
+		counted: map[string]countedPod{}, accounts: accounts{},
 		podQueue: newQueue(), schedQueue: newQueue(), nodeQueue: newQueue()}
 	tb.Cleanup(func() { s.podQueue.ShutDown(); s.schedQueue.ShutDown(); s.nodeQueue.ShutDown() })
 	for i := range nodes {
