@@ -86,12 +86,32 @@ func (n *NodeState) sums() (requested, nonZero corev1.ResourceList) {
 	return m.Requested, m.NonZeroRequested
 }
 
+// podFacts are what the filters and the score read of a pod, worked out
+// once per scheduling cycle rather than once per node (as the scheduler's
+// PreFilter and PreScore states).
+type podFacts struct {
+	pod *corev1.Pod
+	// requests are the pod's effective requests; nonZero the same with the
+	// scoring defaults for containers without cpu or memory requests.
+	requests, nonZero corev1.ResourceList
+	hostPorts         []corev1.ContainerPort
+	affinity          nodeaffinity.RequiredNodeAffinity
+}
+
+func factsOf(pod *corev1.Pod) *podFacts {
+	return &podFacts{pod: pod, requests: podRequests(pod),
+		nonZero:   resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroRequests}),
+		hostPorts: hostPorts(pod), affinity: nodeaffinity.GetRequiredNodeAffinity(pod)}
+}
+
 // Filter runs kube-scheduler's NodeName, NodeUnschedulable,
 // TaintToleration, NodeAffinity, NodePorts and NodeResourcesFit filters,
 // in the default profile's order, stopping at the first that fails as the
 // framework does.
-func Filter(pod *corev1.Pod, n *NodeState) Verdict {
-	node := n.Node
+func Filter(pod *corev1.Pod, n *NodeState) Verdict { return factsOf(pod).filter(n) }
+
+func (f *podFacts) filter(n *NodeState) Verdict {
+	pod, node := f.pod, n.Node
 	switch {
 	case pod.Spec.NodeName != "" && pod.Spec.NodeName != node.Name:
 		return Verdict{Reasons: []string{ReasonNodeName}, Unresolvable: true}
@@ -99,12 +119,12 @@ func Filter(pod *corev1.Pod, n *NodeState) Verdict {
 		return Verdict{Reasons: []string{ReasonUnschedulable}, Unresolvable: true}
 	case hasUntoleratedTaint(pod, node):
 		return Verdict{Reasons: []string{ReasonTaint}, Unresolvable: true}
-	case !matchesNodeAffinity(pod, node):
+	case !f.matchesNodeAffinity(node):
 		return Verdict{Reasons: []string{ReasonNodeAffinity}, Unresolvable: true}
-	case !fitsPorts(pod, n.Pods):
+	case !fitsPorts(f.hostPorts, n.Pods):
 		return Verdict{Reasons: []string{ReasonNodePorts}}
 	}
-	return fitResources(pod, n)
+	return f.fitResources(n)
 }
 
 func tolerates(pod *corev1.Pod, taint *corev1.Taint) bool {
@@ -114,8 +134,8 @@ func tolerates(pod *corev1.Pod, taint *corev1.Taint) bool {
 // matchesNodeAffinity is the NodeAffinity filter: the pod's nodeSelector
 // and its required node affinity both match (a term that cannot be parsed
 // matches nothing).
-func matchesNodeAffinity(pod *corev1.Pod, node *corev1.Node) bool {
-	ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node)
+func (f *podFacts) matchesNodeAffinity(node *corev1.Node) bool {
+	ok, _ := f.affinity.Match(node)
 	return ok
 }
 
@@ -140,13 +160,13 @@ func podRequests(pod *corev1.Pod) corev1.ResourceList {
 // node's pods allocatable, then each requested resource against what the
 // node's pods leave of its allocatable. A request larger than the whole
 // allocatable is one preemption cannot help.
-func fitResources(pod *corev1.Pod, n *NodeState) Verdict {
+func (f *podFacts) fitResources(n *NodeState) Verdict {
 	var v Verdict
 	alloc := n.Node.Status.Allocatable
 	if int64(len(n.Pods))+1 > alloc.Pods().Value() {
 		v.Reasons = append(v.Reasons, ReasonTooManyPods)
 	}
-	want := podRequests(pod)
+	want := f.requests
 	used, _ := n.sums()
 	for _, name := range orderedResources(want) {
 		q := want[name]
@@ -223,8 +243,7 @@ func addResources(into, l corev1.ResourceList) {
 // fitsPorts is the NodePorts filter: no host port the pod wants is taken
 // on the node for the same protocol and an overlapping host IP (empty and
 // 0.0.0.0 overlap every IP).
-func fitsPorts(pod *corev1.Pod, bound []*corev1.Pod) bool {
-	want := hostPorts(pod)
+func fitsPorts(want []corev1.ContainerPort, bound []*corev1.Pod) bool {
 	if len(want) == 0 {
 		return true
 	}
@@ -331,13 +350,15 @@ var nonZeroRequests = corev1.ResourceList{
 // share of the node's cpu and memory left free once the pod is placed,
 // averaged with equal weights, counting containers without requests at
 // the scheduler's defaults.
-func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 {
-	requested := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{NonMissingContainerRequests: nonZeroRequests})
+func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 { return factsOf(pod).score(n) }
+
+func (f *podFacts) score(n *NodeState) int64 {
 	_, used := n.sums()
-	addResources(requested, used)
 	var sum int64
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-		alloc, req := amount(name, n.Node.Status.Allocatable[name]), amount(name, requested[name])
+		requested := f.nonZero[name].DeepCopy()
+		requested.Add(used[name])
+		alloc, req := amount(name, n.Node.Status.Allocatable[name]), amount(name, requested)
 		if alloc == 0 || req > alloc {
 			continue
 		}
@@ -352,13 +373,17 @@ func LeastAllocatedScore(pod *corev1.Pod, n *NodeState) int64 {
 // NodeAffinity's PreFilter, required node affinity naming nodes by
 // metadata.name narrows the nodes first: the others are not filtered and
 // count as not satisfying the plugin.
-func Place(pod *corev1.Pod, states []*NodeState) (int, string) {
+func Place(pod *corev1.Pod, states []*NodeState) (int, string) { return place(pod, states, rand.IntN) }
+
+// place is Place with the random choice among equals made by intn.
+func place(pod *corev1.Pod, states []*NodeState, intn func(int) int) (int, string) {
 	names, narrowed := affinityNodeNames(pod)
 	if narrowed && len(names) == 0 {
 		n := len(states)
 		return -1, fmt.Sprintf("0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d Preemption is not helpful for scheduling.",
 			n, reasonAffinityConflict, n, n)
 	}
+	facts := factsOf(pod)
 	verdicts := make([]Verdict, len(states))
 	best, bestScore, ties := -1, int64(-1), 0
 	for i, n := range states {
@@ -366,18 +391,18 @@ func Place(pod *corev1.Pod, states []*NodeState) (int, string) {
 			verdicts[i] = Verdict{Reasons: []string{reasonNotInPreFilter}, Unresolvable: true}
 			continue
 		}
-		verdicts[i] = Filter(pod, n)
+		verdicts[i] = facts.filter(n)
 		if !verdicts[i].Fits() {
 			continue
 		}
 		// The best score wins, one of equals at random (upstream's
 		// selectHost samples them so).
-		switch score := LeastAllocatedScore(pod, n); {
+		switch score := facts.score(n); {
 		case score > bestScore:
 			best, bestScore, ties = i, score, 1
 		case score == bestScore:
 			ties++
-			if rand.IntN(ties) == 0 {
+			if intn(ties) == 0 {
 				best = i
 			}
 		}

@@ -53,6 +53,7 @@ func (s *Simulator) resetNodes(items []storage.KeyValue) {
 	for name := range s.nodes {
 		if !seen[name] {
 			delete(s.nodes, name)
+			s.nodeOrder = nil
 		}
 	}
 	s.mu.Unlock()
@@ -64,6 +65,7 @@ func (s *Simulator) nodeEvent(ev storage.Event) {
 	defer s.mu.Unlock()
 	if ev.Type == storage.EventDelete {
 		delete(s.nodes, keyOf(layout.ResourcePrefix(s.nodesRes), ev.KV.Key))
+		s.nodeOrder = nil
 		return
 	}
 	if _, changed := s.nodeWritten(ev.KV); changed {
@@ -84,6 +86,7 @@ func (s *Simulator) nodeWritten(kv storage.KeyValue) (string, bool) {
 	node := obj.(*corev1.Node)
 	if !Simulated(node) {
 		delete(s.nodes, node.Name)
+		s.nodeOrder = nil
 		return "", false
 	}
 	sn := s.nodes[node.Name]
@@ -96,6 +99,7 @@ func (s *Simulator) nodeWritten(kv storage.KeyValue) (string, bool) {
 		}
 		sn = &simNode{index: s.indexFor(node.Name), client: c}
 		s.nodes[node.Name] = sn
+		s.nodeOrder = nil
 		// Pods bound before the node was seen get their kubelet now.
 		for key, p := range s.pods {
 			if p.Spec.NodeName == node.Name {

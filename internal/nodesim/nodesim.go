@@ -98,15 +98,21 @@ type Simulator struct {
 	registered sync.Once
 
 	mu    sync.Mutex
-	nodes map[string]*simNode    // simulated nodes by name
-	pods  map[string]*corev1.Pod // every pod by namespace/name
+	nodes map[string]*simNode // simulated nodes by name
+	// nodeOrder are the names of nodes, sorted; nil when one came or went.
+	nodeOrder []string
+	pods      map[string]*corev1.Pod // every pod by namespace/name
 	// assumed are pods this scheduler bound that storage does not yet show
 	// bound, with their node.
 	assumed       map[string]string
 	unschedulable map[string]bool
-	podIPs        map[string]string // pod key -> IP given
-	usages        map[string]versionedUsage
+	podIPs        podIPs
 	indexes       map[string]int // node name -> index (addresses)
+	// counted are the pods the scheduler counts on a node, by key, and
+	// accounts what they take of each node, kept as pods are bound,
+	// assumed, finish and go (recount).
+	counted  map[string]countedPod
+	accounts accounts
 
 	nodeQueue  workqueue.TypedRateLimitingInterface[string]
 	podQueue   workqueue.TypedRateLimitingInterface[string]
@@ -158,8 +164,8 @@ func New(cfg Config) (*Simulator, error) {
 	}
 	s := &Simulator{cfg: cfg, nodesRes: nodesRes, podsRes: podsRes, log: cfg.Log,
 		nodes: map[string]*simNode{}, pods: map[string]*corev1.Pod{}, assumed: map[string]string{},
-		unschedulable: map[string]bool{}, podIPs: map[string]string{}, indexes: map[string]int{},
-		usages:     map[string]versionedUsage{},
+		unschedulable: map[string]bool{}, podIPs: newPodIPs(), indexes: map[string]int{},
+		counted: map[string]countedPod{}, accounts: accounts{},
 		nodeQueue:  newQueue(),
 		podQueue:   newQueue(),
 		schedQueue: newQueue(),

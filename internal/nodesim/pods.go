@@ -16,54 +16,80 @@ import (
 )
 
 func (s *Simulator) resetPods(items []storage.KeyValue) {
+	var pods []*corev1.Pod
+	for _, kv := range items {
+		obj, err := layout.Decode(s.podsRes, kv)
+		if err != nil {
+			s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
+			continue
+		}
+		pods = append(pods, obj.(*corev1.Pod))
+	}
+	s.podsListed(pods)
+}
+
+// podsListed replaces the pods known by the ones storage listed.
+func (s *Simulator) podsListed(pods []*corev1.Pod) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	old := s.pods
 	s.pods = map[string]*corev1.Pod{}
-	for _, kv := range items {
-		s.podWritten(kv)
+	for _, p := range pods {
+		s.podStored(p)
 	}
 	for key := range old {
 		if s.pods[key] == nil {
 			s.podGone(key)
 		}
 	}
-	s.mu.Unlock()
 }
 
 func (s *Simulator) podEvent(ev storage.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if ev.Type == storage.EventDelete {
-		key := keyOf(layout.ResourcePrefix(s.podsRes), ev.KV.Key)
-		if p := s.pods[key]; p != nil {
-			delete(s.pods, key)
-			s.podGone(key)
-			if p.Spec.NodeName != "" {
-				s.requeueUnschedulableLocked()
-			}
-		}
+		s.podDeleted(keyOf(layout.ResourcePrefix(s.podsRes), ev.KV.Key))
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.podWritten(ev.KV)
+}
+
+// podDeleted forgets the pod at key, which storage deleted; the pods no
+// node fit are tried again if it was bound.
+func (s *Simulator) podDeleted(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pods[key]; p != nil {
+		delete(s.pods, key)
+		s.podGone(key)
+		if p.Spec.NodeName != "" {
+			s.requeueUnschedulableLocked()
+		}
+	}
 }
 
 // podGone forgets a deleted pod (s.mu held).
 func (s *Simulator) podGone(key string) {
 	delete(s.assumed, key)
 	delete(s.unschedulable, key)
-	delete(s.podIPs, key)
-	delete(s.usages, key)
+	s.podIPs.forget(key)
+	s.recount(key)
 }
 
-// podWritten records a stored pod and queues it: for the scheduler while
-// unbound, for its kubelet once bound to a simulated node (s.mu held).
+// podWritten records a stored pod (s.mu held).
 func (s *Simulator) podWritten(kv storage.KeyValue) {
 	obj, err := layout.Decode(s.podsRes, kv)
 	if err != nil {
 		s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
 		return
 	}
-	pod := obj.(*corev1.Pod)
+	s.podStored(obj.(*corev1.Pod))
+}
+
+// podStored records the pod as storage now holds it and queues it: for
+// the scheduler while unbound, for its kubelet once bound to a simulated
+// node (s.mu held).
+func (s *Simulator) podStored(pod *corev1.Pod) {
 	key := pod.Namespace + "/" + pod.Name
 	old := s.pods[key]
 	s.pods[key] = pod
@@ -71,8 +97,9 @@ func (s *Simulator) podWritten(kv storage.KeyValue) {
 		s.podGone(key)
 	}
 	if pod.Status.PodIP != "" && pod.Spec.NodeName != "" {
-		s.podIPs[key] = pod.Status.PodIP
+		s.podIPs.set(key, pod.Spec.NodeName, pod.Status.PodIP)
 	}
+	defer s.recount(key)
 	if pod.Spec.NodeName == "" {
 		// A pod no node fit waits for a change of the cluster or of
 		// its own spec, not for the scheduler's own status write.
@@ -213,7 +240,7 @@ func internalIP(node *corev1.Node, index int) string {
 func (s *Simulator) podIP(key string, pod *corev1.Pod, node *corev1.Node, index int) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ip := s.podIPs[key]; ip != "" {
+	if ip := s.podIPs.of(key); ip != "" {
 		return ip
 	}
 	cidr := node.Spec.PodCIDR
@@ -224,17 +251,13 @@ func (s *Simulator) podIP(key string, pod *corev1.Pod, node *corev1.Node, index 
 	if err != nil || !prefix.Addr().Is4() {
 		prefix = netip.MustParsePrefix(podCIDR(index))
 	}
-	used := map[string]bool{}
-	for k, ip := range s.podIPs {
-		if p := s.pods[k]; p != nil && p.Spec.NodeName == pod.Spec.NodeName {
-			used[ip] = true
-		}
-	}
 	ip := prefix.Masked().Addr().Next().Next()
-	for used[ip.String()] && prefix.Contains(ip.Next()) {
+	for s.podIPs.taken(pod.Spec.NodeName, ip.String()) && prefix.Contains(ip.Next()) {
 		ip = ip.Next()
 	}
-	s.podIPs[key] = ip.String()
+	if p := s.pods[key]; p != nil && p.UID == pod.UID { // not deleted meanwhile
+		s.podIPs.set(key, pod.Spec.NodeName, ip.String())
+	}
 	return ip.String()
 }
 

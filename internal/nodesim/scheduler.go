@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,7 +39,8 @@ func (s *Simulator) schedule(ctx context.Context, key string) error {
 
 // snapshot is a copy of the pending pod at key (nil unless this scheduler
 // should place it) and the simulated nodes, by name, with the pods they
-// run or were just given.
+// run or were just given and what those take (the nodes' accounts, shared:
+// the states are read only).
 func (s *Simulator) snapshot(key string) (*corev1.Pod, []*NodeState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -47,24 +49,14 @@ func (s *Simulator) snapshot(key string) (*corev1.Pod, []*NodeState) {
 		pod.Spec.SchedulerName != DefaultSchedulerName {
 		return nil, nil
 	}
-	byNode := map[string]*NodeState{}
-	var states []*NodeState
-	for name, sn := range s.nodes {
-		st := &NodeState{Node: sn.node, Requested: corev1.ResourceList{}, NonZeroRequested: corev1.ResourceList{}}
-		byNode[name] = st
-		states = append(states, st)
+	if s.nodeOrder == nil {
+		s.nodeOrder = slices.Sorted(maps.Keys(s.nodes))
 	}
-	for k, p := range s.pods {
-		node := p.Spec.NodeName
-		if node == "" {
-			node = s.assumed[k]
-		}
-		if st := byNode[node]; st != nil && !terminal(p) {
-			st.Pods = append(st.Pods, p)
-			st.Add(s.usage(k, p))
-		}
+	states := make([]*NodeState, len(s.nodeOrder))
+	for i, name := range s.nodeOrder {
+		acc := s.accounts.of(name)
+		states[i] = &NodeState{Node: s.nodes[name].node, Pods: acc.pods, Requested: acc.requested, NonZeroRequested: acc.nonZero}
 	}
-	sort.Slice(states, func(i, j int) bool { return states[i].Node.Name < states[j].Node.Name })
 	return pod.DeepCopy(), states
 }
 
@@ -82,15 +74,22 @@ func (s *Simulator) bind(ctx context.Context, key string, pod *corev1.Pod, node 
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	if p := s.pods[key]; p != nil && p.UID == pod.UID && p.Spec.NodeName == "" {
-		s.assumed[key] = node
-	}
-	delete(s.unschedulable, key)
-	s.mu.Unlock()
+	s.assume(key, pod.UID, node)
 	s.event(ctx, pod, corev1.EventTypeNormal, "Scheduled", "Binding",
 		fmt.Sprintf("Successfully assigned %s/%s to %s", pod.Namespace, pod.Name, node))
 	return nil
+}
+
+// assume counts the pod at key, of uid, on node until storage shows it
+// bound, as kube-scheduler's cache assumes a pod it binds.
+func (s *Simulator) assume(key string, uid types.UID, node string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.pods[key]; p != nil && p.UID == uid && p.Spec.NodeName == "" {
+		s.assumed[key] = node
+		s.recount(key)
+	}
+	delete(s.unschedulable, key)
 }
 
 // unschedulablePod records that no node fits the pod: the PodScheduled
@@ -150,20 +149,4 @@ func (s *Simulator) event(ctx context.Context, pod *corev1.Pod, typ, reason, act
 	if _, err := s.scheduler.EventsV1().Events(pod.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
 		s.log.Debug("recording a scheduler event", "pod", pod.Namespace+"/"+pod.Name, "reason", reason, "err", err)
 	}
-}
-
-// usage is the pod's Usage, computed once per version of the pod (s.mu
-// held).
-func (s *Simulator) usage(key string, p *corev1.Pod) Usage {
-	if u, ok := s.usages[key]; ok && u.version == p.ResourceVersion {
-		return u.Usage
-	}
-	u := versionedUsage{Usage: PodUsage(p), version: p.ResourceVersion}
-	s.usages[key] = u
-	return u.Usage
-}
-
-type versionedUsage struct {
-	Usage
-	version string
 }
