@@ -6,8 +6,11 @@ import (
 )
 
 // watchBatchMax is how many bytes of frames a watch holds before it
-// writes them to its response without waiting for its queue to empty.
-const watchBatchMax = 64 << 10
+// writes them to its response without waiting for its queue to empty:
+// HTTP/2's default largest frame (larger writes are cut into frames of
+// that size anyway), and what 1,000 watchers in a burst hold at most
+// between them is 16 MiB.
+const watchBatchMax = 16 << 10
 
 // watchBatches are the buffers watches gather their frames in between
 // two flushes; one is held only while a burst is being written.
