@@ -39,7 +39,7 @@ type Gates struct {
 // New returns every gate at its kube-apiserver 1.37 default.
 func New() *Gates {
 	fg := featuregate.NewFeatureGate()
-	if err := fg.AddVersioned(known); err != nil {
+	if err := fg.AddVersioned(known()); err != nil {
 		panic(err) // the table is built in: a programming error
 	}
 	deps := make(map[featuregate.Feature][]featuregate.Feature, len(dependencies))
@@ -61,7 +61,7 @@ func (g *Gates) SetFromMap(m map[string]bool) error { return g.fg.SetFromMap(m) 
 
 // Enabled reports whether the named gate is on; an unknown gate is off.
 func (g *Gates) Enabled(name string) bool {
-	if _, ok := known[featuregate.Feature(name)]; !ok {
+	if _, ok := known()[featuregate.Feature(name)]; !ok {
 		return false
 	}
 	return g.fg.Enabled(featuregate.Feature(name))
@@ -70,7 +70,7 @@ func (g *Gates) Enabled(name string) bool {
 // Spec returns the named gate's spec at 1.37 (its default, prerelease and
 // whether it is locked to its default); false for an unknown gate.
 func Spec(name string) (featuregate.FeatureSpec, bool) {
-	if _, ok := known[featuregate.Feature(name)]; !ok {
+	if _, ok := known()[featuregate.Feature(name)]; !ok {
 		return featuregate.FeatureSpec{}, false
 	}
 	return defaults().fg.GetAll()[featuregate.Feature(name)], true
@@ -78,8 +78,8 @@ func Spec(name string) (featuregate.FeatureSpec, bool) {
 
 // Known returns the names of every gate, sorted.
 func Known() []string {
-	out := make([]string, 0, len(known))
-	for f := range known {
+	out := make([]string, 0, len(known()))
+	for f := range known() {
 		out = append(out, string(f))
 	}
 	sort.Strings(out)

@@ -8,998 +8,1004 @@
 package features
 
 import (
+	"sync"
+
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/featuregate"
 )
 
-// known is every gate kube-apiserver 1.37 knows, with its versioned specs.
-var known = map[featuregate.Feature]featuregate.VersionedSpecs{
-	"APIResponseCompression": {
-		{Version: version.MustParse("1.8"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.16"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"APIServerIdentity": {
-		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"APIServerWebhookAuthenticationToken": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"APIServingWithRoutine": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"AggregatedDiscoveryRemoveBetaType": {
-		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"AllowDNSOnlyNodeCSR": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"AllowInsecureKubeletCertificateSigningRequests": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"AllowOverwriteTerminationGracePeriodSeconds": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"AllowParsingUserUIDFromCertAuth": {
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"AllowServiceExternalIPs": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-	},
-	"AllowUnsafeMalformedObjectDeletion": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"AtomicFIFO": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"AtomicWriteVolumeUserFields": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"AuthorizePodWebsocketUpgradeCreatePermission": {
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"CBORServingAndStorage": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CPUManagerPolicyAlphaOptions": {
-		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CPUManagerPolicyBetaOptions": {
-		{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"CPUManagerPolicyOptions": {
-		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"CRDObservedGenerationTracking": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"CRDValidationRatcheting": {
-		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"CRIListStreaming": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CSIServiceAccountTokenSecrets": {
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"CSIVolumeHealth": {
-		{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ChangeContainerStatusOnKubeletRestart": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"ClearingNominatedNodeNameAfterBinding": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ClientsAllowCARotation": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ClientsAllowCBOR": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ClientsAllowTLSCacheGC": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ClientsPreferCBOR": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CloudControllerManagerWatchBasedRoutesReconciliation": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CloudControllerManagerWebhook": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ClusterTrustBundle": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"ClusterTrustBundleProjection": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"ComponentFlagz": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ComponentStatusz": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"CompositePodGroup": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ConcurrentWatchObjectDecode": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ConsistentListFromCacheSkipTimeoutFallback": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ConstrainedImpersonation": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ContainerCheckpoint": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ContainerRestartRules": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ContainerStopSignals": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ContextualLogging": {
-		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"CoordinatedLeaderElection": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"CrossNamespaceVolumeDataSource": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"CustomCPUCFSQuotaPeriod": {
-		{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
-	},
-	"CustomResourceFieldSelectors": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DRAAdminAccess": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DRAConsumableCapacity": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DRADerivedAttributes": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRADeviceBindingConditions": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DRADeviceCompatibilityGroups": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRADeviceTaintRules": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"DRADeviceTaints": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"DRAExtendedResource": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DRAFractionalCapacityRange": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta, MinCompatibilityVersion: version.MustParse("1.37")},
-	},
-	"DRAListTypeAttributes": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRANodeAllocatableResources": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRAOptionalNodeOperations": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRAPartitionableDevices": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DRAPartitionableDevicesType": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRAPrioritizedList": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DRAResourceClaimDeviceStatus": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DRAResourceClaimGranularStatusAuthorization": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DRAResourcePoolStatus": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DRASchedulerFilterTimeout": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DRAWorkloadResourceClaims": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"DeclarativeValidation": {
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DeclarativeValidationBeta": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DeclarativeValidationTakeover": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"DefaultPodSysctls": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"DeploymentReplicaSetTerminatingReplicas": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DetectCacheInconsistency": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"DisableAllocatorDualWrite": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"DisableCPUQuotaWithExclusiveCPUs": {
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"DisableNodeKubeProxyVersion": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"DynamicResourceAllocation": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"EmptyDirVolumeMode": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"EnvFiles": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"EtcdRangeStream": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"EventedPLEG": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"EvictionRequestAPI": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"ExcludeAdmissionWebhookVirtualResources": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ExecProbeTimeout": {
-		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ExtendWebSocketsToKubelet": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ExternalServiceAccountTokenSigner": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"GRPCContainerProbeTLS": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"GenericWorkload": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"GitRepoVolumeDriver": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"GracefulNodeShutdown": {
-		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.21"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"GracefulNodeShutdownBasedOnPodPriority": {
-		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"H2CContainerProbe": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"HPAConfigurableTolerance": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"HPAGeneration": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"HPAOptimizedSelectorStore": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"HPAScaleToZero": {
-		{Version: version.MustParse("1.16"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"HostnameOverride": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"HugepageAwareEviction": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ImageMaximumGCAge": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ImageVolume": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ImageVolumeWithDigest": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"InOrderInformers": {
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"InOrderInformersBatchProcess": {
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"InPlacePodLevelResourcesVerticalScaling": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"InPlacePodVerticalScaling": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"InPlacePodVerticalScalingExclusiveCPUs": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"InPlacePodVerticalScalingExclusiveMemory": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"InPlacePodVerticalScalingInitContainers": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"InPlacePodVerticalScalingMemoryBackedVolumes": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"InPlacePodVerticalScalingSchedulerPreemption": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"InformerResourceVersion": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA},
-	},
-	"InterPodAffinityHostnameFastPath": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"JobManagedBy": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KMSv1": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"KubeProxyIPVS": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated},
-	},
-	"KubeProxyNFTablesLocalhostNodePorts": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"KubeletAllocatedPodsEndpoint": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"KubeletCgroupDriverFromCRI": {
-		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KubeletCrashLoopBackOffMax": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"KubeletEnsureSecretPulledImages": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"KubeletFineGrainedAuthz": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KubeletInUserNamespace": {
-		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"KubeletPSI": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KubeletPodResourcesDynamicResources": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KubeletPodResourcesGet": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"KubeletPodResourcesListUseActivePods": {
-		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Deprecated},
-	},
-	"KubeletRegistrationGetOnExistsOnly": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"KubeletSeparateDiskGC": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"KubeletServiceAccountTokenForCredentialProviders": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"KubeletTracing": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ListFromCacheSnapshot": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"LocalStorageCapacityIsolationFSQuotaMonitoring": {
-		{Version: version.MustParse("1.15"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"LoggingAlphaOptions": {
-		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"LoggingBetaOptions": {
-		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ManifestBasedAdmissionControlConfig": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MatchLabelKeysInPodAffinity": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"MatchLabelKeysInPodTopologySpread": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MatchLabelKeysInPodTopologySpreadSelectorMerge": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MaxUnavailableStatefulSet": {
-		{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MemoryQoS": {
-		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MultiCIDRServiceAllocator": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"MutableCSINodeAllocatableCount": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"MutablePVNodeAffinity": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"MutablePodResourcesForSuspendedJobs": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MutableSchedulingDirectivesForSuspendedJobs": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"MutatingAdmissionPolicy": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
-	},
-	"NFTablesNetlink": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"NFTablesProxyMode": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"NodeControllerLeaseCircuitBreaker": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"NodeDeclaredFeatures": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"NodeInclusionPolicyInPodTopologySpread": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"NodeLifecycleConditions": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"NodeLogQuery": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"NodeSwap": {
-		{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"NominatedNodeNameForExpectation": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"OpenAPIEnums": {
-		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"OpportunisticBatching": {
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PLEGOnDemandRelist": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"PersistentVolumeClaimUnusedSinceTime": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodAndContainerStatsFromCRI": {
-		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"PodCertificateRequest": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"PodDeletionCost": {
-		{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.22"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodGroupPreemptionPolicy": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"PodLevelResourceManagers": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"PodLevelResources": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodLevelResourcesFixDefaulting": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodLevelResourcesFixKubeletQOSClass": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodLogsQuerySplitStreams": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"PodObservedGenerationTracking": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"PodReadyToStartContainersCondition": {
-		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"PodSchedulingReadiness": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"PodTopologyLabelsAdmission": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PodsAPI": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PortForwardWebsockets": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"PreferSameTrafficDistribution": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ProcMountType": {
-		{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"QOSReserved": {
-		{Version: version.MustParse("1.11"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"RecoverVolumeExpansionFailure": {
-		{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"RecursiveReadOnlyMounts": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ReduceDefaultCrashLoopBackOffDecay": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"RelaxedEnvironmentVariableValidation": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"RelaxedServiceNameValidation": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ReloadKubeletClientCAFile": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ReloadKubeletServerCertificateFile": {
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"RemoteRequestHeaderUID": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ResourceHealthStatus": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ResourceHealthStatusMessage": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"RestartAllContainersOnContainerExits": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"RotateKubeletServerCertificate": {
-		{Version: version.MustParse("1.7"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.12"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"RuntimeClassInImageCriApi": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"SELinuxChangePolicy": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"SELinuxMount": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"SELinuxMountReadWriteOncePod": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"SchedulerAsyncAPICalls": {
-		{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
-	},
-	"SchedulerAsyncPreemption": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"SchedulerPopFromBackoffQ": {
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"SchedulerPreQueueingHints": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"SeparateCacheWatchRPC": {
-		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
-	},
-	"SeparateTaintEvictionController": {
-		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ServiceAccountNodeAudienceRestriction": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"ServiceAccountTokenJTI": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ServiceAccountTokenNodeBinding": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ServiceAccountTokenNodeBindingValidation": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ServiceAccountTokenPodNodeInfo": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"ServiceCIDRStatusFieldWiping": {
-		{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
-	},
-	"ShardedListAndWatch": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"SizeBasedListCostEstimate": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StaleControllerConsistencyDaemonSet": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StaleControllerConsistencyHPA": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StaleControllerConsistencyJob": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StaleControllerConsistencyReplicaSet": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StaleControllerConsistencyStatefulSet": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StatefulSetRecreateStrategy": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"StatefulSetSemanticRevisionComparison": {
-		{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StorageCapacityScoring": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StorageNamespaceIndex": {
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
-	},
-	"StorageVersionAPI": {
-		{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"StorageVersionHash": {
-		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.15"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StorageVersionMigrator": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
-	},
-	"StrictIPCIDRValidation": {
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StructuredAuthenticationConfigurationEgressSelector": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"StructuredAuthenticationConfigurationJWKSMetrics": {
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"SupplementalGroupsPolicy": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"SystemdWatchdog": {
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"TaintTolerationComparisonOperators": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"TokenRequestServiceAccountUIDValidation": {
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"TopologyAwareWorkloadScheduling": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"TopologyManagerPolicyAlphaOptions": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"TopologyManagerPolicyBetaOptions": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"TopologyManagerPolicyOptions": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"TranslateStreamCloseWebsocketRequests": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"UnauthenticatedHTTP2DOSMitigation": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"UnknownVersionInteroperabilityProxy": {
-		{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"UnlockWhileProcessingFIFO": {
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"UserNamespacesHostNetworkSupport": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"UserNamespacesSupport": {
-		{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"VolumeAttributesClass": {
-		{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"VolumeBindMountOptions": {
-		{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"VolumeLimitScaling": {
-		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WatchCacheInitializationPostStartHook": {
-		{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"WatchList": {
-		{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WatchListClient": {
-		{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WatchListCompression": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WebhookRoundTripLoadBalancing": {
-		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WinDSR": {
-		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"WinOverlay": {
-		{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.Beta},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
-	},
-	"WindowsCPUAndMemoryAffinity": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-	},
-	"WindowsGracefulNodeShutdown": {
-		{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
-	},
-	"WindowsHostNetwork": {
-		{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
-		{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
-	},
-	"WorkloadWithJob": {
-		{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
-	},
-}
+// known is every gate kube-apiserver 1.37 knows, with its versioned specs,
+// built on first use: parsing their versions would otherwise be paid at
+// every command's start, `admitd version` included.
+var known = sync.OnceValue(func() map[featuregate.Feature]featuregate.VersionedSpecs {
+	return map[featuregate.Feature]featuregate.VersionedSpecs{
+		"APIResponseCompression": {
+			{Version: version.MustParse("1.8"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.16"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"APIServerIdentity": {
+			{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"APIServerWebhookAuthenticationToken": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"APIServingWithRoutine": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"AggregatedDiscoveryRemoveBetaType": {
+			{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"AllowDNSOnlyNodeCSR": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"AllowInsecureKubeletCertificateSigningRequests": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"AllowOverwriteTerminationGracePeriodSeconds": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"AllowParsingUserUIDFromCertAuth": {
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"AllowServiceExternalIPs": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+		},
+		"AllowUnsafeMalformedObjectDeletion": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"AtomicFIFO": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"AtomicWriteVolumeUserFields": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"AuthorizePodWebsocketUpgradeCreatePermission": {
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"CBORServingAndStorage": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CPUManagerPolicyAlphaOptions": {
+			{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CPUManagerPolicyBetaOptions": {
+			{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"CPUManagerPolicyOptions": {
+			{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.23"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"CRDObservedGenerationTracking": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"CRDValidationRatcheting": {
+			{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"CRIListStreaming": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CSIServiceAccountTokenSecrets": {
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"CSIVolumeHealth": {
+			{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ChangeContainerStatusOnKubeletRestart": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"ClearingNominatedNodeNameAfterBinding": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ClientsAllowCARotation": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ClientsAllowCBOR": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ClientsAllowTLSCacheGC": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ClientsPreferCBOR": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CloudControllerManagerWatchBasedRoutesReconciliation": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CloudControllerManagerWebhook": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ClusterTrustBundle": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"ClusterTrustBundleProjection": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"ComponentFlagz": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ComponentStatusz": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"CompositePodGroup": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ConcurrentWatchObjectDecode": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ConsistentListFromCacheSkipTimeoutFallback": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ConstrainedImpersonation": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ContainerCheckpoint": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ContainerRestartRules": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ContainerStopSignals": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ContextualLogging": {
+			{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"CoordinatedLeaderElection": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"CrossNamespaceVolumeDataSource": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"CustomCPUCFSQuotaPeriod": {
+			{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
+		},
+		"CustomResourceFieldSelectors": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DRAAdminAccess": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DRAConsumableCapacity": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DRADerivedAttributes": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRADeviceBindingConditions": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DRADeviceCompatibilityGroups": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRADeviceTaintRules": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"DRADeviceTaints": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"DRAExtendedResource": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DRAFractionalCapacityRange": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta, MinCompatibilityVersion: version.MustParse("1.37")},
+		},
+		"DRAListTypeAttributes": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRANodeAllocatableResources": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRAOptionalNodeOperations": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRAPartitionableDevices": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DRAPartitionableDevicesType": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRAPrioritizedList": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DRAResourceClaimDeviceStatus": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DRAResourceClaimGranularStatusAuthorization": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DRAResourcePoolStatus": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DRASchedulerFilterTimeout": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DRAWorkloadResourceClaims": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"DeclarativeValidation": {
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DeclarativeValidationBeta": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DeclarativeValidationTakeover": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"DefaultPodSysctls": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"DeploymentReplicaSetTerminatingReplicas": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DetectCacheInconsistency": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"DisableAllocatorDualWrite": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"DisableCPUQuotaWithExclusiveCPUs": {
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"DisableNodeKubeProxyVersion": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"DynamicResourceAllocation": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"EmptyDirVolumeMode": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"EnvFiles": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"EtcdRangeStream": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"EventedPLEG": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"EvictionRequestAPI": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"ExcludeAdmissionWebhookVirtualResources": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ExecProbeTimeout": {
+			{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ExtendWebSocketsToKubelet": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ExternalServiceAccountTokenSigner": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"GRPCContainerProbeTLS": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"GenericWorkload": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"GitRepoVolumeDriver": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"GracefulNodeShutdown": {
+			{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.21"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"GracefulNodeShutdownBasedOnPodPriority": {
+			{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"H2CContainerProbe": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"HPAConfigurableTolerance": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"HPAGeneration": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"HPAOptimizedSelectorStore": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"HPAScaleToZero": {
+			{Version: version.MustParse("1.16"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"HostnameOverride": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"HugepageAwareEviction": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ImageMaximumGCAge": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ImageVolume": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ImageVolumeWithDigest": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"InOrderInformers": {
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"InOrderInformersBatchProcess": {
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"InPlacePodLevelResourcesVerticalScaling": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"InPlacePodVerticalScaling": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"InPlacePodVerticalScalingExclusiveCPUs": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"InPlacePodVerticalScalingExclusiveMemory": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"InPlacePodVerticalScalingInitContainers": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"InPlacePodVerticalScalingMemoryBackedVolumes": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"InPlacePodVerticalScalingSchedulerPreemption": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"InformerResourceVersion": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA},
+		},
+		"InterPodAffinityHostnameFastPath": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"JobManagedBy": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KMSv1": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"KubeProxyIPVS": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Deprecated},
+		},
+		"KubeProxyNFTablesLocalhostNodePorts": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"KubeletAllocatedPodsEndpoint": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"KubeletCgroupDriverFromCRI": {
+			{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KubeletCrashLoopBackOffMax": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"KubeletEnsureSecretPulledImages": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"KubeletFineGrainedAuthz": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KubeletInUserNamespace": {
+			{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"KubeletPSI": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KubeletPodResourcesDynamicResources": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KubeletPodResourcesGet": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"KubeletPodResourcesListUseActivePods": {
+			{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Deprecated},
+		},
+		"KubeletRegistrationGetOnExistsOnly": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"KubeletSeparateDiskGC": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"KubeletServiceAccountTokenForCredentialProviders": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"KubeletTracing": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ListFromCacheSnapshot": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"LocalStorageCapacityIsolationFSQuotaMonitoring": {
+			{Version: version.MustParse("1.15"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"LoggingAlphaOptions": {
+			{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"LoggingBetaOptions": {
+			{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ManifestBasedAdmissionControlConfig": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MatchLabelKeysInPodAffinity": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"MatchLabelKeysInPodTopologySpread": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MatchLabelKeysInPodTopologySpreadSelectorMerge": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MaxUnavailableStatefulSet": {
+			{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MemoryQoS": {
+			{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MultiCIDRServiceAllocator": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"MutableCSINodeAllocatableCount": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"MutablePVNodeAffinity": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"MutablePodResourcesForSuspendedJobs": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MutableSchedulingDirectivesForSuspendedJobs": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"MutatingAdmissionPolicy": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA},
+		},
+		"NFTablesNetlink": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"NFTablesProxyMode": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NodeControllerLeaseCircuitBreaker": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"NodeDeclaredFeatures": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NodeInclusionPolicyInPodTopologySpread": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.26"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NodeLifecycleConditions": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"NodeLogQuery": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NodeSwap": {
+			{Version: version.MustParse("1.22"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NominatedNodeNameForExpectation": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"OpenAPIEnums": {
+			{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.24"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"OpportunisticBatching": {
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PLEGOnDemandRelist": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"PersistentVolumeClaimUnusedSinceTime": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodAndContainerStatsFromCRI": {
+			{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"PodCertificateRequest": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"PodDeletionCost": {
+			{Version: version.MustParse("1.21"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.22"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodGroupPreemptionPolicy": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"PodLevelResourceManagers": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"PodLevelResources": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodLevelResourcesFixDefaulting": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodLevelResourcesFixKubeletQOSClass": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodLogsQuerySplitStreams": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"PodObservedGenerationTracking": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"PodReadyToStartContainersCondition": {
+			{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"PodSchedulingReadiness": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.27"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"PodTopologyLabelsAdmission": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PodsAPI": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PortForwardWebsockets": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"PreferSameTrafficDistribution": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ProcMountType": {
+			{Version: version.MustParse("1.12"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"QOSReserved": {
+			{Version: version.MustParse("1.11"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"RecoverVolumeExpansionFailure": {
+			{Version: version.MustParse("1.23"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"RecursiveReadOnlyMounts": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ReduceDefaultCrashLoopBackOffDecay": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"RelaxedEnvironmentVariableValidation": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"RelaxedServiceNameValidation": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ReloadKubeletClientCAFile": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ReloadKubeletServerCertificateFile": {
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"RemoteRequestHeaderUID": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ResourceHealthStatus": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ResourceHealthStatusMessage": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"RestartAllContainersOnContainerExits": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"RotateKubeletServerCertificate": {
+			{Version: version.MustParse("1.7"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.12"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"RuntimeClassInImageCriApi": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"SELinuxChangePolicy": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"SELinuxMount": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"SELinuxMountReadWriteOncePod": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"SchedulerAsyncAPICalls": {
+			{Version: version.MustParse("1.34"), Default: false, PreRelease: featuregate.Beta},
+		},
+		"SchedulerAsyncPreemption": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"SchedulerPopFromBackoffQ": {
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"SchedulerPreQueueingHints": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"SeparateCacheWatchRPC": {
+			{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
+		},
+		"SeparateTaintEvictionController": {
+			{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ServiceAccountNodeAudienceRestriction": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"ServiceAccountTokenJTI": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ServiceAccountTokenNodeBinding": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ServiceAccountTokenNodeBindingValidation": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ServiceAccountTokenPodNodeInfo": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"ServiceCIDRStatusFieldWiping": {
+			{Version: version.MustParse("1.0"), Default: false, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Deprecated},
+		},
+		"ShardedListAndWatch": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"SizeBasedListCostEstimate": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StaleControllerConsistencyDaemonSet": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StaleControllerConsistencyHPA": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StaleControllerConsistencyJob": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StaleControllerConsistencyReplicaSet": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StaleControllerConsistencyStatefulSet": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StatefulSetRecreateStrategy": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"StatefulSetSemanticRevisionComparison": {
+			{Version: version.MustParse("1.0"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StorageCapacityScoring": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StorageNamespaceIndex": {
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Deprecated},
+		},
+		"StorageVersionAPI": {
+			{Version: version.MustParse("1.20"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"StorageVersionHash": {
+			{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.15"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StorageVersionMigrator": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA},
+		},
+		"StrictIPCIDRValidation": {
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StructuredAuthenticationConfigurationEgressSelector": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"StructuredAuthenticationConfigurationJWKSMetrics": {
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"SupplementalGroupsPolicy": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"SystemdWatchdog": {
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"TaintTolerationComparisonOperators": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"TokenRequestServiceAccountUIDValidation": {
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"TopologyAwareWorkloadScheduling": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"TopologyManagerPolicyAlphaOptions": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"TopologyManagerPolicyBetaOptions": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"TopologyManagerPolicyOptions": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.28"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"TranslateStreamCloseWebsocketRequests": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"UnauthenticatedHTTP2DOSMitigation": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.29"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"UnknownVersionInteroperabilityProxy": {
+			{Version: version.MustParse("1.28"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"UnlockWhileProcessingFIFO": {
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"UserNamespacesHostNetworkSupport": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"UserNamespacesSupport": {
+			{Version: version.MustParse("1.25"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"VolumeAttributesClass": {
+			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"VolumeBindMountOptions": {
+			{Version: version.MustParse("1.37"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"VolumeLimitScaling": {
+			{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WatchCacheInitializationPostStartHook": {
+			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.36"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"WatchList": {
+			{Version: version.MustParse("1.27"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.32"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WatchListClient": {
+			{Version: version.MustParse("1.30"), Default: false, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WatchListCompression": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WebhookRoundTripLoadBalancing": {
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WinDSR": {
+			{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"WinOverlay": {
+			{Version: version.MustParse("1.14"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.20"), Default: true, PreRelease: featuregate.Beta},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"WindowsCPUAndMemoryAffinity": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+		},
+		"WindowsGracefulNodeShutdown": {
+			{Version: version.MustParse("1.32"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.34"), Default: true, PreRelease: featuregate.Beta},
+		},
+		"WindowsHostNetwork": {
+			{Version: version.MustParse("1.26"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Deprecated},
+		},
+		"WorkloadWithJob": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
+	}
+})
 
 // dependencies are the gates each gate needs on when it is on.
 var dependencies = map[featuregate.Feature][]featuregate.Feature{

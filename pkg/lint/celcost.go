@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"sync"
 
 	v1 "k8s.io/api/admissionregistration/v1"
 
@@ -20,13 +21,14 @@ type celLinter struct {
 	schemas  setSchemas
 }
 
-var sharedCompiler = admissioncel.NewCompiler(admissioncel.Options{})
+// sharedCompiler is made on first use (not at every command's start).
+var sharedCompiler = sync.OnceValue(func() *admissioncel.Compiler { return admissioncel.NewCompiler(admissioncel.Options{}) })
 
 // lintCEL reports expressions that do not compile, and those whose
 // estimated worst-case cost is above the given fraction of
 // StaticEstimatedCostLimit, typed by schemas and the set's CRDs.
 func lintCEL(s *Set, fraction float64, schemas Schemas) []Finding {
-	l := celLinter{compiler: sharedCompiler, fraction: fraction, schemas: schemasOf(s, schemas)}
+	l := celLinter{compiler: sharedCompiler(), fraction: fraction, schemas: schemasOf(s, schemas)}
 	var out []Finding
 	for _, p := range s.ValidatingPolicies {
 		out = append(out, l.vap(s.originOf(p), p)...)

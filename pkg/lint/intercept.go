@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	v1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,8 +40,8 @@ func lintInterception(s *Set, h *hook) []Finding {
 					h.name, what, svc.Namespace, svc.Namespace, svc.Name, h.failurePolicy)))
 		}
 	}
-	out = append(out, interceptsResource(s, h, InterceptsLeases, leaseProbes)...)
-	out = append(out, interceptsResource(s, h, InterceptsNodes, nodeProbes)...)
+	out = append(out, interceptsResource(s, h, InterceptsLeases, leaseProbes())...)
+	out = append(out, interceptsResource(s, h, InterceptsNodes, nodeProbes())...)
 	if svc != nil {
 		out = append(out, interceptsResource(s, h, InterceptsOwnEndpoints, endpointProbes(s, svc))...)
 	}
@@ -125,9 +126,9 @@ func first(values []string, wildcard string) string {
 	return values[0]
 }
 
-// leaseProbes and nodeProbes are the same for every webhook; Match only
-// reads them.
-var leaseProbes, nodeProbes = newLeaseProbes(), newNodeProbes()
+// leaseProbes and nodeProbes are the same for every webhook (Match only
+// reads them), made on first use.
+var leaseProbes, nodeProbes = sync.OnceValue(newLeaseProbes), sync.OnceValue(newNodeProbes)
 
 func newLeaseProbes() []probe {
 	gvr := schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}

@@ -128,12 +128,17 @@ func generate(gates map[featuregate.Feature]featuregate.VersionedSpecs, deps map
 package features
 
 import (
+	"sync"
+
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/component-base/featuregate"
 )
 
-// known is every gate kube-apiserver 1.37 knows, with its versioned specs.
-var known = map[featuregate.Feature]featuregate.VersionedSpecs{
+// known is every gate kube-apiserver 1.37 knows, with its versioned specs,
+// built on first use: parsing their versions would otherwise be paid at
+// every command's start, ` + "`admitd version`" + ` included.
+var known = sync.OnceValue(func() map[featuregate.Feature]featuregate.VersionedSpecs {
+return map[featuregate.Feature]featuregate.VersionedSpecs{
 `)
 	for _, f := range sortedKeys(gates) {
 		fmt.Fprintf(&b, "%q: {\n", f)
@@ -157,7 +162,7 @@ var known = map[featuregate.Feature]featuregate.VersionedSpecs{
 		}
 		b.WriteString("},\n")
 	}
-	b.WriteString("}\n\n// dependencies are the gates each gate needs on when it is on.\nvar dependencies = map[featuregate.Feature][]featuregate.Feature{\n")
+	b.WriteString("}\n})\n\n// dependencies are the gates each gate needs on when it is on.\nvar dependencies = map[featuregate.Feature][]featuregate.Feature{\n")
 	for _, f := range sortedKeys(deps) {
 		if len(deps[f]) == 0 {
 			continue
