@@ -13,10 +13,10 @@ import (
 
 // Files are objects read from files: List documents, multi-document
 // YAML, JSON, directories (as `admitd eval -f` reads them). Files are
-// read twice, an object at a time: by LoadFiles, which keeps only the
-// namespaces and CRDs, and again as the objects are audited; a List
-// document is held whole while its items are audited. Standard input
-// ("-") is read once and held.
+// read an object at a time: by LoadFiles, which keeps only the namespaces
+// and CRDs; by Seed, for the params, when bindings read params; and again
+// as the objects are audited. A List document is held whole while its
+// items are audited. Standard input ("-") is read once and held.
 type Files struct {
 	// Objects are objects held in memory: given, or read from standard
 	// input.
@@ -25,9 +25,9 @@ type Files struct {
 	// audited, after Objects.
 	Paths []string
 
-	// seed are the namespaces and CRDs of Paths and a namespace for every
-	// other namespace of their objects (see Seed).
-	seed []evaluate.Object
+	// seeds are the namespaces and CRDs of Paths and a namespace for
+	// every other namespace of their objects (see Seed).
+	seeds seeds
 }
 
 // LoadFiles reads the files and directories once, to check that they
@@ -40,62 +40,34 @@ func LoadFiles(paths ...string) (*Files, error) {
 		}
 		return &Files{Objects: objs}, nil
 	}
-	var s seeds
-	if err := readObjects(paths, func(o evaluate.Object) error { s.note(o); return nil }); err != nil {
+	f := &Files{Paths: paths}
+	if err := readObjects(paths, func(o evaluate.Object) error { f.seeds.note(o); return nil }); err != nil {
 		return nil, err
 	}
-	return &Files{Paths: paths, seed: s.objects()}, nil
+	return f, nil
 }
 
-// seeds collects what objects need in the evaluation.
-type seeds struct {
-	kept []evaluate.Object
-	// namespaces are the namespaces of the objects, in the order they are
-	// first met, as namespaces without labels.
-	namespaces []evaluate.Object
-	seen       map[string]bool
-}
-
-func (s *seeds) note(o evaluate.Object) {
-	if kept(o.GroupVersionKind()) {
-		s.kept = append(s.kept, o)
-	}
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	if ns := o.GetNamespace(); ns != "" && !s.seen[ns] {
-		s.seen[ns] = true
-		s.namespaces = append(s.namespaces, namespace(ns, "a namespace of "+o.Source))
-	}
-}
-
-// objects are the namespaces and CRDs, then a namespace for each other
-// namespace an object is in.
-func (s *seeds) objects() []evaluate.Object {
-	out := slices.Clone(s.kept)
-	have := map[string]bool{}
-	for _, o := range s.kept {
-		if o.GetKind() == "Namespace" {
-			have[o.GetName()] = true
-		}
-	}
-	for _, ns := range s.namespaces {
-		if !have[ns.GetName()] {
-			out = append(out, ns)
-		}
-	}
-	return out
-}
-
-// Seed are the namespaces and CRDs of the objects, and a namespace
-// without labels for every other namespace an object is in.
-func (f *Files) Seed(context.Context) ([]evaluate.Object, error) {
-	if len(f.Paths) > 0 {
-		return f.seed, nil
-	}
-	var s seeds
+// Seed are the namespaces, CRDs and params of the objects, and a
+// namespace without labels for every other namespace an object is in.
+func (f *Files) Seed(_ context.Context, params Params) ([]evaluate.Object, error) {
+	s := f.seeds.clone()
 	for _, o := range f.Objects {
 		s.note(o)
+		if params.Match(o) {
+			s.keep(o)
+		}
+	}
+	if params.Empty() {
+		return s.objects(), nil
+	}
+	err := readObjects(f.Paths, func(o evaluate.Object) error {
+		if params.Match(o) {
+			s.keep(o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s.objects(), nil
 }
