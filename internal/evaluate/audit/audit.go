@@ -12,7 +12,13 @@
 // a time) or from a live cluster, page by page (read-only), and are put
 // into the in-process server without admission just before their
 // evaluation and taken out after it, so that no more than a page and the
-// few objects being evaluated are held. Several workers evaluate objects
+// few objects being evaluated are held. What other objects' admission
+// reads is seeded first: namespaces, CRDs and the objects that are params
+// of the configuration's bindings, then the configuration; an object of
+// the same kind and name as a seeded one takes its place for its own
+// evaluation only, so that the report does not depend on the order of
+// the objects (and lists them in kind, namespace and name order).
+// Several workers evaluate objects
 // side by side (pipeline.go) and their outcomes go into the report in the
 // objects' order, so that it is the report of one worker. It is not
 // `admitd replay` (recorded requests) nor a background scan in `admitd

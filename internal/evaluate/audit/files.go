@@ -3,7 +3,9 @@ package audit
 import (
 	"context"
 	"errors"
-	"slices"
+	"fmt"
+	"io"
+	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -13,38 +15,75 @@ import (
 
 // Files are objects read from files: List documents, multi-document
 // YAML, JSON, directories (as `admitd eval -f` reads them). Files are
-// read an object at a time: by LoadFiles, which keeps only the namespaces
-// and CRDs; by Seed, for the params, when bindings read params; and again
-// as the objects are audited. A List document is held whole while its
-// items are audited. Standard input ("-") is read once and held.
+// read an object at a time (a List's items too): by LoadFiles, which
+// keeps only the namespaces and CRDs; by Seed, for the params, when
+// bindings read params; and again as the objects are audited. Standard
+// input ("-") is copied to a temporary file, read as the others; Close
+// removes it.
 type Files struct {
-	// Objects are objects held in memory: given, or read from standard
-	// input.
+	// Objects are objects held in memory, audited before Paths.
 	Objects []evaluate.Object
 	// Paths are the files and directories read as the objects are
-	// audited, after Objects.
+	// audited; "-" is standard input, as LoadFiles copied it.
 	Paths []string
 
+	// stdin is the copy of standard input.
+	stdin string
 	// seeds are the namespaces and CRDs of Paths and a namespace for
 	// every other namespace of their objects (see Seed).
 	seeds seeds
 }
 
-// LoadFiles reads the files and directories once, to check that they
-// decode and to keep what the evaluation is seeded with.
+// LoadFiles copies standard input, if named, and reads the files and
+// directories once, to check that they decode and to keep what the
+// evaluation is seeded with.
 func LoadFiles(paths ...string) (*Files, error) {
-	if slices.Contains(paths, "-") {
-		objs, err := evaluate.LoadObjects(paths...)
-		if err != nil {
-			return nil, err
+	f := &Files{}
+	for _, p := range paths {
+		if p == stdinPath {
+			if f.stdin != "" {
+				continue // standard input is read once
+			}
+			if err := f.copyStdin(); err != nil {
+				return nil, err
+			}
 		}
-		return &Files{Objects: objs}, nil
+		f.Paths = append(f.Paths, p)
 	}
-	f := &Files{Paths: paths}
-	if err := readObjects(paths, func(o evaluate.Object) error { f.seeds.note(o); return nil }); err != nil {
+	if err := f.read(func(o evaluate.Object) error { f.seeds.note(o); return nil }); err != nil {
+		_ = f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+const stdinPath = "-"
+
+func (f *Files) copyStdin() error {
+	tmp, err := os.CreateTemp("", "admitd-audit-stdin-")
+	if err != nil {
+		return err
+	}
+	f.stdin = tmp.Name()
+	_, err = io.Copy(tmp, os.Stdin)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = f.Close()
+		return &evaluate.ConfigError{Err: fmt.Errorf("reading standard input: %w", err)}
+	}
+	return nil
+}
+
+// Close removes the copy of standard input.
+func (f *Files) Close() error {
+	if f.stdin == "" {
+		return nil
+	}
+	err := os.Remove(f.stdin)
+	f.stdin = ""
+	return err
 }
 
 // Seed are the namespaces, CRDs and params of the objects, and a
@@ -60,7 +99,7 @@ func (f *Files) Seed(_ context.Context, params Params) ([]evaluate.Object, error
 	if params.Empty() {
 		return s.objects(), nil
 	}
-	err := readObjects(f.Paths, func(o evaluate.Object) error {
+	err := f.read(func(o evaluate.Object) error {
 		if params.Match(o) {
 			s.keep(o)
 		}
@@ -80,7 +119,7 @@ func (f *Files) Each(_ context.Context, fn func([]evaluate.Object) error) error 
 			return err
 		}
 	}
-	return readObjects(f.Paths, func(o evaluate.Object) error {
+	return f.read(func(o evaluate.Object) error {
 		if err := fn([]evaluate.Object{o}); err != nil {
 			return &callbackError{err: err}
 		}
@@ -88,23 +127,37 @@ func (f *Files) Each(_ context.Context, fn func([]evaluate.Object) error) error 
 	})
 }
 
-// readObjects calls fn with each object of the files; the files' errors
-// are *evaluate.ConfigError.
-func readObjects(paths []string, fn func(evaluate.Object) error) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	err := lint.ReadObjects(func(u *unstructured.Unstructured, source string) error {
+// read calls fn with each object of the files, standard input's copy
+// as "<stdin>"; the files' errors are *evaluate.ConfigError.
+func (f *Files) read(fn func(evaluate.Object) error) error {
+	add := func(u *unstructured.Unstructured, source string) error {
 		return fn(evaluate.Object{Unstructured: u, Source: source})
-	}, paths...)
-	var ce *callbackError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ce):
-		return ce.err
 	}
-	return &evaluate.ConfigError{Err: err}
+	for _, p := range f.Paths {
+		var err error
+		if p == stdinPath && f.stdin != "" {
+			err = readCopy(f.stdin, add)
+		} else {
+			err = lint.ReadObjects(add, p)
+		}
+		var ce *callbackError
+		switch {
+		case errors.As(err, &ce):
+			return ce.err
+		case err != nil:
+			return &evaluate.ConfigError{Err: err}
+		}
+	}
+	return nil
+}
+
+func readCopy(path string, add func(*unstructured.Unstructured, string) error) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return lint.ReadStream(in, "<stdin>", add)
 }
 
 // callbackError is an error of the audit of an object, not of the files.
