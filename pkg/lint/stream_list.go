@@ -12,33 +12,38 @@ import (
 )
 
 // jsonListItems are the text of the items array of a JSON List document
-// (a kind ending in "List", an apiVersion, items an array); ok is false
-// for any other document, which is then decoded whole.
+// (a kind ending in "List", an apiVersion, items an array), found without
+// decoding the document; ok is false for any other document, which is
+// then decoded whole. text is one valid JSON value.
 func jsonListItems(text []byte) (items []byte, ok bool) {
-	dec := json.NewDecoder(bytes.NewReader(text))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	i := skipSpace(text, 0)
+	if i >= len(text) || text[i] != '{' {
 		return nil, false
 	}
 	var kind, apiVersion any
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
+	for i = skipSpace(text, i+1); i < len(text) && text[i] == '"'; i = skipSpace(text, i+1) {
+		keyEnd := skipJSON(text, i)
+		var key string
+		if keyEnd < 0 || json.Unmarshal(text[i:keyEnd], &key) != nil {
 			return nil, false
 		}
-		switch key, _ := t.(string); key {
+		start := skipSpace(text, skipSpace(text, keyEnd)+1) // past the colon
+		end := skipJSON(text, start)
+		if end < 0 {
+			return nil, false
+		}
+		switch key {
 		case "kind":
-			err = dec.Decode(&kind)
+			kind = nil
+			_ = json.Unmarshal(text[start:end], &kind)
 		case "apiVersion":
-			err = dec.Decode(&apiVersion)
+			apiVersion = nil
+			_ = json.Unmarshal(text[start:end], &apiVersion)
 		case "items":
-			start := dec.InputOffset()
-			err = skipJSONValue(dec)
-			items = bytes.TrimLeft(text[start:dec.InputOffset()], " \t\r\n:")
-		default:
-			err = skipJSONValue(dec)
+			items = text[start:end]
 		}
-		if err != nil {
-			return nil, false
+		if i = skipSpace(text, end); i >= len(text) || text[i] != ',' {
+			break
 		}
 	}
 	k, _ := kind.(string)
@@ -46,24 +51,50 @@ func jsonListItems(text []byte) (items []byte, ok bool) {
 	return items, strings.HasSuffix(k, "List") && v != "" && len(items) > 0 && items[0] == '['
 }
 
-// skipJSONValue reads the next value a token at a time.
-func skipJSONValue(dec *json.Decoder) error {
+func skipSpace(text []byte, i int) int {
+	for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// skipJSON is the end of the valid JSON value at text[i:], or -1.
+func skipJSON(text []byte, i int) int {
+	if i >= len(text) {
+		return -1
+	}
 	depth := 0
-	for {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
+	for ; i < len(text); i++ {
+		switch c := text[i]; {
+		case c == '"':
+			for i++; i < len(text) && text[i] != '"'; i++ {
+				if text[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(text) {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case c == '{' || c == '[':
 			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i // the end of a scalar
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			return i
 		}
 	}
+	if depth != 0 {
+		return -1
+	}
+	return i
 }
 
 // eachJSONItem decodes the items of a JSON array one at a time.
