@@ -199,7 +199,8 @@ func (a *auditor) evaluate(ctx context.Context, t task) outcome {
 }
 
 // kept are the kinds seeded for the others, evaluated as UPDATEs always
-// and never taken out.
+// and never taken out (the seeded object is put back after its
+// evaluation; one the seed did not have stays).
 func kept(gvk schema.GroupVersionKind) bool {
 	return gvk.Group == "" && gvk.Kind == "Namespace" || gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 }
