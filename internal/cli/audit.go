@@ -68,7 +68,7 @@ files or the setup.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	f := cmd.Flags()
 	f.StringArrayVarP(&o.config, "filename", "f", nil, "file or directory of the candidate configuration and what it needs (repeatable; - is standard input)")
-	f.StringArrayVar(&o.objects, "objects", nil, "file or directory of the objects to audit (repeatable)")
+	f.StringArrayVar(&o.objects, "objects", nil, "file or directory of the objects to audit (repeatable; - is standard input)")
 	f.StringVar(&o.kubeconfig, "kubeconfig", "", "audit the objects of this kubeconfig's cluster (read-only)")
 	f.StringVar(&o.context, "context", "", "the kubeconfig context to use (with --kubeconfig)")
 	f.Int64Var(&o.chunkSize, "chunk-size", audit.DefaultPageSize, "as kubectl get's: the objects of each list request (with --kubeconfig)")
@@ -91,6 +91,9 @@ func runAudit(cmd *cobra.Command, o auditOptions) error {
 	opts, src, err := auditInput(o)
 	if err != nil {
 		return usageError(err)
+	}
+	if files, ok := src.(*audit.Files); ok {
+		defer files.Close()
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

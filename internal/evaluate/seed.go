@@ -216,6 +216,11 @@ func (c *cluster) replace(ctx context.Context, ri dynamic.ResourceInterface, u *
 	if err != nil {
 		return nil, err
 	}
+	return replaceOver(ctx, ri, cur, u)
+}
+
+// replaceOver replaces cur, the stored object, with u.
+func replaceOver(ctx context.Context, ri dynamic.ResourceInterface, cur, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	u.SetResourceVersion(cur.GetResourceVersion())
 	if u.GetKind() == "Namespace" {
 		if _, ok := u.Object["spec"]; !ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,21 +14,18 @@ import (
 )
 
 // Session is an in-process server with a configuration, to which many
-// requests are sent one after the other: the evaluation of `admitd audit`.
-// Unlike Run, the objects requests act on can be put in without admission
-// (Preload), as objects that were there before the configuration, and
-// taken out again (Unload), so that a stream of objects need not be held.
+// requests are sent one after the other: the evaluation of `admitd audit`
+// and `admitd replay`. Unlike Run, the objects requests act on can be put
+// in without admission (Preload, Place), as objects that were there
+// before the configuration, and taken out again (Release, Remove), so
+// that a stream of objects need not be held. Objects are put in,
+// evaluated and taken out from several goroutines at once.
 type Session struct {
 	inst      *instance
 	c         *cluster
 	responder *responder
 	// preload writes without admission.
 	preload dynamic.Interface
-	// replaced are the objects Preload found there (the server's own,
-	// the session's seed), which Unload leaves. Objects are preloaded,
-	// evaluated and unloaded from several goroutines at once.
-	mu       sync.Mutex
-	replaced map[string]bool
 }
 
 // SessionInput is what a session starts with.
@@ -46,7 +42,7 @@ type SessionInput struct {
 // that are not there) and no root CA publisher (a preloaded
 // kube-root-ca.crt keeps the cluster's CA).
 func StartSession(ctx context.Context, in SessionInput) (s *Session, err error) {
-	s = &Session{replaced: map[string]bool{}}
+	s = &Session{}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -81,55 +77,13 @@ func (s *Session) SetupWarnings() []string { return s.c.setupWarnings.list() }
 // the server's refusals (an object it does not serve or finds invalid) as
 // *ConfigError.
 func (s *Session) Preload(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	obj := u.DeepCopy()
-	clearServerSet(obj)
-	gvr, err := s.c.target(obj, Request{})
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	ri := on(s.preload, gvr, obj)
-	stored, err := ri.Create(ctx, obj, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		s.mu.Lock()
-		s.replaced[key(gvr.String(), obj)] = true
-		s.mu.Unlock()
-		stored, err = s.c.replace(ctx, ri, obj)
-	}
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	status, ok := obj.Object["status"].(map[string]any)
-	if !ok || len(status) == 0 {
-		return stored, nil
-	}
-	err = writeStatus(ctx, ri, stored, status)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
-		return nil, &ConfigError{Err: fmt.Errorf("writing the status: %w", err)}
-	}
-	return ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	_, stored, err := s.place(ctx, u)
+	return stored, err
 }
 
-// Unload deletes the object of u's kind and name without admission,
-// removing the finalizers that would keep it; an object that was there
-// before Preload (the server's own, the session's objects) stays.
-func (s *Session) Unload(ctx context.Context, u *unstructured.Unstructured) error {
-	obj := u.DeepCopy()
-	gvr, err := s.c.target(obj, Request{})
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	replaced := s.replaced[key(gvr.String(), obj)]
-	s.mu.Unlock()
-	if replaced {
-		return nil
-	}
-	return s.remove(ctx, gvr, obj)
-}
-
-// Remove deletes the object of u's kind and name without admission, as
-// Unload does, whether or not it was there before Preload: a recorded
-// DELETE that `admitd replay` follows.
+// Remove deletes the object of u's kind and name without admission,
+// removing the finalizers that would keep it, whether or not it was there
+// before Preload: a recorded DELETE that `admitd replay` follows.
 func (s *Session) Remove(ctx context.Context, u *unstructured.Unstructured) error {
 	obj := u.DeepCopy()
 	gvr, err := s.c.target(obj, Request{})
@@ -196,10 +150,6 @@ func (s *Session) Close() error {
 		s.responder.close()
 	}
 	return err
-}
-
-func key(resource string, u *unstructured.Unstructured) string {
-	return resource + " " + u.GetNamespace() + "/" + u.GetName()
 }
 
 // KindFor is the kind the server serves at resource gvr.

@@ -1,8 +1,6 @@
 package lint
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,7 +9,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
 // Load reads every object of the YAML or JSON files named by paths into a
@@ -35,6 +32,12 @@ func ReadObjects(add func(u *unstructured.Unstructured, source string) error, pa
 		}
 	}
 	return nil
+}
+
+// ReadStream reads the objects of r, YAML documents or JSON objects, as
+// ReadObjects reads a file, with source naming r ("source#3").
+func ReadStream(r io.Reader, source string, add func(u *unstructured.Unstructured, source string) error) error {
+	return decodeObjects(r, source, add)
 }
 
 func readPath(p string, add func(*unstructured.Unstructured, string) error) error {
@@ -77,26 +80,6 @@ func (s *Set) Decode(r io.Reader, source string) error {
 }
 
 func (s *Set) add(u *unstructured.Unstructured, source string) error { return s.Add(u, source) }
-
-func decodeObjects(r io.Reader, source string, add func(*unstructured.Unstructured, string) error) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bufio.NewReader(r), 4096)
-	for doc := 1; ; doc++ {
-		var content map[string]any
-		err := dec.Decode(&content)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: document %d: %w", source, doc, err)
-		}
-		if len(content) == 0 {
-			continue
-		}
-		if err := addContent(content, fmt.Sprintf("%s#%d", source, doc), add); err != nil {
-			return err
-		}
-	}
-}
 
 func addContent(content map[string]any, source string, add func(*unstructured.Unstructured, string) error) error {
 	u := &unstructured.Unstructured{Object: content}

@@ -12,7 +12,13 @@
 // a time) or from a live cluster, page by page (read-only), and are put
 // into the in-process server without admission just before their
 // evaluation and taken out after it, so that no more than a page and the
-// few objects being evaluated are held. Several workers evaluate objects
+// few objects being evaluated are held. What other objects' admission
+// reads is seeded first: namespaces, CRDs and the objects that are params
+// of the configuration's bindings, then the configuration; an object of
+// the same kind and name as a seeded one takes its place for its own
+// evaluation only, so that the report does not depend on the order of
+// the objects (and lists them in kind, namespace and name order).
+// Several workers evaluate objects
 // side by side (pipeline.go) and their outcomes go into the report in the
 // objects' order, so that it is the report of one worker. It is not
 // `admitd replay` (recorded requests) nor a background scan in `admitd
@@ -21,8 +27,11 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,8 +61,9 @@ type Options struct {
 // Source is where the objects audited come from.
 type Source interface {
 	// Seed are the objects the evaluation needs before the configuration
-	// is created: namespaces (with their labels) and CRDs.
-	Seed(ctx context.Context) ([]evaluate.Object, error)
+	// is created: namespaces (with their labels), CRDs, and the objects
+	// that are params.
+	Seed(ctx context.Context, params Params) ([]evaluate.Object, error)
 	// Each calls fn with the objects to audit, a page at a time.
 	Each(ctx context.Context, fn func([]evaluate.Object) error) error
 }
@@ -69,17 +79,19 @@ var skippedGroups = map[string]string{
 
 // Run audits the objects of src through o's configuration.
 func Run(ctx context.Context, src Source, o Options) (*Report, error) {
-	seed, err := src.Seed(ctx)
+	sched := newScheduling(o.Config)
+	seed, err := src.Seed(ctx, sched.params)
 	if err != nil {
 		return nil, err
 	}
+	// the configuration's objects come last: they replace the objects of
+	// the same kind and name, as applying the configuration would
 	s, err := evaluate.StartSession(ctx, evaluate.SessionInput{Objects: append(seed, o.Config...), Responses: o.Responses, Server: o.Server})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	a := &auditor{s: s, o: o, report: newReport(operation(o)), skipped: map[string]bool{}}
-	sched := newScheduling(o.Config)
+	a := &auditor{s: s, o: o, report: newReport(operation(o)), skipped: map[string]string{}}
 	workers := o.workers()
 	p := newPipeline(ctx, workers, 4*workers, a.evaluate, a.apply)
 	err = src.Each(ctx, func(page []evaluate.Object) error {
@@ -96,6 +108,7 @@ func Run(ctx context.Context, src Source, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.report.Skipped = skippedGroupsSaid(a.skipped)
 	if sk, ok := src.(interface{ Skipped() []string }); ok {
 		a.report.Skipped = append(a.report.Skipped, sk.Skipped()...)
 	}
@@ -129,8 +142,18 @@ type auditor struct {
 	s      *evaluate.Session
 	o      Options
 	report *Report
-	// skipped are the groups already said to be skipped.
-	skipped map[string]bool
+	// skipped are the groups of the objects skipped, with the reason.
+	skipped map[string]string
+}
+
+// skippedGroupsSaid are the groups skipped with their reasons, in group
+// order.
+func skippedGroupsSaid(skipped map[string]string) []string {
+	var out []string
+	for _, group := range slices.Sorted(maps.Keys(skipped)) {
+		out = append(out, group+": "+skipped[group])
+	}
+	return out
 }
 
 // outcome is what the evaluation of one object comes to: the group's
@@ -149,10 +172,7 @@ func (a *auditor) apply(t task, out outcome) error {
 	obj := t.obj
 	switch {
 	case out.skip != "":
-		if group := obj.GroupVersionKind().Group; !a.skipped[group] {
-			a.skipped[group] = true
-			a.report.Skipped = append(a.report.Skipped, group+": "+out.skip)
-		}
+		a.skipped[obj.GroupVersionKind().Group] = out.skip
 	case out.notEvaluated != nil:
 		a.report.notEvaluated(obj.Unstructured, obj.Source, out.notEvaluated)
 	case out.res != nil:
@@ -179,71 +199,94 @@ func (a *auditor) evaluate(ctx context.Context, t task) outcome {
 }
 
 // kept are the kinds seeded for the others, evaluated as UPDATEs always
-// and never taken out.
+// and never taken out (the seeded object is put back after its
+// evaluation; one the seed did not have stays).
 func kept(gvk schema.GroupVersionKind) bool {
 	return gvk.Group == "" && gvk.Kind == "Namespace" || gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 }
 
+// update evaluates obj as the UPDATE that re-applies it: put in (in
+// place of the object of that name the session has), evaluated, and
+// taken out (the session's object put back).
 func (a *auditor) update(ctx context.Context, obj evaluate.Object) outcome {
-	var out outcome
 	for try := 1; ; try++ {
-		stored, err := a.preload(ctx, obj.Unstructured)
+		placed, stored, err := a.place(ctx, obj.Unstructured)
 		if err != nil {
-			out.notEvaluated = fmt.Errorf("putting it into the evaluation: %w", err)
-			break
+			return outcome{notEvaluated: fmt.Errorf("putting it into the evaluation: %w", err), err: a.release(ctx, obj, placed)}
 		}
 		res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Update, Object: stored})
-		if err != nil {
-			out.notEvaluated = err
-			break
-		}
-		if conflicted(res) && try < maxTries {
+		rerr := a.release(ctx, obj, placed)
+		switch {
+		case err != nil:
+			return outcome{notEvaluated: err, err: rerr}
+		case rerr == nil && conflicted(res) && try < maxTries:
 			continue // a controller of the in-process server wrote it meanwhile
 		}
-		out.res = res
-		break
+		return outcome{res: res, err: rerr}
 	}
-	out.err = a.unload(ctx, obj.Unstructured)
-	return out
 }
 
 // maxTries bounds the evaluations of an object that conflict with a
 // controller of the in-process server (the bootstrap configuration
-// rewrites its FlowSchemas).
+// rewrites its FlowSchemas, the service-account controller makes the
+// default ServiceAccount again).
 const maxTries = 5
 
 func conflicted(res *evaluate.Result) bool {
 	return res.Decision == trace.Error && res.Status != nil && res.Status.Reason == metav1.StatusReasonConflict
 }
 
-// preload puts u in; a Service whose cluster IPs the in-process server
+func alreadyExists(res *evaluate.Result) bool {
+	return res.Decision == trace.Error && res.Status != nil && res.Status.Reason == metav1.StatusReasonAlreadyExists
+}
+
+// place puts u in; a Service whose cluster IPs the in-process server
 // cannot have (outside its range, or its own) goes in without them, and
 // gets others.
-func (a *auditor) preload(ctx context.Context, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	stored, err := a.s.Preload(ctx, u)
+func (a *auditor) place(ctx context.Context, u *unstructured.Unstructured) (*evaluate.Placement, *unstructured.Unstructured, error) {
+	placed, stored, err := a.s.Place(ctx, u)
 	if err == nil || u.GetKind() != "Service" || u.GroupVersionKind().Group != "" || !strings.Contains(err.Error(), "spec.clusterIP") {
-		return stored, err
+		return placed, stored, err
 	}
 	u = u.DeepCopy()
 	unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
 	unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
-	return a.s.Preload(ctx, u)
+	return a.s.Place(ctx, u)
 }
 
+// create evaluates obj as its CREATE: the object of that name the session
+// has is taken out for it, and put back after it.
 func (a *auditor) create(ctx context.Context, obj evaluate.Object) outcome {
-	res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Create, Object: obj.Unstructured})
-	if err != nil {
-		return outcome{notEvaluated: err}
+	for try := 1; ; try++ {
+		vacated, err := a.s.Vacate(ctx, obj.Unstructured)
+		var refused *evaluate.ConfigError
+		switch {
+		case errors.As(err, &refused):
+			vacated = nil // a kind the server does not serve: the CREATE says so
+		case err != nil:
+			return outcome{notEvaluated: fmt.Errorf("making room for it: %w", err), err: a.release(ctx, obj, vacated)}
+		}
+		res, err := a.s.Evaluate(ctx, evaluate.Request{Operation: evaluate.Create, Object: obj.Unstructured})
+		rerr := a.release(ctx, obj, vacated)
+		switch {
+		case err != nil:
+			return outcome{notEvaluated: err, err: rerr}
+		case rerr == nil && vacated != nil && vacated.Displaced() && alreadyExists(res) && try < maxTries:
+			continue // a controller of the in-process server made its object again meanwhile
+		}
+		return outcome{res: res, err: rerr}
 	}
-	return outcome{res: res, err: a.unload(ctx, obj.Unstructured)}
 }
 
-func (a *auditor) unload(ctx context.Context, u *unstructured.Unstructured) error {
-	if kept(u.GroupVersionKind()) {
+// release takes obj out of the evaluation and puts back what it
+// displaced; a namespace or CRD the session did not have stays, as if
+// it had been seeded.
+func (a *auditor) release(ctx context.Context, obj evaluate.Object, p *evaluate.Placement) error {
+	if p == nil || !p.Displaced() && kept(obj.GroupVersionKind()) {
 		return nil
 	}
-	if err := a.s.Unload(ctx, u); err != nil {
-		return fmt.Errorf("taking %s %s/%s out of the evaluation: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	if err := a.s.Release(ctx, p); err != nil {
+		return fmt.Errorf("taking %s %s/%s out of the evaluation: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
 	}
 	return nil
 }

@@ -40,20 +40,66 @@ var (
 	crdsResource       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 )
 
-// Seed are the cluster's namespaces and CRDs.
-func (c *Cluster) Seed(ctx context.Context) ([]evaluate.Object, error) {
+// Seed are the cluster's namespaces and CRDs, and the objects the
+// bindings may read as params.
+func (c *Cluster) Seed(ctx context.Context, params Params) ([]evaluate.Object, error) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
-	var out []evaluate.Object
+	var s seeds
 	for _, gvr := range []schema.GroupVersionResource{namespacesResource, crdsResource} {
 		err := c.list(ctx, dyn, gvr, true, func(page []evaluate.Object) error {
-			out = append(out, page...)
+			for _, o := range page {
+				s.keep(o)
+			}
 			return nil
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	resources, err := c.paramResources(params)
+	if err != nil {
+		return nil, err
+	}
+	for _, gvr := range resources {
+		err := c.list(ctx, dyn, gvr, false, func(page []evaluate.Object) error {
+			for _, o := range page {
+				if params.Match(o) {
+					s.keep(o)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return s.objects(), nil
+}
+
+// paramResources are the resources of the params' kinds that the cluster
+// serves.
+func (c *Cluster) paramResources(params Params) ([]schema.GroupVersionResource, error) {
+	if params.Empty() {
+		return nil, nil
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	var out []schema.GroupVersionResource
+	for _, gvk := range params.Kinds() {
+		list, err := disc.ServerResourcesForGroupVersion(gvk.GroupVersion().String())
+		if err != nil {
+			continue // not served: the bindings find no params in the cluster either
+		}
+		for _, r := range list.APIResources {
+			if r.Kind == gvk.Kind && !strings.Contains(r.Name, "/") && hasVerb(r.Verbs, "list") {
+				out = append(out, gvk.GroupVersion().WithResource(r.Name))
+				break
+			}
 		}
 	}
 	return out, nil

@@ -3,7 +3,9 @@ package audit
 import (
 	"context"
 	"errors"
-	"slices"
+	"fmt"
+	"io"
+	"os"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -13,89 +15,98 @@ import (
 
 // Files are objects read from files: List documents, multi-document
 // YAML, JSON, directories (as `admitd eval -f` reads them). Files are
-// read twice, an object at a time: by LoadFiles, which keeps only the
-// namespaces and CRDs, and again as the objects are audited; a List
-// document is held whole while its items are audited. Standard input
-// ("-") is read once and held.
+// read an object at a time (a List's items too): by LoadFiles, which
+// keeps only the namespaces and CRDs; by Seed, for the params, when
+// bindings read params; and again as the objects are audited. Standard
+// input ("-") is copied to a temporary file, read as the others; Close
+// removes it.
 type Files struct {
-	// Objects are objects held in memory: given, or read from standard
-	// input.
+	// Objects are objects held in memory, audited before Paths.
 	Objects []evaluate.Object
 	// Paths are the files and directories read as the objects are
-	// audited, after Objects.
+	// audited; "-" is standard input, as LoadFiles copied it.
 	Paths []string
 
-	// seed are the namespaces and CRDs of Paths and a namespace for every
-	// other namespace of their objects (see Seed).
-	seed []evaluate.Object
+	// stdin is the copy of standard input.
+	stdin string
+	// seeds are the namespaces and CRDs of Paths and a namespace for
+	// every other namespace of their objects (see Seed).
+	seeds seeds
 }
 
-// LoadFiles reads the files and directories once, to check that they
-// decode and to keep what the evaluation is seeded with.
+// LoadFiles copies standard input, if named, and reads the files and
+// directories once, to check that they decode and to keep what the
+// evaluation is seeded with.
 func LoadFiles(paths ...string) (*Files, error) {
-	if slices.Contains(paths, "-") {
-		objs, err := evaluate.LoadObjects(paths...)
-		if err != nil {
-			return nil, err
+	f := &Files{}
+	for _, p := range paths {
+		if p == stdinPath {
+			if f.stdin != "" {
+				continue // standard input is read once
+			}
+			if err := f.copyStdin(); err != nil {
+				return nil, err
+			}
 		}
-		return &Files{Objects: objs}, nil
+		f.Paths = append(f.Paths, p)
 	}
-	var s seeds
-	if err := readObjects(paths, func(o evaluate.Object) error { s.note(o); return nil }); err != nil {
+	if err := f.read(func(o evaluate.Object) error { f.seeds.note(o); return nil }); err != nil {
+		_ = f.Close()
 		return nil, err
 	}
-	return &Files{Paths: paths, seed: s.objects()}, nil
+	return f, nil
 }
 
-// seeds collects what objects need in the evaluation.
-type seeds struct {
-	kept []evaluate.Object
-	// namespaces are the namespaces of the objects, in the order they are
-	// first met, as namespaces without labels.
-	namespaces []evaluate.Object
-	seen       map[string]bool
+const stdinPath = "-"
+
+func (f *Files) copyStdin() error {
+	tmp, err := os.CreateTemp("", "admitd-audit-stdin-")
+	if err != nil {
+		return err
+	}
+	f.stdin = tmp.Name()
+	_, err = io.Copy(tmp, os.Stdin)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = f.Close()
+		return &evaluate.ConfigError{Err: fmt.Errorf("reading standard input: %w", err)}
+	}
+	return nil
 }
 
-func (s *seeds) note(o evaluate.Object) {
-	if kept(o.GroupVersionKind()) {
-		s.kept = append(s.kept, o)
+// Close removes the copy of standard input.
+func (f *Files) Close() error {
+	if f.stdin == "" {
+		return nil
 	}
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	if ns := o.GetNamespace(); ns != "" && !s.seen[ns] {
-		s.seen[ns] = true
-		s.namespaces = append(s.namespaces, namespace(ns, "a namespace of "+o.Source))
-	}
+	err := os.Remove(f.stdin)
+	f.stdin = ""
+	return err
 }
 
-// objects are the namespaces and CRDs, then a namespace for each other
-// namespace an object is in.
-func (s *seeds) objects() []evaluate.Object {
-	out := slices.Clone(s.kept)
-	have := map[string]bool{}
-	for _, o := range s.kept {
-		if o.GetKind() == "Namespace" {
-			have[o.GetName()] = true
-		}
-	}
-	for _, ns := range s.namespaces {
-		if !have[ns.GetName()] {
-			out = append(out, ns)
-		}
-	}
-	return out
-}
-
-// Seed are the namespaces and CRDs of the objects, and a namespace
-// without labels for every other namespace an object is in.
-func (f *Files) Seed(context.Context) ([]evaluate.Object, error) {
-	if len(f.Paths) > 0 {
-		return f.seed, nil
-	}
-	var s seeds
+// Seed are the namespaces, CRDs and params of the objects, and a
+// namespace without labels for every other namespace an object is in.
+func (f *Files) Seed(_ context.Context, params Params) ([]evaluate.Object, error) {
+	s := f.seeds.clone()
 	for _, o := range f.Objects {
 		s.note(o)
+		if params.Match(o) {
+			s.keep(o)
+		}
+	}
+	if params.Empty() {
+		return s.objects(), nil
+	}
+	err := f.read(func(o evaluate.Object) error {
+		if params.Match(o) {
+			s.keep(o)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s.objects(), nil
 }
@@ -108,7 +119,7 @@ func (f *Files) Each(_ context.Context, fn func([]evaluate.Object) error) error 
 			return err
 		}
 	}
-	return readObjects(f.Paths, func(o evaluate.Object) error {
+	return f.read(func(o evaluate.Object) error {
 		if err := fn([]evaluate.Object{o}); err != nil {
 			return &callbackError{err: err}
 		}
@@ -116,23 +127,37 @@ func (f *Files) Each(_ context.Context, fn func([]evaluate.Object) error) error 
 	})
 }
 
-// readObjects calls fn with each object of the files; the files' errors
-// are *evaluate.ConfigError.
-func readObjects(paths []string, fn func(evaluate.Object) error) error {
-	if len(paths) == 0 {
-		return nil
-	}
-	err := lint.ReadObjects(func(u *unstructured.Unstructured, source string) error {
+// read calls fn with each object of the files, standard input's copy
+// as "<stdin>"; the files' errors are *evaluate.ConfigError.
+func (f *Files) read(fn func(evaluate.Object) error) error {
+	add := func(u *unstructured.Unstructured, source string) error {
 		return fn(evaluate.Object{Unstructured: u, Source: source})
-	}, paths...)
-	var ce *callbackError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ce):
-		return ce.err
 	}
-	return &evaluate.ConfigError{Err: err}
+	for _, p := range f.Paths {
+		var err error
+		if p == stdinPath && f.stdin != "" {
+			err = readCopy(f.stdin, add)
+		} else {
+			err = lint.ReadObjects(add, p)
+		}
+		var ce *callbackError
+		switch {
+		case errors.As(err, &ce):
+			return ce.err
+		case err != nil:
+			return &evaluate.ConfigError{Err: err}
+		}
+	}
+	return nil
+}
+
+func readCopy(path string, add func(*unstructured.Unstructured, string) error) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return lint.ReadStream(in, "<stdin>", add)
 }
 
 // callbackError is an error of the audit of an object, not of the files.

@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -29,50 +28,13 @@ var independentKinds = map[schema.GroupKind]bool{
 	{Group: "policy", Kind: "PodDisruptionBudget"}: true, {Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}: true,
 }
 
-// paramRef is what a binding may read as its params: objects of kind in
-// namespace (when empty: the request's, so any) named name (any when
-// empty: a selector).
-type paramRef struct {
-	kind            schema.GroupKind
-	namespace, name string
-}
-
 // scheduling decides how objects are evaluated side by side.
 type scheduling struct {
-	params []paramRef
+	params Params
 }
 
-// newScheduling reads the params the configuration's bindings may read.
 func newScheduling(config []evaluate.Object) scheduling {
-	paramKinds := map[string]schema.GroupKind{} // policy kind + name → param kind
-	for _, o := range config {
-		if o.GroupVersionKind().Group != "admissionregistration.k8s.io" || !strings.HasSuffix(o.GetKind(), "Policy") {
-			continue
-		}
-		apiVersion, _, _ := unstructured.NestedString(o.Object, "spec", "paramKind", "apiVersion")
-		kind, _, _ := unstructured.NestedString(o.Object, "spec", "paramKind", "kind")
-		if kind == "" {
-			continue
-		}
-		gv, _ := schema.ParseGroupVersion(apiVersion)
-		paramKinds[o.GetKind()+"/"+o.GetName()] = schema.GroupKind{Group: gv.Group, Kind: kind}
-	}
-	var s scheduling
-	for _, o := range config {
-		if o.GroupVersionKind().Group != "admissionregistration.k8s.io" || !strings.HasSuffix(o.GetKind(), "PolicyBinding") {
-			continue
-		}
-		policy, _, _ := unstructured.NestedString(o.Object, "spec", "policyName")
-		kind, ok := paramKinds[strings.TrimSuffix(o.GetKind(), "Binding")+"/"+policy]
-		if !ok {
-			continue
-		}
-		ref := paramRef{kind: kind}
-		ref.namespace, _, _ = unstructured.NestedString(o.Object, "spec", "paramRef", "namespace")
-		ref.name, _, _ = unstructured.NestedString(o.Object, "spec", "paramRef", "name")
-		s.params = append(s.params, ref)
-	}
-	return s
+	return scheduling{params: ParamsOf(config)}
 }
 
 // task is obj with its claims: its kind and name, and a Service's cluster
@@ -80,7 +42,7 @@ func newScheduling(config []evaluate.Object) scheduling {
 // both have.
 func (s scheduling) task(obj evaluate.Object) task {
 	gk := obj.GroupVersionKind().GroupKind()
-	t := task{obj: obj, alone: !independentKinds[gk] || s.isParam(gk, obj)}
+	t := task{obj: obj, alone: !independentKinds[gk] || s.params.Match(obj)}
 	if obj.Unstructured == nil {
 		return t
 	}
@@ -89,15 +51,6 @@ func (s scheduling) task(obj evaluate.Object) task {
 		t.claims = append(t.claims, serviceClaims(obj.Unstructured)...)
 	}
 	return t
-}
-
-func (s scheduling) isParam(gk schema.GroupKind, obj evaluate.Object) bool {
-	for _, p := range s.params {
-		if p.kind == gk && (p.namespace == "" || p.namespace == obj.GetNamespace()) && (p.name == "" || p.name == obj.GetName()) {
-			return true
-		}
-	}
-	return false
 }
 
 func serviceClaims(u *unstructured.Unstructured) []string {

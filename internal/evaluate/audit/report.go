@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -194,9 +197,18 @@ func (r *Report) notEvaluated(u *unstructured.Unstructured, source string, err e
 	r.NotEvaluated = append(r.NotEvaluated, Finding{Object: refOf(evaluate.Object{Unstructured: u, Source: source}), Message: err.Error()})
 }
 
-// finish sorts the policies by plugin order and name.
+// finish sorts the policies by plugin order and name, and the objects of
+// each finding list by kind, namespace and name (then by what was said),
+// so that the report does not depend on the order the objects came in.
 func (r *Report) finish(setupWarnings []string) {
 	r.SetupWarnings = setupWarnings
+	slices.SortStableFunc(r.NotEvaluated, compareFindings)
+	for _, p := range r.Policies {
+		for _, fs := range [][]Finding{p.Denied, p.Warned, p.Annotated, p.Mutated, p.Errors} {
+			slices.SortStableFunc(fs, compareFindings)
+		}
+		slices.SortStableFunc(p.Passed, func(a, b *ObjectRef) int { return compareRefs(*a, *b) })
+	}
 	sort.SliceStable(r.Policies, func(i, j int) bool {
 		a, b := r.Policies[i], r.Policies[j]
 		if a.Plugin != b.Plugin {
@@ -207,6 +219,23 @@ func (r *Report) finish(setupWarnings []string) {
 		}
 		return a.Configuration < b.Configuration
 	})
+}
+
+func compareRefs(a, b ObjectRef) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID), cmp.Compare(a.Source, b.Source))
+}
+
+// compareFindings orders findings by object, then (for the findings of
+// objects given twice) by what was said.
+func compareFindings(a, b Finding) int {
+	if c := compareRefs(a.Object, b.Object); c != 0 {
+		return c
+	}
+	if c := cmp.Or(cmp.Compare(a.Message, b.Message), slices.Compare(a.Warnings, b.Warnings), bytes.Compare(a.Patch, b.Patch)); c != 0 {
+		return c
+	}
+	return cmp.Compare(annotations(a.AuditAnnotations), annotations(b.AuditAnnotations))
 }
 
 // Severities a report's --fail-on compares with, least first.
