@@ -205,6 +205,25 @@ func kept(gvk schema.GroupVersionKind) bool {
 	return gvk.Group == "" && gvk.Kind == "Namespace" || gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 }
 
+// seededKinds are the kinds, beyond the kept ones and the params, that
+// the evaluation of other objects reads, so seeded for all of them:
+// LimitRanges (LimitRanger), ServiceAccounts (the ServiceAccount plugin
+// refuses a pod of one that does not exist) and RBAC (the authorizer of
+// the policies' CEL). Each is evaluated as any object (a CREATE with
+// --as-create), its seeded self put back after. ResourceQuotas are not
+// seeded: the in-process quota controller would recount them from the
+// few objects loaded at a time.
+var seededKinds = map[schema.GroupKind]bool{
+	{Kind: "LimitRange"}: true, {Kind: "ServiceAccount"}: true,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}: true, {Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: true,
+	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: true, {Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
+}
+
+// seeded says objects of gvk are seeded for the evaluation of the others.
+func seeded(gvk schema.GroupVersionKind) bool {
+	return kept(gvk) || seededKinds[gvk.GroupKind()]
+}
+
 // update evaluates obj as the UPDATE that re-applies it: put in (in
 // place of the object of that name the session has), evaluated, and
 // taken out (the session's object put back).

@@ -38,18 +38,28 @@ func (c *Cluster) Skipped() []string { return c.unlisted }
 var (
 	namespacesResource = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	crdsResource       = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	// seededResources are the resources of seededKinds; a cluster that
+	// refuses to list one is named in Skipped.
+	seededResources = []schema.GroupVersionResource{
+		{Version: "v1", Resource: "limitranges"}, {Version: "v1", Resource: "serviceaccounts"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	}
 )
 
-// Seed are the cluster's namespaces and CRDs, and the objects the
-// bindings may read as params.
+// Seed are the cluster's namespaces and CRDs, its LimitRanges,
+// ServiceAccounts and RBAC objects, and the objects the bindings may read
+// as params.
 func (c *Cluster) Seed(ctx context.Context, params Params) ([]evaluate.Object, error) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
 	var s seeds
-	for _, gvr := range []schema.GroupVersionResource{namespacesResource, crdsResource} {
-		err := c.list(ctx, dyn, gvr, true, func(page []evaluate.Object) error {
+	for i, gvr := range append([]schema.GroupVersionResource{namespacesResource, crdsResource}, seededResources...) {
+		err := c.list(ctx, dyn, gvr, i < 2, func(page []evaluate.Object) error {
 			for _, o := range page {
 				s.keep(o)
 			}

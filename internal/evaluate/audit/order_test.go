@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/admitd/admitd/internal/evaluate"
 )
 
 // paramConfig reads a param by name (limits, in namespace params) that
@@ -227,6 +229,74 @@ spec: {replicas: 7, selector: {matchLabels: {a: b}}, template: {metadata: {label
 		}
 		if len(r.NotEvaluated) != 0 || r.Objects != 3 {
 			t.Errorf("as create %v: %d objects evaluated, not evaluated %+v; want 3, none", asCreate, r.Objects, r.NotEvaluated)
+		}
+	}
+}
+
+// seededConfig denies a pod whose service account may not read the
+// ConfigMaps of its namespace (the policies' CEL authorizer, over RBAC).
+const seededConfig = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: sa-reads-configmaps}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [pods]}]
+  validations:
+  - expression: "authorizer.serviceAccount(object.metadata.namespace, object.spec.serviceAccountName).group('').resource('configmaps').namespace(object.metadata.namespace).check('get').allowed()"
+    message: its service account cannot read configmaps
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: sa-reads-configmaps}
+spec:
+  policyName: sa-reads-configmaps
+  validationActions: [Deny]`
+
+// TestSeededKindsServeEveryObject: the ServiceAccount, Role and
+// RoleBinding among the objects, listed after the pods, are there for
+// every pod (the RBAC the policy's authorizer reads under
+// --authorization-mode RBAC, the ServiceAccount the ServiceAccount plugin
+// looks up on a CREATE), as UPDATEs and as CREATEs, on one worker and
+// four.
+func TestSeededKindsServeEveryObject(t *testing.T) {
+	objs := `apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: apps}
+spec: {serviceAccountName: builder, containers: [{name: c, image: img}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p2, namespace: apps}
+spec: {serviceAccountName: default, containers: [{name: c, image: img}]}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: builder, namespace: apps}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: apps}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: builder-reads, namespace: apps}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: reader}
+subjects: [{kind: ServiceAccount, name: builder, namespace: apps}]`
+	for _, asCreate := range []bool{false, true} {
+		for _, workers := range []int{1, 4} {
+			r, err := Run(context.Background(), &Files{Objects: objects(t, objs)}, Options{Config: objects(t, seededConfig), AsCreate: asCreate, Workers: workers,
+				Server: evaluate.ServerConfig{AuthorizationModes: []string{"RBAC"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(find(t, r, "ValidatingAdmissionPolicy", "sa-reads-configmaps", "sa-reads-configmaps").Denied); !slices.Equal(got, []string{"apps/p2"}) {
+				t.Errorf("as create %v, %d workers: denied %v, want [apps/p2] (p1's service account is bound to read them)", asCreate, workers, got)
+			}
+			if text := string(writeAll(t, r)["text"]); strings.Contains(text, `"builder" not found`) {
+				t.Errorf("as create %v, %d workers: the service account was missing for p1:\n%s", asCreate, workers, text)
+			}
 		}
 	}
 }

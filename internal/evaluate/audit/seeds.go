@@ -9,9 +9,9 @@ import (
 	"github.com/admitd/admitd/internal/evaluate"
 )
 
-// seeds collects what the evaluation is seeded with: the namespaces and
-// CRDs among the objects, their params, and a namespace for every
-// namespace an object is in. What it holds does not depend on the order
+// seeds collects what the evaluation is seeded with: the namespaces,
+// CRDs and other seeded kinds (seeded) among the objects, their params,
+// and a namespace for every namespace an object is in. What it holds does not depend on the order
 // the objects come in.
 type seeds struct {
 	// kept are the objects seeded, by kind and name.
@@ -21,9 +21,9 @@ type seeds struct {
 	namespaces map[string]string
 }
 
-// note keeps o when it is a namespace or a CRD, and its namespace.
+// note keeps o when it is of a seeded kind, and its namespace.
 func (s *seeds) note(o evaluate.Object) {
-	if kept(o.GroupVersionKind()) {
+	if seeded(o.GroupVersionKind()) {
 		s.keep(o)
 	}
 	ns := o.GetNamespace()
