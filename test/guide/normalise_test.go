@@ -1,0 +1,58 @@
+package guide
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The page shows the session as run in /home/me/demo against a server on
+// port 6443; the test runs it in a temporary directory against a server on
+// a free port. reader maps what the test's run printed to what a reader
+// would see: the working directory and the port, and kubectl's warning
+// about a skew from the server's version (the kubectl on PATH may be
+// older than 1.37) dropped.
+const (
+	pageDir  = "/home/me/demo"
+	pagePort = "6443"
+)
+
+func reader(out, workDir, port string) string {
+	out = strings.ReplaceAll(out, workDir, pageDir)
+	out = strings.ReplaceAll(out, "127.0.0.1:"+port, "127.0.0.1:"+pagePort)
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.Contains(l, "version difference between client") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.TrimRight(strings.Join(keep, "\n"), "\n")
+}
+
+// varying are the parts of an output that differ from run to run, replaced
+// by a placeholder on both sides before the comparison: kubectl's ages
+// (and any duration like 5s or 2m30s), UIDs (and audit IDs), RFC 3339
+// timestamps, resourceVersions, and the five random characters the server
+// appends to a generateName.
+var varying = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
+	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uid>"},
+	{regexp.MustCompile(`(resourceVersion["']?:\s*["']?)\d+`), "${1}<rv>"},
+	{regexp.MustCompile(`\b\d+(\.\d+)?[smhd](\d+[smh])?\b *`), "<age> "},
+	{regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`), "-<gen>"},
+}
+
+// comparable is an output with its varying parts replaced and trailing
+// blanks dropped from each line and from the end.
+func comparable(out string) string {
+	for _, v := range varying {
+		out = v.re.ReplaceAllString(out, v.with)
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
