@@ -29,10 +29,11 @@ func reader(out, workDir, port string) string {
 }
 
 // varying are the parts of an output that differ from run to run, replaced
-// by a placeholder on both sides before the comparison: kubectl's ages
-// (and any duration like 5s or 2m30s), UIDs (and audit IDs), RFC 3339
-// timestamps, resourceVersions, and the five random characters the server
-// appends to a generateName.
+// by a placeholder on both sides before the comparison: kubectl's ages and
+// every other duration (5s, 2m30s, 2.55ms, 30.5µs; which includes quantities
+// like 100m), the times of JUnit reports (time="0.379"), UIDs (and audit
+// IDs), RFC 3339 timestamps, resourceVersions, and the five random
+// characters the server appends to a generateName.
 var varying = []struct {
 	re   *regexp.Regexp
 	with string
@@ -40,7 +41,8 @@ var varying = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`), "<time>"},
 	{regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`), "<uid>"},
 	{regexp.MustCompile(`(resourceVersion["']?:\s*["']?)\d+`), "${1}<rv>"},
-	{regexp.MustCompile(`\b\d+(\.\d+)?[smhd](\d+[smh])?\b *`), "<age> "},
+	{regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h|d)(\d+(\.\d+)?(ms|s|m|h))*\b *`), "<duration> "},
+	{regexp.MustCompile(`time="\d+(\.\d+)?"`), `time="<seconds>"`},
 	{regexp.MustCompile(`-[bcdfghjklmnpqrstvwxz2456789]{5}\b`), "-<gen>"},
 }
 
