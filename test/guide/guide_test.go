@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,22 +59,7 @@ func TestPages(t *testing.T) {
 // runPage runs a page's sessions and returns what each command printed, as
 // a reader would see it, by the line of its `$ `.
 func runPage(t *testing.T, p *page) map[int]string {
-	tmp := t.TempDir()
-	s := &session{workDir: filepath.Join(tmp, "demo"), stateDir: filepath.Join(tmp, "state")}
-	for _, dir := range []string{s.workDir, s.stateDir, filepath.Join(tmp, "home"), filepath.Join(tmp, "bin")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, target := range map[string]string{"admitd": harness.Bin, "kubectl": harness.KubectlBinary(t)} {
-		if err := os.Symlink(target, filepath.Join(tmp, "bin", name)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.env = sessionEnv(tmp)
-	if err := os.WriteFile(filepath.Join(s.stateDir, "cwd"), []byte(s.workDir), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s := newSession(t)
 	var serverArgs []string
 	for _, b := range p.blocks {
 		if b.server {
@@ -89,7 +75,7 @@ func runPage(t *testing.T, p *page) map[int]string {
 			if !b.server {
 				out = s.run(t, c.text)
 			}
-			out = reader(out, s.workDir, s.port)
+			out = reader(out, s)
 			got[c.line] = out
 			if !*update && comparable(out) != comparable(c.want) {
 				t.Errorf("%s:%d: $ %s\nprints what the page does not show (- page, + printed):\n%s", p.path, c.line, c.text,
@@ -100,29 +86,86 @@ func runPage(t *testing.T, p *page) map[int]string {
 	return got
 }
 
+// newSession makes a page's directories: a HOME of its own holding the demo
+// working directory and, as ~/admitd, the repository (the clone a reader
+// has), and a bin directory with admitd and kubectl.
+func newSession(t *testing.T) *session {
+	tmp := t.TempDir()
+	s := &session{home: filepath.Join(tmp, "home"), stateDir: filepath.Join(tmp, "state"), webhookPort: freePort(t)}
+	s.workDir = filepath.Join(s.home, "demo")
+	bin := filepath.Join(tmp, "bin")
+	for _, dir := range []string{s.workDir, s.stateDir, bin} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{
+		filepath.Join(bin, "admitd"):    harness.Bin,
+		filepath.Join(bin, "kubectl"):   harness.KubectlBinary(t),
+		filepath.Join(s.home, "admitd"): repo,
+	}
+	for link, target := range links {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.env = sessionEnv(t, s, bin)
+	if err := os.WriteFile(filepath.Join(s.stateDir, "cwd"), []byte(s.workDir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// freePort is a port nothing listens on now.
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
 // sessionEnv is the environment of the commands: the test's, without a
-// KUBECONFIG, with a HOME of their own and admitd and kubectl first on PATH.
-func sessionEnv(tmp string) []string {
+// KUBECONFIG, with the session's HOME (but the test's Go module and build
+// caches, so that what a page builds comes from them), admitd and kubectl
+// first on PATH, and WEBHOOK_PORT a free port.
+func sessionEnv(t *testing.T, s *session, bin string) []string {
+	goEnv, err := exec.Command("go", "env", "GOPATH", "GOMODCACHE", "GOCACHE").Output()
+	if err != nil {
+		t.Fatalf("go env: %v", err)
+	}
+	caches := strings.Split(strings.TrimRight(string(goEnv), "\n"), "\n")
+	if len(caches) != 3 {
+		t.Fatalf("go env printed %q", goEnv)
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "KUBECONFIG", "HOME", "PATH", "PWD", "OLDPWD", "CDPATH", "ENV", "BASH_ENV":
+		case "KUBECONFIG", "HOME", "PATH", "PWD", "OLDPWD", "CDPATH", "ENV", "BASH_ENV", "WEBHOOK_PORT",
+			"GOPATH", "GOMODCACHE", "GOCACHE":
 			continue
 		}
 		env = append(env, kv)
 	}
-	path := strings.Join([]string{filepath.Join(tmp, "bin"), os.Getenv("PATH"), "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator))
-	return append(env, "HOME="+filepath.Join(tmp, "home"), "PATH="+path)
+	path := strings.Join([]string{bin, os.Getenv("PATH"), "/usr/local/bin", "/usr/bin", "/bin"}, string(os.PathListSeparator))
+	return append(env, "HOME="+s.home, "PATH="+path, "WEBHOOK_PORT="+s.webhookPort,
+		"GOPATH="+caches[0], "GOMODCACHE="+caches[1], "GOCACHE="+caches[2])
 }
 
 // A session runs a page's commands one at a time, each in a new sh that
 // starts with the exported variables and working directory the command
 // before it left.
 type session struct {
-	workDir, stateDir string
-	env               []string
-	port              string
+	home, workDir, stateDir string
+	env                     []string
+	port, webhookPort       string
 }
 
 var servingPort = regexp.MustCompile(`serving on https://127\.0\.0\.1:(\d+)`)
