@@ -221,6 +221,9 @@ func (s *session) startServer(t *testing.T, args []string) string {
 	return ""
 }
 
+// commandTimeout bounds each command of a session.
+const commandTimeout = time.Minute
+
 // sessionScript runs the command in cmd.sh in the state the commands before
 // it left, and saves the state it leaves.
 const sessionScript = `if [ -f "$1/env" ]; then . "$1/env"; fi
@@ -240,7 +243,7 @@ func (s *session) run(t *testing.T, text string) string {
 	if err := os.WriteFile(filepath.Join(s.stateDir, "cmd.sh"), []byte(text+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", sessionScript, "sh", s.stateDir)
 	cmd.Path = shell(t)
@@ -256,6 +259,9 @@ func (s *session) run(t *testing.T, text string) string {
 	// runs until the page is done.
 	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	_ = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Errorf("$ %s\ndid not finish within %v; it printed:\n%s", text, commandTimeout, out.String())
+	}
 	return out.String()
 }
 
