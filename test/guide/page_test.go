@@ -10,6 +10,7 @@ import (
 // A page is one Markdown file's sessions: its ```console blocks in order.
 type page struct {
 	path   string
+	slow   bool     // marked with slowMark: skipped with -short
 	lines  []string // the file, line by line (for -update)
 	blocks []block
 }
@@ -33,6 +34,10 @@ type command struct {
 	wantFrom, wantTo int
 }
 
+// slowMark on a line of its own marks a page whose session takes more than
+// a few seconds (one that links a Go test binary, say).
+const slowMark = "<!-- guide: slow -->"
+
 var (
 	fence      = regexp.MustCompile("^```+")
 	hereDoc    = regexp.MustCompile(`<<-?\s*['"]?([A-Za-z_][A-Za-z0-9_]*)['"]?`)
@@ -47,6 +52,9 @@ func readPage(path string) (*page, error) {
 	}
 	p := &page{path: path, lines: strings.Split(string(data), "\n")}
 	for i := 0; i < len(p.lines); i++ {
+		if strings.TrimSpace(p.lines[i]) == slowMark {
+			p.slow = true
+		}
 		f := fence.FindString(p.lines[i])
 		if f == "" {
 			continue
