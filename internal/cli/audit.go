@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/admitd/admitd/internal/evaluate"
@@ -77,7 +78,19 @@ files or the setup.`,
 	f.StringVarP(&o.output, "output", "o", "text", "output format: "+strings.Join(audit.Formats, ", "))
 	f.StringVar(&o.failOn, "fail-on", audit.SeverityDeny, "exit with status 1 when anything is at or above: deny, warn, mutate, annotate or none")
 	addEvalServerFlags(f, &o.server)
+	quotaControllerOff(f, &o.server)
 	return cmd
+}
+
+// quotaControllerOff makes --quota-controller default to false for audit:
+// the ResourceQuotas among the objects are seeded with the usage they
+// record, which the in-process controller would recount from the few
+// objects loaded at a time.
+func quotaControllerOff(f *pflag.FlagSet, c *evaluate.ServerConfig) {
+	c.QuotaController = false
+	flag := f.Lookup("quota-controller")
+	flag.DefValue = "false"
+	flag.Usage = "run the resource quota controller in the in-process server (off: the ResourceQuotas among the objects keep the usage they record, as the cluster counts it)"
 }
 
 func runAudit(cmd *cobra.Command, o auditOptions) error {

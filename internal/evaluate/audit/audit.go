@@ -207,14 +207,13 @@ func kept(gvk schema.GroupVersionKind) bool {
 
 // seededKinds are the kinds, beyond the kept ones and the params, that
 // the evaluation of other objects reads, so seeded for all of them:
-// LimitRanges (LimitRanger), ServiceAccounts (the ServiceAccount plugin
-// refuses a pod of one that does not exist) and RBAC (the authorizer of
-// the policies' CEL). Each is evaluated as any object (a CREATE with
-// --as-create), its seeded self put back after. ResourceQuotas are not
-// seeded: the in-process quota controller would recount them from the
-// few objects loaded at a time.
+// LimitRanges (LimitRanger), ResourceQuotas (with the usage they record:
+// the CLI leaves the in-process quota controller off), ServiceAccounts
+// (the ServiceAccount plugin refuses a pod of one that does not exist)
+// and RBAC (the authorizer of the policies' CEL). Each is evaluated as
+// any object (a CREATE with --as-create), its seeded self put back after.
 var seededKinds = map[schema.GroupKind]bool{
-	{Kind: "LimitRange"}: true, {Kind: "ServiceAccount"}: true,
+	{Kind: "LimitRange"}: true, {Kind: "ResourceQuota"}: true, {Kind: "ServiceAccount"}: true,
 	{Group: "rbac.authorization.k8s.io", Kind: "Role"}: true, {Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: true,
 	{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"}: true, {Group: "rbac.authorization.k8s.io", Kind: "ClusterRoleBinding"}: true,
 }

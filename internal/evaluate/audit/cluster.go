@@ -41,7 +41,7 @@ var (
 	// seededResources are the resources of seededKinds; a cluster that
 	// refuses to list one is named in Skipped.
 	seededResources = []schema.GroupVersionResource{
-		{Version: "v1", Resource: "limitranges"}, {Version: "v1", Resource: "serviceaccounts"},
+		{Version: "v1", Resource: "limitranges"}, {Version: "v1", Resource: "resourcequotas"}, {Version: "v1", Resource: "serviceaccounts"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
 		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
@@ -50,7 +50,7 @@ var (
 )
 
 // Seed are the cluster's namespaces and CRDs, its LimitRanges,
-// ServiceAccounts and RBAC objects, and the objects the bindings may read
+// ResourceQuotas, ServiceAccounts and RBAC objects, and the objects the bindings may read
 // as params.
 func (c *Cluster) Seed(ctx context.Context, params Params) ([]evaluate.Object, error) {
 	dyn, err := dynamic.NewForConfig(c.Config)

@@ -300,3 +300,27 @@ subjects: [{kind: ServiceAccount, name: builder, namespace: apps}]`
 		}
 	}
 }
+
+// TestSeededQuotaKeepsItsUsage: a ResourceQuota among the objects, listed
+// after the pods, keeps the usage it records (no in-process quota
+// controller recounts it) and refuses the CREATE of a pod over it.
+func TestSeededQuotaKeepsItsUsage(t *testing.T) {
+	objs := `apiVersion: v1
+kind: Pod
+metadata: {name: p3, namespace: apps}
+spec: {containers: [{name: c, image: img}]}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: pods, namespace: apps}
+spec: {hard: {pods: "2"}}
+status: {hard: {pods: "2"}, used: {pods: "2"}}`
+	r, err := Run(context.Background(), &Files{Objects: objects(t, objs)}, Options{AsCreate: true, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(writeAll(t, r)["text"])
+	if !strings.Contains(text, "exceeded quota: pods") {
+		t.Errorf("the CREATE of p3 was not refused by the quota's recorded usage:\n%s", text)
+	}
+}
