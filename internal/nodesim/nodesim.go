@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +37,8 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -88,8 +87,6 @@ type Config struct {
 // Simulator is the simulated kubelets and scheduler.
 type Simulator struct {
 	cfg        Config
-	nodesRes   *registry.Resource
-	podsRes    *registry.Resource
 	scheduler  kubernetes.Interface
 	controller kubernetes.Interface
 	log        *slog.Logger
@@ -151,12 +148,12 @@ func New(cfg Config) (*Simulator, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	nodesRes, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
-	podsRes, ok2 := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
+	_, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
+	_, ok2 := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("the catalogue serves no v1 nodes or pods")
 	}
-	s := &Simulator{cfg: cfg, nodesRes: nodesRes, podsRes: podsRes, log: cfg.Log,
+	s := &Simulator{cfg: cfg, log: cfg.Log,
 		nodes: map[string]*simNode{}, pods: map[string]*corev1.Pod{}, assumed: map[string]string{},
 		unschedulable: map[string]bool{}, podIPs: map[string]string{}, indexes: map[string]int{},
 		usages:     map[string]versionedUsage{},
@@ -205,8 +202,9 @@ func (s *Simulator) RegisterNodes(ctx context.Context) {
 }
 
 // Run registers the configured nodes (unless RegisterNodes did) and
-// simulates until ctx ends.
-func (s *Simulator) Run(ctx context.Context) {
+// simulates until ctx ends, following nodes and pods in caches (shared
+// with the controllers; nil: its own).
+func (s *Simulator) Run(ctx context.Context, caches *controllers.Caches) {
 	go func() {
 		<-ctx.Done()
 		s.nodeQueue.ShutDown()
@@ -214,8 +212,18 @@ func (s *Simulator) Run(ctx context.Context) {
 		s.schedQueue.ShutDown()
 	}()
 	s.RegisterNodes(ctx)
-	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.nodesRes), s.resetNodes, s.nodeEvent, s.log)
-	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.podsRes), s.resetPods, s.podEvent, s.log)
+	if caches == nil {
+		caches = controllers.NewCaches(s.cfg.Store, s.cfg.Catalogue, s.log)
+	}
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("nodes"), s.nodeHandlers()); err != nil {
+		s.log.Error("following nodes", "err", err)
+		return
+	}
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("pods"), s.podHandlers()); err != nil {
+		s.log.Error("following pods", "err", err)
+		return
+	}
+	caches.Start(ctx)
 	go s.heartbeats(ctx)
 	go work(ctx, s.nodeQueue, s.syncNode, s.log, "node")
 	go work(ctx, s.podQueue, s.syncPod, s.log, "pod")
@@ -240,39 +248,3 @@ func work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string
 		queue.Done(key)
 	}
 }
-
-// follow lists prefix, then watches it from the listed revision until ctx
-// ends, listing again when the watch fails.
-func follow(ctx context.Context, store storage.Store, prefix string, reset func([]storage.KeyValue), event func(storage.Event), log *slog.Logger) {
-	for ctx.Err() == nil {
-		err := followOnce(ctx, store, prefix, reset, event)
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("watching storage, relisting", "prefix", prefix, "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func followOnce(ctx context.Context, store storage.Store, prefix string, reset func([]storage.KeyValue), event func(storage.Event)) error {
-	page, err := store.List(ctx, prefix, storage.ListOptions{})
-	if err != nil {
-		return err
-	}
-	reset(page.Items)
-	w, err := store.Watch(ctx, prefix, page.Revision)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.Events() {
-		event(ev)
-	}
-	return w.Err()
-}
-
-// keyOf is namespace/name of a stored key under prefix.
-func keyOf(prefix, key string) string { return strings.TrimPrefix(key, prefix) }

@@ -11,40 +11,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
 )
 
-func (s *Simulator) resetPods(items []storage.KeyValue) {
-	s.mu.Lock()
-	old := s.pods
-	s.pods = map[string]*corev1.Pod{}
-	for _, kv := range items {
-		s.podWritten(kv)
+// podHandlers follow the pods of the shared cache: every pod is
+// recorded, and queued for the scheduler or its kubelet.
+func (s *Simulator) podHandlers() watchcache.Handlers[*corev1.Pod] {
+	written := func(pod *corev1.Pod) {
+		s.mu.Lock()
+		s.podWritten(pod)
+		s.mu.Unlock()
 	}
-	for key := range old {
-		if s.pods[key] == nil {
-			s.podGone(key)
-		}
-	}
-	s.mu.Unlock()
+	return watchcache.Handlers[*corev1.Pod]{Add: written, Update: func(_, cur *corev1.Pod) { written(cur) }, Remove: s.podDeleted}
 }
 
-func (s *Simulator) podEvent(ev storage.Event) {
+func (s *Simulator) podDeleted(gone *corev1.Pod) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if ev.Type == storage.EventDelete {
-		key := keyOf(layout.ResourcePrefix(s.podsRes), ev.KV.Key)
-		if p := s.pods[key]; p != nil {
-			delete(s.pods, key)
-			s.podGone(key)
-			if p.Spec.NodeName != "" {
-				s.requeueUnschedulableLocked()
-			}
+	key := gone.Namespace + "/" + gone.Name
+	if p := s.pods[key]; p != nil {
+		delete(s.pods, key)
+		s.podGone(key)
+		if p.Spec.NodeName != "" {
+			s.requeueUnschedulableLocked()
 		}
-		return
 	}
-	s.podWritten(ev.KV)
 }
 
 // podGone forgets a deleted pod (s.mu held).
@@ -55,15 +46,10 @@ func (s *Simulator) podGone(key string) {
 	delete(s.usages, key)
 }
 
-// podWritten records a stored pod and queues it: for the scheduler while
-// unbound, for its kubelet once bound to a simulated node (s.mu held).
-func (s *Simulator) podWritten(kv storage.KeyValue) {
-	obj, err := layout.Decode(s.podsRes, kv)
-	if err != nil {
-		s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
-		return
-	}
-	pod := obj.(*corev1.Pod)
+// podWritten records a stored pod (shared: read only) and queues it: for
+// the scheduler while unbound, for its kubelet once bound to a simulated
+// node (s.mu held).
+func (s *Simulator) podWritten(pod *corev1.Pod) {
 	key := pod.Namespace + "/" + pod.Name
 	old := s.pods[key]
 	s.pods[key] = pod
