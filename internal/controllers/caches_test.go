@@ -18,7 +18,6 @@ import (
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
 
-
 // storePod writes a pod into store as the server stores it.
 func storePod(t *testing.T, store storage.Store, cat *registry.Catalogue, name string) {
 	t.Helper()
