@@ -42,13 +42,13 @@ func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Sto
 	if err := startPodGC(ctx, p.api, store, p.cat, caches, o.PodGC, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the pod garbage collector: %w", err)
 	}
-	if err := startCSRSigning(ctx, p.api, store, p.cat, o, plan.signerCAs); err != nil {
+	if err := startCSRSigning(ctx, p.api, store, p.cat, caches, o, plan.signerCAs); err != nil {
 		return fmt.Errorf("starting the CSR signer: %w", err)
 	}
-	if err := startCSRCleaner(ctx, p.api, store, p.cat, sel, o.Logger); err != nil {
+	if err := startCSRCleaner(ctx, p.api, store, p.cat, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the CSR cleaner: %w", err)
 	}
-	if err := startCSRApproving(ctx, p.api, store, p.cat, sel, o.Logger); err != nil {
+	if err := startCSRApproving(ctx, p.api, store, p.cat, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the CSR approver: %w", err)
 	}
 	return nil
