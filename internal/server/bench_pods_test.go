@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
@@ -17,14 +18,20 @@ import (
 )
 
 // BenchmarkPodsThroughControllers is issue 26's workload in process: a
-// Deployment of b.N replicas behind a Service, on 10 simulated nodes, with
-// every default controller running, until all b.N pods are available
-// (created by the ReplicaSet controller, scheduled, bound, running and
-// ready, in Endpoints and EndpointSlices). It reports the process's CPU
-// and the growth of its live heap per pod; allocs/op are per pod too (the
-// process's, all goroutines). Run with a fixed count, e.g.
-// -benchtime=300x.
+// Deployment of b.N replicas (service=true: behind a Service), on 10
+// simulated nodes, with every default controller running, until all b.N
+// pods are available (created by the ReplicaSet controller, scheduled,
+// bound, running and ready; in the Service's Endpoints and EndpointSlices).
+// It reports the process's CPU and the growth of its live heap per pod;
+// allocs/op are per pod too (the process's, all goroutines). Run with a
+// fixed count, e.g. -benchtime=300x.
 func BenchmarkPodsThroughControllers(b *testing.B) {
+	for _, service := range []bool{false, true} {
+		b.Run(fmt.Sprintf("service=%v", service), func(b *testing.B) { benchPods(b, service) })
+	}
+}
+
+func benchPods(b *testing.B, service bool) {
 	o := DefaultOptions()
 	o.DataDir, o.SecurePort = b.TempDir(), 0
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -44,8 +51,10 @@ func BenchmarkPodsThroughControllers(b *testing.B) {
 	labels := map[string]string{"app": "bench"}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bench"},
 		Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Port: 80}}}}
-	if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
+	if service {
+		if _, err := c.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "bench"}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To(int32(b.N)), Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -60,9 +69,9 @@ func BenchmarkPodsThroughControllers(b *testing.B) {
 		b.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Minute)
-	for !allServing(ctx, c, b.N) {
+	for !allServing(ctx, c, b.N, service) {
 		if time.Now().After(deadline) {
-			b.Fatalf("timed out waiting for %d pods available and in the Service's Endpoints and EndpointSlices", b.N)
+			b.Fatalf("timed out waiting for %d pods available (and in the Service's Endpoints and EndpointSlices: %v)", b.N, service)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -79,12 +88,15 @@ func liveHeap() int64 {
 	return int64(m.HeapAlloc)
 }
 
-// allServing: the bench Deployment has n available pods, and the bench
-// Service's Endpoints and EndpointSlices list n ready addresses.
-func allServing(ctx context.Context, c kubernetes.Interface, n int) bool {
+// allServing: the bench Deployment has n available pods, and (service)
+// the bench Service's Endpoints and EndpointSlices list n ready addresses.
+func allServing(ctx context.Context, c kubernetes.Interface, n int, service bool) bool {
 	d, err := c.AppsV1().Deployments("default").Get(ctx, "bench", metav1.GetOptions{})
 	if err != nil || d.Status.AvailableReplicas != int32(n) || d.Status.UpdatedReplicas != int32(n) {
 		return false
+	}
+	if !service {
+		return true
 	}
 	ep, err := c.CoreV1().Endpoints("default").Get(ctx, "bench", metav1.GetOptions{})
 	if err != nil || len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != n {
