@@ -21,7 +21,12 @@ import (
 // of storage and decoding each stored revision once, whichever number of
 // controllers read it. Each controller adds its own handlers (Shared); the
 // objects are shared read-only. Caches are made for one run of the
-// controllers: Start follows storage until its context ends.
+// controllers: Start follows storage until its context ends. Make every
+// reader before Start (as kube-controller-manager builds its controllers
+// before it starts its informer factory): a reader added to a running
+// cache hears of its contents at once, on its own goroutine, and of later
+// changes on the follower's, so it must be ready for them when it adds
+// its handlers.
 type Caches struct {
 	store storage.Store
 	cat   *registry.Catalogue
@@ -125,7 +130,7 @@ func Shared[T any](cs *Caches, gvr schema.GroupVersionResource, h watchcache.Han
 
 // Start follows storage into every cache until ctx ends: those made so
 // far, and those made later. Only the first call's ctx counts; later calls
-// (each controller's Run calls it) do nothing.
+// do nothing.
 func (cs *Caches) Start(ctx context.Context) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

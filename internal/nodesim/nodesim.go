@@ -93,6 +93,8 @@ type Simulator struct {
 	// registered is done once the configured nodes are registered
 	// (RegisterNodes, or Run).
 	registered sync.Once
+	// sharedCaches: ShareCaches has been called.
+	sharedCaches bool
 
 	mu    sync.Mutex
 	nodes map[string]*simNode    // simulated nodes by name
@@ -201,10 +203,23 @@ func (s *Simulator) RegisterNodes(ctx context.Context) {
 	})
 }
 
+// ShareCaches has the simulator follow nodes and pods in caches shared
+// with the controllers, whose maker starts them; without it Run follows
+// them in caches of its own. Call it before Run.
+func (s *Simulator) ShareCaches(caches *controllers.Caches) error {
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("nodes"), s.nodeHandlers()); err != nil {
+		return err
+	}
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("pods"), s.podHandlers()); err != nil {
+		return err
+	}
+	s.sharedCaches = true
+	return nil
+}
+
 // Run registers the configured nodes (unless RegisterNodes did) and
-// simulates until ctx ends, following nodes and pods in caches (shared
-// with the controllers; nil: its own).
-func (s *Simulator) Run(ctx context.Context, caches *controllers.Caches) {
+// simulates until ctx ends.
+func (s *Simulator) Run(ctx context.Context) {
 	go func() {
 		<-ctx.Done()
 		s.nodeQueue.ShutDown()
@@ -212,18 +227,14 @@ func (s *Simulator) Run(ctx context.Context, caches *controllers.Caches) {
 		s.schedQueue.ShutDown()
 	}()
 	s.RegisterNodes(ctx)
-	if caches == nil {
-		caches = controllers.NewCaches(s.cfg.Store, s.cfg.Catalogue, s.log)
+	if !s.sharedCaches {
+		own := controllers.NewCaches(s.cfg.Store, s.cfg.Catalogue, s.log)
+		if err := s.ShareCaches(own); err != nil {
+			s.log.Error("following nodes and pods", "err", err)
+			return
+		}
+		own.Start(ctx)
 	}
-	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("nodes"), s.nodeHandlers()); err != nil {
-		s.log.Error("following nodes", "err", err)
-		return
-	}
-	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("pods"), s.podHandlers()); err != nil {
-		s.log.Error("following pods", "err", err)
-		return
-	}
-	caches.Start(ctx)
 	go s.heartbeats(ctx)
 	go work(ctx, s.nodeQueue, s.syncNode, s.log, "node")
 	go work(ctx, s.podQueue, s.syncPod, s.log, "pod")

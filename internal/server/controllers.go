@@ -200,8 +200,13 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 		}
 	}
 	if p.simulator != nil {
-		go p.simulator.Run(ctx, caches)
+		if err := p.simulator.ShareCaches(caches); err != nil {
+			return fmt.Errorf("starting the simulated nodes: %w", err)
+		}
+		go p.simulator.Run(ctx)
 	}
+	// every reader is made: the caches start (the controllers wait for
+	// them to sync)
 	caches.Start(ctx)
 	return nil
 }

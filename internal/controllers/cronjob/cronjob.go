@@ -62,17 +62,19 @@ type Config struct {
 	// real clock if nil (tests step a fake one).
 	Clock clock.WithTicker
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller starts CronJobs' Jobs.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	clock    clock.WithTicker
-	caches   *controllers.Caches
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	clock     clock.WithTicker
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	cronJobs *watchcache.Cache[*batchv1.CronJob]
 	jobs     *watchcache.Cache[*batchv1.Job]
@@ -90,6 +92,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", Clock: clk})}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.cronJobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
@@ -105,7 +108,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs CronJobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.cronJobs.Synced(), c.jobs.Synced()}, workers, c.processNext)
 }
 

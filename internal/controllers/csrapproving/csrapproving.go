@@ -82,17 +82,19 @@ type Config struct {
 	Client    kubernetes.Interface // reviews and approves as User
 	Log       *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller approves kubelet client CSRs.
 type Controller struct {
-	caches *controllers.Caches
-	client kubernetes.Interface
-	log    *slog.Logger
-	csrs   *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	queue  workqueue.TypedRateLimitingInterface[string]
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	queue     workqueue.TypedRateLimitingInterface[string]
 }
 
 // New returns the controller.
@@ -109,6 +111,7 @@ func New(cfg Config) (*Controller, error) {
 	enqueue := func(csr *certificatesv1.CertificateSigningRequest) { c.queue.Add(csr.Name) }
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
@@ -121,7 +124,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and approves until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.csrs.Synced()}, workers, c.processNext)
 }
 

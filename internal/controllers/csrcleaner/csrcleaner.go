@@ -50,17 +50,19 @@ type Config struct {
 	Client    kubernetes.Interface // deletes as User
 	Log       *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller deletes CSRs that are done with.
 type Controller struct {
-	caches *controllers.Caches
-	client kubernetes.Interface
-	log    *slog.Logger
-	csrs   *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	now    func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	now       func() time.Time
 }
 
 // New returns the controller.
@@ -71,6 +73,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
@@ -82,7 +85,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and cleans every hour until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	select {
 	case <-ctx.Done():
 		return

@@ -62,20 +62,22 @@ type Config struct {
 	// Duration is the longest certificate issued (DefaultDuration).
 	Duration time.Duration
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller signs approved CSRs.
 type Controller struct {
-	caches   *controllers.Caches
-	client   kubernetes.Interface
-	log      *slog.Logger
-	cas      map[string]CA
-	duration time.Duration
-	csrs     *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	queue    workqueue.TypedRateLimitingInterface[string]
-	now      func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	cas       map[string]CA
+	duration  time.Duration
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	queue     workqueue.TypedRateLimitingInterface[string]
+	now       func() time.Time
 }
 
 // New returns the controller.
@@ -91,6 +93,7 @@ func New(cfg Config) (*Controller, error) {
 	enqueue := func(csr *certificatesv1.CertificateSigningRequest) { c.queue.Add(csr.Name) }
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
@@ -113,7 +116,9 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 
 // Run follows storage and signs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.csrs.Synced()}, workers, c.processNext)
 }
 

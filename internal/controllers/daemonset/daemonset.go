@@ -68,16 +68,18 @@ type Config struct {
 	Recorder  record.EventRecorder
 	Log       *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller keeps DaemonSets' pods and revisions.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	caches   *controllers.Caches
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	daemonSets *watchcache.Cache[*appsv1.DaemonSet]
 	revisions  *watchcache.Cache[*appsv1.ControllerRevision]
@@ -105,6 +107,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset-node-updates"})}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.daemonSets, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("daemonsets"),
@@ -128,7 +131,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs DaemonSets until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	synced := []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()}
 	controllers.RunWorkerPools(ctx, synced,
 		controllers.WorkerPool{Queue: c.queue, Workers: workers, ProcessNext: func(ctx context.Context) bool {

@@ -61,16 +61,18 @@ type Config struct {
 	Recorder  record.EventRecorder
 	Log       *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller keeps Deployments' ReplicaSets.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	caches   *controllers.Caches
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	deployments *watchcache.Cache[*appsv1.Deployment]
 	replicaSets *watchcache.Cache[*appsv1.ReplicaSet]
@@ -86,6 +88,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"})}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.deployments, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("deployments"),
@@ -105,7 +108,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs Deployments until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	synced := []<-chan struct{}{c.deployments.Synced(), c.replicaSets.Synced(), c.pods.Synced()}
 	controllers.RunWorkers(ctx, c.queue, synced, workers, c.processNext)
 }

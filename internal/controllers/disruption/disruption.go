@@ -83,7 +83,8 @@ type Config struct {
 	// not zero (tests).
 	StalePodDisruptionTimeout time.Duration
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
@@ -94,6 +95,7 @@ type Controller struct {
 	log          *slog.Logger
 	cat          *registry.Catalogue
 	caches       *controllers.Caches
+	ownCaches    bool // caches are the controller's own, started by Run
 	clock        clock.WithTicker
 	staleTimeout time.Duration
 
@@ -131,6 +133,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	if cfg.StalePodDisruptionTimeout != 0 {
 		c.staleTimeout = cfg.StalePodDisruptionTimeout
@@ -175,7 +178,9 @@ func follow[T any](c *Controller, gvr schema.GroupVersionResource, h watchcache.
 
 // Run follows storage and keeps budgets' status until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		controllers.RunWorkers(ctx, c.recheck, c.synced, 1, func(context.Context) bool { return c.processNextRecheck() })

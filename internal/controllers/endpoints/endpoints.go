@@ -68,7 +68,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 	// Workers sync that many Services at once; 0 means 5.
 	Workers int
@@ -80,6 +81,7 @@ type Config struct {
 // Controller keeps the Endpoints of Services.
 type Controller struct {
 	caches      *controllers.Caches
+	ownCaches   bool // caches are the controller's own, started by Run
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	log         *slog.Logger
@@ -108,6 +110,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.services, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("services"),
@@ -129,7 +132,9 @@ func New(cfg Config) (*Controller, error) {
 // are filled, every Endpoints object is queued once, so that those whose
 // Service went while the controller was not running are deleted.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Workers: 1, ProcessNext: func(context.Context) bool { c.queueLeftovers(); return false }})

@@ -75,7 +75,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 	// Workers sync that many Services at once; 0 means 5.
 	Workers int
@@ -87,6 +88,7 @@ type Config struct {
 // Controller keeps the EndpointSlices of Services.
 type Controller struct {
 	caches      *controllers.Caches
+	ownCaches   bool // caches are the controller's own, started by Run
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	log         *slog.Logger
@@ -126,6 +128,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.services, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("services"),
@@ -159,7 +162,9 @@ func serviceRateLimiter() workqueue.TypedRateLimiter[string] {
 
 // Run follows storage and syncs Services until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.cache.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Queue: c.topologyQueue, Workers: 1, ProcessNext: func(context.Context) bool { return c.processTopology() }})

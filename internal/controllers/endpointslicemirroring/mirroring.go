@@ -83,13 +83,15 @@ type Config struct {
 	// slice (--mirroring-endpointslice-updates-batch-period, 0 by default).
 	BatchPeriod time.Duration
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller mirrors Endpoints into EndpointSlices.
 type Controller struct {
 	caches       *controllers.Caches
+	ownCaches    bool // caches are the controller's own, started by Run
 	client       kubernetes.Interface
 	recorder     record.EventRecorder
 	log          *slog.Logger
@@ -121,6 +123,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.endpoints, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("endpoints"),
@@ -148,7 +151,9 @@ func endpointsRateLimiter() workqueue.TypedRateLimiter[string] {
 
 // Run follows storage and syncs Endpoints until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.endpoints.Synced(), c.services.Synced(), c.slices.Synced()},
 		c.workers, c.processNext)
 }

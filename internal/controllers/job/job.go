@@ -78,7 +78,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 	// Workers sync that many Jobs at once; 0 means 5.
 	Workers int
@@ -86,11 +87,12 @@ type Config struct {
 
 // Controller runs Jobs' pods and keeps their status.
 type Controller struct {
-	caches   *controllers.Caches
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	workers  int
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	workers   int
 
 	pods *watchcache.Cache[*corev1.Pod]
 	jobs *watchcache.Cache[*batchv1.Job]
@@ -123,6 +125,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
@@ -138,7 +141,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Queue: c.orphanQueue, Workers: c.workers, ProcessNext: c.processNextOrphan})

@@ -61,7 +61,8 @@ type Config struct {
 	// the first pass that finds the node gone.
 	QuarantineTime time.Duration
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
@@ -73,6 +74,7 @@ type Controller struct {
 	period     time.Duration
 	quarantine time.Duration
 	caches     *controllers.Caches
+	ownCaches  bool // caches are the controller's own, started by Run
 	pods       *watchcache.Cache[*corev1.Pod]
 	nodes      *watchcache.Cache[*corev1.Node]
 	// missingNodes holds the names of nodes pods are bound to but that
@@ -93,6 +95,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"), watchcache.Handlers[*corev1.Pod]{}); err != nil {
@@ -108,7 +111,9 @@ func New(cfg Config) (*Controller, error) {
 // ends.
 func (c *Controller) Run(ctx context.Context) {
 	defer c.missingNodes.ShutDown()
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	for _, synced := range []<-chan struct{}{c.pods.Synced(), c.nodes.Synced()} {
 		select {
 		case <-ctx.Done():

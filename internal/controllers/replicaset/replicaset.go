@@ -64,7 +64,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 	// Workers sync that many controllers at once; 0 means 5.
 	Workers int
@@ -72,15 +73,16 @@ type Config struct {
 
 // Controller keeps the replicas of one Kind.
 type Controller struct {
-	kind         Kind
-	store        storage.Store
-	client       kubernetes.Interface
-	recorder     record.EventRecorder
-	log          *slog.Logger
-	workers      int
-	ownersPrefix string
-	caches       *controllers.Caches
-	ownCache     bool // owners is the controller's own cache, not one of caches
+	kind          Kind
+	store         storage.Store
+	client        kubernetes.Interface
+	recorder      record.EventRecorder
+	log           *slog.Logger
+	workers       int
+	ownersPrefix  string
+	caches        *controllers.Caches
+	ownCaches     bool // caches are the controller's own, started by Run
+	privateOwners bool // owners is the controller's own cache, not one of caches
 
 	pods         *watchcache.Cache[*corev1.Pod]
 	owners       *watchcache.Cache[*appsv1.ReplicaSet]
@@ -105,6 +107,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
@@ -126,16 +129,18 @@ func New(cfg Config) (*Controller, error) {
 		}
 		return c.kind.toReplicaSet(obj), nil
 	}, ownerHandlers, onError)
-	c.ownCache = true
+	c.privateOwners = true
 	return c, nil
 }
 
 // Run follows storage and syncs controllers until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	if c.ownCache {
+	if c.privateOwners {
 		go controllers.Follow(ctx, c.store, c.ownersPrefix, c.owners, c.log)
 	}
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.owners.Synced(), c.pods.Synced()}, c.workers, c.processNext)
 }
 

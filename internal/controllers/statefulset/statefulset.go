@@ -72,7 +72,8 @@ type Config struct {
 	Recorder record.EventRecorder
 	Log      *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 	// Workers sync that many sets at once; 0 means 5.
 	Workers int
@@ -80,11 +81,12 @@ type Config struct {
 
 // Controller keeps StatefulSets' pods, claims, revisions and status.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	caches   *controllers.Caches
-	workers  int
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	workers   int
 	// defaultSet defaults a StatefulSet as the server does.
 	defaultSet func(*appsv1.StatefulSet)
 
@@ -119,6 +121,7 @@ func New(cfg Config) (*Controller, error) {
 	c.consistency = consistency{pending: map[string]*[resourceCount]written{}, now: time.Now}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	setsRes, ok := cfg.Catalogue.Lookup(appsv1.SchemeGroupVersion.WithResource("statefulsets"))
 	if !ok {
@@ -146,7 +149,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs sets until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	synced := []<-chan struct{}{c.sets.Synced(), c.pods.Synced(), c.claims.Synced(), c.revisions.Synced()}
 	controllers.RunWorkers(ctx, c.queue, synced, c.workers, c.processNext)
 }

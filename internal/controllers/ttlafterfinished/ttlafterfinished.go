@@ -45,18 +45,20 @@ type Config struct {
 	Client    kubernetes.Interface // deletes as User
 	Log       *slog.Logger
 	// Caches are the watch caches the controller shares with the
-	// others of the process; nil means its own.
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
 	Caches *controllers.Caches
 }
 
 // Controller deletes finished Jobs whose TTL has passed.
 type Controller struct {
-	caches *controllers.Caches
-	client kubernetes.Interface
-	log    *slog.Logger
-	jobs   *watchcache.Cache[*batchv1.Job]
-	queue  workqueue.TypedRateLimitingInterface[string]
-	now    func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	jobs      *watchcache.Cache[*batchv1.Job]
+	queue     workqueue.TypedRateLimitingInterface[string]
+	now       func() time.Time
 }
 
 // New returns the controller.
@@ -66,6 +68,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete"})}
 	if c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	var err error
 	c.jobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("jobs"),
@@ -75,7 +78,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and deletes expired Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	c.caches.Start(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.jobs.Synced()}, defaultWorkers, c.processNext)
 }
 
