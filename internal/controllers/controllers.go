@@ -15,8 +15,11 @@
 // observers instead), and writes through the API server's loopback client as
 // its own user, so admission, validation and audit see its requests as
 // upstream's kube-controller-manager's. It is not a general controller
-// framework: there are no informers or listers, only what these
-// controllers need.
+// framework: the workload controllers (internal/controllers/<workload>)
+// and the simulated nodes read decoded objects from one shared watch cache
+// per resource (Caches, watchcache), the informers of client-go without
+// the API round trip; the controllers of this package follow storage keys
+// themselves.
 package controllers
 
 import (

@@ -12,8 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
 )
 
 // The kubelet's node lease: in kube-node-lease, named after the node,
@@ -42,48 +41,29 @@ func (s *Simulator) register(ctx context.Context, name string) error {
 	return err
 }
 
-func (s *Simulator) resetNodes(items []storage.KeyValue) {
-	s.mu.Lock()
-	seen := map[string]bool{}
-	for _, kv := range items {
-		if name, _ := s.nodeWritten(kv); name != "" {
-			seen[name] = true
+// nodeHandlers follow the nodes of the shared cache.
+func (s *Simulator) nodeHandlers() watchcache.Handlers[*corev1.Node] {
+	written := func(node *corev1.Node) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if _, changed := s.nodeWritten(node); changed {
+			s.requeueUnschedulableLocked()
 		}
 	}
-	for name := range s.nodes {
-		if !seen[name] {
-			delete(s.nodes, name)
+	return watchcache.Handlers[*corev1.Node]{Add: written, Update: func(_, cur *corev1.Node) { written(cur) },
+		Remove: func(node *corev1.Node) {
+			s.mu.Lock()
+			delete(s.nodes, node.Name)
 			s.nodeOrder = nil
-		}
-	}
-	s.mu.Unlock()
-	s.requeueUnschedulable()
-}
-
-func (s *Simulator) nodeEvent(ev storage.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ev.Type == storage.EventDelete {
-		delete(s.nodes, keyOf(layout.ResourcePrefix(s.nodesRes), ev.KV.Key))
-		s.nodeOrder = nil
-		return
-	}
-	if _, changed := s.nodeWritten(ev.KV); changed {
-		s.requeueUnschedulableLocked()
-	}
+			s.mu.Unlock()
+		}}
 }
 
 // nodeWritten records a stored node (s.mu held) and queues its sync if it
 // is simulated, returning its name then, and whether what the filters read
 // of it changed (as kube-scheduler's queueing hints, a heartbeat does not
 // send pending pods back to the scheduler).
-func (s *Simulator) nodeWritten(kv storage.KeyValue) (string, bool) {
-	obj, err := layout.Decode(s.nodesRes, kv)
-	if err != nil {
-		s.log.Warn("decoding a stored node", "key", kv.Key, "err", err)
-		return "", false
-	}
-	node := obj.(*corev1.Node)
+func (s *Simulator) nodeWritten(node *corev1.Node) (string, bool) {
 	if !Simulated(node) {
 		delete(s.nodes, node.Name)
 		s.nodeOrder = nil

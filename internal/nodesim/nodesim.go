@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,8 +37,8 @@ import (
 	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -88,14 +87,14 @@ type Config struct {
 // Simulator is the simulated kubelets and scheduler.
 type Simulator struct {
 	cfg        Config
-	nodesRes   *registry.Resource
-	podsRes    *registry.Resource
 	scheduler  kubernetes.Interface
 	controller kubernetes.Interface
 	log        *slog.Logger
 	// registered is done once the configured nodes are registered
 	// (RegisterNodes, or Run).
 	registered sync.Once
+	// sharedCaches: ShareCaches has been called.
+	sharedCaches bool
 
 	mu    sync.Mutex
 	nodes map[string]*simNode // simulated nodes by name
@@ -157,12 +156,12 @@ func New(cfg Config) (*Simulator, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	nodesRes, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
-	podsRes, ok2 := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
+	_, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("nodes"))
+	_, ok2 := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("the catalogue serves no v1 nodes or pods")
 	}
-	s := &Simulator{cfg: cfg, nodesRes: nodesRes, podsRes: podsRes, log: cfg.Log,
+	s := &Simulator{cfg: cfg, log: cfg.Log,
 		nodes: map[string]*simNode{}, pods: map[string]*corev1.Pod{}, assumed: map[string]string{},
 		unschedulable: map[string]bool{}, podIPs: newPodIPs(), indexes: map[string]int{},
 		counted: map[string]countedPod{}, accounts: accounts{},
@@ -210,6 +209,20 @@ func (s *Simulator) RegisterNodes(ctx context.Context) {
 	})
 }
 
+// ShareCaches has the simulator follow nodes and pods in caches shared
+// with the controllers, whose maker starts them; without it Run follows
+// them in caches of its own. Call it before Run.
+func (s *Simulator) ShareCaches(caches *controllers.Caches) error {
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("nodes"), s.nodeHandlers()); err != nil {
+		return err
+	}
+	if _, err := controllers.Shared(caches, corev1.SchemeGroupVersion.WithResource("pods"), s.podHandlers()); err != nil {
+		return err
+	}
+	s.sharedCaches = true
+	return nil
+}
+
 // Run registers the configured nodes (unless RegisterNodes did) and
 // simulates until ctx ends.
 func (s *Simulator) Run(ctx context.Context) {
@@ -220,8 +233,14 @@ func (s *Simulator) Run(ctx context.Context) {
 		s.schedQueue.ShutDown()
 	}()
 	s.RegisterNodes(ctx)
-	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.nodesRes), s.resetNodes, s.nodeEvent, s.log)
-	go follow(ctx, s.cfg.Store, layout.ResourcePrefix(s.podsRes), s.resetPods, s.podEvent, s.log)
+	if !s.sharedCaches {
+		own := controllers.NewCaches(s.cfg.Store, s.cfg.Catalogue, s.log)
+		if err := s.ShareCaches(own); err != nil {
+			s.log.Error("following nodes and pods", "err", err)
+			return
+		}
+		own.Start(ctx)
+	}
 	go s.heartbeats(ctx)
 	go work(ctx, s.nodeQueue, s.syncNode, s.log, "node")
 	go work(ctx, s.podQueue, s.syncPod, s.log, "pod")
@@ -246,39 +265,3 @@ func work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string
 		queue.Done(key)
 	}
 }
-
-// follow lists prefix, then watches it from the listed revision until ctx
-// ends, listing again when the watch fails.
-func follow(ctx context.Context, store storage.Store, prefix string, reset func([]storage.KeyValue), event func(storage.Event), log *slog.Logger) {
-	for ctx.Err() == nil {
-		err := followOnce(ctx, store, prefix, reset, event)
-		if ctx.Err() != nil {
-			return
-		}
-		log.Warn("watching storage, relisting", "prefix", prefix, "err", err)
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-func followOnce(ctx context.Context, store storage.Store, prefix string, reset func([]storage.KeyValue), event func(storage.Event)) error {
-	page, err := store.List(ctx, prefix, storage.ListOptions{})
-	if err != nil {
-		return err
-	}
-	reset(page.Items)
-	w, err := store.Watch(ctx, prefix, page.Revision)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for ev := range w.Events() {
-		event(ev)
-	}
-	return w.Err()
-}
-
-// keyOf is namespace/name of a stored key under prefix.
-func keyOf(prefix, key string) string { return strings.TrimPrefix(key, prefix) }

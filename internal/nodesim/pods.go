@@ -11,22 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/admitd/admitd/internal/storage/layout"
-	"github.com/admitd/admitd/pkg/storage"
+	"github.com/admitd/admitd/internal/controllers/watchcache"
 )
-
-func (s *Simulator) resetPods(items []storage.KeyValue) {
-	var pods []*corev1.Pod
-	for _, kv := range items {
-		obj, err := layout.Decode(s.podsRes, kv)
-		if err != nil {
-			s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
-			continue
-		}
-		pods = append(pods, obj.(*corev1.Pod))
-	}
-	s.podsListed(pods)
-}
 
 // podsListed replaces the pods known by the ones storage listed.
 func (s *Simulator) podsListed(pods []*corev1.Pod) {
@@ -44,14 +30,15 @@ func (s *Simulator) podsListed(pods []*corev1.Pod) {
 	}
 }
 
-func (s *Simulator) podEvent(ev storage.Event) {
-	if ev.Type == storage.EventDelete {
-		s.podDeleted(keyOf(layout.ResourcePrefix(s.podsRes), ev.KV.Key))
-		return
+// podHandlers follow the pods of the shared cache: every pod is
+// recorded, and queued for the scheduler or its kubelet.
+func (s *Simulator) podHandlers() watchcache.Handlers[*corev1.Pod] {
+	written := func(pod *corev1.Pod) {
+		s.mu.Lock()
+		s.podStored(pod)
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.podWritten(ev.KV)
+	return watchcache.Handlers[*corev1.Pod]{Add: written, Update: func(_, cur *corev1.Pod) { written(cur) }, Remove: func(p *corev1.Pod) { s.podDeleted(p.Namespace + "/" + p.Name) }}
 }
 
 // podDeleted forgets the pod at key, which storage deleted; the pods no
@@ -74,16 +61,6 @@ func (s *Simulator) podGone(key string) {
 	delete(s.unschedulable, key)
 	s.podIPs.forget(key)
 	s.recount(key)
-}
-
-// podWritten records a stored pod (s.mu held).
-func (s *Simulator) podWritten(kv storage.KeyValue) {
-	obj, err := layout.Decode(s.podsRes, kv)
-	if err != nil {
-		s.log.Warn("decoding a stored pod", "key", kv.Key, "err", err)
-		return
-	}
-	s.podStored(obj.(*corev1.Pod))
 }
 
 // podStored records the pod as storage now holds it and queues it: for

@@ -178,10 +178,12 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
-	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, sel, o.Logger); err != nil {
+	// the controllers' watch caches, one of each resource, shared
+	caches := controllers.NewCaches(s.store, p.cat, o.Logger.With("component", "controller-caches"))
+	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
-	if err := startPodGCAndCSRSigning(ctx, p, s.store, o, plan); err != nil {
+	if err := startPodGCAndCSRSigning(ctx, p, s.store, caches, o, plan); err != nil {
 		return err
 	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
@@ -198,7 +200,13 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 		}
 	}
 	if p.simulator != nil {
+		if err := p.simulator.ShareCaches(caches); err != nil {
+			return fmt.Errorf("starting the simulated nodes: %w", err)
+		}
 		go p.simulator.Run(ctx)
 	}
+	// every reader is made: the caches start (the controllers wait for
+	// them to sync)
+	caches.Start(ctx)
 	return nil
 }

@@ -33,7 +33,7 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 // Deployment controllers the selection turns on until ctx ends, each writing (and
 // recording its events) through the loopback client as its
 // kube-controller-manager service account, through admission.
-func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
 		if !sel.Enabled(kind.Name) {
 			continue
@@ -48,44 +48,44 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		if err != nil {
 			return err
 		}
-		c, err := replicaset.New(replicaset.Config{Kind: kind, Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		c, err := replicaset.New(replicaset.Config{Kind: kind, Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: l})
 		if err != nil {
 			return err
 		}
 		go c.Run(ctx)
 	}
 	if sel.Enabled(daemonset.Name) {
-		if err := startDaemonSetController(ctx, api, store, cat, log.With("controller", daemonset.Name)); err != nil {
+		if err := startDaemonSetController(ctx, api, store, cat, caches, log.With("controller", daemonset.Name)); err != nil {
 			return err
 		}
 	}
-	if err := startJobControllers(ctx, api, store, cat, sel, log); err != nil {
+	if err := startJobControllers(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
-	if err := startStatefulSetController(ctx, api, store, cat, sel, log); err != nil {
+	if err := startStatefulSetController(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
-	if err := startCronJobController(ctx, api, store, cat, sel, log); err != nil {
+	if err := startCronJobController(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
-	if err := startEndpointsControllers(ctx, api, store, cat, sel, log); err != nil {
+	if err := startEndpointsControllers(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
-	if err := startEndpointSliceMirroringController(ctx, api, store, cat, sel, log); err != nil {
+	if err := startEndpointSliceMirroringController(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
-	if err := startDisruptionController(ctx, api, store, cat, sel, log); err != nil {
+	if err := startDisruptionController(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
 	if sel.Enabled(deployment.Name) {
-		return startDeploymentController(ctx, api, store, cat, log.With("controller", deployment.Name))
+		return startDeploymentController(ctx, api, store, cat, caches, log.With("controller", deployment.Name))
 	}
 	return nil
 }
 
 // startDeploymentController runs the Deployment controller until ctx
 // ends, as kube-controller-manager's deployment-controller.
-func startDeploymentController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+func startDeploymentController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, log *slog.Logger) error {
 	rt := controllerLoopback(ctx, api, deployment.User, log)
 	client, err := controllers.NewClientset(rt)
 	if err != nil {
@@ -95,7 +95,7 @@ func startDeploymentController(ctx context.Context, api *apiserver.Server, store
 	if err != nil {
 		return err
 	}
-	c, err := deployment.New(deployment.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	c, err := deployment.New(deployment.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: log})
 	if err != nil {
 		return err
 	}

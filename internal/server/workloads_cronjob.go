@@ -14,7 +14,7 @@ import (
 // startCronJobController runs the CronJob controller, if the selection
 // turns it on, until ctx ends, as kube-controller-manager's
 // cronjob-controller.
-func startCronJobController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startCronJobController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(cronjob.Name) {
 		return nil
 	}
@@ -28,7 +28,7 @@ func startCronJobController(ctx context.Context, api *apiserver.Server, store st
 	if err != nil {
 		return err
 	}
-	c, err := cronjob.New(cronjob.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	c, err := cronjob.New(cronjob.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: log})
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (o CSRSigningOptions) signerCAs(pkiDir string, log *slog.Logger) (map[strin
 // startCSRSigning runs the CSR signer with the signers' CAs (none when the
 // selection turns it off: it does not run), until ctx ends, as
 // kube-controller-manager's certificatesigningrequest-signing-controller.
-func startCSRSigning(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, o Options, cas map[string]csrsigning.CA) error {
+func startCSRSigning(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, o Options, cas map[string]csrsigning.CA) error {
 	if len(cas) == 0 {
 		return nil
 	}
@@ -108,7 +108,7 @@ func startCSRSigning(ctx context.Context, api *apiserver.Server, store storage.S
 	if err != nil {
 		return err
 	}
-	c, err := csrsigning.New(csrsigning.Config{Store: store, Catalogue: cat, Client: client, Log: log, CAs: cas, Duration: o.CSRSigning.Duration})
+	c, err := csrsigning.New(csrsigning.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Log: log, CAs: cas, Duration: o.CSRSigning.Duration})
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (o CSRSigningOptions) Validate() error {
 // startCSRCleaner runs the CSR cleaner, if the selection turns it on,
 // until ctx ends, as kube-controller-manager's
 // certificatesigningrequest-cleaner-controller.
-func startCSRCleaner(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startCSRCleaner(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(csrcleaner.Name) {
 		return nil
 	}
@@ -159,7 +159,7 @@ func startCSRCleaner(ctx context.Context, api *apiserver.Server, store storage.S
 	if err != nil {
 		return err
 	}
-	c, err := csrcleaner.New(csrcleaner.Config{Store: store, Catalogue: cat, Client: client, Log: log})
+	c, err := csrcleaner.New(csrcleaner.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Log: log})
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func startCSRCleaner(ctx context.Context, api *apiserver.Server, store storage.S
 // startCSRApproving runs the CSR approver, if the selection turns it on,
 // until ctx ends, as kube-controller-manager's
 // certificatesigningrequest-approving-controller.
-func startCSRApproving(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startCSRApproving(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(csrapproving.Name) {
 		return nil
 	}
@@ -179,7 +179,7 @@ func startCSRApproving(ctx context.Context, api *apiserver.Server, store storage
 	if err != nil {
 		return err
 	}
-	c, err := csrapproving.New(csrapproving.Config{Store: store, Catalogue: cat, Client: client, Log: log})
+	c, err := csrapproving.New(csrapproving.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Log: log})
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 
 // startDaemonSetController runs the DaemonSet controller until ctx ends,
 // as kube-controller-manager's daemonset-controller.
-func startDaemonSetController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, log *slog.Logger) error {
+func startDaemonSetController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, log *slog.Logger) error {
 	rt := controllerLoopback(ctx, api, daemonset.User, log)
 	client, err := controllers.NewClientset(rt)
 	if err != nil {
@@ -23,7 +23,7 @@ func startDaemonSetController(ctx context.Context, api *apiserver.Server, store 
 	if err != nil {
 		return err
 	}
-	c, err := daemonset.New(daemonset.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	c, err := daemonset.New(daemonset.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: log})
 	if err != nil {
 		return err
 	}

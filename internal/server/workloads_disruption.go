@@ -15,7 +15,7 @@ import (
 // selection turns it on, until ctx ends, as kube-controller-manager's
 // disruption-controller: it keeps PodDisruptionBudgets' status, which
 // the pods/eviction subresource reads.
-func startDisruptionController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startDisruptionController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(disruption.Name) {
 		return nil
 	}
@@ -29,7 +29,7 @@ func startDisruptionController(ctx context.Context, api *apiserver.Server, store
 	if err != nil {
 		return err
 	}
-	c, err := disruption.New(disruption.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	c, err := disruption.New(disruption.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: log})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // controllers the selection turns on until ctx ends, each writing (and
 // recording its events) through the loopback client as its
 // kube-controller-manager service account.
-func startEndpointsControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startEndpointsControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if sel.Enabled(endpointslice.Name) {
 		l := log.With("controller", endpointslice.Name)
 		rt := controllerLoopback(ctx, api, endpointslice.User, l)
@@ -28,7 +28,7 @@ func startEndpointsControllers(ctx context.Context, api *apiserver.Server, store
 		if err != nil {
 			return err
 		}
-		c, err := endpointslice.New(endpointslice.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		c, err := endpointslice.New(endpointslice.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: l})
 		if err != nil {
 			return err
 		}
@@ -45,7 +45,7 @@ func startEndpointsControllers(ctx context.Context, api *apiserver.Server, store
 		if err != nil {
 			return err
 		}
-		c, err := endpoints.New(endpoints.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		c, err := endpoints.New(endpoints.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: l})
 		if err != nil {
 			return err
 		}

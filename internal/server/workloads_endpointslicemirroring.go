@@ -15,7 +15,7 @@ import (
 // controller, when the selection turns it on, until ctx ends, writing
 // (and recording its events) through the loopback client as
 // kube-controller-manager's endpointslicemirroring-controller.
-func startEndpointSliceMirroringController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startEndpointSliceMirroringController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(endpointslicemirroring.Name) {
 		return nil
 	}
@@ -29,7 +29,7 @@ func startEndpointSliceMirroringController(ctx context.Context, api *apiserver.S
 	if err != nil {
 		return err
 	}
-	c, err := endpointslicemirroring.New(endpointslicemirroring.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+	c, err := endpointslicemirroring.New(endpointslicemirroring.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: l})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 // startJobControllers runs the Job controller and the TTL-after-finished
 // controller the selection turns on until ctx ends, as
 // kube-controller-manager's job-controller and ttl-after-finished-controller.
-func startJobControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startJobControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if sel.Enabled(job.Name) {
 		l := log.With("controller", job.Name)
 		rt := controllerLoopback(ctx, api, job.User, l)
@@ -27,7 +27,7 @@ func startJobControllers(ctx context.Context, api *apiserver.Server, store stora
 		if err != nil {
 			return err
 		}
-		c, err := job.New(job.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: l})
+		c, err := job.New(job.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: l})
 		if err != nil {
 			return err
 		}
@@ -38,7 +38,7 @@ func startJobControllers(ctx context.Context, api *apiserver.Server, store stora
 		if err != nil {
 			return err
 		}
-		c, err := ttlafterfinished.New(ttlafterfinished.Config{Store: store, Catalogue: cat, Client: client,
+		c, err := ttlafterfinished.New(ttlafterfinished.Config{Store: store, Catalogue: cat, Caches: caches, Client: client,
 			Log: log.With("controller", ttlafterfinished.Name)})
 		if err != nil {
 			return err

@@ -37,18 +37,18 @@ func (o PodGCOptions) threshold() int {
 
 // startPodGCAndCSRSigning starts the pod garbage collector and the CSR
 // signer, cleaner and approver the selection turns on.
-func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Store, o Options, plan controllerPlan) error {
+func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Store, caches *controllers.Caches, o Options, plan controllerPlan) error {
 	sel := plan.sel
-	if err := startPodGC(ctx, p.api, store, p.cat, o.PodGC, sel, o.Logger); err != nil {
+	if err := startPodGC(ctx, p.api, store, p.cat, caches, o.PodGC, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the pod garbage collector: %w", err)
 	}
-	if err := startCSRSigning(ctx, p.api, store, p.cat, o, plan.signerCAs); err != nil {
+	if err := startCSRSigning(ctx, p.api, store, p.cat, caches, o, plan.signerCAs); err != nil {
 		return fmt.Errorf("starting the CSR signer: %w", err)
 	}
-	if err := startCSRCleaner(ctx, p.api, store, p.cat, sel, o.Logger); err != nil {
+	if err := startCSRCleaner(ctx, p.api, store, p.cat, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the CSR cleaner: %w", err)
 	}
-	if err := startCSRApproving(ctx, p.api, store, p.cat, sel, o.Logger); err != nil {
+	if err := startCSRApproving(ctx, p.api, store, p.cat, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the CSR approver: %w", err)
 	}
 	return nil
@@ -57,7 +57,7 @@ func startPodGCAndCSRSigning(ctx context.Context, p *apiParts, store storage.Sto
 // startPodGC runs the pod garbage collector, if the selection turns it on,
 // until ctx ends, as kube-controller-manager's
 // pod-garbage-collector-controller.
-func startPodGC(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, o PodGCOptions, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startPodGC(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, o PodGCOptions, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(podgc.Name) {
 		return nil
 	}
@@ -70,7 +70,7 @@ func startPodGC(ctx context.Context, api *apiserver.Server, store storage.Store,
 	if quarantine <= 0 {
 		quarantine = podgc.DefaultQuarantineTime
 	}
-	c, err := podgc.New(podgc.Config{Store: store, Catalogue: cat, Client: client, Log: log,
+	c, err := podgc.New(podgc.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Log: log,
 		TerminatedPodThreshold: o.threshold(), CheckPeriod: o.CheckPeriod, QuarantineTime: quarantine})
 	if err != nil {
 		return err

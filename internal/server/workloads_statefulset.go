@@ -14,7 +14,7 @@ import (
 // startStatefulSetController runs the StatefulSet controller, if the
 // selection turns it on, until ctx ends, as kube-controller-manager's
 // statefulset-controller.
-func startStatefulSetController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startStatefulSetController(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
 	if !sel.Enabled(statefulset.Name) {
 		return nil
 	}
@@ -28,7 +28,7 @@ func startStatefulSetController(ctx context.Context, api *apiserver.Server, stor
 	if err != nil {
 		return err
 	}
-	c, err := statefulset.New(statefulset.Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log})
+	c, err := statefulset.New(statefulset.Config{Store: store, Catalogue: cat, Caches: caches, Client: client, Recorder: recorder, Log: log})
 	if err != nil {
 		return err
 	}

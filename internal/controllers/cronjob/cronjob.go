@@ -61,16 +61,20 @@ type Config struct {
 	// Clock tells the time and wakes CronJobs at their start times; the
 	// real clock if nil (tests step a fake one).
 	Clock clock.WithTicker
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller starts CronJobs' Jobs.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	store    storage.Store
-	clock    clock.WithTicker
-	prefixes [2]string // cronjobs, jobs
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	clock     clock.WithTicker
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	cronJobs *watchcache.Cache[*batchv1.CronJob]
 	jobs     *watchcache.Cache[*batchv1.Job]
@@ -83,17 +87,20 @@ func New(cfg Config) (*Controller, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, clock: clk,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, clock: clk,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", Clock: clk})}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
 	var err error
-	if c.cronJobs, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
-		watchcache.Handlers[*batchv1.CronJob]{Add: c.enqueue, Update: c.updateCronJob, Remove: c.enqueue}, onError); err != nil {
+	if c.cronJobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("cronjobs"),
+		watchcache.Handlers[*batchv1.CronJob]{Add: c.enqueue, Update: c.updateCronJob, Remove: c.enqueue}); err != nil {
 		return nil, err
 	}
-	if c.jobs, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, batchv1.SchemeGroupVersion.WithResource("jobs"),
-		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.jobGone}, onError); err != nil {
+	if c.jobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("jobs"),
+		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.jobGone}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -101,8 +108,9 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs CronJobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefixes[0], c.cronJobs, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes[1], c.jobs, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.cronJobs.Synced(), c.jobs.Synced()}, workers, c.processNext)
 }
 

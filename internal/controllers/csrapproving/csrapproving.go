@@ -36,7 +36,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -82,25 +81,25 @@ type Config struct {
 	Catalogue *registry.Catalogue
 	Client    kubernetes.Interface // reviews and approves as User
 	Log       *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller approves kubelet client CSRs.
 type Controller struct {
-	store  storage.Store
-	client kubernetes.Interface
-	log    *slog.Logger
-	prefix string
-	csrs   *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	queue  workqueue.TypedRateLimitingInterface[string]
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	queue     workqueue.TypedRateLimitingInterface[string]
 }
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	res, ok := cfg.Catalogue.Lookup(certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"))
-	if !ok {
-		return nil, fmt.Errorf("certificatesigningrequests are not served")
-	}
-	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, prefix: layout.ResourcePrefix(res),
+	c := &Controller{client: cfg.Client, log: cfg.Log,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedMaxOfRateLimiter[string](
 				workqueue.NewTypedItemExponentialFailureRateLimiter[string](200*time.Millisecond, 1000*time.Second),
@@ -110,25 +109,24 @@ func New(cfg Config) (*Controller, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	enqueue := func(csr *certificatesv1.CertificateSigningRequest) { c.queue.Add(csr.Name) }
-	c.csrs = watchcache.New(c.prefix, func(kv storage.KeyValue) (*certificatesv1.CertificateSigningRequest, error) {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return nil, err
-		}
-		csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
-		if !ok {
-			return nil, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return csr, nil
-	}, watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{Add: enqueue,
-		Update: func(_, cur *certificatesv1.CertificateSigningRequest) { enqueue(cur) }, Remove: enqueue},
-		func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
+	}
+	var err error
+	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
+		watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{Add: enqueue,
+			Update: func(_, cur *certificatesv1.CertificateSigningRequest) { enqueue(cur) }, Remove: enqueue}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 // Run follows storage and approves until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefix, c.csrs, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.csrs.Synced()}, workers, c.processNext)
 }
 

@@ -15,7 +15,6 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -51,47 +49,45 @@ type Config struct {
 	Catalogue *registry.Catalogue
 	Client    kubernetes.Interface // deletes as User
 	Log       *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller deletes CSRs that are done with.
 type Controller struct {
-	store  storage.Store
-	client kubernetes.Interface
-	log    *slog.Logger
-	prefix string
-	csrs   *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	now    func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	now       func() time.Time
 }
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	res, ok := cfg.Catalogue.Lookup(certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"))
-	if !ok {
-		return nil, fmt.Errorf("certificatesigningrequests are not served")
-	}
-	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, prefix: layout.ResourcePrefix(res), now: time.Now}
+	c := &Controller{client: cfg.Client, log: cfg.Log, now: time.Now}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.csrs = watchcache.New(c.prefix, func(kv storage.KeyValue) (*certificatesv1.CertificateSigningRequest, error) {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return nil, err
-		}
-		csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
-		if !ok {
-			return nil, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return csr, nil
-	}, watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{Add: func(*certificatesv1.CertificateSigningRequest) {},
-		Update: func(_, _ *certificatesv1.CertificateSigningRequest) {}, Remove: func(*certificatesv1.CertificateSigningRequest) {}},
-		func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
+	}
+	var err error
+	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
+		watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 // Run follows storage and cleans every hour until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefix, c.csrs, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	select {
 	case <-ctx.Done():
 		return

@@ -33,7 +33,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -62,29 +61,29 @@ type Config struct {
 	CAs map[string]CA
 	// Duration is the longest certificate issued (DefaultDuration).
 	Duration time.Duration
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller signs approved CSRs.
 type Controller struct {
-	store    storage.Store
-	client   kubernetes.Interface
-	log      *slog.Logger
-	cas      map[string]CA
-	duration time.Duration
-	prefix   string
-	csrs     *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
-	queue    workqueue.TypedRateLimitingInterface[string]
-	now      func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	cas       map[string]CA
+	duration  time.Duration
+	csrs      *watchcache.Cache[*certificatesv1.CertificateSigningRequest]
+	queue     workqueue.TypedRateLimitingInterface[string]
+	now       func() time.Time
 }
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	res, ok := cfg.Catalogue.Lookup(certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"))
-	if !ok {
-		return nil, fmt.Errorf("certificatesigningrequests are not served")
-	}
-	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, cas: cfg.CAs, duration: cfg.Duration,
-		prefix: layout.ResourcePrefix(res), now: time.Now, queue: newQueue()}
+	c := &Controller{client: cfg.Client, log: cfg.Log, cas: cfg.CAs, duration: cfg.Duration,
+		now: time.Now, queue: newQueue()}
 	if c.duration <= 0 {
 		c.duration = DefaultDuration
 	}
@@ -92,19 +91,16 @@ func New(cfg Config) (*Controller, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	enqueue := func(csr *certificatesv1.CertificateSigningRequest) { c.queue.Add(csr.Name) }
-	c.csrs = watchcache.New(c.prefix, func(kv storage.KeyValue) (*certificatesv1.CertificateSigningRequest, error) {
-		obj, err := layout.Decode(res, kv)
-		if err != nil {
-			return nil, err
-		}
-		csr, ok := obj.(*certificatesv1.CertificateSigningRequest)
-		if !ok {
-			return nil, fmt.Errorf("%s decoded as %T", kv.Key, obj)
-		}
-		return csr, nil
-	}, watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{Add: enqueue,
-		Update: func(_, cur *certificatesv1.CertificateSigningRequest) { enqueue(cur) }, Remove: enqueue},
-		func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
+	}
+	var err error
+	if c.csrs, err = controllers.Shared(c.caches, certificatesv1.SchemeGroupVersion.WithResource("certificatesigningrequests"),
+		watchcache.Handlers[*certificatesv1.CertificateSigningRequest]{Add: enqueue,
+			Update: func(_, cur *certificatesv1.CertificateSigningRequest) { enqueue(cur) }, Remove: enqueue}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -120,7 +116,9 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 
 // Run follows storage and signs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefix, c.csrs, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.csrs.Synced()}, workers, c.processNext)
 }
 

@@ -67,15 +67,19 @@ type Config struct {
 	Client    kubernetes.Interface
 	Recorder  record.EventRecorder
 	Log       *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller keeps DaemonSets' pods and revisions.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	store    storage.Store
-	prefixes [4]string // daemonsets, controllerrevisions, pods, nodes
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	daemonSets *watchcache.Cache[*appsv1.DaemonSet]
 	revisions  *watchcache.Cache[*appsv1.ControllerRevision]
@@ -94,29 +98,32 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, now: time.Now,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, now: time.Now,
 		expectations:      newExpectations(),
 		failedPodsBackoff: flowcontrol.NewBackOff(time.Second, 15*time.Minute),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset"}),
 		nodeQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset-node-updates"})}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
 	var err error
-	if c.daemonSets, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("daemonsets"),
-		watchcache.Handlers[*appsv1.DaemonSet]{Add: c.enqueue, Update: c.updateDaemonSet, Remove: c.deleteDaemonSet}, onError); err != nil {
+	if c.daemonSets, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("daemonsets"),
+		watchcache.Handlers[*appsv1.DaemonSet]{Add: c.enqueue, Update: c.updateDaemonSet, Remove: c.deleteDaemonSet}); err != nil {
 		return nil, err
 	}
-	if c.revisions, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("controllerrevisions"),
-		watchcache.Handlers[*appsv1.ControllerRevision]{Add: c.addRevision, Update: c.updateRevision, Remove: c.deleteRevision}, onError); err != nil {
+	if c.revisions, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("controllerrevisions"),
+		watchcache.Handlers[*appsv1.ControllerRevision]{Add: c.addRevision, Update: c.updateRevision, Remove: c.deleteRevision}); err != nil {
 		return nil, err
 	}
-	if c.pods, c.prefixes[2], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
-		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePod}, onError); err != nil {
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePod}); err != nil {
 		return nil, err
 	}
-	if c.nodes, c.prefixes[3], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"),
-		watchcache.Handlers[*corev1.Node]{Add: c.addNode, Update: c.updateNode, Remove: c.deleteNode}, onError); err != nil {
+	if c.nodes, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("nodes"),
+		watchcache.Handlers[*corev1.Node]{Add: c.addNode, Update: c.updateNode, Remove: c.deleteNode}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -124,9 +131,8 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs DaemonSets until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	followers := []controllers.Follower{c.daemonSets, c.revisions, c.pods, c.nodes}
-	for i, prefix := range c.prefixes {
-		go controllers.Follow(ctx, c.store, prefix, followers[i], c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
 	}
 	synced := []<-chan struct{}{c.daemonSets.Synced(), c.revisions.Synced(), c.pods.Synced(), c.nodes.Synced()}
 	controllers.RunWorkerPools(ctx, synced,

@@ -60,15 +60,19 @@ type Config struct {
 	Client    kubernetes.Interface
 	Recorder  record.EventRecorder
 	Log       *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller keeps Deployments' ReplicaSets.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	store    storage.Store
-	prefixes [3]string // deployments, replicasets, pods
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
 
 	deployments *watchcache.Cache[*appsv1.Deployment]
 	replicaSets *watchcache.Cache[*appsv1.ReplicaSet]
@@ -79,21 +83,24 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, now: time.Now,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"})}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
 	var err error
-	if c.deployments, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("deployments"),
-		watchcache.Handlers[*appsv1.Deployment]{Add: c.enqueue, Update: func(_, cur *appsv1.Deployment) { c.enqueue(cur) }, Remove: c.enqueue}, onError); err != nil {
+	if c.deployments, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("deployments"),
+		watchcache.Handlers[*appsv1.Deployment]{Add: c.enqueue, Update: func(_, cur *appsv1.Deployment) { c.enqueue(cur) }, Remove: c.enqueue}); err != nil {
 		return nil, err
 	}
-	if c.replicaSets, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, appsv1.SchemeGroupVersion.WithResource("replicasets"),
-		watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.addReplicaSet, Update: c.updateReplicaSet, Remove: c.deleteReplicaSet}, onError); err != nil {
+	if c.replicaSets, err = controllers.Shared(c.caches, appsv1.SchemeGroupVersion.WithResource("replicasets"),
+		watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.addReplicaSet, Update: c.updateReplicaSet, Remove: c.deleteReplicaSet}); err != nil {
 		return nil, err
 	}
-	if c.pods, c.prefixes[2], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"),
-		watchcache.Handlers[*corev1.Pod]{Add: func(*corev1.Pod) {}, Update: func(_, _ *corev1.Pod) {}, Remove: c.deletePod}, onError); err != nil {
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		watchcache.Handlers[*corev1.Pod]{Add: func(*corev1.Pod) {}, Update: func(_, _ *corev1.Pod) {}, Remove: c.deletePod}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -101,9 +108,8 @@ func New(cfg Config) (*Controller, error) {
 
 // Run follows storage and syncs Deployments until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	for i, prefix := range c.prefixes {
-		f := []controllers.Follower{c.deployments, c.replicaSets, c.pods}[i]
-		go controllers.Follow(ctx, c.store, prefix, f, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
 	}
 	synced := []<-chan struct{}{c.deployments.Synced(), c.replicaSets.Synced(), c.pods.Synced()}
 	controllers.RunWorkers(ctx, c.queue, synced, workers, c.processNext)

@@ -82,6 +82,10 @@ type Config struct {
 	// StalePodDisruptionTimeout replaces StalePodDisruptionTimeout when
 	// not zero (tests).
 	StalePodDisruptionTimeout time.Duration
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller keeps PodDisruptionBudgets' status.
@@ -89,13 +93,13 @@ type Controller struct {
 	client       kubernetes.Interface
 	recorder     record.EventRecorder
 	log          *slog.Logger
-	store        storage.Store
 	cat          *registry.Catalogue
+	caches       *controllers.Caches
+	ownCaches    bool // caches are the controller's own, started by Run
 	clock        clock.WithTicker
 	staleTimeout time.Duration
 
-	follows []func(ctx context.Context)
-	synced  []<-chan struct{}
+	synced []<-chan struct{}
 
 	pdbs         *watchcache.Cache[*policyv1.PodDisruptionBudget]
 	pods         *watchcache.Cache[*corev1.Pod]
@@ -118,7 +122,7 @@ func New(cfg Config) (*Controller, error) {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, cat: cfg.Catalogue,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, cat: cfg.Catalogue, caches: cfg.Caches,
 		clock: clk, staleTimeout: StalePodDisruptionTimeout,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "disruption", Clock: clk}),
@@ -126,6 +130,10 @@ func New(cfg Config) (*Controller, error) {
 			Name: "disruption_recheck", Clock: clk}),
 		stalePods: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "stale_pod_disruption", Clock: clk}),
+	}
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
 	if cfg.StalePodDisruptionTimeout != 0 {
 		c.staleTimeout = cfg.StalePodDisruptionTimeout
@@ -156,26 +164,22 @@ func New(cfg Config) (*Controller, error) {
 	return c, nil
 }
 
-// follow makes the cache of the objects of gvr, decoded as T, with h's
-// handlers (missing ones do nothing), and registers it to follow storage
-// when the controller runs.
+// follow returns the shared cache of the objects of gvr, decoded as T,
+// with h's handlers added, and waits for it to sync when the controller
+// runs.
 func follow[T any](c *Controller, gvr schema.GroupVersionResource, h watchcache.Handlers[T]) (*watchcache.Cache[T], error) {
-	if h.Add == nil {
-		h = watchcache.Handlers[T]{Add: func(T) {}, Update: func(T, T) {}, Remove: func(T) {}}
-	}
-	cache, prefix, err := controllers.NewCache(c.cat, gvr, h, func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
+	cache, err := controllers.Shared(c.caches, gvr, h)
 	if err != nil {
 		return nil, err
 	}
-	c.follows = append(c.follows, func(ctx context.Context) { controllers.Follow(ctx, c.store, prefix, cache, c.log) })
 	c.synced = append(c.synced, cache.Synced())
 	return cache, nil
 }
 
 // Run follows storage and keeps budgets' status until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	for _, f := range c.follows {
-		go f(ctx)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() {

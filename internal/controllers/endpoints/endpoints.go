@@ -21,7 +21,6 @@ package endpoints
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -37,7 +36,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -69,6 +67,10 @@ type Config struct {
 	Client   kubernetes.Interface
 	Recorder record.EventRecorder
 	Log      *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 	// Workers sync that many Services at once; 0 means 5.
 	Workers int
 	// BatchPeriod delays the sync that follows a pod change
@@ -78,14 +80,14 @@ type Config struct {
 
 // Controller keeps the Endpoints of Services.
 type Controller struct {
-	store       storage.Store
+	caches      *controllers.Caches
+	ownCaches   bool // caches are the controller's own, started by Run
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	log         *slog.Logger
 	workers     int
 	batchPeriod time.Duration
 
-	prefixes  map[string]string
 	services  *watchcache.Cache[*corev1.Service]
 	pods      *watchcache.Cache[*corev1.Pod]
 	endpoints *watchcache.Cache[*corev1.Endpoints]
@@ -97,8 +99,8 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
-		workers: cfg.Workers, batchPeriod: cfg.BatchPeriod, prefixes: map[string]string{},
+	c := &Controller{caches: cfg.Caches, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
+		workers: cfg.Workers, batchPeriod: cfg.BatchPeriod,
 		triggerTime: endpointsliceutil.NewTriggerTimeTracker(), stale: &staleTracker{versions: map[types.NamespacedName]string{}},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint"}),
@@ -106,22 +108,23 @@ func New(cfg Config) (*Controller, error) {
 	if c.workers <= 0 {
 		c.workers = defaultWorkers
 	}
-	res := map[string]*registry.Resource{}
-	for _, resource := range []string{"services", "pods", "endpoints"} {
-		r, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource(resource))
-		if !ok {
-			return nil, fmt.Errorf("%s are not served", resource)
-		}
-		res[resource] = r
-		c.prefixes[resource] = layout.ResourcePrefix(r)
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.services = watchcache.New(c.prefixes["services"], controllers.Decoder[*corev1.Service](res["services"]),
-		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
-	c.pods = watchcache.New(c.prefixes["pods"], controllers.Decoder[*corev1.Pod](res["pods"]),
-		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log), onError)
-	c.endpoints = watchcache.New(c.prefixes["endpoints"], controllers.Decoder[*corev1.Endpoints](res["endpoints"]),
-		watchcache.Handlers[*corev1.Endpoints]{Add: func(*corev1.Endpoints) {}, Update: func(_, _ *corev1.Endpoints) {}, Remove: c.endpointsDeleted}, onError)
+	var err error
+	if c.services, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("services"),
+		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}); err != nil {
+		return nil, err
+	}
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log)); err != nil {
+		return nil, err
+	}
+	if c.endpoints, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("endpoints"),
+		watchcache.Handlers[*corev1.Endpoints]{Remove: c.endpointsDeleted}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -129,9 +132,9 @@ func New(cfg Config) (*Controller, error) {
 // are filled, every Endpoints object is queued once, so that those whose
 // Service went while the controller was not running are deleted.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefixes["services"], c.services, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes["pods"], c.pods, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes["endpoints"], c.endpoints, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.endpoints.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Workers: 1, ProcessNext: func(context.Context) bool { c.queueLeftovers(); return false }})

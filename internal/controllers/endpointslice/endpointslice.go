@@ -21,7 +21,6 @@ package endpointslice
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	discovery "k8s.io/api/discovery/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -40,7 +38,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -77,6 +74,10 @@ type Config struct {
 	Client   kubernetes.Interface
 	Recorder record.EventRecorder
 	Log      *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 	// Workers sync that many Services at once; 0 means 5.
 	Workers int
 	// BatchPeriod delays the sync that follows a pod change (kube-controller-manager's
@@ -86,7 +87,8 @@ type Config struct {
 
 // Controller keeps the EndpointSlices of Services.
 type Controller struct {
-	store       storage.Store
+	caches      *controllers.Caches
+	ownCaches   bool // caches are the controller's own, started by Run
 	client      kubernetes.Interface
 	recorder    record.EventRecorder
 	log         *slog.Logger
@@ -94,11 +96,10 @@ type Controller struct {
 	workers     int
 	batchPeriod time.Duration
 
-	prefixes map[string]string // resource → storage prefix
 	services *watchcache.Cache[*corev1.Service]
 	pods     *watchcache.Cache[*corev1.Pod]
 	slices   *watchcache.Cache[*discovery.EndpointSlice]
-	nodes    *nodeCache
+	nodes    nodeCache
 
 	reconciler  *endpointslicerec.Reconciler
 	sliceTrack  *endpointsliceutil.EndpointSliceTracker
@@ -111,11 +112,10 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
+	c := &Controller{caches: cfg.Caches, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
 		logger:      logr.FromSlogHandler(cfg.Log.Handler()).V(4), // the library logs node details at info level
 		workers:     cfg.Workers,
 		batchPeriod: cfg.BatchPeriod,
-		prefixes:    map[string]string{},
 		sliceTrack:  endpointsliceutil.NewEndpointSliceTracker(),
 		triggerTime: endpointsliceutil.NewTriggerTimeTracker(),
 		topology:    topologycache.NewTopologyCache(),
@@ -126,26 +126,27 @@ func New(cfg Config) (*Controller, error) {
 	if c.workers <= 0 {
 		c.workers = defaultWorkers
 	}
-	res := map[string]*registry.Resource{}
-	for _, gvr := range []schema.GroupVersionResource{
-		corev1.SchemeGroupVersion.WithResource("services"), corev1.SchemeGroupVersion.WithResource("pods"),
-		corev1.SchemeGroupVersion.WithResource("nodes"), discovery.SchemeGroupVersion.WithResource("endpointslices"),
-	} {
-		r, ok := cfg.Catalogue.Lookup(gvr)
-		if !ok {
-			return nil, fmt.Errorf("%s are not served", gvr.Resource)
-		}
-		res[gvr.Resource] = r
-		c.prefixes[gvr.Resource] = layout.ResourcePrefix(r)
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
 	}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.services = watchcache.New(c.prefixes["services"], controllers.Decoder[*corev1.Service](res["services"]),
-		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}, onError)
-	c.pods = watchcache.New(c.prefixes["pods"], controllers.Decoder[*corev1.Pod](res["pods"]),
-		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log), onError)
-	c.slices = watchcache.New(c.prefixes["endpointslices"], controllers.Decoder[*discovery.EndpointSlice](res["endpointslices"]),
-		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}, onError)
-	c.nodes = newNodeCache(res["nodes"], c.log, func() { c.topologyQueue.Add("nodes") })
+	var err error
+	if c.services, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("services"),
+		watchcache.Handlers[*corev1.Service]{Add: c.enqueueService, Update: func(_, cur *corev1.Service) { c.enqueueService(cur) }, Remove: c.enqueueService}); err != nil {
+		return nil, err
+	}
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		controllers.ServicePodHandlers(c.services, c.queue, c.batchPeriod, c.log)); err != nil {
+		return nil, err
+	}
+	if c.slices, err = controllers.Shared(c.caches, discovery.SchemeGroupVersion.WithResource("endpointslices"),
+		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}); err != nil {
+		return nil, err
+	}
+	if c.nodes.cache, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("nodes"),
+		nodeHandlers(func() { c.topologyQueue.Add("nodes") })); err != nil {
+		return nil, err
+	}
 	c.reconciler = endpointslicerec.NewReconciler(c.client, c.nodes, maxEndpointsPerSlice, c.sliceTrack, c.topology,
 		c.recorder, ManagedBy, endpointslicerec.WithPreferSameTrafficDistributionEnabled(true))
 	return c, nil
@@ -161,13 +162,10 @@ func serviceRateLimiter() workqueue.TypedRateLimiter[string] {
 
 // Run follows storage and syncs Services until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	for _, f := range []struct {
-		resource string
-		follower controllers.Follower
-	}{{"services", c.services}, {"pods", c.pods}, {"endpointslices", c.slices}, {"nodes", c.nodes}} {
-		go controllers.Follow(ctx, c.store, c.prefixes[f.resource], f.follower, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
 	}
-	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.synced},
+	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.services.Synced(), c.pods.Synced(), c.slices.Synced(), c.nodes.cache.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Queue: c.topologyQueue, Workers: 1, ProcessNext: func(context.Context) bool { return c.processTopology() }})
 }

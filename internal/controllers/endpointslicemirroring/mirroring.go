@@ -82,11 +82,16 @@ type Config struct {
 	// BatchPeriod delays the sync that follows a change of a mirrored
 	// slice (--mirroring-endpointslice-updates-batch-period, 0 by default).
 	BatchPeriod time.Duration
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller mirrors Endpoints into EndpointSlices.
 type Controller struct {
-	store        storage.Store
+	caches       *controllers.Caches
+	ownCaches    bool // caches are the controller's own, started by Run
 	client       kubernetes.Interface
 	recorder     record.EventRecorder
 	log          *slog.Logger
@@ -97,7 +102,6 @@ type Controller struct {
 	endpoints *watchcache.Cache[*corev1.Endpoints]
 	services  *watchcache.Cache[*corev1.Service]
 	slices    *watchcache.Cache[*discovery.EndpointSlice]
-	prefixes  map[string]string // resource → storage prefix
 
 	tracker *endpointsliceutil.EndpointSliceTracker
 	queue   workqueue.TypedRateLimitingInterface[string]
@@ -105,10 +109,9 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
 		workers: cfg.Workers, maxPerSubset: cfg.MaxEndpointsPerSubset, batchPeriod: cfg.BatchPeriod,
-		prefixes: map[string]string{},
-		tracker:  endpointsliceutil.NewEndpointSliceTracker(),
+		tracker: endpointsliceutil.NewEndpointSliceTracker(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(endpointsRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint_slice_mirroring"}),
 	}
@@ -118,18 +121,21 @@ func New(cfg Config) (*Controller, error) {
 	if c.maxPerSubset <= 0 {
 		c.maxPerSubset = DefaultMaxEndpointsPerSubset
 	}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
 	var err error
-	if c.endpoints, c.prefixes["endpoints"], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("endpoints"),
-		watchcache.Handlers[*corev1.Endpoints]{Add: c.queueMirroredEndpoints, Update: c.endpointsUpdated, Remove: c.queueMirroredEndpoints}, onError); err != nil {
+	if c.endpoints, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("endpoints"),
+		watchcache.Handlers[*corev1.Endpoints]{Add: c.queueMirroredEndpoints, Update: c.endpointsUpdated, Remove: c.queueMirroredEndpoints}); err != nil {
 		return nil, err
 	}
-	if c.services, c.prefixes["services"], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("services"),
-		watchcache.Handlers[*corev1.Service]{Add: c.queueSelectorlessService, Update: c.serviceUpdated, Remove: c.queueSelectorlessService}, onError); err != nil {
+	if c.services, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("services"),
+		watchcache.Handlers[*corev1.Service]{Add: c.queueSelectorlessService, Update: c.serviceUpdated, Remove: c.queueSelectorlessService}); err != nil {
 		return nil, err
 	}
-	if c.slices, c.prefixes["endpointslices"], err = controllers.NewCache(cfg.Catalogue, discovery.SchemeGroupVersion.WithResource("endpointslices"),
-		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}, onError); err != nil {
+	if c.slices, err = controllers.Shared(c.caches, discovery.SchemeGroupVersion.WithResource("endpointslices"),
+		watchcache.Handlers[*discovery.EndpointSlice]{Add: c.sliceAdded, Update: c.sliceUpdated, Remove: c.sliceDeleted}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -145,9 +151,9 @@ func endpointsRateLimiter() workqueue.TypedRateLimiter[string] {
 
 // Run follows storage and syncs Endpoints until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefixes["endpoints"], c.endpoints, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes["services"], c.services, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes["endpointslices"], c.slices, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.endpoints.Synced(), c.services.Synced(), c.slices.Synced()},
 		c.workers, c.processNext)
 }

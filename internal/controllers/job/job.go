@@ -22,7 +22,6 @@ package job
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -37,7 +36,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -79,19 +77,22 @@ type Config struct {
 	Client   kubernetes.Interface
 	Recorder record.EventRecorder
 	Log      *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 	// Workers sync that many Jobs at once; 0 means 5.
 	Workers int
 }
 
 // Controller runs Jobs' pods and keeps their status.
 type Controller struct {
-	store      storage.Store
-	client     kubernetes.Interface
-	recorder   record.EventRecorder
-	log        *slog.Logger
-	workers    int
-	podsPrefix string
-	jobsPrefix string
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	workers   int
 
 	pods *watchcache.Cache[*corev1.Pod]
 	jobs *watchcache.Cache[*batchv1.Job]
@@ -110,16 +111,7 @@ type Controller struct {
 
 // New returns the Job controller.
 func New(cfg Config) (*Controller, error) {
-	podsRes, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
-	if !ok {
-		return nil, fmt.Errorf("pods are not served")
-	}
-	jobsRes, ok := cfg.Catalogue.Lookup(batchv1.SchemeGroupVersion.WithResource("jobs"))
-	if !ok {
-		return nil, fmt.Errorf("jobs are not served")
-	}
-	c := &Controller{store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, workers: cfg.Workers,
-		podsPrefix: layout.ResourcePrefix(podsRes), jobsPrefix: layout.ResourcePrefix(jobsRes),
+	c := &Controller{caches: cfg.Caches, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, workers: cfg.Workers,
 		expectations: newExpectations(), finalizerExpectations: newFinalizerExpectations(), backoffs: newBackoffStore(),
 		now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -131,18 +123,27 @@ func New(cfg Config) (*Controller, error) {
 	if c.workers <= 0 {
 		c.workers = defaultWorkers
 	}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.pods = watchcache.New(c.podsPrefix, controllers.Decoder[*corev1.Pod](podsRes),
-		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: func(p *corev1.Pod) { c.podDeleted(p, true) }}, onError)
-	c.jobs = watchcache.New(c.jobsPrefix, controllers.Decoder[*batchv1.Job](jobsRes),
-		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.deleteJob}, onError)
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
+	var err error
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: func(p *corev1.Pod) { c.podDeleted(p, true) }}); err != nil {
+		return nil, err
+	}
+	if c.jobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("jobs"),
+		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.deleteJob}); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
 // Run follows storage and syncs Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.jobsPrefix, c.jobs, c.log)
-	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkerPools(ctx, []<-chan struct{}{c.jobs.Synced(), c.pods.Synced()},
 		controllers.WorkerPool{Queue: c.queue, Workers: c.workers, ProcessNext: c.processNext},
 		controllers.WorkerPool{Queue: c.orphanQueue, Workers: c.workers, ProcessNext: c.processNextOrphan})

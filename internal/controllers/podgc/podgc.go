@@ -60,17 +60,21 @@ type Config struct {
 	// are deleted as orphans (DefaultQuarantineTime); 0 deletes them at
 	// the first pass that finds the node gone.
 	QuarantineTime time.Duration
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller is the pod garbage collector.
 type Controller struct {
-	store      storage.Store
 	client     kubernetes.Interface
 	log        *slog.Logger
 	threshold  int
 	period     time.Duration
 	quarantine time.Duration
-	prefixes   [2]string // pods, nodes
+	caches     *controllers.Caches
+	ownCaches  bool // caches are the controller's own, started by Run
 	pods       *watchcache.Cache[*corev1.Pod]
 	nodes      *watchcache.Cache[*corev1.Node]
 	// missingNodes holds the names of nodes pods are bound to but that
@@ -80,7 +84,7 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, threshold: cfg.TerminatedPodThreshold,
+	c := &Controller{client: cfg.Client, log: cfg.Log, threshold: cfg.TerminatedPodThreshold,
 		period: cfg.CheckPeriod, quarantine: cfg.QuarantineTime,
 		missingNodes: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "orphaned_pods_nodes"})}
 	if c.period <= 0 {
@@ -89,12 +93,15 @@ func New(cfg Config) (*Controller, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
+		c.ownCaches = true
+	}
 	var err error
-	if c.pods, c.prefixes[0], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("pods"), noHandlers[*corev1.Pod](), onError); err != nil {
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"), watchcache.Handlers[*corev1.Pod]{}); err != nil {
 		return nil, err
 	}
-	if c.nodes, c.prefixes[1], err = controllers.NewCache(cfg.Catalogue, corev1.SchemeGroupVersion.WithResource("nodes"), noHandlers[*corev1.Node](), onError); err != nil {
+	if c.nodes, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("nodes"), watchcache.Handlers[*corev1.Node]{}); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -104,8 +111,9 @@ func New(cfg Config) (*Controller, error) {
 // ends.
 func (c *Controller) Run(ctx context.Context) {
 	defer c.missingNodes.ShutDown()
-	go controllers.Follow(ctx, c.store, c.prefixes[0], c.pods, c.log)
-	go controllers.Follow(ctx, c.store, c.prefixes[1], c.nodes, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	for _, synced := range []<-chan struct{}{c.pods.Synced(), c.nodes.Synced()} {
 		select {
 		case <-ctx.Done():
@@ -121,10 +129,4 @@ func (c *Controller) Run(ctx context.Context) {
 		case <-time.After(c.period): // after the pass, as upstream's wait.Until
 		}
 	}
-}
-
-// noHandlers: the collector reads its caches at each pass, nothing reacts
-// to a change.
-func noHandlers[T any]() watchcache.Handlers[T] {
-	return watchcache.Handlers[T]{Add: func(T) {}, Update: func(T, T) {}, Remove: func(T) {}}
 }

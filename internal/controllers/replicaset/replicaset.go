@@ -63,20 +63,26 @@ type Config struct {
 	Client   kubernetes.Interface
 	Recorder record.EventRecorder
 	Log      *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 	// Workers sync that many controllers at once; 0 means 5.
 	Workers int
 }
 
 // Controller keeps the replicas of one Kind.
 type Controller struct {
-	kind         Kind
-	store        storage.Store
-	client       kubernetes.Interface
-	recorder     record.EventRecorder
-	log          *slog.Logger
-	workers      int
-	podsPrefix   string
-	ownersPrefix string
+	kind          Kind
+	store         storage.Store
+	client        kubernetes.Interface
+	recorder      record.EventRecorder
+	log           *slog.Logger
+	workers       int
+	ownersPrefix  string
+	caches        *controllers.Caches
+	ownCaches     bool // caches are the controller's own, started by Run
+	privateOwners bool // owners is the controller's own cache, not one of caches
 
 	pods         *watchcache.Cache[*corev1.Pod]
 	owners       *watchcache.Cache[*appsv1.ReplicaSet]
@@ -87,38 +93,54 @@ type Controller struct {
 
 // New returns the controller of cfg.Kind.
 func New(cfg Config) (*Controller, error) {
-	podsRes, ok := cfg.Catalogue.Lookup(corev1.SchemeGroupVersion.WithResource("pods"))
-	if !ok {
-		return nil, fmt.Errorf("pods are not served")
-	}
 	ownersRes, ok := cfg.Catalogue.Lookup(cfg.Kind.gvr)
 	if !ok {
 		return nil, fmt.Errorf("%s are not served", cfg.Kind.gvr.Resource)
 	}
 	c := &Controller{kind: cfg.Kind, store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
-		workers: cfg.Workers, podsPrefix: layout.ResourcePrefix(podsRes), ownersPrefix: layout.ResourcePrefix(ownersRes),
+		workers: cfg.Workers, ownersPrefix: layout.ResourcePrefix(ownersRes), caches: cfg.Caches,
 		expectations: newExpectations(), now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: cfg.Kind.Name})}
 	if c.workers <= 0 {
 		c.workers = defaultWorkers
 	}
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
+	var err error
+	if c.pods, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("pods"),
+		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}); err != nil {
+		return nil, err
+	}
+	ownerHandlers := watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.enqueue, Update: c.updateOwner, Remove: c.deleteOwner}
+	if c.kind.gvk.Kind == "ReplicaSet" {
+		c.owners, err = controllers.Shared(c.caches, c.kind.gvr, ownerHandlers)
+		return c, err
+	}
+	// ReplicationControllers are cached converted to ReplicaSets, for
+	// this controller alone.
 	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	c.pods = watchcache.New(c.podsPrefix, controllers.Decoder[*corev1.Pod](podsRes), watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}, onError)
 	c.owners = watchcache.New(c.ownersPrefix, func(kv storage.KeyValue) (*appsv1.ReplicaSet, error) {
 		obj, err := layout.Decode(ownersRes, kv)
 		if err != nil {
 			return nil, err
 		}
 		return c.kind.toReplicaSet(obj), nil
-	}, watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.enqueue, Update: c.updateOwner, Remove: c.deleteOwner}, onError)
+	}, ownerHandlers, onError)
+	c.privateOwners = true
 	return c, nil
 }
 
 // Run follows storage and syncs controllers until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.ownersPrefix, c.owners, c.log)
-	go controllers.Follow(ctx, c.store, c.podsPrefix, c.pods, c.log)
+	if c.privateOwners {
+		go controllers.Follow(ctx, c.store, c.ownersPrefix, c.owners, c.log)
+	}
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.owners.Synced(), c.pods.Synced()}, c.workers, c.processNext)
 }
 

@@ -4,13 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/pkg/storage"
 )
 
 // A resource the controller writes and caches.
@@ -31,34 +27,6 @@ var resourceNames = [resourceCount]string{"statefulsets", "pods", "persistentvol
 // object deleted since).
 const consistencyTimeout = 10 * time.Second
 
-// seenFollower passes a cache its listing and events, keeping the highest
-// storage revision it has seen.
-type seenFollower struct {
-	next controllers.Follower
-	seen atomic.Int64
-}
-
-func (f *seenFollower) observe(rev int64) {
-	for {
-		cur := f.seen.Load()
-		if rev <= cur || f.seen.CompareAndSwap(cur, rev) {
-			return
-		}
-	}
-}
-
-func (f *seenFollower) Reset(items []storage.KeyValue) {
-	for _, kv := range items {
-		f.observe(kv.ModRevision)
-	}
-	f.next.Reset(items)
-}
-
-func (f *seenFollower) Event(ev storage.Event) {
-	f.observe(ev.KV.ModRevision)
-	f.next.Event(ev)
-}
-
 // written is a write's revision and when it was made.
 type written struct {
 	revision int64
@@ -70,7 +38,7 @@ type written struct {
 // upstream's StaleControllerConsistencyStatefulSet does with its
 // informers' resourceVersions) instead of acting on a view without them.
 type consistency struct {
-	seen    [resourceCount]*seenFollower
+	seen    [resourceCount]func() int64 // the revision each cache has seen
 	mu      sync.Mutex
 	pending map[string]*[resourceCount]written
 	now     func() time.Time
@@ -109,7 +77,7 @@ func (cs *consistency) ensureCaughtUp(k string) error {
 		w := p[r]
 		switch {
 		case w.revision == 0:
-		case cs.seen[r].seen.Load() >= w.revision || cs.now().Sub(w.at) > consistencyTimeout:
+		case cs.seen[r]() >= w.revision || cs.now().Sub(w.at) > consistencyTimeout:
 			p[r] = written{}
 		default:
 			err = fmt.Errorf("the %s cache has not yet seen revision %d", resourceNames[r], w.revision)

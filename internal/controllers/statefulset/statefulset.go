@@ -42,7 +42,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -72,17 +71,22 @@ type Config struct {
 	Client   kubernetes.Interface
 	Recorder record.EventRecorder
 	Log      *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 	// Workers sync that many sets at once; 0 means 5.
 	Workers int
 }
 
 // Controller keeps StatefulSets' pods, claims, revisions and status.
 type Controller struct {
-	client   kubernetes.Interface
-	recorder record.EventRecorder
-	log      *slog.Logger
-	store    storage.Store
-	workers  int
+	client    kubernetes.Interface
+	recorder  record.EventRecorder
+	log       *slog.Logger
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	workers   int
 	// defaultSet defaults a StatefulSet as the server does.
 	defaultSet func(*appsv1.StatefulSet)
 
@@ -90,73 +94,63 @@ type Controller struct {
 	pods        *watchcache.Cache[*corev1.Pod]
 	claims      *watchcache.Cache[*corev1.PersistentVolumeClaim]
 	revisions   *watchcache.Cache[*appsv1.ControllerRevision]
-	prefixes    [resourceCount]string
 	consistency consistency
 	queue       workqueue.TypedRateLimitingInterface[string]
 	now         func() time.Time
 }
 
-// cacheOf returns the cache of one resource, its key prefix and the
-// follower that feeds it.
-func cacheOf[T runtime.Object](cat *registry.Catalogue, gvr string, h watchcache.Handlers[T], onError func(string, error)) (*watchcache.Cache[T], string, *registry.Resource, error) {
+// cacheOf returns the shared cache of one resource ("apps/statefulsets",
+// "v1/pods"), with the handler set h added.
+func cacheOf[T runtime.Object](caches *controllers.Caches, gvr string, h watchcache.Handlers[T]) (*watchcache.Cache[T], error) {
 	gv, resource, _ := strings.Cut(gvr, "/")
 	gvk := appsv1.SchemeGroupVersion
 	if gv == "v1" {
 		gvk = corev1.SchemeGroupVersion
 	}
-	res, ok := cat.Lookup(gvk.WithResource(resource))
-	if !ok {
-		return nil, "", nil, fmt.Errorf("%s are not served", resource)
-	}
-	prefix := layout.ResourcePrefix(res)
-	cache := watchcache.New(prefix, controllers.Decoder[T](res), h, onError)
-	return cache, prefix, res, nil
-}
-
-func ignore[T any](T)     {}
-func ignore2[T any](T, T) {}
-func noHandlers[T any]() watchcache.Handlers[T] {
-	return watchcache.Handlers[T]{Add: ignore[T], Update: ignore2[T], Remove: ignore[T]}
+	return controllers.Shared(caches, gvk.WithResource(resource), h)
 }
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, store: cfg.Store, workers: cfg.Workers, now: time.Now,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, workers: cfg.Workers, now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "statefulset"})}
 	if c.workers <= 0 {
 		c.workers = defaultWorkers
 	}
 	c.consistency = consistency{pending: map[string]*[resourceCount]written{}, now: time.Now}
-	onError := func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) }
-	var err error
-	var setsRes *registry.Resource
-	if c.sets, c.prefixes[setsResource], setsRes, err = cacheOf(cfg.Catalogue, "apps/statefulsets", watchcache.Handlers[*appsv1.StatefulSet]{
-		Add: c.enqueue, Update: func(_, cur *appsv1.StatefulSet) { c.enqueue(cur) }, Remove: c.enqueue}, onError); err != nil {
-		return nil, err
+	if c.caches = cfg.Caches; c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
+	setsRes, ok := cfg.Catalogue.Lookup(appsv1.SchemeGroupVersion.WithResource("statefulsets"))
+	if !ok {
+		return nil, fmt.Errorf("statefulsets are not served")
 	}
 	c.defaultSet = func(set *appsv1.StatefulSet) { setsRes.Default(set) }
-	if c.pods, c.prefixes[podsResource], _, err = cacheOf(cfg.Catalogue, "v1/pods", watchcache.Handlers[*corev1.Pod]{
-		Add: c.addPodEvent, Update: c.updatePodEvent, Remove: c.deletePodEvent}, onError); err != nil {
+	var err error
+	if c.sets, err = cacheOf(c.caches, "apps/statefulsets", watchcache.Handlers[*appsv1.StatefulSet]{
+		Add: c.enqueue, Update: func(_, cur *appsv1.StatefulSet) { c.enqueue(cur) }, Remove: c.enqueue}); err != nil {
 		return nil, err
 	}
-	if c.claims, c.prefixes[claimsResource], _, err = cacheOf(cfg.Catalogue, "v1/persistentvolumeclaims", noHandlers[*corev1.PersistentVolumeClaim](), onError); err != nil {
+	if c.pods, err = cacheOf(c.caches, "v1/pods", watchcache.Handlers[*corev1.Pod]{
+		Add: c.addPodEvent, Update: c.updatePodEvent, Remove: c.deletePodEvent}); err != nil {
 		return nil, err
 	}
-	if c.revisions, c.prefixes[revisionsResource], _, err = cacheOf(cfg.Catalogue, "apps/controllerrevisions", noHandlers[*appsv1.ControllerRevision](), onError); err != nil {
+	if c.claims, err = cacheOf(c.caches, "v1/persistentvolumeclaims", watchcache.Handlers[*corev1.PersistentVolumeClaim]{}); err != nil {
 		return nil, err
 	}
-	caches := [resourceCount]controllers.Follower{c.sets, c.pods, c.claims, c.revisions}
-	for r := range resourceCount {
-		c.consistency.seen[r] = &seenFollower{next: caches[r]}
+	if c.revisions, err = cacheOf(c.caches, "apps/controllerrevisions", watchcache.Handlers[*appsv1.ControllerRevision]{}); err != nil {
+		return nil, err
 	}
+	c.consistency.seen = [resourceCount]func() int64{c.sets.Revision, c.pods.Revision, c.claims.Revision, c.revisions.Revision}
 	return c, nil
 }
 
 // Run follows storage and syncs sets until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	for r := range resourceCount {
-		go controllers.Follow(ctx, c.store, c.prefixes[r], c.consistency.seen[r], c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
 	}
 	synced := []<-chan struct{}{c.sets.Synced(), c.pods.Synced(), c.claims.Synced(), c.revisions.Synced()}
 	controllers.RunWorkers(ctx, c.queue, synced, c.workers, c.processNext)

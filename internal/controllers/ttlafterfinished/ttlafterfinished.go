@@ -25,7 +25,6 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/storage"
 )
 
@@ -45,36 +44,43 @@ type Config struct {
 	Catalogue *registry.Catalogue
 	Client    kubernetes.Interface // deletes as User
 	Log       *slog.Logger
+	// Caches are the watch caches the controller shares with the
+	// others of the process, started by their maker once every reader
+	// is made (Caches.Start); nil means its own, started by Run.
+	Caches *controllers.Caches
 }
 
 // Controller deletes finished Jobs whose TTL has passed.
 type Controller struct {
-	store  storage.Store
-	client kubernetes.Interface
-	log    *slog.Logger
-	prefix string
-	jobs   *watchcache.Cache[*batchv1.Job]
-	queue  workqueue.TypedRateLimitingInterface[string]
-	now    func() time.Time
+	caches    *controllers.Caches
+	ownCaches bool // caches are the controller's own, started by Run
+	client    kubernetes.Interface
+	log       *slog.Logger
+	jobs      *watchcache.Cache[*batchv1.Job]
+	queue     workqueue.TypedRateLimitingInterface[string]
+	now       func() time.Time
 }
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	res, ok := cfg.Catalogue.Lookup(batchv1.SchemeGroupVersion.WithResource("jobs"))
-	if !ok {
-		return nil, fmt.Errorf("jobs are not served")
-	}
-	c := &Controller{store: cfg.Store, client: cfg.Client, log: cfg.Log, prefix: layout.ResourcePrefix(res), now: time.Now,
+	c := &Controller{caches: cfg.Caches, client: cfg.Client, log: cfg.Log, now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete"})}
-	c.jobs = watchcache.New(c.prefix, controllers.Decoder[*batchv1.Job](res), watchcache.Handlers[*batchv1.Job]{Add: c.enqueueIfDue, Update: func(_, cur *batchv1.Job) { c.enqueueIfDue(cur) }, Remove: func(*batchv1.Job) {}},
-		func(key string, err error) { c.log.Warn("decoding a stored object", "key", key, "err", err) })
-	return c, nil
+	if c.caches == nil {
+		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, cfg.Log)
+		c.ownCaches = true
+	}
+	var err error
+	c.jobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("jobs"),
+		watchcache.Handlers[*batchv1.Job]{Add: c.enqueueIfDue, Update: func(_, cur *batchv1.Job) { c.enqueueIfDue(cur) }})
+	return c, err
 }
 
 // Run follows storage and deletes expired Jobs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
-	go controllers.Follow(ctx, c.store, c.prefix, c.jobs, c.log)
+	if c.ownCaches {
+		c.caches.Start(ctx) // shared caches are started by their maker
+	}
 	controllers.RunWorkers(ctx, c.queue, []<-chan struct{}{c.jobs.Synced()}, defaultWorkers, c.processNext)
 }
 
