@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -16,8 +17,8 @@ import (
 // create deployment, kubectl set image and kubectl rollout undo; the
 // rolling update never has more pods than replicas + maxSurge nor fewer
 // available than replicas - maxUnavailable (as the Deployment's status
-// reports them, every write of it watched); the pods run the image undone
-// to.
+// reports them, every write of it watched, and as its ReplicaSets ask
+// for them); the pods run the image undone to.
 func TestRolloutOnSimulatedNodes(t *testing.T) {
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3")
 	a.WaitFor(t, "the default ServiceAccount", "get", "serviceaccount", "default")
@@ -31,19 +32,51 @@ func TestRolloutOnSimulatedNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rsWatch, err := cs.AppsV1().ReplicaSets("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	most, fewestAvailable, writes := int32(0), int32(4), 0
-	done := make(chan struct{})
+	done := make(chan struct{}, 2)
 	go func() {
-		defer close(done)
+		defer func() { done <- struct{}{} }()
 		for ev := range w.ResultChan() {
 			d, ok := ev.Object.(*appsv1.Deployment)
 			if !ok {
 				continue
 			}
 			mu.Lock()
-			most, fewestAvailable = max(most, d.Status.Replicas), min(fewestAvailable, d.Status.AvailableReplicas)
+			fewestAvailable = min(fewestAvailable, d.Status.AvailableReplicas)
 			writes++
+			mu.Unlock()
+		}
+	}()
+	// The pods the rollout asks for are the ReplicaSets' spec.replicas,
+	// summed after each write of one of them (one watch: in the order
+	// they were written). The Deployment's status.replicas sums the
+	// ReplicaSets' statuses instead, which may count a pod an old
+	// ReplicaSet is about to delete beside one the new one has just made,
+	// on kube-controller-manager too.
+	go func() {
+		defer func() { done <- struct{}{} }()
+		specs := map[string]int32{}
+		for ev := range rsWatch.ResultChan() {
+			rs, ok := ev.Object.(*appsv1.ReplicaSet)
+			if !ok || rs.Spec.Replicas == nil {
+				continue
+			}
+			if ev.Type == watch.Deleted {
+				delete(specs, rs.Name)
+			} else {
+				specs[rs.Name] = *rs.Spec.Replicas
+			}
+			var sum int32
+			for _, n := range specs {
+				sum += n
+			}
+			mu.Lock()
+			most = max(most, sum)
 			mu.Unlock()
 		}
 	}()
@@ -56,6 +89,8 @@ func TestRolloutOnSimulatedNodes(t *testing.T) {
 		t.Errorf("kubectl rollout status printed %q", out)
 	}
 	w.Stop()
+	rsWatch.Stop()
+	<-done
 	<-done
 	mu.Lock()
 	defer mu.Unlock()
