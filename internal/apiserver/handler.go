@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,6 +65,10 @@ type request struct {
 	// forgetWatch stops counting a watch (for the estimate of writes'
 	// work) when it ends.
 	forgetWatch func()
+	// metered marks a request upstream counts in its per-request series:
+	// one that reached a served resource or health endpoint, or that flow
+	// control refused (dropped).
+	metered, dropped bool
 	// eventData and recorder are what event and the response writer
 	// point to, kept here to allocate one struct per request, not three.
 	eventData RequestEvent
@@ -171,6 +176,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 		ev.APIGroup, ev.APIVersion, ev.Resource, ev.Subresource, ev.Namespace, ev.Name = info.Group, info.Version, info.Resource, info.Subresource, info.Namespace, info.objectName()
 	}
 	if !s.enterFlowControl(rec, r, rq) {
+		rq.metered, rq.dropped = true, true
 		return
 	}
 	defer rq.leaveFlowControl()
@@ -189,6 +195,7 @@ func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
 	}
 	rq.event.Code = rec.code
 	rq.event.Finished = s.cfg.Now()
+	s.recordRequestMetrics(rq)
 	if s.cfg.OnRequestDone != nil {
 		s.cfg.OnRequestDone(ctx, rq.event)
 	}
@@ -201,6 +208,9 @@ func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
 // health paths (HealthPaths).
 func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
 	if s.serveHealth(w, r) {
+		if rq := requestFrom(r.Context()); rq != nil {
+			rq.metered = slices.Contains(HealthPaths, r.URL.Path)
+		}
 		return true
 	}
 	switch r.URL.Path {

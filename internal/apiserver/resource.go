@@ -40,6 +40,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, errMethodNotAllowed())
 		return
 	}
+	rq.metered = true
+	if m := s.cfg.RequestMetrics; m != nil && s.isLongRunning(info) {
+		defer m.longRunningStarted(longRunningMetricLabels(r, info))()
+	}
 	if err := checkPathName(info); err != nil {
 		writeError(w, r, err)
 		return

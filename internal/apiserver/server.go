@@ -144,6 +144,9 @@ type Config struct {
 	WriteCheck func(ctx context.Context, a *admission.Attributes) error
 	// AdmissionMetrics meters WriteSteps; nil meters nothing.
 	AdmissionMetrics *admission.Metrics
+	// RequestMetrics are the per-request series (apiserver_request_total
+	// …); nil records none.
+	RequestMetrics *RequestMetrics
 	// CustomTypeConverters gives the structured-merge types of custom
 	// resources for managedFields and apply; nil (or a nil answer) deduces
 	// them from the object.

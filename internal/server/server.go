@@ -418,7 +418,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics, GracefulPodDeletion: o.SimulatedNodes.Enabled,
 		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
-		Extra: map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
+		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
+		RequestMetrics: apiserver.NewRequestMetrics(metricsReg),
 	}
 	cfg.TokenAuthenticator = reviewer
 	cfg.Ready = adm.sources.Synced

@@ -1,0 +1,120 @@
+package apiserver
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// RequestMetrics are kube-apiserver's per-request series:
+// apiserver_request_total, apiserver_request_duration_seconds and
+// apiserver_longrunning_requests, with upstream's names, help texts (with
+// component-base's stability prefix), labels and buckets. The series of
+// each label set are looked up once and kept, so that recording a request
+// allocates nothing. It is not the flow-control or admission series.
+type RequestMetrics struct {
+	total       *prometheus.CounterVec
+	duration    *prometheus.HistogramVec
+	longRunning *prometheus.GaugeVec
+
+	mu        sync.RWMutex
+	counters  map[codedLabels]prometheus.Counter
+	observers map[RequestLabels]prometheus.Observer
+	gauges    map[RequestLabels]prometheus.Gauge
+}
+
+type codedLabels struct {
+	RequestLabels
+	code int
+}
+
+// requestDurationBuckets are upstream's, chosen for its latency SLOs.
+var requestDurationBuckets = []float64{0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3,
+	4, 5, 6, 8, 10, 15, 20, 30, 45, 60}
+
+// NewRequestMetrics makes the series and registers them with reg.
+func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
+	m := &RequestMetrics{
+		total: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_request_total",
+			Help: "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code."},
+			[]string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_request_duration_seconds",
+			Help:    "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+			Buckets: requestDurationBuckets},
+			[]string{"verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component"}),
+		longRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_longrunning_requests",
+			Help: "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way."},
+			[]string{"verb", "group", "version", "resource", "subresource", "scope", "component"}),
+		counters:  map[codedLabels]prometheus.Counter{},
+		observers: map[RequestLabels]prometheus.Observer{},
+		gauges:    map[RequestLabels]prometheus.Gauge{},
+	}
+	reg.MustRegister(m.total, m.duration, m.longRunning)
+	return m
+}
+
+// observe records one finished request.
+func (m *RequestMetrics) observe(l RequestLabels, code int, took time.Duration) {
+	c, o := m.series(l, code)
+	c.Inc()
+	o.Observe(took.Seconds())
+}
+
+func (m *RequestMetrics) series(l RequestLabels, code int) (prometheus.Counter, prometheus.Observer) {
+	k := codedLabels{l, code}
+	m.mu.RLock()
+	c, o := m.counters[k], m.observers[l]
+	m.mu.RUnlock()
+	if c != nil && o != nil {
+		return c, o
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c = m.counters[k]; c == nil {
+		c = m.total.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component, strconv.Itoa(code))
+		m.counters[k] = c
+	}
+	if o = m.observers[l]; o == nil {
+		o = m.duration.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component)
+		m.observers[l] = o
+	}
+	return c, o
+}
+
+// longRunningStarted counts a long-running request (a watch, a connect)
+// until the returned func is called. The gauge has no dry_run label.
+func (m *RequestMetrics) longRunningStarted(l RequestLabels) func() {
+	l.DryRun = ""
+	m.mu.RLock()
+	g := m.gauges[l]
+	m.mu.RUnlock()
+	if g == nil {
+		m.mu.Lock()
+		if g = m.gauges[l]; g == nil {
+			g = m.longRunning.WithLabelValues(l.Verb, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component)
+			m.gauges[l] = g
+		}
+		m.mu.Unlock()
+	}
+	g.Inc()
+	return g.Dec
+}
+
+// recordRequestMetrics counts a finished request in the per-request
+// series when upstream would.
+func (s *Server) recordRequestMetrics(rq *request) {
+	m := s.cfg.RequestMetrics
+	if m == nil || !rq.metered {
+		return
+	}
+	r := rq.event.HTTPRequest
+	var l RequestLabels
+	if rq.dropped {
+		l = droppedRequestLabels(r, rq.info)
+	} else {
+		l = requestMetricLabels(r, rq.info)
+	}
+	m.observe(l, rq.event.Code, rq.event.Finished.Sub(rq.event.Started))
+}
