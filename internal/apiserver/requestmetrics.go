@@ -55,8 +55,8 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 	return m
 }
 
-// observe records one finished request.
-func (m *RequestMetrics) observe(l RequestLabels, code int, took time.Duration) {
+// Observe records one finished request with labels l and response code.
+func (m *RequestMetrics) Observe(l RequestLabels, code int, took time.Duration) {
 	c, o := m.series(l, code)
 	c.Inc()
 	o.Observe(took.Seconds())
@@ -83,9 +83,9 @@ func (m *RequestMetrics) series(l RequestLabels, code int) (prometheus.Counter, 
 	return c, o
 }
 
-// longRunningStarted counts a long-running request (a watch, a connect)
+// LongRunningStarted counts a long-running request (a watch, a connect)
 // until the returned func is called. The gauge has no dry_run label.
-func (m *RequestMetrics) longRunningStarted(l RequestLabels) func() {
+func (m *RequestMetrics) LongRunningStarted(l RequestLabels) func() {
 	l.DryRun = ""
 	m.mu.RLock()
 	g := m.gauges[l]
@@ -116,5 +116,5 @@ func (s *Server) recordRequestMetrics(rq *request) {
 	} else {
 		l = requestMetricLabels(r, rq.info)
 	}
-	m.observe(l, rq.event.Code, rq.event.Finished.Sub(rq.event.Started))
+	m.Observe(l, rq.event.Code, rq.event.Finished.Sub(rq.event.Started))
 }

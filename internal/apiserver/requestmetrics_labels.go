@@ -48,14 +48,17 @@ func metricScope(r *http.Request, info *requestInfo) string {
 	return "cluster"
 }
 
-// droppedRequestLabels are the labels upstream gives a request its
-// flow control or in-flight limit refuses: as requestMetricLabels, but a
-// non-resource request has neither path nor scope and has the component.
+// droppedRequestLabels are the labels upstream gives a request its flow
+// control or in-flight limit refuses, from the request info alone: the
+// scope and verb of the long-running gauge, with the dry run; a
+// non-resource request has neither path nor scope.
 func droppedRequestLabels(r *http.Request, info *requestInfo) RequestLabels {
-	if info.IsResource {
-		return requestMetricLabels(r, info)
+	l := longRunningMetricLabels(r, info)
+	l.DryRun = metricDryRun(r)
+	if !info.IsResource {
+		l.Subresource = ""
 	}
-	return RequestLabels{Verb: metricVerb(r, info, "", false), DryRun: metricDryRun(r), Component: requestComponent}
+	return l
 }
 
 // longRunningMetricLabels are the labels of apiserver_longrunning_requests
@@ -142,4 +145,17 @@ func metricDryRun(r *http.Request) string {
 		return ""
 	}
 	return "All"
+}
+
+// DroppedRequestMetricLabels are r's labels when flow control refuses it;
+// exported for the differential test against upstream.
+func DroppedRequestMetricLabels(r *http.Request) RequestLabels {
+	return droppedRequestLabels(r, parseRequestInfo(r))
+}
+
+// LongRunningMetricLabels are r's labels in apiserver_longrunning_requests
+// (DryRun is always empty); exported for the differential test against
+// upstream.
+func LongRunningMetricLabels(r *http.Request) RequestLabels {
+	return longRunningMetricLabels(r, parseRequestInfo(r))
 }

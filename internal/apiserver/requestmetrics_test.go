@@ -132,8 +132,8 @@ func TestRequestMetricsObserveAllocatesNothing(t *testing.T) {
 	m := NewRequestMetrics(prometheus.NewRegistry())
 	r := httptest.NewRequest("POST", "/api/v1/namespaces/default/configmaps", nil)
 	info := parseRequestInfo(r)
-	m.observe(requestMetricLabels(r, info), 201, time.Millisecond)
-	if n := testing.AllocsPerRun(100, func() { m.observe(requestMetricLabels(r, info), 201, time.Millisecond) }); n != 0 {
+	m.Observe(requestMetricLabels(r, info), 201, time.Millisecond)
+	if n := testing.AllocsPerRun(100, func() { m.Observe(requestMetricLabels(r, info), 201, time.Millisecond) }); n != 0 {
 		t.Errorf("observe allocates %v times per request, want 0", n)
 	}
 }

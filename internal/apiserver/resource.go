@@ -42,7 +42,7 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	rq.metered = true
 	if m := s.cfg.RequestMetrics; m != nil && s.isLongRunning(info) {
-		defer m.longRunningStarted(longRunningMetricLabels(r, info))()
+		defer m.LongRunningStarted(longRunningMetricLabels(r, info))()
 	}
 	if err := checkPathName(info); err != nil {
 		writeError(w, r, err)
