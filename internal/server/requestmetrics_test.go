@@ -1,0 +1,35 @@
+package server
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// admitd serve counts API requests in kube-apiserver's per-request series
+// on /metrics.
+func TestRequestMetricsServed(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = quietLogger()
+	s, admin := startWith(t, o)
+	cs := kubernetes.NewForConfigOrDie(admin)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "metered"}}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(t.Context(), cm, metav1.CreateOptions{DryRun: []string{"All"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().LimitRanges("default").Get(t.Context(), "metered", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("GET of a missing limit range: %v, want 404", err)
+	}
+	if _, err := cs.CoreV1().PodTemplates("").List(t.Context(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantMetrics(t, s, admin,
+		`apiserver_request_total{code="201",component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n",
+		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="limitranges",scope="resource",subresource="",verb="GET",version="v1"} 1`+"\n",
+		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="podtemplates",scope="cluster",subresource="",verb="LIST",version="v1"} 1`+"\n",
+		`apiserver_request_duration_seconds_count{component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n")
+}
