@@ -33,7 +33,7 @@ func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *re
 		return true
 	}
 	if s.flow == nil {
-		return s.inflight.enter(w, rq)
+		return s.inflight.enter(w, rq, s.executingMarks())
 	}
 	rq.digest = flowcontrol.Digest{User: rq.user.Username, Groups: rq.user.Groups, IsResource: rq.info.IsResource,
 		Verb: rq.event.Verb, APIGroup: rq.info.Group, Resource: rq.info.Resource, Subresource: rq.info.Subresource,
@@ -47,6 +47,10 @@ func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *re
 		return false
 	}
 	rq.flow = admitted
+	if m := s.cfg.RequestMetrics; m != nil {
+		rq.executing, rq.readOnly = &m.marks, readOnlyVerbs[rq.event.Verb]
+		rq.executing.add(rq.readOnly, 1)
+	}
 	if rq.info.Verb == "watch" {
 		rq.forgetWatch = s.watchCounts.register(r, rq.info)
 	}
@@ -58,6 +62,10 @@ func (s *Server) enterFlowControl(w http.ResponseWriter, r *http.Request, rq *re
 // call does nothing.
 func (rq *request) releaseFlow() {
 	rq.flow.Release()
+	if rq.executing != nil {
+		rq.executing.add(rq.readOnly, -1)
+		rq.executing = nil
+	}
 	if rq.inflightRelease != nil {
 		rq.inflightRelease()
 		rq.inflightRelease = nil
@@ -93,4 +101,13 @@ func setFlowHeaders(w http.ResponseWriter, cl flowcontrol.Classification) {
 func refuseTooManyRequests(w http.ResponseWriter, retryAfter int64) {
 	w.Header().Set("Retry-After", strconv.FormatInt(retryAfter, 10))
 	http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
+}
+
+// executingMarks are where the in-flight limit notes its requests; nil
+// without request metrics.
+func (s *Server) executingMarks() *executingMarks {
+	if s.cfg.RequestMetrics == nil {
+		return nil
+	}
+	return &s.cfg.RequestMetrics.marks
 }

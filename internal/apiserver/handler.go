@@ -69,6 +69,11 @@ type request struct {
 	// one that reached a served resource or health endpoint, or that flow
 	// control refused (dropped).
 	metered, dropped bool
+	// executing is where the request is counted while it executes under
+	// flow control (apiserver_current_inflight_requests), nil when it is
+	// not; readOnly is its kind there.
+	executing *executingMarks
+	readOnly  bool
 	// eventData and recorder are what event and the response writer
 	// point to, kept here to allocate one struct per request, not three.
 	eventData RequestEvent

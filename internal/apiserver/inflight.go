@@ -27,12 +27,14 @@ func newInflightLimit(readOnly, mutating int) *inflightLimit {
 
 var readOnlyVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
-func (l *inflightLimit) enter(w http.ResponseWriter, rq *request) bool {
+// enter takes a slot for rq, or refuses it; marks (nil for none) note
+// how many slots of its kind are taken, before and after it.
+func (l *inflightLimit) enter(w http.ResponseWriter, rq *request, marks *executingMarks) bool {
 	if slices.Contains(rq.user.Groups, "system:masters") {
 		return true
 	}
-	sem := l.mutating
-	if readOnlyVerbs[rq.event.Verb] {
+	sem, readOnly := l.mutating, readOnlyVerbs[rq.event.Verb]
+	if readOnly {
 		sem = l.readOnly
 	}
 	if sem == nil {
@@ -40,7 +42,11 @@ func (l *inflightLimit) enter(w http.ResponseWriter, rq *request) bool {
 	}
 	select {
 	case sem <- struct{}{}:
-		rq.inflightRelease = func() { <-sem }
+		marks.note(readOnly, len(sem))
+		rq.inflightRelease = func() {
+			<-sem
+			marks.note(readOnly, len(sem))
+		}
 		return true
 	default:
 		refuseTooManyRequests(w, 1)

@@ -9,8 +9,8 @@ import (
 )
 
 // RequestMetrics are kube-apiserver's per-request series:
-// apiserver_request_total, apiserver_request_duration_seconds and
-// apiserver_longrunning_requests, with upstream's names, help texts (with
+// apiserver_request_total, apiserver_request_duration_seconds,
+// apiserver_longrunning_requests and apiserver_current_inflight_requests, with upstream's names, help texts (with
 // component-base's stability prefix), labels and buckets. The series of
 // each label set are looked up once and kept, so that recording a request
 // allocates nothing. It is not the flow-control or admission series.
@@ -18,6 +18,10 @@ type RequestMetrics struct {
 	total       *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	longRunning *prometheus.GaugeVec
+	inflight    *prometheus.GaugeVec
+
+	marks                              executingMarks
+	inflightReadOnly, inflightMutating prometheus.Gauge
 
 	mu        sync.RWMutex
 	counters  map[codedLabels]prometheus.Counter
@@ -47,11 +51,15 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 		longRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_longrunning_requests",
 			Help: "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way."},
 			[]string{"verb", "group", "version", "resource", "subresource", "scope", "component"}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_current_inflight_requests",
+			Help: "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second."},
+			[]string{"request_kind"}),
 		counters:  map[codedLabels]prometheus.Counter{},
 		observers: map[RequestLabels]prometheus.Observer{},
 		gauges:    map[RequestLabels]prometheus.Gauge{},
 	}
-	reg.MustRegister(m.total, m.duration, m.longRunning)
+	m.inflightReadOnly, m.inflightMutating = m.inflight.WithLabelValues("readOnly"), m.inflight.WithLabelValues("mutating")
+	reg.MustRegister(m.total, m.duration, m.longRunning, m.inflight)
 	return m
 }
 

@@ -137,3 +137,36 @@ func TestRequestMetricsObserveAllocatesNothing(t *testing.T) {
 		t.Errorf("observe allocates %v times per request, want 0", n)
 	}
 }
+
+// apiserver_current_inflight_requests is, at each sample, the most
+// requests of each kind that executed at once under the in-flight limit
+// since the previous sample.
+func TestRequestMetricsInflightSample(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	cfg := testConfig(memory.New(), registry.NewCatalogue())
+	cfg.RequestMetrics = NewRequestMetrics(reg)
+	cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight = 4, 4
+	s := New(cfg)
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatalf("Bootstrap: %v", err)
+	}
+	ts := &testServer{t: t, s: s}
+	sample := func(readOnly, mutating int) {
+		t.Helper()
+		cfg.RequestMetrics.publishInflight()
+		got := gather(t, reg)
+		for _, want := range []string{
+			fmt.Sprintf("apiserver_current_inflight_requests{request_kind=\"readOnly\"} %d\n", readOnly),
+			fmt.Sprintf("apiserver_current_inflight_requests{request_kind=\"mutating\"} %d\n", mutating),
+		} {
+			if !strings.Contains(got, want) {
+				t.Errorf("/metrics lacks %s:\n%s", want, got)
+			}
+		}
+	}
+	sample(0, 0)
+	ts.must(200, "GET", "/api/v1/namespaces/default/configmaps", "", "")
+	ts.must(201, "POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}`)
+	sample(1, 1)
+	sample(0, 0)
+}

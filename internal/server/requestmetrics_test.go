@@ -1,12 +1,17 @@
 package server
 
 import (
+	"io"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // admitd serve counts API requests in kube-apiserver's per-request series
@@ -32,4 +37,35 @@ func TestRequestMetricsServed(t *testing.T) {
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="limitranges",scope="resource",subresource="",verb="GET",version="v1"} 1`+"\n",
 		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="podtemplates",scope="cluster",subresource="",verb="LIST",version="v1"} 1`+"\n",
 		`apiserver_request_duration_seconds_count{component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n")
+}
+
+// apiserver_current_inflight_requests is sampled every second under API
+// Priority and Fairness: a scrape, itself a read-only request executing,
+// shows in the sample after it.
+func TestInflightRequestsSampled(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = quietLogger()
+	s, admin := startWith(t, o)
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy := regexp.MustCompile(`(?m)^apiserver_current_inflight_requests\{request_kind="readOnly"\} [1-9]`)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := hc.Get(s.URL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if busy.Match(body) && strings.Contains(string(body), `apiserver_current_inflight_requests{request_kind="mutating"}`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sample of the scrapes in apiserver_current_inflight_requests:\n%s", body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

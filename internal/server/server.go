@@ -334,9 +334,12 @@ type apiParts struct {
 	clusterIPs *clusterIPParts
 	crds       *apiserver.CustomResources
 	flow       *flowControl // nil when APF is off
-	store      storage.Store
-	aggregator *aggregator.Aggregator
-	frontProxy *frontProxy
+	// requestMetrics are the per-request series; their in-flight sample
+	// runs with the server.
+	requestMetrics *apiserver.RequestMetrics
+	store          storage.Store
+	aggregator     *aggregator.Aggregator
+	frontProxy     *frontProxy
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -413,13 +416,14 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
+	requestMetrics := apiserver.NewRequestMetrics(metricsReg)
 	cfg := apiserver.Config{
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics, GracefulPodDeletion: o.SimulatedNodes.Enabled,
 		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
 		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
-		RequestMetrics: apiserver.NewRequestMetrics(metricsReg),
+		RequestMetrics: requestMetrics,
 	}
 	cfg.TokenAuthenticator = reviewer
 	cfg.Ready = adm.sources.Synced
@@ -457,7 +461,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	}
 	mountDashboard(ctx, &cfg, o, parts, scanner)
 	*parts = apiParts{cat: cat, backgroundAudit: scanner, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
-		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self}
+		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics}
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -548,6 +552,7 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		go p.api.FollowNodePorts(runCtx)
 	}
 	go p.clusterIPs.run(runCtx, log)
+	go p.requestMetrics.SampleInflight(runCtx)
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
 	if p.flow != nil {

@@ -305,17 +305,22 @@ func TestSeriesAsUpstream(t *testing.T) {
 	ctx := request.WithRequestInfo(r.Context(), info)
 	metrics.MonitorRequest(r.WithContext(ctx), "LIST", "", "v1", "pods", "", "namespace", metrics.APIServerComponent, false, "", 200, 0, time.Millisecond)
 	metrics.RecordLongRunning(r, info, metrics.APIServerComponent, func() {})
+	metrics.UpdateInflightRequestMetrics(metrics.ExecutingPhase, 1, 1)
 	upstream := families(t, legacyregistry.DefaultGatherer)
 	m.Observe(apiserver.RequestMetricLabels(r), 200, time.Millisecond)
 	m.LongRunningStarted(apiserver.LongRunningMetricLabels(r))
 	mine := families(t, ours)
-	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds", "apiserver_longrunning_requests"} {
+	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds", "apiserver_longrunning_requests",
+		"apiserver_current_inflight_requests"} {
 		u, o := upstream[name], mine[name]
 		if u == nil || o == nil {
 			t.Fatalf("%s: upstream has it %v, we have it %v", name, u != nil, o != nil)
 		}
 		if u.GetHelp() != o.GetHelp() || u.GetType() != o.GetType() {
 			t.Errorf("%s: help %q type %v, want %q %v", name, o.GetHelp(), o.GetType(), u.GetHelp(), u.GetType())
+		}
+		if want, got := labelNames(u), labelNames(o); !cmp.Equal(want, got) {
+			t.Errorf("%s: labels %v, want %v", name, got, want)
 		}
 		if want, got := bucketBounds(u), bucketBounds(o); !cmp.Equal(want, got) {
 			t.Errorf("%s: buckets %v, want %v", name, got, want)
@@ -346,6 +351,15 @@ func bucketBounds(f *dto.MetricFamily) []float64 {
 			out = append(out, b.GetUpperBound())
 		}
 		return out
+	}
+	return out
+}
+
+// labelNames are the label names of f's first sample.
+func labelNames(f *dto.MetricFamily) []string {
+	var out []string
+	for _, lp := range f.GetMetric()[0].GetLabel() {
+		out = append(out, lp.GetName())
 	}
 	return out
 }
