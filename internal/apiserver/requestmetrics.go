@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,8 +12,9 @@ import (
 
 // RequestMetrics are kube-apiserver's per-request series:
 // apiserver_request_total, apiserver_request_duration_seconds,
-// apiserver_longrunning_requests and apiserver_current_inflight_requests, with upstream's names, help texts (with
-// component-base's stability prefix), labels and buckets. The series of
+// apiserver_longrunning_requests and apiserver_current_inflight_requests,
+// with upstream's names, help texts (with component-base's stability
+// prefix), labels and buckets. The series of
 // each label set are looked up once and kept, so that recording a request
 // allocates nothing. It is not the flow-control or admission series.
 type RequestMetrics struct {
@@ -23,10 +26,17 @@ type RequestMetrics struct {
 	marks                              executingMarks
 	inflightReadOnly, inflightMutating prometheus.Gauge
 
-	mu        sync.RWMutex
-	counters  map[codedLabels]prometheus.Counter
-	observers map[RequestLabels]prometheus.Observer
-	gauges    map[RequestLabels]prometheus.Gauge
+	// series maps each label set and code seen to its counter and
+	// observer; it is replaced, never changed, so that lookups take no
+	// lock (mu orders the writers). gauges are the long-running series.
+	series atomic.Pointer[map[codedLabels]requestSeries]
+	mu     sync.Mutex
+	gauges map[RequestLabels]prometheus.Gauge
+}
+
+type requestSeries struct {
+	total    prometheus.Counter
+	duration prometheus.Observer
 }
 
 type codedLabels struct {
@@ -54,58 +64,56 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_current_inflight_requests",
 			Help: "[STABLE] Maximal number of currently used inflight request limit of this apiserver per request kind in last second."},
 			[]string{"request_kind"}),
-		counters:  map[codedLabels]prometheus.Counter{},
-		observers: map[RequestLabels]prometheus.Observer{},
-		gauges:    map[RequestLabels]prometheus.Gauge{},
+		gauges: map[RequestLabels]prometheus.Gauge{},
 	}
 	m.inflightReadOnly, m.inflightMutating = m.inflight.WithLabelValues("readOnly"), m.inflight.WithLabelValues("mutating")
+	m.series.Store(&map[codedLabels]requestSeries{})
 	reg.MustRegister(m.total, m.duration, m.longRunning, m.inflight)
 	return m
 }
 
 // Observe records one finished request with labels l and response code.
 func (m *RequestMetrics) Observe(l RequestLabels, code int, took time.Duration) {
-	c, o := m.series(l, code)
-	c.Inc()
-	o.Observe(took.Seconds())
+	k := codedLabels{l, code}
+	rs, ok := (*m.series.Load())[k]
+	if !ok {
+		rs = m.addSeries(k)
+	}
+	rs.total.Inc()
+	rs.duration.Observe(took.Seconds())
 }
 
-func (m *RequestMetrics) series(l RequestLabels, code int) (prometheus.Counter, prometheus.Observer) {
-	k := codedLabels{l, code}
-	m.mu.RLock()
-	c, o := m.counters[k], m.observers[l]
-	m.mu.RUnlock()
-	if c != nil && o != nil {
-		return c, o
-	}
+// addSeries makes k's series and publishes a copy of the map with them.
+func (m *RequestMetrics) addSeries(k codedLabels) requestSeries {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c = m.counters[k]; c == nil {
-		c = m.total.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component, strconv.Itoa(code))
-		m.counters[k] = c
+	old := *m.series.Load()
+	if rs, ok := old[k]; ok {
+		return rs
 	}
-	if o = m.observers[l]; o == nil {
-		o = m.duration.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component)
-		m.observers[l] = o
+	l := k.RequestLabels
+	rs := requestSeries{
+		total:    m.total.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component, strconv.Itoa(k.code)),
+		duration: m.duration.WithLabelValues(l.Verb, l.DryRun, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component),
 	}
-	return c, o
+	next := make(map[codedLabels]requestSeries, len(old)+1)
+	maps.Copy(next, old)
+	next[k] = rs
+	m.series.Store(&next)
+	return rs
 }
 
 // LongRunningStarted counts a long-running request (a watch, a connect)
 // until the returned func is called. The gauge has no dry_run label.
 func (m *RequestMetrics) LongRunningStarted(l RequestLabels) func() {
 	l.DryRun = ""
-	m.mu.RLock()
+	m.mu.Lock()
 	g := m.gauges[l]
-	m.mu.RUnlock()
 	if g == nil {
-		m.mu.Lock()
-		if g = m.gauges[l]; g == nil {
-			g = m.longRunning.WithLabelValues(l.Verb, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component)
-			m.gauges[l] = g
-		}
-		m.mu.Unlock()
+		g = m.longRunning.WithLabelValues(l.Verb, l.Group, l.Version, l.Resource, l.Subresource, l.Scope, l.Component)
+		m.gauges[l] = g
 	}
+	m.mu.Unlock()
 	g.Inc()
 	return g.Dec
 }

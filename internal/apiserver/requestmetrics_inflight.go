@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,47 +11,44 @@ import (
 // since the last sample, as upstream's watermark: noted whenever the
 // number changes, reset to 0 at each sample.
 type executingMarks struct {
-	mu                         sync.Mutex
-	readOnly, mutating         int // executing now, under flow control
-	readOnlyMark, mutatingMark int
+	readOnly, mutating         atomic.Int64 // executing now, under flow control
+	readOnlyMark, mutatingMark atomic.Int64
 }
 
 // add counts a request of the kind in (delta 1) or out (delta -1) of
 // execution under flow control.
 func (e *executingMarks) add(readOnly bool, delta int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if readOnly {
-		e.readOnly += delta
-		e.readOnlyMark = max(e.readOnlyMark, e.readOnly)
+		raiseMark(&e.readOnlyMark, e.readOnly.Add(int64(delta)))
 	} else {
-		e.mutating += delta
-		e.mutatingMark = max(e.mutatingMark, e.mutating)
+		raiseMark(&e.mutatingMark, e.mutating.Add(int64(delta)))
 	}
 }
 
 // note records n requests of the kind executing under the in-flight
 // limit; a nil e records nothing.
 func (e *executingMarks) note(readOnly bool, n int) {
-	if e == nil {
-		return
+	switch {
+	case e == nil:
+	case readOnly:
+		raiseMark(&e.readOnlyMark, int64(n))
+	default:
+		raiseMark(&e.mutatingMark, int64(n))
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if readOnly {
-		e.readOnlyMark = max(e.readOnlyMark, n)
-	} else {
-		e.mutatingMark = max(e.mutatingMark, n)
+}
+
+func raiseMark(mark *atomic.Int64, n int64) {
+	for {
+		old := mark.Load()
+		if n <= old || mark.CompareAndSwap(old, n) {
+			return
+		}
 	}
 }
 
 // take returns the marks and resets them.
-func (e *executingMarks) take() (readOnly, mutating int) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	readOnly, mutating = e.readOnlyMark, e.mutatingMark
-	e.readOnlyMark, e.mutatingMark = 0, 0
-	return readOnly, mutating
+func (e *executingMarks) take() (readOnly, mutating int64) {
+	return e.readOnlyMark.Swap(0), e.mutatingMark.Swap(0)
 }
 
 // inflightSamplePeriod is upstream's period of
