@@ -49,23 +49,29 @@ var (
 	}
 )
 
-// Seed are the cluster's namespaces and CRDs, its LimitRanges,
-// ResourceQuotas, ServiceAccounts and RBAC objects, and the objects the bindings may read
-// as params.
+// Seed are the cluster's namespaces and CRDs (which it must list), its
+// LimitRanges, ResourceQuotas, ServiceAccounts and RBAC objects (named in
+// Skipped when it refuses them), and the objects the bindings may read as
+// params.
 func (c *Cluster) Seed(ctx context.Context, params Params) ([]evaluate.Object, error) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
 	var s seeds
-	for i, gvr := range append([]schema.GroupVersionResource{namespacesResource, crdsResource}, seededResources...) {
-		err := c.list(ctx, dyn, gvr, i < 2, func(page []evaluate.Object) error {
-			for _, o := range page {
-				s.keep(o)
-			}
-			return nil
-		})
-		if err != nil {
+	keepAll := func(page []evaluate.Object) error {
+		for _, o := range page {
+			s.keep(o)
+		}
+		return nil
+	}
+	for _, gvr := range []schema.GroupVersionResource{namespacesResource, crdsResource} {
+		if err := c.list(ctx, dyn, gvr, true, keepAll); err != nil {
+			return nil, err
+		}
+	}
+	for _, gvr := range seededResources {
+		if err := c.list(ctx, dyn, gvr, false, keepAll); err != nil {
 			return nil, err
 		}
 	}
