@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/admitd/admitd/internal/audit"
 )
 
@@ -51,6 +53,11 @@ type Log struct {
 	// uncreated are the namespaces the log's requests are in before any
 	// request of the log creates them, in the order of their first use.
 	uncreated []string
+	// createdLater are those of uncreated that a later event of the log
+	// creates, as that create stored them: the log's events are in the
+	// order requests completed, so a controller's request in a new
+	// namespace (kube-root-ca.crt) can precede the namespace's create.
+	createdLater map[string]*unstructured.Unstructured
 }
 
 // logFile is a file of the log and how much of it the scan read: the
@@ -64,14 +71,17 @@ type logFile struct {
 // is not an Event is an error naming its file and line, except a file's
 // incomplete last line.
 func ScanLog(paths ...string) (*Log, error) {
-	l := &Log{}
+	l := &Log{createdLater: map[string]*unstructured.Unstructured{}}
 	created, used := map[string]bool{}, map[string]bool{}
 	for _, p := range paths {
 		size, incomplete, err := readFile(p, -1, func(ev *Event) error {
 			l.Requests++
-			ref := ev.ObjectRef
-			if ref.APIGroup == "" && ref.Resource == "namespaces" && ev.Verb == "create" && ev.succeeded() && !ev.dryRun() {
-				created[recordedName(ev)] = true // a generateName's: the name the cluster gave
+			if ev.createsNamespace() {
+				name := recordedName(ev) // a generateName's: the name the cluster gave
+				if used[name] && !created[name] {
+					l.createdLater[name] = createdNamespace(ev, name)
+				}
+				created[name] = true
 			}
 			if ns := ev.namespace(); ns != "" && !used[ns] {
 				used[ns] = true
@@ -90,6 +100,28 @@ func ScanLog(paths ...string) (*Log, error) {
 		}
 	}
 	return l, nil
+}
+
+// createsNamespace reports whether ev is a Namespace's successful create.
+func (e *Event) createsNamespace() bool {
+	ref := e.ObjectRef
+	return ref.APIGroup == "" && ref.Resource == "namespaces" && e.Verb == "create" && e.succeeded() && !e.dryRun()
+}
+
+// createdNamespace is the namespace ev created, as the log recorded it
+// (its responseObject, else its requestObject, else only its name), with
+// only its name, labels and annotations: what admission reads of it.
+func createdNamespace(ev *Event, name string) *unstructured.Unstructured {
+	ns := namespace(name).Unstructured
+	recorded := decode(ev.ResponseObject)
+	if recorded == nil {
+		recorded = decode(ev.RequestObject)
+	}
+	if recorded != nil {
+		ns.SetLabels(recorded.GetLabels())
+		ns.SetAnnotations(recorded.GetAnnotations())
+	}
+	return ns
 }
 
 // each calls fn with the ResponseComplete event of each create, update,

@@ -64,7 +64,7 @@ func Run(ctx context.Context, log *Log, o Options) (*Report, error) {
 	}
 	defer cand.Close()
 	r := &replayer{cand: cand, report: newReport(log.Requests, o.Baseline != nil), present: map[string]bool{}, followed: map[string]bool{},
-		since: o.Since}
+		since: o.Since, createdLater: log.createdLater}
 	for _, line := range log.Incomplete {
 		r.report.skip("incomplete last line of a log being written (" + line + ")")
 	}
@@ -131,9 +131,10 @@ func seeded(gvk schema.GroupVersionKind) bool {
 // configurations: the candidate's stand, the log's are not followed.
 func configuration(group string) bool { return group == "admissionregistration.k8s.io" }
 
-// seedOf are the namespaces and CRDs of objects, and a namespace without
-// labels, with its default ServiceAccount, for each other namespace the
-// log's requests are in before it creates it.
+// seedOf are the namespaces and CRDs of objects, and a namespace with its
+// default ServiceAccount for each other namespace the log's requests are
+// in before it creates it: as the log's later create made it, else
+// without labels.
 func seedOf(log *Log, objects []evaluate.Object) []evaluate.Object {
 	var out []evaluate.Object
 	have := map[string]bool{}
@@ -146,9 +147,14 @@ func seedOf(log *Log, objects []evaluate.Object) []evaluate.Object {
 		}
 	}
 	for _, ns := range log.uncreated {
-		if !have[ns] {
-			out = append(out, namespace(ns), defaultServiceAccount(ns))
+		if have[ns] {
+			continue
 		}
+		seed := namespace(ns)
+		if later := log.createdLater[ns]; later != nil {
+			seed = evaluate.Object{Unstructured: later.DeepCopy(), Source: "a namespace of the audit log, as its create later in the log made it"}
+		}
+		out = append(out, seed, defaultServiceAccount(ns))
 	}
 	return out
 }

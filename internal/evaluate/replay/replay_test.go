@@ -323,3 +323,43 @@ func TestNothingReplayedSaysWhy(t *testing.T) {
 		t.Errorf("of a replayed log: %q, want none", got)
 	}
 }
+
+// namespaceCreatedAfterUseLog: a ConfigMap's create in namespace shop is
+// logged before shop's own create (labels env: prod), as a controller's
+// request started by the namespace's create completes first; the
+// ConfigMap has no team label and was refused.
+func namespaceCreatedAfterUseLog() string {
+	ns := strings.ReplaceAll(generatedNamespaceLog(), "gen-x7k2p", "shop")
+	nsLine := strings.SplitN(ns, "\n", 2)[0]
+	nsLine = strings.ReplaceAll(nsLine, `"generateName":"gen-",`, "")
+	nsLine = strings.ReplaceAll(nsLine, `"team":"x"`, `"env":"prod"`)
+	refused := event("c1", "create", "a", "", 403, cm("a", "", `{"k":"v"}`), "")
+	return refused + "\n" + nsLine + "\n"
+}
+
+// TestReplaySeedsANamespaceUsedBeforeItsCreateAsTheCreateMadeIt: the
+// namespace is seeded with its create's labels, so a binding selecting
+// them matches the earlier request, as it did in the cluster.
+func TestReplaySeedsANamespaceUsedBeforeItsCreateAsTheCreateMadeIt(t *testing.T) {
+	l := scanLog(t, namespaceCreatedAfterUseLog())
+	var seededLabels map[string]string
+	for _, o := range seedOf(l, nil) {
+		if o.GetKind() == "Namespace" && o.GetName() == "shop" {
+			seededLabels = o.GetLabels()
+		}
+	}
+	if seededLabels["env"] != "prod" {
+		t.Fatalf("seeded shop with labels %v, want its create's (env: prod)", seededLabels)
+	}
+	prodOnly := strings.Replace(requireTeam, "  validationActions: [Deny]\n", "  validationActions: [Deny]\n  matchResources: {namespaceSelector: {matchLabels: {env: prod}}}\n", 1)
+	r, err := Run(context.Background(), l, Options{Candidate: objects(t, prodOnly)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Replayed != 1 || r.Same != 1 || len(r.NowAllowed) != 0 {
+		t.Errorf("replayed %d, same %d, now allowed %+v; want the ConfigMap's create refused again", r.Replayed, r.Same, r.NowAllowed)
+	}
+	if len(r.Skipped) != 1 {
+		t.Errorf("skipped %v, want the namespace's create, as seeded", r.Skipped)
+	}
+}
