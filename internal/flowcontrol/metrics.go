@@ -138,8 +138,13 @@ func (f *flowMetrics) executingStart(seats int, verb string) {
 // requestsWaiting counts a request of verb into (delta 1) or out of
 // (delta -1) a queue.
 func (f *flowMetrics) requestsWaiting(verb string, delta int) {
-	if f != nil {
-		f.m.levels.readWrite.add(phaseWaiting, readOnlyVerb(verb), delta)
+	if f == nil {
+		return
+	}
+	readOnly := readOnlyVerb(verb)
+	f.m.levels.readWrite.add(phaseWaiting, readOnly, delta)
+	if note := f.m.c.queueNote; note != nil {
+		note(readOnly, delta)
 	}
 }
 

@@ -77,13 +77,15 @@ func inflightLimits(o ServingOptions) (readOnly, mutating int) {
 	return max(readOnly, 0), max(mutating, 0)
 }
 
-// newFlowControl returns APF for o, or nil when it is disabled.
-func newFlowControl(o ServingOptions, store storage.Store, cat *registry.Catalogue) *flowControl {
+// newFlowControl returns APF for o, or nil when it is disabled; it tells
+// requestMetrics of the requests in its queues.
+func newFlowControl(o ServingOptions, store storage.Store, cat *registry.Catalogue, requestMetrics *apiserver.RequestMetrics) *flowControl {
 	if o.DisablePriorityAndFairness {
 		return nil
 	}
 	readOnly, mutating := inflightLimits(o)
-	f := &flowControl{ctl: flowcontrol.New(flowcontrol.Options{ServerConcurrencyLimit: readOnly + mutating}), cat: cat,
+	opts := flowcontrol.Options{ServerConcurrencyLimit: readOnly + mutating, QueueNote: requestMetrics.QueueNote()}
+	f := &flowControl{ctl: flowcontrol.New(opts), cat: cat,
 		changed: make(chan struct{}, 1)}
 	f.cache = admissionsource.NewConfigCache(store, cat, flowControlResources, func(objs []runtime.Object) *flowConfig {
 		cfg := &flowConfig{}

@@ -447,7 +447,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	self := &atomic.Pointer[string]{}
 	agg := newAggregator(o, store, adm, cat, fp, self)
 	cfg.Aggregator = agg
-	flow := newFlowControl(o.Serving, store, cat)
+	flow := newFlowControl(o.Serving, store, cat, requestMetrics)
 	flow.configure(&cfg, o.Serving)
 	cfg.StartChecks = startChecks(flow != nil, clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
 	if flow != nil {
