@@ -209,7 +209,7 @@ func TestAdmitMetrics(t *testing.T) {
 		t.Errorf("time-weighted executing requests: mutating %v, read-only %v; want some, none", m, r)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP apiserver_flowcontrol_watch_count_samples count of watchers for mutating requests in API Priority and Fairness
+# HELP apiserver_flowcontrol_watch_count_samples [ALPHA] count of watchers for mutating requests in API Priority and Fairness
 # TYPE apiserver_flowcontrol_watch_count_samples histogram
 apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="0"} 0
 apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="1"} 0
