@@ -187,7 +187,15 @@ func (m *RequestMetrics) newSeries(k seriesKey) requestSeries {
 // terminate counts a request the server ended itself (a refusal by flow
 // control or the in-flight limit, a timeout) with the code it answered.
 func (m *RequestMetrics) terminate(r *http.Request, info *requestInfo, code int) {
-	m.terminated.get(codedLabels{longRunningMetricLabels(r, info), code}, m.newTermination).Inc()
+	m.terminateBy(r, info, requestComponent, code)
+}
+
+// terminateBy counts a request component ended itself: the server's API
+// handlers ("apiserver") or the aggregation layer's proxy ("aggregator").
+func (m *RequestMetrics) terminateBy(r *http.Request, info *requestInfo, component string, code int) {
+	l := longRunningMetricLabels(r, info)
+	l.Component = component
+	m.terminated.get(codedLabels{l, code}, m.newTermination).Inc()
 }
 
 func (m *RequestMetrics) newTermination(k codedLabels) prometheus.Counter {
@@ -239,8 +247,8 @@ func (m *RequestMetrics) RecordRequest(r *http.Request, user string, dropped boo
 	m.observe(seriesKey{codedLabels{requestMetricLabels(r, info), f.Code}, finishedKind(r, info, user)}, f)
 }
 
-// RecordTermination counts r as a request the server ended with code;
-// exported for the differential test against upstream.
-func (m *RequestMetrics) RecordTermination(r *http.Request, code int) {
-	m.terminate(r, parseRequestInfo(r), code)
+// RecordTermination counts r as a request component ended with code, as
+// the server does; exported for the differential test against upstream.
+func (m *RequestMetrics) RecordTermination(r *http.Request, component string, code int) {
+	m.terminateBy(r, parseRequestInfo(r), component, code)
 }

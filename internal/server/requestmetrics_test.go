@@ -109,3 +109,43 @@ func TestInflightRequestsSampled(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// A request the aggregation layer's proxy answers itself (its APIService
+// is not available) is counted in apiserver_request_terminations_total
+// with component aggregator, as kube-aggregator's proxy counts it.
+func TestAggregatorTerminationsCounted(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = quietLogger()
+	s, admin := startWith(t, o)
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const apiService = `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1alpha1.wardle.example.com"},
+		"spec":{"group":"wardle.example.com","version":"v1alpha1","service":{"namespace":"default","name":"nowhere","port":443},
+		"insecureSkipTLSVerify":true,"groupPriorityMinimum":1000,"versionPriority":15}}`
+	resp, err := hc.Post(s.URL+"/apis/apiregistration.k8s.io/v1/apiservices", "application/json", strings.NewReader(apiService))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("creating the APIService: %d", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := hc.Get(s.URL + "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 503 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("flunders of an unavailable APIService: %d, want the proxy's 503", resp.StatusCode)
+		}
+	}
+	wantMetrics(t, s, admin,
+		`apiserver_request_terminations_total{code="503",component="aggregator",group="wardle.example.com",resource="flunders",scope="namespace",subresource="",verb="LIST",version="v1alpha1"} `)
+}

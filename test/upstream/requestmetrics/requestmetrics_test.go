@@ -319,7 +319,7 @@ func TestSeriesAsUpstream(t *testing.T) {
 	upstream := families(t, legacyregistry.DefaultGatherer)
 	m.RecordRequest(r, apiserver.SelfRequestUser, false, apiserver.FinishedRequest{Code: 200, Took: time.Millisecond, Size: 10})
 	m.LongRunningStarted(apiserver.LongRunningMetricLabels(r))
-	m.RecordTermination(r, 429)
+	m.RecordTermination(r, metrics.APIServerComponent, 429)
 	m.QueueNote()
 	mine := families(t, ours)
 	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds", "apiserver_longrunning_requests",

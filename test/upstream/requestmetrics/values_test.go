@@ -110,19 +110,24 @@ func TestFinishedRequestValuesAsUpstream(t *testing.T) {
 }
 
 // A request the server terminates (refused by flow control or the
-// in-flight limit, timed out) is counted with the labels and code of
-// upstream's RecordRequestTermination.
+// in-flight limit, timed out, or answered by the aggregation layer's proxy
+// itself) is counted with the labels and code of upstream's
+// RecordRequestTermination.
 func TestTerminationLabelsAsUpstream(t *testing.T) {
 	for _, tr := range slices.Concat(resourceRequests, selectorRequests, nonResourceRequests) {
-		for _, code := range []int{http.StatusTooManyRequests, http.StatusGatewayTimeout} {
+		for _, term := range []struct {
+			component string
+			code      int
+		}{{metrics.APIServerComponent, http.StatusTooManyRequests}, {metrics.APIServerComponent, http.StatusGatewayTimeout},
+			{"aggregator", http.StatusServiceUnavailable}} { // kube-aggregator's proxy
 			r := tr.new()
 			want := recorded(t, "apiserver_request_terminations_total", func() {
-				metrics.RecordRequestTermination(r, infoOf(t, r), metrics.APIServerComponent, code)
+				metrics.RecordRequestTermination(r, infoOf(t, r), term.component, term.code)
 			})
 			ours := prometheus.NewRegistry()
-			apiserver.NewRequestMetrics(ours).RecordTermination(tr.new(), code)
+			apiserver.NewRequestMetrics(ours).RecordTermination(tr.new(), term.component, term.code)
 			if got := onlySample(t, ours, "apiserver_request_terminations_total"); !cmp.Equal(got, want) {
-				t.Errorf("%s %s code %d: labels (-want +got):\n%s", tr.method, tr.url, code, cmp.Diff(want, got))
+				t.Errorf("%s %s %s code %d: labels (-want +got):\n%s", tr.method, tr.url, term.component, term.code, cmp.Diff(want, got))
 			}
 		}
 	}
