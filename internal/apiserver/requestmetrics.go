@@ -139,8 +139,13 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 type FinishedRequest struct {
 	Code int
 	// Took is the request's whole time; Excluded the part of it the SLI
-	// duration leaves out: the calls of admission webhooks and the wait in
-	// a flow-control queue.
+	// duration leaves out, as upstream's latency trackers: the calls of
+	// admission webhooks (the mutating ones added up, the longest
+	// validating one; each the round trip and decoding of the answer, as
+	// admission.Record notes them) and the wait in an APF queue. admitd
+	// times each of these apart, so nothing upstream leaves out is left in;
+	// like upstream it does not leave out conversion or authorization
+	// webhooks, nor CEL policies.
 	Took, Excluded time.Duration
 	// Size is the bytes of the response's body.
 	Size int64
