@@ -41,8 +41,8 @@ func TestServeProxy(t *testing.T) {
 	r.Header.Set("X-Remote-User", "mallory")
 	w := httptest.NewRecorder()
 	w.Header().Set("Audit-Id", "audit-1")
-	if !a.ServeProxy(w, r, user, "wardle.example.com", "v1alpha1") {
-		t.Fatal("ServeProxy = false for a remote APIService")
+	if served, refused := a.ServeProxy(w, r, user, "wardle.example.com", "v1alpha1"); !served || refused != 0 {
+		t.Fatalf("ServeProxy = %v, %d for a remote APIService, want true, 0", served, refused)
 	}
 	if w.Code != http.StatusTeapot || w.Body.String() != "flunders" || w.Header().Get("Warning") != `299 - "deprecated"` {
 		t.Errorf("proxied answer = %d %q %v, want the backend's 418 flunders with its warning", w.Code, w.Body.String(), w.Header())
@@ -61,23 +61,29 @@ func TestServeProxy(t *testing.T) {
 			got.URL.Path, got.URL.RawQuery, clientCertName(got), got.Header)
 	}
 
-	if a.ServeProxy(httptest.NewRecorder(), httptest.NewRequest("GET", "/apis/apps/v1/deployments", nil), user, "apps", "v1") {
+	if served, _ := a.ServeProxy(httptest.NewRecorder(), httptest.NewRequest("GET", "/apis/apps/v1/deployments", nil), user, "apps", "v1"); served {
 		t.Error("ServeProxy = true for a group/version without APIService")
 	}
 	w = httptest.NewRecorder()
-	a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1/redirect", nil), user, "wardle.example.com", "v1alpha1")
+	if _, refused := a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1/redirect", nil), user, "wardle.example.com", "v1alpha1"); refused != 0 {
+		t.Errorf("redirect refused as %d by the proxy itself; upstream counts it as the backend's answer", refused)
+	}
 	if w.Code != http.StatusBadGateway || w.Body.String() != "the backend attempted to redirect this request, which is not permitted" {
 		t.Errorf("redirect = %d %q, want upstream's 502", w.Code, w.Body.String())
 	}
 	st.update(func() { delete(st.services, "wardle/api") })
 	w = httptest.NewRecorder()
-	a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1")
+	if _, refused := a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1"); refused != 503 {
+		t.Errorf("service gone: refused %d, want 503 (the proxy's own answer)", refused)
+	}
 	if w.Code != http.StatusServiceUnavailable || w.Body.String() != "service unavailable\n" {
 		t.Errorf("service gone = %d %q, want 503 service unavailable", w.Code, w.Body.String())
 	}
 	st.update(func() { s.Status.Conditions[0].Status = apiregistrationv1.ConditionFalse })
 	w = httptest.NewRecorder()
-	a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1")
+	if _, refused := a.ServeProxy(w, httptest.NewRequest("GET", "/apis/wardle.example.com/v1alpha1", nil), user, "wardle.example.com", "v1alpha1"); refused != 503 {
+		t.Errorf("unavailable: refused %d, want 503 (the proxy's own answer)", refused)
+	}
 	if w.Code != http.StatusServiceUnavailable || w.Body.String() != "service unavailable\n" {
 		t.Errorf("unavailable = %d %q, want 503 service unavailable", w.Code, w.Body.String())
 	}

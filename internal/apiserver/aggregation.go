@@ -17,8 +17,10 @@ import (
 type Aggregator interface {
 	// ServeProxy serves a request under /apis/<group>/<version> for user
 	// when an APIService sends that group/version to another server, and
-	// reports whether it did.
-	ServeProxy(w http.ResponseWriter, r *http.Request, user authenticationv1.UserInfo, group, version string) bool
+	// reports whether it did; refused is the code of an answer it gave
+	// itself instead of the other server's (the APIService unavailable,
+	// its transport or Service unusable), 0 when it proxied.
+	ServeProxy(w http.ResponseWriter, r *http.Request, user authenticationv1.UserInfo, group, version string) (served bool, refused int)
 	// APIGroupList is legacy discovery's list of groups (/apis).
 	APIGroupList(ctx context.Context) []metav1.APIGroup
 	// APIGroup is /apis/<group> from the group's APIServices, nil when it
@@ -46,8 +48,16 @@ func (s *Server) serveAggregated(w http.ResponseWriter, r *http.Request, rq *req
 	if s.cfg.Aggregator == nil || info.APIPrefix != "apis" || info.Group == "" || info.Version == "" {
 		return false
 	}
-	return s.cfg.Aggregator.ServeProxy(w, r, rq.user, info.Group, info.Version)
+	served, refused := s.cfg.Aggregator.ServeProxy(w, r, rq.user, info.Group, info.Version)
+	if m := s.cfg.RequestMetrics; m != nil && refused != 0 {
+		m.terminateBy(r, info, aggregatorComponent, refused)
+	}
+	return served
 }
+
+// aggregatorComponent is the component label of the terminations of the
+// aggregation layer's proxy, as kube-aggregator's.
+const aggregatorComponent = "aggregator"
 
 // serveAggregatedOpenAPIV3 answers /openapi/v3 with the remote servers'
 // paths added to this server's (this server's first, as upstream's merged

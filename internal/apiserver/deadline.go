@@ -96,6 +96,9 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeo
 		}
 		run.reuse()
 	case <-ctx.Done():
+		if m := s.cfg.RequestMetrics; m != nil {
+			m.terminate(r, info, http.StatusGatewayTimeout)
+		}
 		run.tw.timeout()
 	}
 }

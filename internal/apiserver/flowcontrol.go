@@ -105,7 +105,7 @@ func refuseTooManyRequests(w http.ResponseWriter, retryAfter int64) {
 
 // executingMarks are where the in-flight limit notes its requests; nil
 // without request metrics.
-func (s *Server) executingMarks() *executingMarks {
+func (s *Server) executingMarks() *requestMarks {
 	if s.cfg.RequestMetrics == nil {
 		return nil
 	}

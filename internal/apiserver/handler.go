@@ -72,7 +72,7 @@ type request struct {
 	// executing is where the request is counted while it executes under
 	// flow control (apiserver_current_inflight_requests), nil when it is
 	// not; readOnly is its kind there.
-	executing *executingMarks
+	executing *requestMarks
 	readOnly  bool
 	// eventData and recorder are what event and the response writer
 	// point to, kept here to allocate one struct per request, not three.
@@ -85,10 +85,18 @@ func requestFrom(ctx context.Context) *request {
 	return rq
 }
 
-// statusRecorder remembers the response code for the audit event.
+// statusRecorder remembers the response code for the audit event and
+// counts the bytes of the body for apiserver_response_sizes.
 type statusRecorder struct {
 	http.ResponseWriter
-	code int
+	code    int
+	written int64
+}
+
+func (s *statusRecorder) Write(p []byte) (int, error) {
+	n, err := s.ResponseWriter.Write(p)
+	s.written += int64(n)
+	return n, err
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
@@ -182,6 +190,9 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 	}
 	if !s.enterFlowControl(rec, r, rq) {
 		rq.metered, rq.dropped = true, true
+		if m := s.cfg.RequestMetrics; m != nil {
+			m.terminate(r, info, http.StatusTooManyRequests)
+		}
 		return
 	}
 	defer rq.leaveFlowControl()
@@ -200,7 +211,7 @@ func (s *Server) finish(ctx context.Context, rq *request, rec *statusRecorder) {
 	}
 	rq.event.Code = rec.code
 	rq.event.Finished = s.cfg.Now()
-	s.recordRequestMetrics(rq)
+	s.recordRequestMetrics(rq, rec)
 	if s.cfg.OnRequestDone != nil {
 		s.cfg.OnRequestDone(ctx, rq.event)
 	}

@@ -29,7 +29,7 @@ var readOnlyVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
 // enter takes a slot for rq, or refuses it; marks (nil for none) note
 // how many slots of its kind are taken, before and after it.
-func (l *inflightLimit) enter(w http.ResponseWriter, rq *request, marks *executingMarks) bool {
+func (l *inflightLimit) enter(w http.ResponseWriter, rq *request, marks *requestMarks) bool {
 	if slices.Contains(rq.user.Groups, "system:masters") {
 		return true
 	}

@@ -28,11 +28,33 @@ func requestMetricLabels(r *http.Request, info *requestInfo) RequestLabels {
 	if !info.IsResource {
 		// Upstream meters the health endpoints only (with the path as
 		// subresource and no scope or component).
-		return RequestLabels{Verb: metricVerb(r, info, "", false), Subresource: info.Path}
+		return RequestLabels{Verb: metricVerb(r, info, "", false), DryRun: metricDryRun(r), Subresource: info.Path}
 	}
 	scope := metricScope(r, info)
 	return RequestLabels{Verb: metricVerb(r, info, scope, info.WatchPath), DryRun: metricDryRun(r), Group: info.Group, Version: info.Version,
 		Resource: info.Resource, Subresource: info.Subresource, Scope: scope, Component: requestComponent}
+}
+
+// SelfRequestUser is the user of the server's own loopback requests, which
+// upstream counts in apiserver_selfrequest_total (by name alone).
+const SelfRequestUser = "system:apiserver"
+
+// finishedKind says which of the optional series a finished request of
+// user counts in.
+func finishedKind(r *http.Request, info *requestInfo, user string) requestKind {
+	return requestKind{SLI: info.Verb != "watch" && metricDryRun(r) == "", Sized: sizedRoute(r, info), Self: user == SelfRequestUser}
+}
+
+// sizedRoute says whether upstream records the size of r's response: on
+// its GET and LIST routes (an object, a subresource but a connect one or
+// pods/log, a collection, a watch of one by parameter) and on the health
+// endpoints, which it installs as GET; not on a watch by the deprecated
+// /watch/ path nor on a HEAD, which it routes as neither.
+func sizedRoute(r *http.Request, info *requestInfo) bool {
+	if !info.IsResource {
+		return true
+	}
+	return strings.EqualFold(r.Method, http.MethodGet) && !info.WatchPath && !connectMetricSubresources[info.Subresource]
 }
 
 // metricScope is the scope upstream's installer gives a route: resource

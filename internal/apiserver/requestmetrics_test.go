@@ -132,8 +132,12 @@ func TestRequestMetricsObserveAllocatesNothing(t *testing.T) {
 	m := NewRequestMetrics(prometheus.NewRegistry())
 	r := httptest.NewRequest("POST", "/api/v1/namespaces/default/configmaps", nil)
 	info := parseRequestInfo(r)
-	m.Observe(requestMetricLabels(r, info), 201, time.Millisecond)
-	if n := testing.AllocsPerRun(100, func() { m.Observe(requestMetricLabels(r, info), 201, time.Millisecond) }); n != 0 {
+	record := func() {
+		m.observe(seriesKey{codedLabels{requestMetricLabels(r, info), 201}, finishedKind(r, info, SelfRequestUser)},
+			FinishedRequest{Code: 201, Took: time.Millisecond, Excluded: time.Microsecond})
+	}
+	record()
+	if n := testing.AllocsPerRun(100, record); n != 0 {
 		t.Errorf("observe allocates %v times per request, want 0", n)
 	}
 }
@@ -180,7 +184,8 @@ func BenchmarkRequestMetricsRecord(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.Observe(requestMetricLabels(r, info), 201, time.Millisecond)
+			m.observe(seriesKey{codedLabels{requestMetricLabels(r, info), 201}, finishedKind(r, info, "alice")},
+				FinishedRequest{Code: 201, Took: time.Millisecond})
 			m.marks.add(false, 1)
 			m.marks.add(false, -1)
 		}

@@ -32,12 +32,12 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Name: "conversion_webhook_request_total",
-			Help: "Counter for conversion webhook requests with success/failure and failure error type"}, []string{"result", "failure_type"}),
+			Help: "[ALPHA] Counter for conversion webhook requests with success/failure and failure error type"}, []string{"result", "failure_type"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "apiserver", Name: "conversion_webhook_duration_seconds",
-			Help:    "Conversion webhook request latency",
+			Help:    "[ALPHA] Conversion webhook request latency",
 			Buckets: []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 30, 45, 60}}, []string{"result", "failure_type"}),
 		perCRD: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_crd_conversion_webhook_duration_seconds",
-			Help: "CRD webhook conversion duration in seconds", Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)},
+			Help: "[ALPHA] CRD webhook conversion duration in seconds", Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)},
 			[]string{"crd_name", "from_version", "to_version", "succeeded"}),
 	}
 	if reg != nil {

@@ -30,7 +30,7 @@ func TestMetricsAreUpstreams(t *testing.T) {
 	_ = conv.Convert(ctx, []*unstructured.Unstructured{endpointV1("a", "h", 1)}, gvV2)
 
 	want := `
-# HELP apiserver_conversion_webhook_request_total Counter for conversion webhook requests with success/failure and failure error type
+# HELP apiserver_conversion_webhook_request_total [ALPHA] Counter for conversion webhook requests with success/failure and failure error type
 # TYPE apiserver_conversion_webhook_request_total counter
 apiserver_conversion_webhook_request_total{failure_type="",result="success"} 2
 apiserver_conversion_webhook_request_total{failure_type="conversion_webhook_call_failure",result="failure"} 1

@@ -26,6 +26,11 @@ type Options struct {
 	ServerConcurrencyLimit int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// QueueNote, when set, is told of each request that enters (delta 1)
+	// or leaves (delta -1) a queue, read-only (get, list, watch) or not,
+	// as upstream's filter notes them for apiserver_current_inqueue_requests.
+	// It is called under a queue set's lock and must be quick.
+	QueueNote func(readOnly bool, delta int)
 }
 
 // Controller classifies requests and holds each priority level's seats.
@@ -34,6 +39,7 @@ type Options struct {
 type Controller struct {
 	serverLimit int
 	now         func() time.Time
+	queueNote   func(readOnly bool, delta int)
 	dropped     *droppedTracker
 	metrics     *metrics
 
@@ -108,7 +114,7 @@ func New(o Options) *Controller {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Controller{serverLimit: o.ServerConcurrencyLimit, now: o.Now, dropped: newDroppedTracker(o.Now),
+	c := &Controller{serverLimit: o.ServerConcurrencyLimit, now: o.Now, queueNote: o.QueueNote, dropped: newDroppedTracker(o.Now),
 		levels: map[string]*level{}}
 	c.metrics = newMetrics(c)
 	c.Configure(nil, nil)

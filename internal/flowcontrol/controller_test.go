@@ -2,7 +2,10 @@ package flowcontrol
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,7 +209,7 @@ func TestAdmitMetrics(t *testing.T) {
 		t.Errorf("time-weighted executing requests: mutating %v, read-only %v; want some, none", m, r)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP apiserver_flowcontrol_watch_count_samples count of watchers for mutating requests in API Priority and Fairness
+# HELP apiserver_flowcontrol_watch_count_samples [ALPHA] count of watchers for mutating requests in API Priority and Fairness
 # TYPE apiserver_flowcontrol_watch_count_samples histogram
 apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="0"} 0
 apiserver_flowcontrol_watch_count_samples_bucket{flow_schema="global-default",priority_level="global-default",le="1"} 0
@@ -250,4 +253,51 @@ func histogramSum(t *testing.T, reg prometheus.Gatherer, name string, values ...
 	}
 	t.Fatalf("no %s%v", name, values)
 	return 0
+}
+
+// TestQueueNote: every request of a level with queues is noted into its
+// queue (1) and out of it (-1) as upstream's queue set notes it, by kind: a
+// write seated at once, a read that waits until the write is released.
+func TestQueueNote(t *testing.T) {
+	var mu sync.Mutex
+	var notes []string
+	note := func(readOnly bool, delta int) {
+		mu.Lock()
+		defer mu.Unlock()
+		notes = append(notes, fmt.Sprintf("readOnly=%v %+d", readOnly, delta))
+	}
+	noted := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(notes)
+	}
+	c := New(Options{ServerConcurrencyLimit: 600, QueueNote: note})
+	c.Configure(slices.Concat(bootstrap.MandatoryPriorityLevelConfigurations, bootstrap.SuggestedPriorityLevelConfigurations),
+		slices.Concat(bootstrap.MandatoryFlowSchemas, bootstrap.SuggestedFlowSchemas))
+	digest := func(verb string) *Digest {
+		return &Digest{User: "alice", Groups: []string{"system:authenticated"}, IsResource: true, Verb: verb, Resource: "configmaps", Namespace: "a"}
+	}
+	wide := func(Classification, int) Estimate { return Estimate{Seats: 100_000} }
+	one := func(Classification, int) Estimate { return Estimate{Seats: 1} }
+	write, r := c.Admit(context.Background(), digest("create"), time.Minute, wide)
+	if r != nil {
+		t.Fatalf("write refused: %+v", r)
+	}
+	read := make(chan Admission)
+	go func() {
+		a, _ := c.Admit(context.Background(), digest("list"), time.Minute, one)
+		read <- a
+	}()
+	for deadline := time.Now().Add(10 * time.Second); len(noted()) < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the read was not queued behind the write: %v", noted())
+		}
+	}
+	write.Release()
+	a := <-read
+	a.Release()
+	want := []string{"readOnly=false +1", "readOnly=false -1", "readOnly=true +1", "readOnly=true -1"}
+	if got := noted(); !slices.Equal(got, want) {
+		t.Errorf("notes %v, want %v", got, want)
+	}
 }

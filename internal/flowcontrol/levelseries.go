@@ -13,17 +13,17 @@ import (
 var (
 	requestUtilizationOpts = promext.TimingHistogramOpts{
 		Name:    "apiserver_flowcontrol_priority_level_request_utilization",
-		Help:    "Observations, at the end of every nanosecond, of number of requests (as a fraction of the relevant limit) waiting or in any stage of execution (but only initial stage for WATCHes)",
+		Help:    "[ALPHA] Observations, at the end of every nanosecond, of number of requests (as a fraction of the relevant limit) waiting or in any stage of execution (but only initial stage for WATCHes)",
 		Buckets: []float64{0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1},
 	}
 	demandSeatsOpts = promext.TimingHistogramOpts{
 		Name:    "apiserver_flowcontrol_demand_seats",
-		Help:    "Observations, at the end of every nanosecond, of (the number of seats each priority level could use) / (nominal number of seats for that level)",
+		Help:    "[ALPHA] Observations, at the end of every nanosecond, of (the number of seats each priority level could use) / (nominal number of seats for that level)",
 		Buckets: []float64{0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6},
 	}
 	readVsWriteOpts = promext.TimingHistogramOpts{
 		Name:    "apiserver_flowcontrol_read_vs_write_current_requests",
-		Help:    "Observations, at the end of every nanosecond, of the number of requests (as a fraction of the relevant limit) waiting or in regular stage of execution",
+		Help:    "[ALPHA] Observations, at the end of every nanosecond, of the number of requests (as a fraction of the relevant limit) waiting or in regular stage of execution",
 		Buckets: []float64{0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1},
 	}
 )
@@ -117,12 +117,12 @@ func newLevelSeriesSet(serverLimit int) *levelSeriesSet {
 		requestUtilization: promext.NewTimingHistogramVec(requestUtilizationOpts, "phase", "priority_level"),
 		demandSeats:        promext.NewTimingHistogramVec(demandSeatsOpts, "priority_level"),
 		readVsWrite:        promext.NewTimingHistogramVec(readVsWriteOpts, "phase", "request_kind"),
-		currentR:           gauge("apiserver_flowcontrol_current_r", "R(time of last change)"),
-		dispatchR:          gauge("apiserver_flowcontrol_dispatch_r", "R(time of last dispatch)"),
-		latestS:            gauge("apiserver_flowcontrol_latest_s", "S(most recently dispatched request)"),
-		nextS:              gauge("apiserver_flowcontrol_next_s_bounds", "min and max, over queues, of S(oldest waiting request in queue)", "bound"),
+		currentR:           gauge("apiserver_flowcontrol_current_r", "[ALPHA] R(time of last change)"),
+		dispatchR:          gauge("apiserver_flowcontrol_dispatch_r", "[ALPHA] R(time of last dispatch)"),
+		latestS:            gauge("apiserver_flowcontrol_latest_s", "[ALPHA] S(most recently dispatched request)"),
+		nextS:              gauge("apiserver_flowcontrol_next_s_bounds", "[ALPHA] min and max, over queues, of S(oldest waiting request in queue)", "bound"),
 		nextDiscountedS: gauge("apiserver_flowcontrol_next_discounted_s_bounds",
-			"min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress", "bound"),
+			"[ALPHA] min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress", "bound"),
 	}
 	s.readWrite.init(s.readVsWrite)
 	return s
@@ -131,7 +131,7 @@ func newLevelSeriesSet(serverLimit int) *levelSeriesSet {
 func seatUtilizationOpts() promext.TimingHistogramOpts {
 	return promext.TimingHistogramOpts{
 		Name:        "apiserver_flowcontrol_priority_level_seat_utilization",
-		Help:        "Observations, at the end of every nanosecond, of utilization of seats for any stage of execution (but only initial stage for WATCHes)",
+		Help:        "[ALPHA] Observations, at the end of every nanosecond, of utilization of seats for any stage of execution (but only initial stage for WATCHes)",
 		Buckets:     []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1},
 		ConstLabels: prometheus.Labels{"phase": "executing"},
 	}

@@ -38,34 +38,34 @@ func newMetrics(c *Controller) *metrics {
 	return &metrics{
 		c: c, levels: newLevelSeriesSet(c.serverLimit),
 		dispatchedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_dispatched_requests_total",
-			Help: "Number of requests executed by API Priority and Fairness subsystem"}, labels),
+			Help: "[BETA] Number of requests executed by API Priority and Fairness subsystem"}, labels),
 		rejectedTotal: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_rejected_requests_total",
-			Help: "Number of requests rejected by API Priority and Fairness subsystem"}, append(labels, "reason")),
+			Help: "[BETA] Number of requests rejected by API Priority and Fairness subsystem"}, append(labels, "reason")),
 		waitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_wait_duration_seconds",
-			Help:    "Length of time a request spent waiting in its queue",
+			Help:    "[BETA] Length of time a request spent waiting in its queue",
 			Buckets: requestSecondsBuckets}, append(labels, "execute")),
 		inQueue: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_inqueue_requests",
-			Help: "Number of requests currently pending in queues of the API Priority and Fairness subsystem"}, labels),
+			Help: "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem"}, labels),
 		executing: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_executing_requests",
-			Help: "Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem"}, labels),
+			Help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem"}, labels),
 		executingSeats: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_executing_seats",
-			Help: "Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem"}, labels),
+			Help: "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem"}, labels),
 		inQueueSeats: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_flowcontrol_current_inqueue_seats",
-			Help: "Number of seats currently pending in queues of the API Priority and Fairness subsystem"}, labels),
+			Help: "[ALPHA] Number of seats currently pending in queues of the API Priority and Fairness subsystem"}, labels),
 		queueLength: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_queue_length_after_enqueue",
-			Help:    "Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
+			Help:    "[ALPHA] Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
 			Buckets: queueLengthBuckets}, labels),
 		executionTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_request_execution_seconds",
-			Help:    "Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem",
+			Help:    "[ALPHA] Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem",
 			Buckets: requestSecondsBuckets}, append(labels, "type")),
 		watchCount: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_watch_count_samples",
-			Help:    "count of watchers for mutating requests in API Priority and Fairness",
+			Help:    "[ALPHA] count of watchers for mutating requests in API Priority and Fairness",
 			Buckets: []float64{0, 1, 10, 100, 1000, 10000}}, labels),
 		estimatedSeats: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "apiserver_flowcontrol_work_estimated_seats",
-			Help:    "Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness",
+			Help:    "[ALPHA] Number of estimated seats (maximum of initial and final seats) associated with requests in API Priority and Fairness",
 			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 100}}, labels),
 		noAccommodation: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_flowcontrol_request_dispatch_no_accommodation_total",
-			Help: "Number of times a dispatch attempt resulted in a non accommodation due to lack of available seats"}, labels),
+			Help: "[ALPHA] Number of times a dispatch attempt resulted in a non accommodation due to lack of available seats"}, labels),
 	}
 }
 
@@ -138,8 +138,13 @@ func (f *flowMetrics) executingStart(seats int, verb string) {
 // requestsWaiting counts a request of verb into (delta 1) or out of
 // (delta -1) a queue.
 func (f *flowMetrics) requestsWaiting(verb string, delta int) {
-	if f != nil {
-		f.m.levels.readWrite.add(phaseWaiting, readOnlyVerb(verb), delta)
+	if f == nil {
+		return
+	}
+	readOnly := readOnlyVerb(verb)
+	f.m.levels.readWrite.add(phaseWaiting, readOnly, delta)
+	if note := f.m.c.queueNote; note != nil {
+		note(readOnly, delta)
 	}
 }
 
@@ -189,25 +194,25 @@ func (f *flowMetrics) watchersSampled(n int) {
 
 var (
 	nominalLimitDesc = prometheus.NewDesc("apiserver_flowcontrol_nominal_limit_seats",
-		"Nominal number of execution seats configured for each priority level", []string{"priority_level"}, nil)
+		"[BETA] Nominal number of execution seats configured for each priority level", []string{"priority_level"}, nil)
 	currentLimitDesc = prometheus.NewDesc("apiserver_flowcontrol_current_limit_seats",
-		"current derived number of execution seats available to each priority level", []string{"priority_level"}, nil)
+		"[ALPHA] current derived number of execution seats available to each priority level", []string{"priority_level"}, nil)
 	lowerLimitDesc = prometheus.NewDesc("apiserver_flowcontrol_lower_limit_seats",
-		"Configured lower bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
+		"[ALPHA] Configured lower bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
 	upperLimitDesc = prometheus.NewDesc("apiserver_flowcontrol_upper_limit_seats",
-		"Configured upper bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
+		"[ALPHA] Configured upper bound on number of execution seats available to each priority level", []string{"priority_level"}, nil)
 	demandHighWatermarkDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_high_watermark",
-		"High watermark, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+		"[ALPHA] High watermark, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
 	demandAverageDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_average",
-		"Time-weighted average, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+		"[ALPHA] Time-weighted average, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
 	demandStdDevDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_stdev",
-		"Time-weighted standard deviation, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
+		"[ALPHA] Time-weighted standard deviation, over last adjustment period, of demand_seats", []string{"priority_level"}, nil)
 	demandSmoothedDesc = prometheus.NewDesc("apiserver_flowcontrol_demand_seats_smoothed",
-		"Smoothed seat demands", []string{"priority_level"}, nil)
+		"[ALPHA] Smoothed seat demands", []string{"priority_level"}, nil)
 	targetSeatsDesc = prometheus.NewDesc("apiserver_flowcontrol_target_seats",
-		"Seat allocation targets", []string{"priority_level"}, nil)
+		"[ALPHA] Seat allocation targets", []string{"priority_level"}, nil)
 	fairFracDesc = prometheus.NewDesc("apiserver_flowcontrol_seat_fair_frac",
-		"Fair fraction of server's concurrency to allocate to each priority level that can use it", nil, nil)
+		"[ALPHA] Fair fraction of server's concurrency to allocate to each priority level that can use it", nil, nil)
 )
 
 // levelCollector reports each level's limits when scraped.

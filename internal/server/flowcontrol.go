@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,15 +26,6 @@ import (
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
-
-// terminatedWatchers counts watches ended because their client did not keep
-// up, as upstream's apiserver_terminated_watchers_total.
-func terminatedWatchers(reg prometheus.Registerer) func(group, resource string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "apiserver_terminated_watchers_total",
-		Help: "Counter of watchers closed due to unresponsiveness broken by resource type."}, []string{"group", "resource"})
-	reg.MustRegister(c)
-	return func(group, resource string) { c.WithLabelValues(group, resource).Inc() }
-}
 
 // Upstream's defaults for the in-flight limits, whose sum is APF's seats.
 const (
@@ -77,13 +67,15 @@ func inflightLimits(o ServingOptions) (readOnly, mutating int) {
 	return max(readOnly, 0), max(mutating, 0)
 }
 
-// newFlowControl returns APF for o, or nil when it is disabled.
-func newFlowControl(o ServingOptions, store storage.Store, cat *registry.Catalogue) *flowControl {
+// newFlowControl returns APF for o, or nil when it is disabled; it tells
+// requestMetrics of the requests in its queues.
+func newFlowControl(o ServingOptions, store storage.Store, cat *registry.Catalogue, requestMetrics *apiserver.RequestMetrics) *flowControl {
 	if o.DisablePriorityAndFairness {
 		return nil
 	}
 	readOnly, mutating := inflightLimits(o)
-	f := &flowControl{ctl: flowcontrol.New(flowcontrol.Options{ServerConcurrencyLimit: readOnly + mutating}), cat: cat,
+	opts := flowcontrol.Options{ServerConcurrencyLimit: readOnly + mutating, QueueNote: requestMetrics.QueueNote()}
+	f := &flowControl{ctl: flowcontrol.New(opts), cat: cat,
 		changed: make(chan struct{}, 1)}
 	f.cache = admissionsource.NewConfigCache(store, cat, flowControlResources, func(objs []runtime.Object) *flowConfig {
 		cfg := &flowConfig{}

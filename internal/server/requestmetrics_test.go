@@ -36,12 +36,51 @@ func TestRequestMetricsServed(t *testing.T) {
 		`apiserver_request_total{code="201",component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n",
 		`apiserver_request_total{code="404",component="apiserver",dry_run="",group="",resource="limitranges",scope="resource",subresource="",verb="GET",version="v1"} 1`+"\n",
 		`apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="podtemplates",scope="cluster",subresource="",verb="LIST",version="v1"} 1`+"\n",
-		`apiserver_request_duration_seconds_count{component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n")
+		`apiserver_request_duration_seconds_count{component="apiserver",dry_run="All",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"} 1`+"\n",
+		// The GET and LIST responses are sized.
+		`apiserver_response_sizes_count{component="apiserver",group="",resource="limitranges",scope="resource",subresource="",verb="GET",version="v1"} 1`+"\n",
+		`apiserver_response_sizes_count{component="apiserver",group="",resource="podtemplates",scope="cluster",subresource="",verb="LIST",version="v1"} 1`+"\n",
+		`apiserver_request_sli_duration_seconds_count{component="apiserver",group="",resource="podtemplates",scope="cluster",subresource="",verb="LIST",version="v1"} 1`+"\n")
+}
+
+func scrape(t *testing.T, s *Server, admin *rest.Config) string {
+	t.Helper()
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := hc.Get(s.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
+
+// The server's own loopback requests (its controllers acting as
+// system:apiserver) are counted in apiserver_selfrequest_total.
+func TestSelfRequestsServed(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = quietLogger()
+	s, admin := startWith(t, o)
+	self := regexp.MustCompile(`(?m)^apiserver_selfrequest_total\{group="[^"]*",resource="[^"]*",subresource="[^"]*",verb="[A-Z]+"\} [1-9]`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		body := scrape(t, s, admin)
+		if self.MatchString(body) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no self-request counted:\n%s", body)
+		}
+	}
 }
 
 // apiserver_current_inflight_requests is sampled every second under API
 // Priority and Fairness: a scrape, itself a read-only request executing,
-// shows in the sample after it.
+// shows in the sample after it; apiserver_current_inqueue_requests is
+// served too, as under upstream's APF.
 func TestInflightRequestsSampled(t *testing.T) {
 	o := DefaultOptions()
 	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
@@ -60,7 +99,8 @@ func TestInflightRequestsSampled(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if busy.Match(body) && strings.Contains(string(body), `apiserver_current_inflight_requests{request_kind="mutating"}`) {
+		if busy.Match(body) && strings.Contains(string(body), `apiserver_current_inflight_requests{request_kind="mutating"}`) &&
+			strings.Contains(string(body), `apiserver_current_inqueue_requests{request_kind="readOnly"}`) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -68,4 +108,44 @@ func TestInflightRequestsSampled(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// A request the aggregation layer's proxy answers itself (its APIService
+// is not available) is counted in apiserver_request_terminations_total
+// with component aggregator, as kube-aggregator's proxy counts it.
+func TestAggregatorTerminationsCounted(t *testing.T) {
+	o := DefaultOptions()
+	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
+	o.Logger = quietLogger()
+	s, admin := startWith(t, o)
+	hc, err := rest.HTTPClientFor(admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const apiService = `{"apiVersion":"apiregistration.k8s.io/v1","kind":"APIService","metadata":{"name":"v1alpha1.wardle.example.com"},
+		"spec":{"group":"wardle.example.com","version":"v1alpha1","service":{"namespace":"default","name":"nowhere","port":443},
+		"insecureSkipTLSVerify":true,"groupPriorityMinimum":1000,"versionPriority":15}}`
+	resp, err := hc.Post(s.URL+"/apis/apiregistration.k8s.io/v1/apiservices", "application/json", strings.NewReader(apiService))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("creating the APIService: %d", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		resp, err := hc.Get(s.URL + "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 503 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("flunders of an unavailable APIService: %d, want the proxy's 503", resp.StatusCode)
+		}
+	}
+	wantMetrics(t, s, admin,
+		`apiserver_request_terminations_total{code="503",component="aggregator",group="wardle.example.com",resource="flunders",scope="namespace",subresource="",verb="LIST",version="v1alpha1"} `)
 }

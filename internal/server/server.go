@@ -437,7 +437,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		cfg.OnRequestDone = auditRequestDone(auditor, func(err error) { o.Logger.Error("writing audit event", "err", err) })
 		cfg.KeepRequestObjects = true
 	}
-	cfg.OnWatcherTerminated = terminatedWatchers(metricsReg)
+	cfg.OnWatcherTerminated = apiserver.TerminatedWatchers(metricsReg)
 	if !o.Serving.DisableProfiling {
 		cfg.Extra["/debug/pprof/"] = http.HandlerFunc(pprof.Index)
 		for name, h := range map[string]http.HandlerFunc{"cmdline": pprof.Cmdline, "profile": pprof.Profile, "symbol": pprof.Symbol, "trace": pprof.Trace} {
@@ -447,7 +447,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	self := &atomic.Pointer[string]{}
 	agg := newAggregator(o, store, adm, cat, fp, self)
 	cfg.Aggregator = agg
-	flow := newFlowControl(o.Serving, store, cat)
+	flow := newFlowControl(o.Serving, store, cat, requestMetrics)
 	flow.configure(&cfg, o.Serving)
 	cfg.StartChecks = startChecks(flow != nil, clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
 	if flow != nil {

@@ -43,26 +43,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	short := []float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5}
 	m := &Metrics{
 		step: prometheus.NewHistogramVec(opts("step_admission_duration_seconds",
-			"Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).", short),
+			"[STABLE] Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).", short),
 			[]string{"type", "operation", "rejected"}),
 		stepSummary: prometheus.NewSummaryVec(prometheus.SummaryOpts{Namespace: "apiserver", Subsystem: "admission",
 			Name: "step_admission_duration_seconds_summary", MaxAge: 5 * time.Hour,
-			Help: "Admission sub-step latency summary in seconds, broken out for each operation and API resource and step type (validate or admit)."},
+			Help: "[ALPHA] Admission sub-step latency summary in seconds, broken out for each operation and API resource and step type (validate or admit)."},
 			[]string{"type", "operation", "rejected"}),
 		controller: newDurationVec(opts("controller_admission_duration_seconds",
-			"Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).", short),
+			"[STABLE] Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).", short),
 			[]string{"name", "type", "operation", "rejected"}),
 		webhook: prometheus.NewHistogramVec(opts("webhook_admission_duration_seconds",
-			"Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+			"[STABLE] Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
 			[]float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25}), []string{"name", "type", "operation", "rejected"}),
 		webhookTotal: prometheus.NewCounterVec(counter("webhook_request_total",
-			"Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
+			"[ALPHA] Admission webhook request total, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
 			[]string{"name", "type", "operation", "code", "rejected"}),
 		webhookReject: prometheus.NewCounterVec(counter("webhook_rejection_count",
-			"Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
+			"[ALPHA] Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded."),
 			[]string{"name", "type", "operation", "error_type", "rejection_code"}),
 		webhookOpen: prometheus.NewCounterVec(counter("webhook_fail_open_count",
-			"Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit)."),
+			"[ALPHA] Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit)."),
 			[]string{"name", "type"}),
 	}
 	m.addMatchConditionMetrics()
@@ -167,15 +167,15 @@ var matchConditionLabels = []string{"name", "kind", "type", "operation"}
 func (m *Metrics) addMatchConditionMetrics() {
 	m.matchErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "admission",
 		Name: "match_condition_evaluation_errors_total",
-		Help: "Admission match condition evaluation errors count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit)."},
+		Help: "[ALPHA] Admission match condition evaluation errors count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit)."},
 		matchConditionLabels)
 	m.matchExcluded = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "admission",
 		Name: "match_condition_exclusions_total",
-		Help: "Admission match condition evaluation exclusions count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit)."},
+		Help: "[ALPHA] Admission match condition evaluation exclusions count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit)."},
 		matchConditionLabels)
 	m.matchSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "apiserver", Subsystem: "admission",
 		Name:    "match_condition_evaluation_seconds",
-		Help:    "Admission match condition evaluation time in seconds, identified by name and broken out for each kind containing matchConditions (webhook or policy), operation and type (validate or admit).",
+		Help:    "[ALPHA] Admission match condition evaluation time in seconds, identified by name and broken out for each kind containing matchConditions (webhook or policy), operation and type (validate or admit).",
 		Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.1, 0.2, 0.25}},
 		matchConditionLabels)
 }
@@ -211,11 +211,11 @@ func (m *Metrics) addManifestMetrics() {
 	labels := []string{"status", "plugin", "apiserver_id_hash"}
 	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "manifest_admission_config_controller",
 		Name: "automatic_reloads_total",
-		Help: "Total number of automatic reloads of admission manifest configuration split by status, plugin, and apiserver identity."},
+		Help: "[ALPHA] Total number of automatic reloads of admission manifest configuration split by status, plugin, and apiserver identity."},
 		labels)
 	m.reloadTime = prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "apiserver", Subsystem: "manifest_admission_config_controller",
 		Name: "automatic_reload_last_timestamp_seconds",
-		Help: "Timestamp of the last automatic reload of admission manifest configuration split by status, plugin, and apiserver identity."},
+		Help: "[ALPHA] Timestamp of the last automatic reload of admission manifest configuration split by status, plugin, and apiserver identity."},
 		labels)
 }
 

@@ -15,7 +15,7 @@ func TestManifestReloadMetrics(t *testing.T) {
 	m.ObserveManifestReload("ValidatingAdmissionWebhook", nil)
 	m.ObserveManifestReload("ValidatingAdmissionWebhook", errors.New("broken"))
 	m.ObserveManifestReload("MutatingAdmissionPolicy", nil)
-	want := `# HELP apiserver_manifest_admission_config_controller_automatic_reloads_total Total number of automatic reloads of admission manifest configuration split by status, plugin, and apiserver identity.
+	want := `# HELP apiserver_manifest_admission_config_controller_automatic_reloads_total [ALPHA] Total number of automatic reloads of admission manifest configuration split by status, plugin, and apiserver identity.
 # TYPE apiserver_manifest_admission_config_controller_automatic_reloads_total counter
 apiserver_manifest_admission_config_controller_automatic_reloads_total{apiserver_id_hash="",plugin="MutatingAdmissionPolicy",status="success"} 1
 apiserver_manifest_admission_config_controller_automatic_reloads_total{apiserver_id_hash="",plugin="ValidatingAdmissionWebhook",status="failure"} 1

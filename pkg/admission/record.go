@@ -63,6 +63,7 @@ type Record struct {
 	stepsRoom int // the room the first step makes, when reserved
 	reinvoke  reinvocationState
 	trace     traceState
+	webhooks  webhookTime
 }
 
 // NewRecord returns an empty Record.

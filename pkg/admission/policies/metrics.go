@@ -29,19 +29,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		vapCheck: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "validating_admission_policy",
 			Name: "check_total",
-			Help: "Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken."},
+			Help: "[BETA] Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken."},
 			vapLabels),
 		vapLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "apiserver", Subsystem: "validating_admission_policy",
 			Name:    "check_duration_seconds",
-			Help:    "Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.",
+			Help:    "[BETA] Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.",
 			Buckets: policyBuckets}, vapLabels),
 		mapCheck: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "apiserver", Subsystem: "mutating_admission_policy",
 			Name: "check_total",
-			Help: "Mutation admission policy check total, labeled by policy and further identified by binding."},
+			Help: "[ALPHA] Mutation admission policy check total, labeled by policy and further identified by binding."},
 			mapLabels),
 		mapLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "apiserver", Subsystem: "mutating_admission_policy",
 			Name:    "check_duration_seconds",
-			Help:    "Mutation admission latency for individual mutation expressions in seconds, labeled by policy and binding.",
+			Help:    "[ALPHA] Mutation admission latency for individual mutation expressions in seconds, labeled by policy and binding.",
 			Buckets: policyBuckets}, mapLabels),
 	}
 	if reg != nil {

@@ -40,11 +40,14 @@ func (d *dispatcher) call(ctx context.Context, h *hook, a *admission.Attributes,
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 500}
 	}
+	start := time.Now()
 	data, code, err := cl.post(ctx, body)
 	if err != nil {
+		a.Record.AddWebhookCall(mutating, time.Since(start))
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: code}
 	}
 	resp, err := decodeResponse(data, version, uid, mutating)
+	a.Record.AddWebhookCall(mutating, time.Since(start))
 	if err != nil {
 		return nil, &callError{Webhook: h.Name, Reason: err, Code: 503}
 	}

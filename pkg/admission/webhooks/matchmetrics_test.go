@@ -14,10 +14,10 @@ import (
 )
 
 const (
-	errorsHelp = `# HELP apiserver_admission_match_condition_evaluation_errors_total Admission match condition evaluation errors count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).
+	errorsHelp = `# HELP apiserver_admission_match_condition_evaluation_errors_total [ALPHA] Admission match condition evaluation errors count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).
 # TYPE apiserver_admission_match_condition_evaluation_errors_total counter
 `
-	exclusionsHelp = `# HELP apiserver_admission_match_condition_exclusions_total Admission match condition evaluation exclusions count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).
+	exclusionsHelp = `# HELP apiserver_admission_match_condition_exclusions_total [ALPHA] Admission match condition evaluation exclusions count, identified by name of resource containing the match condition and broken out for each kind containing matchConditions (webhook or policy), operation and admission type (validate or admit).
 # TYPE apiserver_admission_match_condition_exclusions_total counter
 `
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/endpoints/metrics"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -182,16 +183,23 @@ func ourLabels(l apiserver.RequestLabels, code string, withDryRun bool) map[stri
 }
 
 // installerVerb is the verb upstream's installer passes to the metrics of
-// the route r reaches: it only matters for the deprecated /watch/ paths,
-// whose routes are WATCH and WATCHLIST.
-func installerVerb(r *http.Request) string {
-	if strings.Contains(r.URL.Path, "/watch/") {
-		if strings.HasSuffix(r.URL.Path, "/p") {
-			return metrics.MethodWatch
-		}
+// the route r reaches: WATCH and WATCHLIST for the deprecated /watch/
+// paths, CONNECT for the connect subresources (and pods/log, whose storage
+// overrides its GET), LIST for a collection's GET, else the method.
+func installerVerb(r *http.Request, info *request.RequestInfo) string {
+	switch {
+	case strings.Contains(r.URL.Path, "/watch/") && strings.HasSuffix(r.URL.Path, "/p"):
+		return metrics.MethodWatch
+	case strings.Contains(r.URL.Path, "/watch/"):
 		return metrics.MethodWatchList
+	case slices.Contains([]string{"log", "exec", "attach", "portforward", "proxy"}, info.Subresource):
+		return metrics.MethodConnect
 	}
-	return strings.ToUpper(r.Method)
+	method := strings.ToUpper(r.Method)
+	if method == metrics.MethodGet && (info.Verb == "list" || info.Verb == "watch") {
+		return metrics.MethodList
+	}
+	return method
 }
 
 // A resource request's apiserver_request_total and
@@ -210,7 +218,7 @@ func TestRequestLabelsAsUpstream(t *testing.T) {
 			ctx := request.WithRequestInfo(r.Context(), info)
 			scope := metrics.CleanScope(info)
 			record := func() {
-				metrics.MonitorRequest(r.WithContext(ctx), installerVerb(r), info.APIGroup, info.APIVersion, info.Resource,
+				metrics.MonitorRequest(r.WithContext(ctx), installerVerb(r, info), info.APIGroup, info.APIVersion, info.Resource,
 					info.Subresource, scope, metrics.APIServerComponent, false, "", code, 0, time.Millisecond)
 			}
 			ours := apiserver.RequestMetricLabels(tr.new())
@@ -295,23 +303,28 @@ func TestLongRunningLabelsAsUpstream(t *testing.T) {
 }
 
 // The series have upstream's help texts (with the stability prefix
-// component-base gives them), types and buckets.
+// component-base gives them), types, label names and buckets.
 func TestSeriesAsUpstream(t *testing.T) {
 	ours := prometheus.NewRegistry()
 	m := apiserver.NewRequestMetrics(ours)
 	metrics.Reset()
 	r := httptest.NewRequest("GET", "/api/v1/namespaces/default/pods", nil)
 	info := infoOf(t, r)
-	ctx := request.WithRequestInfo(r.Context(), info)
-	metrics.MonitorRequest(r.WithContext(ctx), "LIST", "", "v1", "pods", "", "namespace", metrics.APIServerComponent, false, "", 200, 0, time.Millisecond)
+	ctx := request.WithLatencyTrackers(request.WithUser(request.WithRequestInfo(r.Context(), info), &user.DefaultInfo{Name: user.APIServerUser}))
+	metrics.MonitorRequest(r.WithContext(ctx), "LIST", "", "v1", "pods", "", "namespace", metrics.APIServerComponent, false, "", 200, 10, time.Millisecond)
 	metrics.RecordLongRunning(r, info, metrics.APIServerComponent, func() {})
+	metrics.RecordRequestTermination(r, info, metrics.APIServerComponent, 429)
 	metrics.UpdateInflightRequestMetrics(metrics.ExecutingPhase, 1, 1)
+	metrics.UpdateInflightRequestMetrics(metrics.WaitingPhase, 1, 1)
 	upstream := families(t, legacyregistry.DefaultGatherer)
-	m.Observe(apiserver.RequestMetricLabels(r), 200, time.Millisecond)
+	m.RecordRequest(r, apiserver.SelfRequestUser, false, apiserver.FinishedRequest{Code: 200, Took: time.Millisecond, Size: 10})
 	m.LongRunningStarted(apiserver.LongRunningMetricLabels(r))
+	m.RecordTermination(r, metrics.APIServerComponent, 429)
+	m.QueueNote()
 	mine := families(t, ours)
 	for _, name := range []string{"apiserver_request_total", "apiserver_request_duration_seconds", "apiserver_longrunning_requests",
-		"apiserver_current_inflight_requests"} {
+		"apiserver_current_inflight_requests", "apiserver_request_sli_duration_seconds", "apiserver_response_sizes",
+		"apiserver_selfrequest_total", "apiserver_request_terminations_total", "apiserver_current_inqueue_requests"} {
 		u, o := upstream[name], mine[name]
 		if u == nil || o == nil {
 			t.Fatalf("%s: upstream has it %v, we have it %v", name, u != nil, o != nil)
