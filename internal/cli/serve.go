@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/admitd/admitd/internal/server"
+	"github.com/admitd/admitd/internal/startup"
 )
 
 func newServeCommand() *cobra.Command {
@@ -28,6 +29,8 @@ func newServeCommand() *cobra.Command {
   # three simulated nodes that run the pods scheduled onto them
   admitd serve --simulated-nodes=3`,
 		Args: cobra.NoArgs,
+		// the collector stays paused until the server is ready (RunE)
+		PersistentPreRun: func(*cobra.Command, []string) {},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
 				return err
@@ -41,6 +44,7 @@ func newServeCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := server.Start(context.Background(), o)
+			startup.Resume()
 			if err != nil {
 				return err
 			}
