@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -43,7 +44,7 @@ func newServeCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			s, err := server.Start(context.Background(), o)
+			s, err := startUnlessSignalled(ctx, o)
 			startup.Resume()
 			if err != nil {
 				return err
@@ -105,4 +106,26 @@ func newServeCommand() *cobra.Command {
 	addCSRSigningFlags(f, &o.CSRSigning)
 	addBackgroundAuditFlags(f, &o.BackgroundAudit)
 	return cmd
+}
+
+// startUnlessSignalled starts the server, or returns when ctx ends first
+// (a SIGTERM or an interrupt while it waits for etcd, say): the process
+// then exits instead of serving. The server's life is not ctx's: once it
+// serves, a signal shuts it down gracefully.
+func startUnlessSignalled(ctx context.Context, o server.Options) (*server.Server, error) {
+	type started struct {
+		s   *server.Server
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		s, err := server.Start(context.Background(), o)
+		done <- started{s, err}
+	}()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-ctx.Done():
+		return nil, errors.New("interrupted while starting, before serving")
+	}
 }

@@ -10,8 +10,12 @@ import (
 )
 
 // expression is one CEL expression of an object, with where it is.
+// messageOnly: its failure only loses a message (a validation's
+// messageExpression: the server falls back to the static message), it
+// does not decide the request.
 type expression struct {
 	field, text string
+	messageOnly bool
 }
 
 // celLinter estimates expressions with one compiler for a whole run.
@@ -63,13 +67,13 @@ func (l celLinter) vap(obj Object, p *v1.ValidatingAdmissionPolicy) []Finding {
 	o := admissioncel.CompileOptions{HasParams: p.Spec.ParamKind != nil, HasAuthorizer: true}
 	var exprs []expression
 	for i, v := range p.Spec.Validations {
-		exprs = append(exprs, expression{fmt.Sprintf("spec.validations[%d].expression", i), v.Expression})
+		exprs = append(exprs, expression{field: fmt.Sprintf("spec.validations[%d].expression", i), text: v.Expression})
 		if v.MessageExpression != "" {
-			exprs = append(exprs, expression{fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression})
+			exprs = append(exprs, expression{fmt.Sprintf("spec.validations[%d].messageExpression", i), v.MessageExpression, true})
 		}
 	}
 	for i, a := range p.Spec.AuditAnnotations {
-		exprs = append(exprs, expression{fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), a.ValueExpression})
+		exprs = append(exprs, expression{field: fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), text: a.ValueExpression})
 	}
 	exprs = append(exprs, conditionExprs("spec.matchConditions", p.Spec.MatchConditions)...)
 	return l.policy(policySource{obj, p.Spec.Variables, exprs, p.Spec.MatchConstraints, p.Spec.ParamKind, o})
@@ -80,10 +84,10 @@ func (l celLinter) mutatingPolicy(obj Object, p *v1.MutatingAdmissionPolicy) []F
 	var exprs []expression
 	for i, m := range p.Spec.Mutations {
 		if m.ApplyConfiguration != nil {
-			exprs = append(exprs, expression{fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i), m.ApplyConfiguration.Expression})
+			exprs = append(exprs, expression{field: fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i), text: m.ApplyConfiguration.Expression})
 		}
 		if m.JSONPatch != nil {
-			exprs = append(exprs, expression{fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i), m.JSONPatch.Expression})
+			exprs = append(exprs, expression{field: fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i), text: m.JSONPatch.Expression})
 		}
 	}
 	exprs = append(exprs, conditionExprs("spec.matchConditions", p.Spec.MatchConditions)...)
@@ -98,7 +102,7 @@ func (l celLinter) policy(p policySource) []Finding {
 	var all []expression
 	for i, v := range p.vars {
 		cvars[i] = admissioncel.Variable{Name: v.Name, Expression: v.Expression}
-		all = append(all, expression{fmt.Sprintf("spec.variables[%d].expression", i), v.Expression})
+		all = append(all, expression{field: fmt.Sprintf("spec.variables[%d].expression", i), text: v.Expression})
 	}
 	comp := l.compiler.Compose(cvars, p.opts)
 	typed := l.typedEstimators(cvars, p)
@@ -131,7 +135,7 @@ func (l celLinter) matchConditions(obj Object, webhook string, index int, conds 
 func conditionExprs(prefix string, conds []v1.MatchCondition) []expression {
 	out := make([]expression, len(conds))
 	for i, c := range conds {
-		out[i] = expression{fmt.Sprintf("%s[%d].expression", prefix, i), c.Expression}
+		out[i] = expression{field: fmt.Sprintf("%s[%d].expression", prefix, i), text: c.Expression}
 	}
 	return out
 }
@@ -141,7 +145,8 @@ func compileFinding(obj Object, webhook string, e expression, err error) Finding
 }
 
 // costFinding reports c when it is above the fraction of the limit: a
-// warning above StaticEstimatedCostLimit, info below.
+// warning above StaticEstimatedCostLimit, info below, and info for an
+// expression whose failure only loses a message.
 func (l celLinter) costFinding(obj Object, webhook string, e expression, c cost) []Finding {
 	limit := uint64(admissioncel.StaticEstimatedCostLimit)
 	if float64(c.Max) <= l.fraction*float64(limit) || (c.kind == nil && !c.Loops) {
@@ -151,13 +156,16 @@ func (l celLinter) costFinding(obj Object, webhook string, e expression, c cost)
 		// a request.
 		return nil
 	}
-	sev := Info
-	if c.Max > limit {
+	sev, stake := Info, ""
+	switch {
+	case e.messageOnly:
+		stake = "; only the message is at stake: when this evaluation is stopped, a denial carries the validation's message, or its failed expression, instead"
+	case c.Max > limit:
 		sev = Warning
 	}
 	return []Finding{newFinding(CELNearCostLimit, sev, obj, webhook, e.field,
-		fmt.Sprintf("%s has an estimated worst-case cost of %s %s, %s the %d above which kube-apiserver's estimator refuses an expression (as it refuses a CRD validation rule; a policy is not refused, but each evaluation stops at %d): %s",
-			e.field, costString(c.Max), c.sizedBy(), share(c.Max, limit), limit, admissioncel.PerCallLimit, e.text))}
+		fmt.Sprintf("%s has an estimated worst-case cost of %s %s, %s the %d above which kube-apiserver's estimator refuses an expression (as it refuses a CRD validation rule; a policy is not refused, but each evaluation stops at %d)%s: %s",
+			e.field, costString(c.Max), c.sizedBy(), share(c.Max, limit), limit, admissioncel.PerCallLimit, stake, e.text))}
 }
 
 func costString(c uint64) string {

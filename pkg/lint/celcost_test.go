@@ -163,3 +163,43 @@ func TestTypedFixtures(t *testing.T) {
 		})
 	}
 }
+
+// TestCELCostOfAMessageExpressionIsInfo: a messageExpression far above
+// the limit (mapping and joining every container's image) is info, as
+// its failure only loses the message; the same expression deciding the
+// request is a warning. Info is not an API warning on the policy's write.
+func TestCELCostOfAMessageExpressionIsInfo(t *testing.T) {
+	const costly = "object.spec.containers.map(c, c.image).join(', ')"
+	cases := []struct {
+		name, validation, want string
+	}{
+		{"message", "  - expression: \"object.spec.containers.all(c, c.name != '')\"\n    messageExpression: \"'images: ' + " + costly + "\"\n", "info"},
+		{"decision", "  - expression: \"(" + costly + ").size() < 1000\"\n", "warning"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			doc := strings.SplitAfter(policyYAML("", "v1", "pods", "true"), "  validations:\n")[0] + c.validation
+			s := &lint.Set{}
+			if err := s.Decode(strings.NewReader(doc), c.name); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range lint.Run(context.Background(), s, lint.Options{Schemas: builtinSchemas()}) {
+				if f.ID == lint.CELNearCostLimit {
+					got = append(got, f.Severity.String())
+					if c.want == "info" && !strings.Contains(f.Message, "only the message is at stake") {
+						t.Errorf("message %q does not say only the message is at stake", f.Message)
+					}
+				}
+			}
+			if len(got) != 1 || got[0] != c.want {
+				t.Errorf("AL030 findings %v, want one %s", got, c.want)
+			}
+			// the API server's warnings on a write leave info out
+			warnings := lint.Warnings(s.ValidatingPolicies[0], builtinSchemas())
+			if wantWarnings := map[string]int{"info": 0, "warning": 1}[c.want]; len(warnings) != wantWarnings {
+				t.Errorf("API warnings %q, want %d", warnings, wantWarnings)
+			}
+		})
+	}
+}

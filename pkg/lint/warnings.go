@@ -12,7 +12,8 @@ import (
 // kube-system and other namespaces taken to have only their name label.
 // CEL costs are estimated with the kinds and schemas of schemas (nil: no
 // schema, every size bounded by the request). It returns one line per
-// finding, nil for other objects. obj is not changed; it is expected in
+// finding of severity warning or error (info is admitd lint's, not worth
+// a warning on every write), nil for other objects. obj is not changed; it is expected in
 // admissionregistration.k8s.io/v1 form, defaulted.
 func Warnings(obj runtime.Object, schemas Schemas) []string {
 	s := &Set{}
@@ -37,9 +38,11 @@ func Warnings(obj runtime.Object, schemas Schemas) []string {
 	fs = append(fs, lintTimeouts(hooks, o.RequestDeadline)...)
 	fs = append(fs, lintCEL(s, o.CostFraction, schemas)...)
 	Sort(fs)
-	out := make([]string, len(fs))
-	for i, f := range fs {
-		out[i] = f.Warning()
+	var out []string
+	for _, f := range fs {
+		if f.Severity != Info {
+			out = append(out, f.Warning())
+		}
 	}
 	return out
 }

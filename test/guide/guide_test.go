@@ -32,8 +32,8 @@ func pages(t *testing.T) []string {
 	return append(files, "../../README.md")
 }
 
-// TestPages runs the console sessions of every page, each page on a fresh
-// `admitd serve` of its own, and compares what each command prints with
+// TestPages runs the console sessions of every page, each page on fresh
+// `admitd serve`s of its own, and compares what each command prints with
 // the output the page shows after it.
 func TestPages(t *testing.T) {
 	for _, path := range pages(t) {
@@ -61,22 +61,21 @@ func TestPages(t *testing.T) {
 }
 
 // runPage runs a page's sessions and returns what each command printed, as
-// a reader would see it, by the line of its `$ `.
+// a reader would see it, by the line of its `$ `. Each server block starts
+// its server where it comes; a page without one gets `admitd serve` before
+// its first session.
 func runPage(t *testing.T, p *page) map[int]string {
 	s := newSession(t)
-	var serverArgs []string
-	for _, b := range p.blocks {
-		if b.server {
-			serverArgs = b.serveArgs()
-			break
-		}
+	if !p.hasServer() {
+		s.startServer(t, nil)
 	}
-	servingLine := s.startServer(t, serverArgs)
 	got := map[int]string{}
 	for _, b := range p.blocks {
 		for _, c := range b.commands {
-			out := servingLine
-			if !b.server {
+			var out string
+			if b.server {
+				out = s.startServer(t, b.serveArgs())
+			} else {
 				out = s.run(t, c.text)
 			}
 			out = reader(out, s)
@@ -95,7 +94,12 @@ func runPage(t *testing.T, p *page) map[int]string {
 // has), and a bin directory with admitd and kubectl.
 func newSession(t *testing.T) *session {
 	tmp := t.TempDir()
-	s := &session{home: filepath.Join(tmp, "home"), stateDir: filepath.Join(tmp, "state"), webhookPort: freePort(t)}
+	s := &session{home: filepath.Join(tmp, "home"), stateDir: filepath.Join(tmp, "state"), webhookPort: freePort(t),
+		ports: newPorts()}
+	s.ports.add(pageWebhookPort, s.webhookPort)
+	for _, port := range etcdPagePorts {
+		s.ports.add(port, freePort(t))
+	}
 	s.workDir = filepath.Join(s.home, "demo")
 	bin := filepath.Join(tmp, "bin")
 	for _, dir := range []string{s.workDir, s.stateDir, bin} {
@@ -118,6 +122,14 @@ func newSession(t *testing.T) *session {
 		}
 	}
 	s.env = sessionEnv(t, s, bin)
+	// Registered before any server starts, so run after the servers'
+	// cleanups: a server stops while the etcd a command started still
+	// serves it.
+	t.Cleanup(func() {
+		for _, pgid := range s.groups {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	})
 	if err := os.WriteFile(filepath.Join(s.stateDir, "cwd"), []byte(s.workDir), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -169,17 +181,27 @@ func sessionEnv(t *testing.T, s *session, bin string) []string {
 type session struct {
 	home, workDir, stateDir string
 	env                     []string
-	port, webhookPort       string
+	webhookPort             string
+	ports                   *ports
+	// groups are the process groups of the commands run, killed when the
+	// page is done, after its servers have stopped.
+	groups []int
 }
 
 var servingPort = regexp.MustCompile(`serving on https://127\.0\.0\.1:(\d+)`)
 
 // startServer runs `admitd serve args... --secure-port 0` in the working
-// directory, as a reader runs it there, and returns the line it printed
-// when it began serving.
+// directory, as a reader runs it there, with the page's ports in args
+// rewritten to the machine's, and returns the line it printed when it
+// began serving. Its port stands for the --secure-port of args (6443 when
+// they have none) in what the commands print.
 func (s *session) startServer(t *testing.T, args []string) string {
 	t.Helper()
-	cmd := exec.Command(harness.Bin, append(append([]string{"serve"}, args...), "--secure-port", "0")...)
+	serveArgs := []string{"serve"}
+	for _, a := range args {
+		serveArgs = append(serveArgs, s.ports.machine(a))
+	}
+	cmd := exec.Command(harness.Bin, append(serveArgs, "--secure-port", "0")...)
 	cmd.Dir, cmd.Env = s.workDir, s.env
 	stderr := &harness.Output{}
 	cmd.Stderr = stderr
@@ -217,7 +239,7 @@ func (s *session) startServer(t *testing.T, args []string) string {
 		if m == nil {
 			t.Fatalf("admitd serve printed %q, not its serving line; stderr:\n%s", line, stderr.String())
 		}
-		s.port = m[1]
+		s.ports.add(securePort(args), m[1])
 		return line
 	case <-time.After(60 * time.Second):
 		t.Fatalf("admitd serve did not start within a minute; stderr:\n%s", stderr.String())
@@ -244,7 +266,7 @@ exit $guide_status
 // that means to show it prints it (`echo $?`).
 func (s *session) run(t *testing.T, text string) string {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(s.stateDir, "cmd.sh"), []byte(text+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.stateDir, "cmd.sh"), []byte(s.ports.machine(text)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), commandTimeout)
@@ -259,9 +281,9 @@ func (s *session) run(t *testing.T, text string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// What the command left in the background (a webhook server, say)
-	// runs until the page is done.
-	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	// What the command left in the background (a webhook server, an
+	// etcd) runs until the page is done.
+	s.groups = append(s.groups, cmd.Process.Pid)
 	_ = cmd.Wait()
 	if ctx.Err() != nil {
 		t.Errorf("$ %s\ndid not finish within %v; it printed:\n%s", text, commandTimeout, out.String())

@@ -8,20 +8,18 @@ import (
 // The page shows the session as a reader with HOME /home/me runs it in
 // /home/me/demo, against a server on port 6443 and a webhook on port 8443
 // (WEBHOOK_PORT); the test runs it with a temporary HOME, in its demo
-// directory, with free ports. reader maps what the test's run printed to
-// what that reader would see: the home directory and the two ports, and
-// kubectl's warning about a skew from the server's version dropped (the
-// kubectl on PATH may be older than 1.37).
+// directory, with free ports (ports_test.go). reader maps what the test's
+// run printed to what that reader would see: the home directory and the
+// ports, and kubectl's warning about a skew from the server's version
+// dropped (the kubectl on PATH may be older than 1.37).
 const (
 	pageHome        = "/home/me"
-	pagePort        = "6443"
 	pageWebhookPort = "8443"
 )
 
 func reader(out string, s *session) string {
 	out = strings.ReplaceAll(out, s.home, pageHome)
-	out = strings.ReplaceAll(out, "127.0.0.1:"+s.port, "127.0.0.1:"+pagePort)
-	out = strings.ReplaceAll(out, "127.0.0.1:"+s.webhookPort, "127.0.0.1:"+pageWebhookPort)
+	out = s.ports.page(out)
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
 		if !strings.Contains(l, "version difference between client") {

@@ -128,6 +128,16 @@ func readBlock(lines []string, open, close int) (block, error) {
 	return b, nil
 }
 
+// hasServer reports whether the page has a server block.
+func (p *page) hasServer() bool {
+	for _, b := range p.blocks {
+		if b.server {
+			return true
+		}
+	}
+	return false
+}
+
 // serveArgs are the arguments after `serve` of a server block's command.
 func (b block) serveArgs() []string {
 	text := serveStart.ReplaceAllString(b.commands[0].text, "")
