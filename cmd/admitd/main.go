@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/admitd/admitd/internal/cli"
+	// the collector paused while the binary starts (see internal/startup)
+	_ "github.com/admitd/admitd/internal/startup/pausegc"
 )
 
 func main() {

@@ -28,7 +28,7 @@ func NewSchema(cat *registry.Catalogue) *Schema { return &Schema{cat: cat} }
 func (s *Schema) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
 	res, ok := s.cat.LookupKind(gvk)
 	if !ok {
-		if obj, err := registry.Scheme.New(gvk); err == nil {
+		if obj, err := registry.Scheme().New(gvk); err == nil {
 			return obj, nil
 		}
 		return nil, fmt.Errorf("no kind %q is registered for version %q in scheme \"pkg/runtime/scheme.go:111\"", gvk.Kind, gvk.GroupVersion().String())

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +32,11 @@ const (
 	mediaProtobuf = "application/vnd.kubernetes.protobuf"
 )
 
-var protobufSerializer = protobuf.NewSerializer(registry.Scheme, registry.Scheme)
+// protobufSerializer reads and writes the built-in kinds' protobuf, over
+// registry.Scheme (built on first use).
+var protobufSerializer = sync.OnceValue(func() *protobuf.Serializer {
+	return protobuf.NewSerializer(registry.Scheme(), registry.Scheme())
+})
 
 // readBody reads the request body, refusing more than the configured limit
 // with upstream's 413.
@@ -75,8 +80,8 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 		if res.Unstructured {
 			return nil, nil, errUnsupportedMediaType(mt, mediaJSON, mediaYAML)
 		}
-		into, _ := registry.Scheme.New(gvk)
-		out, _, err := protobufSerializer.Decode(data, &gvk, into)
+		into, _ := registry.Scheme().New(gvk)
+		out, _, err := protobufSerializer().Decode(data, &gvk, into)
 		if err != nil {
 			return nil, nil, apierrors.NewBadRequest(err.Error())
 		}
@@ -122,7 +127,7 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 		strict, err := coerceCustom(res, data, u)
 		return u, strict, err
 	}
-	obj, err := registry.Scheme.New(gvk)
+	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
 		return nil, nil, err
 	}

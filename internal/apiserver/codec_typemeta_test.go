@@ -58,7 +58,7 @@ func TestDecodeJSONChecksTypeMetaAsTheBodySaysIt(t *testing.T) {
 // decodeTyped is the strict decode alone, as decodeJSON did it after
 // checking the body's apiVersion and kind.
 func decodeTyped(res *registry.Resource, data []byte) (any, []error, error) {
-	obj, err := registry.Scheme.New(res.GroupVersionKind())
+	obj, err := registry.Scheme().New(res.GroupVersionKind())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,7 +42,7 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *reques
 // connectOptions decodes the options object of a connect request (e.g.
 // PodExecOptions) from its query, keeping only the fields of that kind.
 func connectOptions(r *http.Request, gvk schema.GroupVersionKind) (runtime.Object, error) {
-	obj, err := registry.Scheme.New(gvk)
+	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)

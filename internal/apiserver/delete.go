@@ -52,7 +52,7 @@ func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) err
 	switch mt {
 	case mediaProtobuf:
 		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		_, _, err := protobufSerializer.Decode(data, &gvk, opts)
+		_, _, err := protobufSerializer().Decode(data, &gvk, opts)
 		return err
 	case mediaYAML:
 		if err := checkYAML(data); err != nil {

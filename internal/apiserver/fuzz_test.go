@@ -285,7 +285,7 @@ func checkBounded(t *testing.T, what string, input []byte, obj any, extra int) {
 func FuzzDecodeBody(f *testing.F) {
 	pb := func(obj runtime.Object) []byte {
 		var b strings.Builder
-		if err := protobufSerializer.Encode(obj, &b); err != nil {
+		if err := protobufSerializer().Encode(obj, &b); err != nil {
 			f.Fatal(err)
 		}
 		return []byte(b.String())

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -23,8 +24,9 @@ import (
 
 // watchListEnabled is kube-apiserver 1.37's WatchList gate (on): a watch
 // from "" or "0" without sendInitialEvents is defaulted to one that sends
-// them, and sendInitialEvents is accepted on watches.
-var watchListEnabled = features.Default("WatchList")
+// them, and sendInitialEvents is accepted on watches. It is read on first
+// use: the feature gates' defaults are built then, not at start.
+var watchListEnabled = sync.OnceValue(func() bool { return features.Default("WatchList") })
 
 // decodeListOptions reads a list or watch request's query as upstream's
 // list handler does: the parameter codec (a parameter that does not parse
@@ -35,8 +37,8 @@ func decodeListOptions(q url.Values) (*metainternalversion.ListOptions, error) {
 	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	metainternalversion.SetListOptionsDefaults(&opts, watchListEnabled)
-	if errs := metainternalvalidation.ValidateListOptions(&opts, watchListEnabled); len(errs) > 0 {
+	metainternalversion.SetListOptionsDefaults(&opts, watchListEnabled())
+	if errs := metainternalvalidation.ValidateListOptions(&opts, watchListEnabled()); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
 	}
 	return &opts, nil

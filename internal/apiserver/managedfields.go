@@ -140,10 +140,10 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 // decodes twenty times faster than client-go's own YAML.
 var (
 	builtinTypes = sync.OnceValue(func() managedfields.TypeConverter {
-		return managedfields.NewSchemeTypeConverter(registry.Scheme, builtinschema.Parser())
+		return managedfields.NewSchemeTypeConverter(registry.Scheme(), builtinschema.Parser())
 	})
-	extensionTypes  = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme) })
-	aggregatorTypes = sync.OnceValue(func() managedfields.TypeConverter { return aggregatorapply.NewTypeConverter(registry.Scheme) })
+	extensionTypes  = sync.OnceValue(func() managedfields.TypeConverter { return extapply.NewTypeConverter(registry.Scheme()) })
+	aggregatorTypes = sync.OnceValue(func() managedfields.TypeConverter { return aggregatorapply.NewTypeConverter(registry.Scheme()) })
 )
 
 // resetFields are the fields a write through subresource cannot set, so
@@ -281,13 +281,13 @@ type objectConvertor struct{ custom *registry.Resource }
 var _ runtime.ObjectConvertor = objectConvertor{}
 
 func (objectConvertor) Convert(in, out, context any) error {
-	return registry.Scheme.Convert(in, out, context)
+	return registry.Scheme().Convert(in, out, context)
 }
 
 func (c objectConvertor) ConvertToVersion(in runtime.Object, target runtime.GroupVersioner) (runtime.Object, error) {
 	u, ok := in.(*unstructured.Unstructured)
-	if !ok || registry.Scheme.Recognizes(u.GroupVersionKind()) {
-		return registry.Scheme.ConvertToVersion(in, target)
+	if !ok || registry.Scheme().Recognizes(u.GroupVersionKind()) {
+		return registry.Scheme().ConvertToVersion(in, target)
 	}
 	gvk, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{u.GroupVersionKind()})
 	if !ok {
@@ -304,7 +304,7 @@ func (c objectConvertor) ConvertToVersion(in runtime.Object, target runtime.Grou
 }
 
 func (objectConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {
-	return registry.Scheme.ConvertFieldLabel(gvk, label, value)
+	return registry.Scheme().ConvertFieldLabel(gvk, label, value)
 }
 
 // defaulterFunc adapts a function to runtime.ObjectDefaulter.
@@ -334,7 +334,7 @@ func createrFor(res *registry.Resource) runtime.ObjectCreater {
 			u.SetGroupVersionKind(gvk)
 			return u, nil
 		}
-		obj, err := registry.Scheme.New(gvk)
+		obj, err := registry.Scheme().New(gvk)
 		if err != nil {
 			return nil, err
 		}

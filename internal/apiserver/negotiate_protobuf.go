@@ -57,7 +57,7 @@ func writeProtobuf(w http.ResponseWriter, code int, obj any) bool {
 		return false
 	}
 	var buf bytes.Buffer
-	if err := protobufSerializer.Encode(ro, &buf); err != nil {
+	if err := protobufSerializer().Encode(ro, &buf); err != nil {
 		return false
 	}
 	w.Header().Set("Content-Type", mediaProtobuf)

@@ -44,7 +44,7 @@ func TestProtobufResponses(t *testing.T) {
 	if ct != mediaProtobuf {
 		t.Fatalf("create answered %s, want protobuf", ct)
 	}
-	obj, _, err := protobufSerializer.Decode(body, nil, nil)
+	obj, _, err := protobufSerializer().Decode(body, nil, nil)
 	if cm, ok := obj.(*corev1.ConfigMap); err != nil || !ok || cm.Name != "a" || cm.Data["k"] != "v" || cm.ResourceVersion == "" || cm.UID == "" {
 		t.Fatalf("create answer decodes to %#v, %v", obj, err)
 	}

@@ -157,7 +157,7 @@ func convertByJSON(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Obj
 	if err != nil {
 		return nil, err
 	}
-	out, err := registry.Scheme.New(gvk)
+	out, err := registry.Scheme().New(gvk)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func (n negotiated) streamContentType() string {
 // then the event, whose object is in Kubernetes protobuf.
 func protobufEventFrame(typ string, obj any) ([]byte, error) {
 	var embedded bytes.Buffer
-	if err := protobufSerializer.Encode(obj.(runtime.Object), &embedded); err != nil {
+	if err := protobufSerializer().Encode(obj.(runtime.Object), &embedded); err != nil {
 		return nil, err
 	}
 	ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: embedded.Bytes()}}

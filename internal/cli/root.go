@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/admitd/admitd/internal/apiserver"
+	"github.com/admitd/admitd/internal/startup"
 )
 
 // NewRootCommand returns the admitd command with its subcommands.
@@ -18,6 +19,10 @@ func NewRootCommand() *cobra.Command {
 		Short:         "Kubernetes admission control: an API server, a library and tools",
 		SilenceUsage:  true,
 		SilenceErrors: false,
+		// the collector, paused while the binary starts (cmd/admitd
+		// imports startup/pausegc), runs again once a command runs;
+		// serve and version have their own hook
+		PersistentPreRun: func(*cobra.Command, []string) { startup.Resume() },
 	}
 	root.AddCommand(newServeCommand(), newVersionCommand(), newWebhookCommand())
 	root.AddCommand(newCertsCommand())
@@ -32,6 +37,8 @@ func newVersionCommand() *cobra.Command {
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
+		// printing a line needs no collector: the process ends first
+		PersistentPreRun: func(*cobra.Command, []string) {},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "admitd %s\n", apiserver.GitVersion)
 			return err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/admitd/admitd/internal/server"
+	"github.com/admitd/admitd/internal/startup"
 )
 
 func newServeCommand() *cobra.Command {
@@ -29,6 +30,8 @@ func newServeCommand() *cobra.Command {
   # three simulated nodes that run the pods scheduled onto them
   admitd serve --simulated-nodes=3`,
 		Args: cobra.NoArgs,
+		// the collector stays paused until the server is ready (RunE)
+		PersistentPreRun: func(*cobra.Command, []string) {},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkAuthorizationFlags(cmd.Flags()); err != nil {
 				return err
@@ -42,6 +45,7 @@ func newServeCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			s, err := startUnlessSignalled(ctx, o)
+			startup.Resume()
 			if err != nil {
 				return err
 			}

@@ -55,8 +55,16 @@ func ControllerUser(name string) authenticationv1.UserInfo {
 // NewClient returns a dynamic client that sends its requests through rt
 // (the API server's loopback transport), without client-side rate limits.
 func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
-	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
-	return dynamic.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
+	return dynamic.NewForConfigAndClient(loopbackConfig(), &http.Client{Transport: userAgentTransport{rt}})
+}
+
+// loopbackConfig is the client configuration of the controllers' clients:
+// the loopback host, no client-side rate limit. Its UserAgent only spares
+// client-go from working out its default for every group version's client
+// (the requests' User-Agent is userAgentTransport's or the caller's: the
+// transport is ours, not one client-go builds from the configuration).
+func loopbackConfig() *rest.Config {
+	return &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: userAgent}
 }
 
 // userAgent is the User-Agent of the controllers' requests:

@@ -9,15 +9,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 )
 
 // NewClientset returns a typed client that sends its requests through rt
 // (the API server's loopback transport), without client-side rate limits.
+// It makes a REST client for every group version; NewCoreClient makes
+// core/v1's alone.
 func NewClientset(rt http.RoundTripper) (kubernetes.Interface, error) {
-	cfg := &rest.Config{Host: "http://loopback", QPS: -1}
-	return kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: userAgentTransport{rt}})
+	return kubernetes.NewForConfigAndClient(loopbackConfig(), &http.Client{Transport: userAgentTransport{rt}})
+}
+
+// NewCoreClient returns a core/v1 typed client that sends its requests
+// through rt, as NewClientset's CoreV1.
+func NewCoreClient(rt http.RoundTripper) (typedcorev1.CoreV1Interface, error) {
+	return typedcorev1.NewForConfigAndClient(loopbackConfig(), &http.Client{Transport: userAgentTransport{rt}})
 }
 
 // NewEventRecorder returns a recorder of core/v1 Events from component
@@ -28,12 +34,12 @@ func NewClientset(rt http.RoundTripper) (kubernetes.Interface, error) {
 // source's bursts are rate-limited before they reach the server. Each
 // event is also logged at debug level.
 func NewEventRecorder(ctx context.Context, rt http.RoundTripper, component string, log *slog.Logger) (record.EventRecorder, error) {
-	cs, err := NewClientset(rt)
+	core, err := NewCoreClient(rt)
 	if err != nil {
 		return nil, err
 	}
 	b := record.NewBroadcaster(record.WithContext(ctx))
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: core.Events("")})
 	b.StartEventWatcher(func(e *corev1.Event) {
 		log.Debug("event", "object", e.InvolvedObject.Kind+" "+e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name,
 			"type", e.Type, "reason", e.Reason, "message", e.Message)

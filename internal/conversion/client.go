@@ -27,8 +27,8 @@ const webhookTimeout = 30 * time.Second
 const maxClients = 200
 
 // reviewSerializer reads and writes ConversionReview v1 and v1beta1, each
-// in its own version.
-var reviewSerializer = func() runtime.NegotiatedSerializer {
+// in its own version; built on first use.
+var reviewSerializer = sync.OnceValue(func() runtime.NegotiatedSerializer {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		panic(err)
@@ -38,7 +38,7 @@ var reviewSerializer = func() runtime.NegotiatedSerializer {
 	}
 	codec := serializer.NewCodecFactory(scheme).LegacyCodec(apiextensionsv1.SchemeGroupVersion, apiextensionsv1beta1.SchemeGroupVersion)
 	return serializer.NegotiatedSerializerWrapper(runtime.SerializerInfo{Serializer: codec})
-}()
+})
 
 // clientCache holds one REST client per distinct client configuration.
 type clientCache struct {
@@ -87,7 +87,7 @@ func (c *clientCache) get(crdName string, cc apiextensionsv1.WebhookClientConfig
 func (c *clientCache) restConfig(crdName string, cc apiextensionsv1.WebhookClientConfig) (*rest.Config, error) {
 	cfg := &rest.Config{UserAgent: "kube-apiserver-admission", Timeout: webhookTimeout, QPS: -1}
 	cfg.TLSClientConfig.CAData = cc.CABundle
-	cfg.ContentConfig.NegotiatedSerializer = reviewSerializer
+	cfg.ContentConfig.NegotiatedSerializer = reviewSerializer()
 	cfg.ContentConfig.ContentType = runtime.ContentTypeJSON
 	switch {
 	case cc.Service != nil:

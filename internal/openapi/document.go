@@ -40,13 +40,13 @@ func newBuilder(version string) *builder {
 			upstream[name] = def
 		}
 	}
-	gen := newGenerator(loadSMD(registry.Scheme), upstream)
+	gen := newGenerator(loadSMD(registry.Scheme()), upstream)
 	for _, n := range []string{objectMetaName, listMetaName, typeMetaName, statusModel, deleteOptionsModel, patchModel, resourceListModel} {
 		gen.defineUpstream(n)
 	}
 	return &builder{
 		gen:      gen,
-		namer:    newGVKNamer(registry.Scheme),
+		namer:    newGVKNamer(registry.Scheme()),
 		typeMeta: gen.defs[typeMetaName].schema,
 		version:  version,
 	}
@@ -82,7 +82,7 @@ func (b *builder) modelOf(res *registry.Resource) func(schema.GroupVersionKind) 
 		if res.Unstructured && gvk.GroupVersion() == res.GroupVersion() && (gvk.Kind == res.Kind || gvk.Kind == res.ListKind) {
 			return customModelName(gvk)
 		}
-		obj, err := registry.Scheme.New(gvk)
+		obj, err := registry.Scheme().New(gvk)
 		if err != nil {
 			return ""
 		}

@@ -123,7 +123,7 @@ func connectOptions(gvk schema.GroupVersionKind) ([]param, bool) {
 	if !strings.HasSuffix(gvk.Kind, "Options") {
 		return nil, false
 	}
-	obj, err := registry.Scheme.New(gvk)
+	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
 		return nil, false
 	}

@@ -51,7 +51,7 @@ func (s *Service) resolve(gvk schema.GroupVersionKind) *spec.Schema {
 // builtinModel defines the model of a built-in kind and returns its name;
 // "" when the scheme has no Go type for gvk. Callers hold s.mu.
 func (s *Service) builtinModel(gvk schema.GroupVersionKind) string {
-	obj, err := registry.Scheme.New(gvk)
+	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
 		return ""
 	}

@@ -28,7 +28,7 @@ var knownDifferences = map[string]bool{
 // (autoscaling/v1, shipped by apiextensions-apiserver) with those.
 func TestReflectionMatchesOpenAPIGen(t *testing.T) {
 	upstream := generatedopenapi.GetOpenAPIDefinitions(func(name string) spec.Ref { return spec.MustCreateRef(v3RefPrefix + name) })
-	g := newGenerator(loadSMD(registry.Scheme), nil)
+	g := newGenerator(loadSMD(registry.Scheme()), nil)
 	g.define(reflect.TypeFor[autoscalingv1.HorizontalPodAutoscaler]())
 	g.define(reflect.TypeFor[autoscalingv1.Scale]())
 	var names []string

@@ -176,7 +176,7 @@ func TestEveryBuiltinResource(t *testing.T) {
 		if !res.HasVerb("list") {
 			continue
 		}
-		obj, err := registry.Scheme.New(res.GroupVersionKind())
+		obj, err := registry.Scheme().New(res.GroupVersionKind())
 		if err != nil {
 			t.Errorf("Scheme.New(%s): %v", res.GroupVersionKind(), err)
 			continue

@@ -49,7 +49,7 @@ func TestHPARoundTripsThroughV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	var v1 autoscalingv1.HorizontalPodAutoscaler
-	if err := Scheme.Convert(&in, &v1, nil); err != nil {
+	if err := Scheme().Convert(&in, &v1, nil); err != nil {
 		t.Fatalf("v2 → v1: %v", err)
 	}
 	if v1.Spec.TargetCPUUtilizationPercentage == nil || *v1.Spec.TargetCPUUtilizationPercentage != 70 ||

@@ -24,7 +24,7 @@ var storageVersions = sync.OnceValue(func() map[schema.GroupKind]schema.GroupVer
 // ToStorageVersion returns obj in the version its kind is stored in: obj
 // itself for kinds served in one version and for custom resources.
 func ToStorageVersion(obj runtime.Object) (runtime.Object, error) {
-	kinds, _, err := Scheme.ObjectKinds(obj)
+	kinds, _, err := Scheme().ObjectKinds(obj)
 	if err != nil || len(kinds) == 0 {
 		return obj, nil
 	}
@@ -40,11 +40,11 @@ func ToStorageVersion(obj runtime.Object) (runtime.Object, error) {
 // kind, or to the kind of another group that stores it (events.k8s.io's
 // Events are core Events).
 func ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
-	kinds, _, err := Scheme.ObjectKinds(obj)
+	kinds, _, err := Scheme().ObjectKinds(obj)
 	if err == nil && len(kinds) > 0 && kinds[0].Group != gvk.Group {
 		return convertAcrossGroups(obj, gvk)
 	}
-	out, err := Scheme.ConvertToVersion(obj, gvk.GroupVersion())
+	out, err := Scheme().ConvertToVersion(obj, gvk.GroupVersion())
 	if err != nil {
 		return nil, fmt.Errorf("converting to %s: %w", gvk, err)
 	}
@@ -55,11 +55,11 @@ func ConvertTo(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object,
 // convertAcrossGroups converts through the conversion function Scheme
 // holds for the pair of types (ConvertToVersion stays within a group).
 func convertAcrossGroups(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.Object, error) {
-	out, err := Scheme.New(gvk)
+	out, err := Scheme().New(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("converting to %s: %w", gvk, err)
 	}
-	if err := Scheme.Convert(obj, out, nil); err != nil {
+	if err := Scheme().Convert(obj, out, nil); err != nil {
 		return nil, fmt.Errorf("converting to %s: %w", gvk, err)
 	}
 	out.GetObjectKind().SetGroupVersionKind(gvk)

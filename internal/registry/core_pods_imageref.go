@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,31 +12,31 @@ import (
 var (
 	refComponent = `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
 	refDomain    = `(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-	refName      = regexp.MustCompile(`^(?:` + refDomain + `/)?` + refComponent + `(?:/` + refComponent + `)*$`)
-	refTag       = regexp.MustCompile(`^[\w][\w.-]{0,127}$`)
-	refDigest    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
-	refHexID     = regexp.MustCompile(`^[a-f0-9]{64}$`)
+	refName      = lazyRegexp(`^(?:` + refDomain + `/)?` + refComponent + `(?:/` + refComponent + `)*$`)
+	refTag       = lazyRegexp(`^[\w][\w.-]{0,127}$`)
+	refDigest    = lazyRegexp(`^[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}$`)
+	refHexID     = lazyRegexp(`^[a-f0-9]{64}$`)
 )
 
 // imageTag returns the tag an image reference resolves to: the explicit tag,
 // "latest" when neither tag nor digest is given, and "" for digest-only or
 // unparseable references.
 func imageTag(image string) string {
-	if image == "" || refHexID.MatchString(image) {
+	if image == "" || refHexID().MatchString(image) {
 		return ""
 	}
 	name, digest, hasDigest := strings.Cut(image, "@")
-	if hasDigest && !refDigest.MatchString(digest) {
+	if hasDigest && !refDigest().MatchString(digest) {
 		return ""
 	}
 	tag := ""
 	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
 		name, tag = name[:i], name[i+1:]
-		if !refTag.MatchString(tag) {
+		if !refTag().MatchString(tag) {
 			return ""
 		}
 	}
-	if len(name) > 255 || !refName.MatchString(name) {
+	if len(name) > 255 || !refName().MatchString(name) {
 		return ""
 	}
 	if tag == "" && !hasDigest {

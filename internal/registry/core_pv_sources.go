@@ -208,17 +208,17 @@ func validateQuobyteSource(q *corev1.QuobyteVolumeSource, p *field.Path) field.E
 }
 
 var (
-	iscsiIQNPattern = regexp.MustCompile(`iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$`)
-	iscsiEUIPattern = regexp.MustCompile(`^eui.[[:alnum:]]{16}$`)
-	iscsiNAAPattern = regexp.MustCompile(`^naa.[[:alnum:]]{32}$`)
+	iscsiIQNPattern = lazyRegexp(`iqn\.\d{4}-\d{2}\.([[:alnum:]-.]+)(:[^,;*&$|\s]+)$`)
+	iscsiEUIPattern = lazyRegexp(`^eui.[[:alnum:]]{16}$`)
+	iscsiNAAPattern = lazyRegexp(`^naa.[[:alnum:]]{32}$`)
 )
 
 // iscsiNameMalformed says whether an iqn, eui or naa name does not match
 // its pattern; known says whether it has one of the three prefixes.
 func iscsiNameMalformed(name string) (known, malformed bool) {
-	for prefix, re := range map[string]*regexp.Regexp{"iqn": iscsiIQNPattern, "eui": iscsiEUIPattern, "naa": iscsiNAAPattern} {
+	for prefix, re := range map[string]func() *regexp.Regexp{"iqn": iscsiIQNPattern, "eui": iscsiEUIPattern, "naa": iscsiNAAPattern} {
 		if strings.HasPrefix(name, prefix) {
-			return true, !re.MatchString(name)
+			return true, !re().MatchString(name)
 		}
 	}
 	return false, false

@@ -49,7 +49,7 @@ func decodeCase(t *testing.T, file string) runtime.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, _, err := Codecs.UniversalDeserializer().Decode(js, nil, nil)
+	obj, _, err := Codecs().UniversalDeserializer().Decode(js, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

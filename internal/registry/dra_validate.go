@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/uuid"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -27,14 +28,17 @@ import (
 // withDeclarative can replace it by the declarative one.
 
 // draNormalization maps v1beta1's flattened request and device paths to
-// v1's, as upstream's ResourceNormalizationRules (v1 paths are unchanged).
-var draNormalization = []field.NormalizationRule{
-	{Regexp: regexp.MustCompile(`spec\.devices\.requests\[(\d+)\]\.(deviceClassName|selectors|allocationMode|count|adminAccess|tolerations|derivedAttributes)`),
-		Replacement: "spec.devices.requests[$1].exactly.$2"},
-	{Regexp: regexp.MustCompile(`spec\.spec\.devices\.requests\[(\d+)\]\.(deviceClassName|selectors|allocationMode|count|adminAccess|tolerations|derivedAttributes)`),
-		Replacement: "spec.spec.devices.requests[$1].exactly.$2"},
-	{Regexp: regexp.MustCompile(`spec\.devices\[(\d+)\]\.basic\.`), Replacement: "spec.devices[$1]."},
-}
+// v1's, as upstream's ResourceNormalizationRules (v1 paths are unchanged);
+// compiled on first use.
+var draNormalization = sync.OnceValue(func() []field.NormalizationRule {
+	return []field.NormalizationRule{
+		{Regexp: regexp.MustCompile(`spec\.devices\.requests\[(\d+)\]\.(deviceClassName|selectors|allocationMode|count|adminAccess|tolerations|derivedAttributes)`),
+			Replacement: "spec.devices.requests[$1].exactly.$2"},
+		{Regexp: regexp.MustCompile(`spec\.spec\.devices\.requests\[(\d+)\]\.(deviceClassName|selectors|allocationMode|count|adminAccess|tolerations|derivedAttributes)`),
+			Replacement: "spec.spec.devices.requests[$1].exactly.$2"},
+		{Regexp: regexp.MustCompile(`spec\.devices\[(\d+)\]\.basic\.`), Replacement: "spec.devices[$1]."},
+	}
+})
 
 // withDeclarative combines a write's handwritten errors with the
 // declarative ones as kube-apiserver 1.37 does (DeclarativeValidationBeta
@@ -44,7 +48,7 @@ var draNormalization = []field.NormalizationRule{
 func withDeclarative(handwritten, declarative field.ErrorList) field.ErrorList {
 	ctx := context.Background()
 	enforced := validate.FilterEnforcedDeclarativeErrors(ctx, declarative, true)
-	out := validate.FilterCoveredHandwrittenErrors(ctx, handwritten.MarkFromImperative(), enforced, true, draNormalization...)
+	out := validate.FilterCoveredHandwrittenErrors(ctx, handwritten.MarkFromImperative(), enforced, true, draNormalization()...)
 	return append(out, enforced...)
 }
 

@@ -160,7 +160,7 @@ func attributeString(s string, p *field.Path) field.ErrorList {
 
 func attributeVersion(s string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if !semverRe.MatchString(s) {
+	if !semverRe().MatchString(s) {
 		errs = append(errs, field.Invalid(p, s, "must be a string compatible with semver.org spec 2.0.0"))
 	}
 	return append(errs, attributeString(s, p)...)

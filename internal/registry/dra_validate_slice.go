@@ -2,7 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -238,6 +237,6 @@ func nodeFieldRequirement(r corev1.NodeSelectorRequirement, p *field.Path) field
 	return errs
 }
 
-var semverRe = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
+var semverRe = lazyRegexp(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
 	`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
 	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)

@@ -92,7 +92,7 @@ func usesCoreMetaRules(obj runtime.Object) bool {
 	if _, ok := obj.(*unstructured.Unstructured); ok {
 		return false
 	}
-	kinds, _, err := Scheme.ObjectKinds(obj)
+	kinds, _, err := Scheme().ObjectKinds(obj)
 	if err != nil || len(kinds) == 0 {
 		return false
 	}

@@ -287,7 +287,7 @@ const currentMajor, currentMinor = 1, 37
 // lifecycle): "<group/version> <Kind> is deprecated in vX.Y+[, unavailable
 // in vX.Y+][; use <group/version> <Kind>]"; empty when it is not.
 func deprecationWarning(gvk schema.GroupVersionKind) string {
-	obj, err := Scheme.New(gvk)
+	obj, err := Scheme().New(gvk)
 	if err != nil {
 		return ""
 	}

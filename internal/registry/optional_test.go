@@ -48,14 +48,14 @@ func jsonShape(t reflect.Type, prefix string, seen map[reflect.Type]bool, out ma
 func TestOptionalVersionsHaveStoredShape(t *testing.T) {
 	for stored, versions := range optionalVersions {
 		want := map[string]string{}
-		obj, err := Scheme.New(stored)
+		obj, err := Scheme().New(stored)
 		if err != nil {
 			t.Fatal(err)
 		}
 		jsonShape(reflect.TypeOf(obj), "", map[reflect.Type]bool{}, want)
 		for _, v := range versions {
 			gvk := schema.GroupVersionKind{Group: stored.Group, Version: v, Kind: stored.Kind}
-			other, err := Scheme.New(gvk)
+			other, err := Scheme().New(gvk)
 			if err != nil {
 				t.Fatal(err)
 			}

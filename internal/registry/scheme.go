@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"sync"
+
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -14,14 +16,18 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
-// Scheme knows every built-in Go type admitd serves (k8s.io/api plus the
-// apiextensions and apiregistration types). Its only conversions are those of the kinds served
-// in several versions (HorizontalPodAutoscaler) or groups (Event); it has no defaulters:
-// admitd defaults through Strategy.
-var Scheme = newScheme()
+// Scheme returns the scheme that knows every built-in Go type admitd serves
+// (k8s.io/api plus the apiextensions and apiregistration types). Its only
+// conversions are those of the kinds served in several versions
+// (HorizontalPodAutoscaler) or groups (Event); it has no defaulters: admitd
+// defaults through Strategy. It is built on first use (a few milliseconds),
+// not when the package is initialized, so commands that never decode an
+// object (admitd version) do not pay for it.
+var Scheme = sync.OnceValue(newScheme)
 
-// Codecs are the serializers (JSON, YAML, protobuf) over Scheme.
-var Codecs = serializer.NewCodecFactory(Scheme)
+// Codecs returns the serializers (JSON, YAML, protobuf) over Scheme, built
+// on first use.
+var Codecs = sync.OnceValue(func() serializer.CodecFactory { return serializer.NewCodecFactory(Scheme()) })
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()

@@ -26,7 +26,7 @@ var testCatalogue = NewCatalogue()
 // resourceFor finds the served resource of obj's kind.
 func resourceFor(t *testing.T, obj runtime.Object) *Resource {
 	t.Helper()
-	kinds, _, err := Scheme.ObjectKinds(obj)
+	kinds, _, err := Scheme().ObjectKinds(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

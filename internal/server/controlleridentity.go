@@ -60,11 +60,11 @@ func controllerUserAgent(username string) string {
 // ensureControllerServiceAccount returns kube-system's service account
 // name, created (as system:kube-controller-manager) when missing.
 func ensureControllerServiceAccount(ctx context.Context, api *apiserver.Server, name string) (*corev1.ServiceAccount, error) {
-	cs, err := controllers.NewClientset(api.Loopback(controllers.TokensUser))
+	core, err := controllers.NewCoreClient(api.Loopback(controllers.TokensUser))
 	if err != nil {
 		return nil, err
 	}
-	accounts := cs.CoreV1().ServiceAccounts(metav1.NamespaceSystem)
+	accounts := core.ServiceAccounts(metav1.NamespaceSystem)
 	sa, err := accounts.Get(ctx, name, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		return sa, err

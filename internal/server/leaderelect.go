@@ -152,22 +152,27 @@ func (e *elector) run(ctx context.Context, start func(term context.Context) erro
 // (apiServer) then kube-controller-manager's (manager), now, or
 // (leaderElected) in the background while this instance holds the lease.
 // done is closed once the lease is released after ctx ends. Without
-// leader election both start before the server serves: a testenv user, or
-// a test, starts from a server whose controllers run (their first writes,
-// such as kube-root-ca.crt in every namespace, come before the caller's
-// own webhooks exist, as they always have).
-func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiServer, manager func(context.Context) error) (done <-chan struct{}, err error) {
+// leader election the API server's controllers start now, before the
+// server serves (/readyz waits for their first runs, as kube-apiserver's
+// for its post-start hooks), and the manager's when the caller calls
+// startManager: once the server serves, since kube-apiserver's readiness
+// never waits for kube-controller-manager, and before Start returns, so a
+// testenv user, or a test, starts from a server whose controllers run
+// (their first writes, such as kube-root-ca.crt in every namespace, come
+// before the caller's own webhooks exist, as they always have). With
+// leader election startManager does nothing.
+func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiServer, manager func(context.Context) error) (done <-chan struct{}, startManager func() error, err error) {
 	finished := make(chan struct{})
 	if !leaderElected(o) {
 		close(finished)
 		if err := apiServer(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return finished, manager(ctx)
+		return finished, func() error { return manager(ctx) }, nil
 	}
 	e, err := newElector(o.LeaderElection, p.api.Loopback(controllers.TokensUser), o.Logger.With("component", "leader-election"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	go func() {
 		defer close(finished)
@@ -178,5 +183,5 @@ func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiSer
 			return manager(term)
 		})
 	}()
-	return finished, nil
+	return finished, func() error { return nil }, nil
 }

@@ -527,14 +527,16 @@ func (p *apiParts) load(ctx context.Context, sourcesLog *slog.Logger) error {
 }
 
 // run starts serving and the background work, until runCtx ends (Close
-// cancels it); on error the caller cancels it.
+// cancels it); on error the caller cancels it. kube-controller-manager's
+// controllers start last, once the server serves (see
+// startElectedControllers).
 func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o Options) error {
 	log := o.Logger
 	plan, err := planControllers(o)
 	if err != nil {
 		return err
 	}
-	elected, err := startElectedControllers(runCtx, o, p,
+	elected, startManager, err := startElectedControllers(runCtx, o, p,
 		func(ctx context.Context) error { return s.startAPIServerControllers(ctx, p, o) },
 		func(ctx context.Context) error { return s.startControllerManager(ctx, p, o, plan) })
 	if err != nil {
@@ -576,6 +578,11 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 		<-runCtx.Done()
 		_ = s.http.Close()
 	}()
+	if err := startManager(); err != nil {
+		_ = s.http.Close()
+		<-s.done
+		return err
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionv1beta1 "k8s.io/api/admission/v1beta1"
@@ -28,7 +29,9 @@ var ErrNoObject = errors.New("webhook: the request has no object to decode")
 // names matched case-sensitively, unknown fields ignored, no defaulting. Its
 // scheme holds the kinds that webhook registers (core/v1, admission and
 // admissionregistration v1 and v1beta1), so its error texts are the same.
-var deserializer = func() runtime.Decoder {
+// It is built on first use, not when a program that imports this package
+// starts.
+var deserializer = sync.OnceValue(func() runtime.Decoder {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(corev1.AddToScheme(scheme))
 	utilruntime.Must(admissionv1.AddToScheme(scheme))
@@ -36,7 +39,7 @@ var deserializer = func() runtime.Decoder {
 	utilruntime.Must(admissionregistrationv1.AddToScheme(scheme))
 	utilruntime.Must(admissionregistrationv1beta1.AddToScheme(scheme))
 	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
-}()
+})
 
 // DecodeObject decodes the request's object into into: a core/v1 type such
 // as *corev1.Pod, an *unstructured.Unstructured, or any other type
@@ -61,7 +64,7 @@ func decodeRaw(raw runtime.RawExtension, into runtime.Object) error {
 	if len(raw.Raw) == 0 {
 		return ErrNoObject
 	}
-	obj, gvk, err := deserializer.Decode(raw.Raw, nil, into)
+	obj, gvk, err := deserializer().Decode(raw.Raw, nil, into)
 	if err != nil {
 		return err
 	}
@@ -93,7 +96,7 @@ func decodeReview(body []byte) (Request, string, error) {
 			return Request{}, "", &requestError{http.StatusBadRequest, "Request could not be decoded: " + err.Error()}
 		}
 	}
-	obj, gvk, err := deserializer.Decode(body, nil, nil)
+	obj, gvk, err := deserializer().Decode(body, nil, nil)
 	if err != nil {
 		return Request{}, "", &requestError{http.StatusBadRequest, "Request could not be decoded: " + err.Error()}
 	}

@@ -9,6 +9,7 @@ package authzconfig
 import (
 	"fmt"
 	"os"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -16,12 +17,12 @@ import (
 	"k8s.io/apiserver/pkg/apis/apiserver/install"
 )
 
-var (
-	scheme = runtime.NewScheme()
-	codecs = serializer.NewCodecFactory(scheme, serializer.EnableStrict)
-)
-
-func init() { install.Install(scheme) }
+// codecs decode the configuration's versions strictly; built on first use.
+var codecs = sync.OnceValue(func() serializer.CodecFactory {
+	scheme := runtime.NewScheme()
+	install.Install(scheme)
+	return serializer.NewCodecFactory(scheme, serializer.EnableStrict)
+})
 
 // Load reads, defaults and validates the configuration in path.
 func Load(path string) (*api.AuthorizationConfiguration, error) {
@@ -49,7 +50,7 @@ func Parse(path string, data []byte) (*api.AuthorizationConfiguration, error) {
 // Decode decodes and defaults a configuration, strictly: unknown and
 // duplicate fields are errors.
 func Decode(data []byte) (*api.AuthorizationConfiguration, error) {
-	obj, err := runtime.Decode(codecs.UniversalDecoder(), data)
+	obj, err := runtime.Decode(codecs().UniversalDecoder(), data)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -45,7 +46,9 @@ type wal struct {
 
 const walHeader = 8
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is the Castagnoli table of the records' checksums, made on
+// first use (not when a program that links this package starts).
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // walBatch is a recovered record.
 type walBatch struct {
@@ -134,11 +137,11 @@ func decodeWALPayload(p []byte) (walBatch, error) {
 // recordCRC is the checksum of a record's payload written in epoch.
 func recordCRC(epoch uint64, payload []byte) uint32 {
 	if epoch == 0 {
-		return crc32.Checksum(payload, crcTable)
+		return crc32.Checksum(payload, crcTable())
 	}
 	var e [8]byte
 	binary.LittleEndian.PutUint64(e[:], epoch)
-	return crc32.Update(crc32.Checksum(e[:], crcTable), crcTable, payload)
+	return crc32.Update(crc32.Checksum(e[:], crcTable()), crcTable(), payload)
 }
 
 func encodeWALRecord(epoch uint64, first int64, events []storage.Event) []byte {

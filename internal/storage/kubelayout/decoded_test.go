@@ -47,7 +47,7 @@ func TestDecodedValues(t *testing.T) {
 
 	cm.Data["k"] = "theirs"
 	var theirs bytes.Buffer
-	if err := protobuf.NewSerializer(registry.Scheme, registry.Scheme).Encode(cm, &theirs); err != nil {
+	if err := protobuf.NewSerializer(registry.Scheme(), registry.Scheme()).Encode(cm, &theirs); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := inner.Update(t.Context(), "/registry/configmaps/ns/c", theirs.Bytes(), created.ModRevision); err != nil {

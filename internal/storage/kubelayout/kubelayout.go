@@ -67,7 +67,7 @@ type mapping struct {
 
 func newMapping(builtin []*registry.Resource) *mapping {
 	m := &mapping{toKube: map[string]string{}, fromKube: map[string]string{}, kinds: map[string]schema.GroupVersionKind{},
-		proto: protobuf.NewSerializer(registry.Scheme, registry.Scheme)}
+		proto: protobuf.NewSerializer(registry.Scheme(), registry.Scheme())}
 	for _, r := range builtin {
 		if r.Unstructured {
 			continue
@@ -183,7 +183,7 @@ func (m *mapping) valueToKube(key string, value []byte) ([]byte, error) {
 	if !ok || !builtin || len(value) == 0 {
 		return value, nil
 	}
-	obj, err := registry.Scheme.New(gvk)
+	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
 		return nil, fmt.Errorf("kubelayout: %s: %w", key, err)
 	}

@@ -97,7 +97,7 @@ func TestProtobufValues(t *testing.T) {
 	if !bytes.HasPrefix(raw.Value, []byte("k8s\x00")) {
 		t.Fatalf("stored value %q, want the k8s protobuf envelope", raw.Value)
 	}
-	obj, gvk, err := protobuf.NewSerializer(registry.Scheme, registry.Scheme).Decode(raw.Value, nil, nil)
+	obj, gvk, err := protobuf.NewSerializer(registry.Scheme(), registry.Scheme()).Decode(raw.Value, nil, nil)
 	if err != nil {
 		t.Fatalf("decoding the stored value as kube-apiserver would: %v", err)
 	}

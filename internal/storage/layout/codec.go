@@ -147,7 +147,7 @@ func NewObject(res *registry.Resource) (runtime.Object, error) {
 		u.SetGroupVersionKind(res.GroupVersionKind())
 		return u, nil
 	}
-	obj, err := registry.Scheme.New(res.GroupVersionKind())
+	obj, err := registry.Scheme().New(res.GroupVersionKind())
 	if err != nil {
 		return nil, err
 	}

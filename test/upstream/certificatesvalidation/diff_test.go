@@ -189,7 +189,7 @@ func upstream(t *testing.T, w write) outcome {
 func ours(t *testing.T, cat *registry.Catalogue, w write) outcome {
 	t.Helper()
 	obj := w.obj.DeepCopyObject()
-	kinds, _, err := registry.Scheme.ObjectKinds(obj)
+	kinds, _, err := registry.Scheme().ObjectKinds(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

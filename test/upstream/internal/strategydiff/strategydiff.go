@@ -122,7 +122,7 @@ func (d Differ) upstream(t *testing.T, w Write) outcome {
 func ours(t *testing.T, cat *registry.Catalogue, w Write) outcome {
 	t.Helper()
 	obj := w.Obj.DeepCopyObject()
-	kinds, _, err := registry.Scheme.ObjectKinds(obj)
+	kinds, _, err := registry.Scheme().ObjectKinds(obj)
 	if err != nil {
 		t.Fatal(err)
 	}
