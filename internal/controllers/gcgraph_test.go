@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -104,5 +105,41 @@ func BenchmarkGraphApply(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		g.apply(events[i%len(events)])
+	}
+}
+
+// After a mass deletion the graph's maps are remade at their new size, and
+// the graph still answers as before: an owner's deletion queues the
+// dependents that remain.
+func TestGraphShrinksAfterMassDeletion(t *testing.T) {
+	g := newGraph()
+	g.apply(put(kv("owner", "o", false, nil)))
+	n := 4 * shrinkFloor
+	objs := make([]storage.KeyValue, n)
+	for i := range objs {
+		objs[i] = kv(fmt.Sprintf("cm-%d", i), types.UID(fmt.Sprintf("u%d", i)), false, nil, "o")
+		g.apply(put(objs[i]))
+	}
+	if g.peak != n+1 {
+		t.Fatalf("peak = %d, want %d", g.peak, n+1)
+	}
+	kept := 10
+	for _, o := range objs[kept:] {
+		g.apply(del(o))
+	}
+	if g.peak >= n/4 {
+		t.Errorf("peak after deleting all but %d of %d = %d, want the maps remade (peak under %d)", kept+1, n+1, g.peak, n/4)
+	}
+	checkGraph(t, g)
+	got := g.apply(del(kv("owner", "o", false, nil)))
+	slices.SortFunc(got, func(a, b work) int { return cmp.Compare(a.uid, b.uid) })
+	var want []work
+	for _, o := range objs[:kept] {
+		n := nodeFrom(o)
+		want = append(want, work{uid: n.uid})
+	}
+	slices.SortFunc(want, func(a, b work) int { return cmp.Compare(a.uid, b.uid) })
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("work after deleting the owner = %v, want %v", got, want)
 	}
 }

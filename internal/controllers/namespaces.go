@@ -118,17 +118,42 @@ func (c *Namespaces) finalize(ctx context.Context, name string) error {
 	return c.removeFinalizer(ctx, name)
 }
 
+// emptyPage is how many objects emptyResource reads at a time: the
+// objects of a large namespace are not all held at once while each is
+// deleted.
+var emptyPage int64 = 500
+
 // emptyResource deletes the objects of res in namespace and counts those
-// that stay, waiting for their finalizers.
+// that stay, waiting for their finalizers. It reads them a page at a time
+// at the current revision, each page after the last key of the one before.
 func (c *Namespaces) emptyResource(ctx context.Context, res *registry.Resource, namespace string) (int, error) {
-	page, err := c.store.List(ctx, layout.ListPrefix(res, namespace), storage.ListOptions{})
-	if err != nil || len(page.Items) == 0 {
-		return 0, err
+	prefix := layout.ListPrefix(res, namespace)
+	opts := storage.ListOptions{Limit: emptyPage, NoRemainingCount: true}
+	remaining := 0
+	for {
+		page, err := c.store.List(ctx, prefix, opts)
+		if err != nil {
+			return 0, err
+		}
+		n, err := c.deletePage(ctx, res, namespace, page.Items)
+		if err != nil {
+			return 0, err
+		}
+		remaining += n
+		if !page.More || len(page.Items) == 0 {
+			return remaining, nil
+		}
+		opts.StartKey = page.Items[len(page.Items)-1].Key + "\x00"
 	}
+}
+
+// deletePage deletes the objects of items not being deleted yet and counts
+// those that have finalizers.
+func (c *Namespaces) deletePage(ctx context.Context, res *registry.Resource, namespace string, items []storage.KeyValue) (int, error) {
 	rc := c.client.Resource(res.GroupVersionResource).Namespace(namespace)
 	background := metav1.DeletePropagationBackground
 	remaining := 0
-	for _, kv := range page.Items {
+	for _, kv := range items {
 		s, err := decodeStored(kv.Value)
 		if err != nil {
 			return 0, err

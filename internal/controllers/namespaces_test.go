@@ -60,3 +60,33 @@ func TestNamespaceFinalization(t *testing.T) {
 	c.must(http.StatusOK, "PATCH", cms+"/held", `{"metadata":{"finalizers":null}}`)
 	c.eventually("the namespace is gone", c.gone("/api/v1/namespaces/team"))
 }
+
+// A namespace holding more objects than a page of emptyResource is emptied
+// across pages, the objects with finalizers (on the first and a later
+// page) kept until they are released.
+func TestNamespaceFinalizationAcrossPages(t *testing.T) {
+	defer func(p int64) { emptyPage = p }(emptyPage)
+	emptyPage = 2
+	c := newCluster(t)
+	c.must(http.StatusCreated, "POST", "/api/v1/namespaces", `{"metadata":{"name":"big"}}`)
+	cms := "/api/v1/namespaces/big/configmaps"
+	plain := []string{"a", "c", "d", "f", "g"}
+	for _, name := range plain {
+		c.must(http.StatusCreated, "POST", cms, `{"metadata":{"name":"`+name+`"}}`)
+	}
+	for _, name := range []string{"b", "e"} {
+		c.must(http.StatusCreated, "POST", cms, `{"metadata":{"name":"`+name+`","finalizers":["example.com/hold"]}}`)
+	}
+
+	c.must(http.StatusOK, "DELETE", "/api/v1/namespaces/big", "")
+	for _, name := range plain {
+		c.eventually("config map "+name+" is deleted", c.gone(cms+"/"+name))
+	}
+	for _, name := range []string{"b", "e"} {
+		if held := c.must(http.StatusOK, "GET", cms+"/"+name, ""); held.DeletionTimestamp == nil {
+			t.Errorf("config map %s, with a finalizer, has no deletionTimestamp", name)
+		}
+		c.must(http.StatusOK, "PATCH", cms+"/"+name, `{"metadata":{"finalizers":null}}`)
+	}
+	c.eventually("the namespace is gone", c.gone("/api/v1/namespaces/big"))
+}
