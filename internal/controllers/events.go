@@ -46,13 +46,13 @@ func NewEventRecorder(ctx context.Context, rt http.RoundTripper, component strin
 		return nil, err
 	}
 	return &lazyRecorder{start: func() record.EventRecorder {
-		return startEventRecorder(ctx, cs, component, log)
+		return startEventRecorder(ctx, core, component, log)
 	}}, nil
 }
 
-// startEventRecorder starts a broadcaster that writes to cs and logs, and
-// shuts it down when ctx ends.
-func startEventRecorder(ctx context.Context, cs kubernetes.Interface, component string, log *slog.Logger) record.EventRecorder {
+// startEventRecorder starts a broadcaster that writes to core's Events
+// and logs, and shuts it down when ctx ends.
+func startEventRecorder(ctx context.Context, core typedcorev1.CoreV1Interface, component string, log *slog.Logger) record.EventRecorder {
 	b := record.NewBroadcaster(record.WithContext(ctx))
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: core.Events("")})
 	b.StartEventWatcher(func(e *corev1.Event) {
