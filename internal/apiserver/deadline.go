@@ -79,16 +79,16 @@ func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
 // context and, when the deadline passes first, answers upstream's 504
 // Timeout Status (or, if serveRequest has begun its answer, aborts the
 // response, which ends an HTTP/1 connection or resets an HTTP/2 stream).
-// serveRequest goes on in its own goroutine until it sees its context end;
-// its later writes are dropped. A panic in it is raised again here, for
-// net/http to log.
+// serveRequest goes on in a goroutine other than the caller's (see
+// startRun) until it sees its context end; its later writes are dropped.
+// A panic in it is raised again here, for net/http to log.
 func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, info *requestInfo) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	run := deadlineRuns.Get().(*deadlineRun)
 	run.tw.w, run.tw.ctx = w, ctx
 	run.s, run.info, run.r = s, info, r.WithContext(ctx)
-	go run.run()
+	startRun(run)
 	select {
 	case v := <-run.done:
 		if p, ok := v.(panicValue); ok {

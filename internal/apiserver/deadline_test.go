@@ -170,3 +170,26 @@ func TestWriteTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A worker that served a run, even one that panicked or timed out, waits
+// for the next run and serves it.
+func TestDeadlineWorkerServesTheNextRun(t *testing.T) {
+	ts := deadlineServer(t, 100*time.Millisecond)
+	for _, path := range []string{"/panic", "/block", "/version"} {
+		if resp, err := ts.Client().Get(ts.URL + path); err == nil {
+			resp.Body.Close()
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/version", nil)
+	rec := httptest.NewRecorder()
+	run := &deadlineRun{done: make(chan any, 1), s: ts.Config.Handler.(*Server), info: parseRequestInfo(r), r: r}
+	run.tw.w, run.tw.ctx = rec, context.Background()
+	select {
+	case idleWorkers <- run:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no worker waits for a run after the requests ended")
+	}
+	if v := <-run.done; v != nil || rec.Code != http.StatusOK {
+		t.Errorf("run of GET /version on an idle worker = %d %v, want 200 and no panic", rec.Code, v)
+	}
+}
