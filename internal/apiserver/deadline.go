@@ -87,7 +87,7 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeo
 	defer cancel()
 	run := deadlineRuns.Get().(*deadlineRun)
 	run.tw.w, run.tw.ctx = w, ctx
-	run.s, run.info, run.r = s, info, r.WithContext(ctx)
+	run.s, run.info, run.r, run.ctx = s, info, r, ctx
 	startRun(run)
 	select {
 	case v := <-run.done:
@@ -107,11 +107,12 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeo
 type deadlineRun struct {
 	tw   timeoutWriter
 	done chan any
-	// s serves r, as info describes it (fields, not a closure: one
-	// allocation less per request).
+	// s serves r in ctx, as info describes it (fields, not a closure:
+	// one allocation less per request).
 	s    *Server
 	info *requestInfo
 	r    *http.Request
+	ctx  context.Context
 }
 
 var deadlineRuns = sync.Pool{New: func() any { return &deadlineRun{done: make(chan any, 1)} }}
@@ -124,7 +125,7 @@ func (run *deadlineRun) run() {
 		}
 		run.done <- nil
 	}()
-	run.s.serveRequest(&run.tw, run.r, run.info)
+	run.s.serveRequest(run.ctx, &run.tw, run.r, run.info)
 }
 
 // reuse puts the run back in the pool once its handler has ended.
@@ -132,7 +133,7 @@ func (run *deadlineRun) reuse() {
 	header := run.tw.header
 	clear(header)
 	run.tw = timeoutWriter{header: header}
-	run.s, run.info, run.r = nil, nil, nil
+	run.s, run.info, run.r, run.ctx = nil, nil, nil, nil
 	deadlineRuns.Put(run)
 }
 

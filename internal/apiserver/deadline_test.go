@@ -182,7 +182,7 @@ func TestDeadlineWorkerServesTheNextRun(t *testing.T) {
 	}
 	r := httptest.NewRequest(http.MethodGet, "/version", nil)
 	rec := httptest.NewRecorder()
-	run := &deadlineRun{done: make(chan any, 1), s: ts.Config.Handler.(*Server), info: parseRequestInfo(r), r: r}
+	run := &deadlineRun{done: make(chan any, 1), s: ts.Config.Handler.(*Server), info: parseRequestInfo(r), r: r, ctx: context.Background()}
 	run.tw.w, run.tw.ctx = rec, context.Background()
 	select {
 	case idleWorkers <- run:
