@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -191,5 +192,26 @@ func TestDeadlineWorkerServesTheNextRun(t *testing.T) {
 	}
 	if v := <-run.done; v != nil || rec.Code != http.StatusOK {
 		t.Errorf("run of GET /version on an idle worker = %d %v, want 200 and no panic", rec.Code, v)
+	}
+}
+
+// After a burst of requests more than maxIdleWorkers at once, at most that
+// many workers wait for runs; the others exited.
+func TestDeadlineWorkersIdleAtMostMax(t *testing.T) {
+	ts := deadlineServer(t, 100*time.Millisecond)
+	var wg sync.WaitGroup
+	for range maxIdleWorkers + 36 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, err := ts.Client().Get(ts.URL + "/block"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond) // the timed-out handlers end
+	if n := idleCount.Load(); n > maxIdleWorkers {
+		t.Errorf("%d workers wait after a burst of %d requests, want at most %d", n, maxIdleWorkers+36, maxIdleWorkers)
 	}
 }
