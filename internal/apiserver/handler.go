@@ -144,7 +144,7 @@ func (s *Server) serveRequest(ctx context.Context, w http.ResponseWriter, r *htt
 	if r.Method != http.MethodGet {
 		growStack()
 	}
-	auditID := r.Header.Get("Audit-ID")
+	auditID := r.Header.Get("Audit-Id") // canonical: Get need not allocate a canonical form of "Audit-ID"
 	if auditID == "" {
 		auditID = uuid.NewString()
 	}
