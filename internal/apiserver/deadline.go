@@ -79,16 +79,16 @@ func (s *Server) watchTimeout(timeoutSeconds *int64) time.Duration {
 // context and, when the deadline passes first, answers upstream's 504
 // Timeout Status (or, if serveRequest has begun its answer, aborts the
 // response, which ends an HTTP/1 connection or resets an HTTP/2 stream).
-// serveRequest goes on in its own goroutine until it sees its context end;
-// its later writes are dropped. A panic in it is raised again here, for
-// net/http to log.
+// serveRequest goes on in a goroutine other than the caller's (see
+// startRun) until it sees its context end; its later writes are dropped.
+// A panic in it is raised again here, for net/http to log.
 func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeout time.Duration, info *requestInfo) {
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	run := deadlineRuns.Get().(*deadlineRun)
 	run.tw.w, run.tw.ctx = w, ctx
-	run.s, run.info, run.r = s, info, r.WithContext(ctx)
-	go run.run()
+	run.s, run.info, run.r, run.ctx = s, info, r, ctx
+	startRun(run)
 	select {
 	case v := <-run.done:
 		if p, ok := v.(panicValue); ok {
@@ -110,11 +110,12 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeo
 type deadlineRun struct {
 	tw   timeoutWriter
 	done chan any
-	// s serves r, as info describes it (fields, not a closure: one
-	// allocation less per request).
+	// s serves r in ctx, as info describes it (fields, not a closure:
+	// one allocation less per request).
 	s    *Server
 	info *requestInfo
 	r    *http.Request
+	ctx  context.Context
 }
 
 var deadlineRuns = sync.Pool{New: func() any { return &deadlineRun{done: make(chan any, 1)} }}
@@ -127,7 +128,7 @@ func (run *deadlineRun) run() {
 		}
 		run.done <- nil
 	}()
-	run.s.serveRequest(&run.tw, run.r, run.info)
+	run.s.serveRequest(run.ctx, &run.tw, run.r, run.info)
 }
 
 // reuse puts the run back in the pool once its handler has ended.
@@ -135,7 +136,7 @@ func (run *deadlineRun) reuse() {
 	header := run.tw.header
 	clear(header)
 	run.tw = timeoutWriter{header: header}
-	run.s, run.info, run.r = nil, nil, nil
+	run.s, run.info, run.r, run.ctx = nil, nil, nil, nil
 	deadlineRuns.Put(run)
 }
 

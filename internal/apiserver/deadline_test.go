@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,5 +169,49 @@ func TestWriteTimeout(t *testing.T) {
 		if w := ts.do(tc.method, tc.path, tc.contentType, tc.body); w.Code != 504 || !strings.Contains(w.Body.String(), want) {
 			t.Errorf("%s %s held in admission = %d %.300s, want 504 %s", tc.method, tc.path, w.Code, w.Body, want)
 		}
+	}
+}
+
+// A worker that served a run, even one that panicked or timed out, waits
+// for the next run and serves it.
+func TestDeadlineWorkerServesTheNextRun(t *testing.T) {
+	ts := deadlineServer(t, 100*time.Millisecond)
+	for _, path := range []string{"/panic", "/block", "/version"} {
+		if resp, err := ts.Client().Get(ts.URL + path); err == nil {
+			resp.Body.Close()
+		}
+	}
+	r := httptest.NewRequest(http.MethodGet, "/version", nil)
+	rec := httptest.NewRecorder()
+	run := &deadlineRun{done: make(chan any, 1), s: ts.Config.Handler.(*Server), info: parseRequestInfo(r), r: r, ctx: context.Background()}
+	run.tw.w, run.tw.ctx = rec, context.Background()
+	select {
+	case idleWorkers <- run:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no worker waits for a run after the requests ended")
+	}
+	if v := <-run.done; v != nil || rec.Code != http.StatusOK {
+		t.Errorf("run of GET /version on an idle worker = %d %v, want 200 and no panic", rec.Code, v)
+	}
+}
+
+// After a burst of requests more than maxIdleWorkers at once, at most that
+// many workers wait for runs; the others exited.
+func TestDeadlineWorkersIdleAtMostMax(t *testing.T) {
+	ts := deadlineServer(t, 100*time.Millisecond)
+	var wg sync.WaitGroup
+	for range maxIdleWorkers + 36 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if resp, err := ts.Client().Get(ts.URL + "/block"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	time.Sleep(100 * time.Millisecond) // the timed-out handlers end
+	if n := idleCount.Load(); n > maxIdleWorkers {
+		t.Errorf("%d workers wait after a burst of %d requests, want at most %d", n, maxIdleWorkers+36, maxIdleWorkers)
 	}
 }

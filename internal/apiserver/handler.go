@@ -145,12 +145,14 @@ func (s *Server) keepRequestObject(rq *request, obj runtime.Object) {
 	}
 }
 
-// serveRequest authenticates, authorizes, routes and serves one request.
-func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requestInfo) {
+// serveRequest authenticates, authorizes, routes and serves one request
+// in ctx (r's context or one derived from it: r is copied once, with ctx
+// and the request's state).
+func (s *Server) serveRequest(ctx context.Context, w http.ResponseWriter, r *http.Request, info *requestInfo) {
 	if r.Method != http.MethodGet {
 		growStack()
 	}
-	auditID := r.Header.Get("Audit-ID")
+	auditID := r.Header.Get("Audit-Id") // canonical: Get need not allocate a canonical form of "Audit-ID"
 	if auditID == "" {
 		auditID = uuid.NewString()
 	}
@@ -164,7 +166,7 @@ func (s *Server) serveRequest(w http.ResponseWriter, r *http.Request, info *requ
 	rq.event = &rq.eventData
 	rq.recorder = statusRecorder{ResponseWriter: w}
 	rec := &rq.recorder
-	ctx := context.WithValue(r.Context(), requestKey, rq)
+	ctx = context.WithValue(ctx, requestKey, rq)
 	r = r.WithContext(ctx)
 	defer s.finish(ctx, rq, rec)
 

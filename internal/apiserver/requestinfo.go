@@ -58,7 +58,7 @@ var connectSubresources = map[string]bool{"exec": true, "attach": true, "portfor
 //	/api/v1/namespaces/{ns}/{resource}/{name}/{subresource}
 //	/apis/{group}/{version}/{resource}/{name}
 func parseRequestInfo(r *http.Request) *requestInfo {
-	ri := &requestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	ri := &requestInfo{Path: r.URL.Path, Verb: lowerMethod(r.Method)}
 	parts := splitPath(r.URL.Path)
 	if len(parts) < 2 || (parts[0] != "api" && parts[0] != "apis") {
 		return ri
@@ -170,7 +170,29 @@ func verbFor(r *http.Request, ri *requestInfo) string {
 		}
 		return "delete"
 	}
-	return strings.ToLower(r.Method)
+	return lowerMethod(r.Method)
+}
+
+// lowerMethod is the method in lower case, without allocating for the
+// methods clients use.
+func lowerMethod(m string) string {
+	switch m {
+	case http.MethodGet:
+		return "get"
+	case http.MethodPost:
+		return "post"
+	case http.MethodPut:
+		return "put"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
+	case http.MethodHead:
+		return "head"
+	case http.MethodOptions:
+		return "options"
+	}
+	return strings.ToLower(m)
 }
 
 // isWatch reads the watch parameter as upstream's parameter codec reads

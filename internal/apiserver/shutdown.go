@@ -44,5 +44,5 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, info *reque
 	defer cancel()
 	stop := context.AfterFunc(s.streams, cancel)
 	defer stop()
-	s.serveRequest(w, r.WithContext(ctx), info)
+	s.serveRequest(ctx, w, r, info)
 }

@@ -110,11 +110,15 @@ func decodeOptions(r *http.Request, into runtime.Object) error {
 
 func parseCreateOptions(r *http.Request) (*metav1.CreateOptions, error) {
 	opts := &metav1.CreateOptions{}
-	if err := decodeOptions(r, opts); err != nil {
-		return nil, err
-	}
-	if errs := metavalidation.ValidateCreateOptions(opts); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+	// Without a query the options are all empty, which decode to nothing
+	// and are valid: most creates skip the reflection of both.
+	if r.URL.RawQuery != "" {
+		if err := decodeOptions(r, opts); err != nil {
+			return nil, err
+		}
+		if errs := metavalidation.ValidateCreateOptions(opts); len(errs) > 0 {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "CreateOptions"}, "", errs)
+		}
 	}
 	opts.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"}
 	return opts, nil

@@ -30,12 +30,15 @@ type verifiedEntry struct {
 }
 
 func chainKey(certs []*x509.Certificate) [32]byte {
+	if len(certs) == 1 { // a client's usual chain: its certificate alone
+		return sha256.Sum256(certs[0].Raw)
+	}
 	h := sha256.New()
 	for _, c := range certs {
 		h.Write(c.Raw)
 	}
 	var k [32]byte
-	copy(k[:], h.Sum(nil))
+	h.Sum(k[:0])
 	return k
 }
 
@@ -46,7 +49,9 @@ func (c *verifiedCache) get(key [32]byte, now time.Time) (authenticationv1.UserI
 	if !ok || now.After(e.expires) {
 		return authenticationv1.UserInfo{}, false
 	}
-	return *e.user.DeepCopy(), true
+	var user authenticationv1.UserInfo
+	e.user.DeepCopyInto(&user)
+	return user, true
 }
 
 func (c *verifiedCache) put(key [32]byte, user authenticationv1.UserInfo, notAfter, now time.Time) {

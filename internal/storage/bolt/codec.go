@@ -85,10 +85,11 @@ const (
 //	len(value) uvarint | value |
 //	[prev: createRev uvarint | modRev uvarint | len(value) uvarint | value]
 func encodeEvent(ev storage.Event) []byte {
-	size := 1 + 3*binary.MaxVarintLen64 + len(ev.KV.Key) + len(ev.KV.Value)
-	if ev.PrevKV != nil {
-		size += 3*binary.MaxVarintLen64 + len(ev.PrevKV.Value)
-	}
+	return appendEvent(make([]byte, 0, eventSize(ev)), ev)
+}
+
+// appendEvent appends the encoding of ev (see encodeEvent) to b.
+func appendEvent(b []byte, ev storage.Event) []byte {
 	var flags byte
 	if ev.Type == storage.EventDelete {
 		flags |= flagDelete
@@ -96,7 +97,7 @@ func encodeEvent(ev storage.Event) []byte {
 	if ev.PrevKV != nil {
 		flags |= flagHasPrev
 	}
-	b := append(make([]byte, 0, size), flags)
+	b = append(b, flags)
 	b = binary.AppendUvarint(b, uint64(len(ev.KV.Key)))
 	b = append(b, ev.KV.Key...)
 	b = binary.AppendUvarint(b, uint64(ev.KV.CreateRevision))
@@ -107,6 +108,26 @@ func encodeEvent(ev storage.Event) []byte {
 		b = appendBytes(b, ev.PrevKV.Value)
 	}
 	return b
+}
+
+// eventSize is the length of ev's encoding, exactly.
+func eventSize(ev storage.Event) int {
+	n := 1 + uvarintSize(uint64(len(ev.KV.Key))) + len(ev.KV.Key) + uvarintSize(uint64(ev.KV.CreateRevision)) +
+		uvarintSize(uint64(len(ev.KV.Value))) + len(ev.KV.Value)
+	if p := ev.PrevKV; p != nil {
+		n += uvarintSize(uint64(p.CreateRevision)) + uvarintSize(uint64(p.ModRevision)) +
+			uvarintSize(uint64(len(p.Value))) + len(p.Value)
+	}
+	return n
+}
+
+// uvarintSize is the length of x as binary.AppendUvarint writes it.
+func uvarintSize(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 func appendBytes(b, v []byte) []byte {

@@ -14,11 +14,15 @@ func TestEventRoundTrip(t *testing.T) {
 		{Type: storage.EventPut, KV: storage.KeyValue{Key: "/k", Value: nil, CreateRevision: 3, ModRevision: 9}, PrevKV: prev},
 		{Type: storage.EventDelete, KV: storage.KeyValue{Key: "/k", ModRevision: 9}, PrevKV: prev},
 		{Type: storage.EventPut, KV: storage.KeyValue{Key: "\x00\xff", Value: bytes.Repeat([]byte{0}, 300), CreateRevision: 1 << 40, ModRevision: 9}},
+		{Type: storage.EventPut, KV: storage.KeyValue{Key: string(bytes.Repeat([]byte{'k'}, 200)), Value: []byte("v"), CreateRevision: 1 << 62, ModRevision: 9}},
 	} {
 		got, err := decodeEvent(9, encodeEvent(ev))
 		if err != nil || got.Type != ev.Type || !sameKV(got.KV, ev.KV) ||
 			(got.PrevKV == nil) != (ev.PrevKV == nil) || (got.PrevKV != nil && !sameKV(*got.PrevKV, *prev)) {
 			t.Errorf("decodeEvent(encodeEvent(%+v)) = %+v, %v", ev, got, err)
+		}
+		if b := encodeEvent(ev); len(b) != eventSize(ev) {
+			t.Errorf("len(encodeEvent(%+v)) = %d, eventSize = %d", ev, len(b), eventSize(ev))
 		}
 		if key, err := eventKey(encodeEvent(ev)); err != nil || string(key) != ev.KV.Key {
 			t.Errorf("eventKey(encodeEvent(%+v)) = %q, %v", ev, key, err)

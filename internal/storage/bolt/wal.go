@@ -149,7 +149,9 @@ func encodeWALRecord(epoch uint64, first int64, events []storage.Event) []byte {
 	rec = binary.AppendUvarint(rec, uint64(first))
 	rec = binary.AppendUvarint(rec, uint64(len(events)))
 	for _, ev := range events {
-		rec = appendBytes(rec, encodeEvent(ev))
+		// appendBytes(rec, encodeEvent(ev)) without the event's own copy
+		rec = binary.AppendUvarint(rec, uint64(eventSize(ev)))
+		rec = appendEvent(rec, ev)
 	}
 	payload := rec[walHeader:]
 	binary.LittleEndian.PutUint32(rec, uint32(len(payload)))

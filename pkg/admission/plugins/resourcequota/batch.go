@@ -52,6 +52,9 @@ func (b *batcher) wait(ctx context.Context, a *admission.Attributes) error {
 	b.mu.Unlock()
 	if lead {
 		b.drain(context.WithoutCancel(ctx), ns, w)
+		if isDone(w) { // as it is when drain returns: no timer needed
+			return w.result
+		}
 	}
 	timer := time.NewTimer(evaluationTimeout)
 	defer timer.Stop()
