@@ -42,13 +42,14 @@ func (s *Sources) Namespaces() *NamespaceLookup {
 // cache has it, and its create there must not be refused.
 func (l *NamespaceLookup) GetNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
 	obj, err := l.cache.Get(ctx, "", name)
+	if err == nil {
+		return obj.(*corev1.Namespace), nil
+	}
+	// Only on an error: apierrors.IsNotFound allocates even for a nil one.
 	if apierrors.IsNotFound(err) && l.cache.Synced() {
 		return l.GetNamespaceLive(ctx, name)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return obj.(*corev1.Namespace), nil
+	return nil, err
 }
 
 // GetNamespaceLive returns the namespace as storage holds it now, for a
