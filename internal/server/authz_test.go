@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -269,19 +268,9 @@ func TestAuthorizationDecisionMetrics(t *testing.T) {
 	if _, err := as(t, admin, "gina").CoreV1().ConfigMaps("x").List(t.Context(), metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	hc, err := rest.HTTPClientFor(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
 	want := `apiserver_authorization_decisions_total{decision="allowed",name="rbac",type="RBAC"}`
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
-		t.Errorf("/metrics = %d, lacks %s", resp.StatusCode, want)
+	if body := scrape(t, s, admin); !strings.Contains(body, want) {
+		t.Errorf("/metrics lacks %s", want)
 	}
 }
 

@@ -82,18 +82,9 @@ func TestNodeReadsItsPodsSecretOnceThePodIsCreated(t *testing.T) {
 // wantMetrics checks that /metrics has each of series.
 func wantMetrics(t *testing.T, s *Server, admin *rest.Config, series ...string) {
 	t.Helper()
-	hc, err := rest.HTTPClientFor(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := hc.Get(s.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
+	body := scrape(t, s, admin)
 	for _, want := range series {
-		if !strings.Contains(string(body), want) {
+		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,6 +56,9 @@ func scrape(t *testing.T, s *Server, admin *rest.Config) string {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d %s", resp.StatusCode, body)
+	}
 	return string(body)
 }
 
@@ -86,21 +90,12 @@ func TestInflightRequestsSampled(t *testing.T) {
 	o.DataDir, o.SecurePort, o.Storage, o.KubeconfigOut = t.TempDir(), 0, "memory", "-"
 	o.Logger = quietLogger()
 	s, admin := startWith(t, o)
-	hc, err := rest.HTTPClientFor(admin)
-	if err != nil {
-		t.Fatal(err)
-	}
 	busy := regexp.MustCompile(`(?m)^apiserver_current_inflight_requests\{request_kind="readOnly"\} [1-9]`)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		resp, err := hc.Get(s.URL + "/metrics")
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if busy.Match(body) && strings.Contains(string(body), `apiserver_current_inflight_requests{request_kind="mutating"}`) &&
-			strings.Contains(string(body), `apiserver_current_inqueue_requests{request_kind="readOnly"}`) {
+		body := scrape(t, s, admin)
+		if busy.MatchString(body) && strings.Contains(body, `apiserver_current_inflight_requests{request_kind="mutating"}`) &&
+			strings.Contains(body, `apiserver_current_inqueue_requests{request_kind="readOnly"}`) {
 			return
 		}
 		if time.Now().After(deadline) {
