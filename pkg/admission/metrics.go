@@ -2,6 +2,7 @@ package admission
 
 import (
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +27,32 @@ type Metrics struct {
 	// stepSeries are the series of ObserveAdmissionStep by phase
 	// (admit, validate), operation and outcome, found on first use.
 	stepSeries [2][4][2]atomic.Pointer[stepObservers]
+	// webhookSeries are the series of ObserveWebhook by webhookCall,
+	// found on first use (a label lookup hashes every label each time).
+	webhookSeries sync.Map
+	// webhookSeriesCount is how many webhookSeries holds, at most
+	// maxWebhookSeries; past that, calls look their series up each time.
+	webhookSeriesCount atomic.Int32
 }
+
+// webhookCall is what tells one ObserveWebhook series pair from another.
+type webhookCall struct {
+	name, typ string
+	op        Operation
+	code      int
+	rejected  bool
+}
+
+// webhookObservers are the duration and count series of one webhookCall.
+type webhookObservers struct {
+	duration prometheus.Observer
+	total    prometheus.Counter
+}
+
+// maxWebhookSeries bounds the webhook series kept for reuse: webhooks come
+// and go with their configurations, and a series of one that is gone is
+// not looked up again.
+const maxWebhookSeries = 4096
 
 // stepObservers are the histogram and summary series of one admission
 // phase, operation and outcome.
@@ -132,9 +158,28 @@ func (m *Metrics) ObserveWebhook(d time.Duration, rejected bool, op Operation, t
 	if m == nil {
 		return
 	}
-	r := strconv.FormatBool(rejected)
-	m.webhook.WithLabelValues(name, typ, string(op), r).Observe(d.Seconds())
-	m.webhookTotal.WithLabelValues(name, typ, string(op), strconv.Itoa(capCode(code)), r).Inc()
+	o := m.webhookObservers(webhookCall{name: name, typ: typ, op: op, code: capCode(code), rejected: rejected})
+	o.duration.Observe(d.Seconds())
+	o.total.Inc()
+}
+
+// webhookObservers returns the series of call, from webhookSeries when it
+// is there.
+func (m *Metrics) webhookObservers(call webhookCall) *webhookObservers {
+	if o, ok := m.webhookSeries.Load(call); ok {
+		return o.(*webhookObservers)
+	}
+	r := strconv.FormatBool(call.rejected)
+	o := &webhookObservers{
+		duration: m.webhook.WithLabelValues(call.name, call.typ, string(call.op), r),
+		total:    m.webhookTotal.WithLabelValues(call.name, call.typ, string(call.op), strconv.Itoa(call.code), r),
+	}
+	if m.webhookSeriesCount.Load() < maxWebhookSeries {
+		if _, loaded := m.webhookSeries.LoadOrStore(call, o); !loaded {
+			m.webhookSeriesCount.Add(1)
+		}
+	}
+	return o
 }
 
 // ObserveWebhookRejection counts a rejection caused by a webhook; errorType is
