@@ -2,9 +2,10 @@
 # sidebyside-load.sh [ROUNDS] — issue 25's many-client workloads against admitd (its embedded
 # store, default flags) and the real kube-apiserver 1.37.2 + etcd of ../shared/tools/kube-apiserver,
 # alternating, each run after both are idle:
-#   (a) LIST_CLIENTS (200) clients of LIST_USERS (1) users listing 5,000 ConfigMaps for
-#       LIST_SECONDS (60) while a second user runs `kubectl get` once a second (test/loadmix -mode
-#       lists; LIST_USERS=200 makes each client a user of its own, 200 flows);
+#   (a) LIST_CLIENTS (200) clients of LIST_USERS (1) users, each on a connection of its own
+#       (SHARED_CONNECTION=1: all on one), listing 5,000 ConfigMaps for LIST_SECONDS (60) while a
+#       second user runs `kubectl get` once a second (test/loadmix -mode lists; LIST_USERS=200
+#       makes each client a user of its own, 200 flows);
 #   (b) WATCHERS (1000) watches of one namespace, then CREATES (2000) creates from 8 clients, and
 #       the same creates without watchers (test/loadmix -mode watchers);
 #   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates).
@@ -19,6 +20,7 @@ ROUNDS=${1:-2}
 LIST_CLIENTS=${LIST_CLIENTS:-200}
 LIST_SECONDS=${LIST_SECONDS:-60}
 LIST_USERS=${LIST_USERS:-1}
+SHARED_CONNECTION=${SHARED_CONNECTION:-}
 WATCHERS=${WATCHERS:-1000}
 CREATES=${CREATES:-2000}
 LOADGEN_COUNT=${LOADGEN_COUNT:-3000}
@@ -90,7 +92,8 @@ for round in $(seq 1 "$ROUNDS"); do
     kc="$OUT/admitd.kubeconfig"; [ "$server" = kube-apiserver ] && kc="$OUT/kas/admin.kubeconfig"
     case ",$WORKLOADS," in *,a,*)
       run "(a) $LIST_CLIENTS clients/$LIST_USERS users list 5,000" $server lists \
-        "$OUT/loadmix" -kubeconfig "$kc" -mode lists -clients "$LIST_CLIENTS" -list-users "$LIST_USERS" -duration "${LIST_SECONDS}s";;
+        "$OUT/loadmix" -kubeconfig "$kc" -mode lists -clients "$LIST_CLIENTS" -list-users "$LIST_USERS" -duration "${LIST_SECONDS}s" \
+        ${SHARED_CONNECTION:+-shared-connection};;
     esac
     case ",$WORKLOADS," in *,b,*)
       run "(b) $CREATES creates, no watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers 0 -creates "$CREATES"
