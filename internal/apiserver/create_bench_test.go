@@ -19,3 +19,17 @@ func BenchmarkCreateConfigMap(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCreateConfigMapVaried is BenchmarkCreateConfigMap with a label
+// value and a data value of its own in each config map, as real config
+// maps (and events) differ from one another.
+func BenchmarkCreateConfigMapVaried(b *testing.B) {
+	ts := newTestServer(b)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		body := fmt.Sprintf(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c%d","labels":{"run":"r%d"}},"data":{"a":"b%d"}}`, i, i, i)
+		if w := ts.do("POST", cmPath, "application/json", body); w.Code != 201 {
+			b.Fatalf("create = %d %s", w.Code, w.Body)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,18 +18,27 @@ import (
 // third of a small create's CPU).
 //
 // What the field manager records for a create (live is the empty object,
-// the request carries no managedFields) depends only on the manager and on
+// the request carries no managedFields) depends only on the manager, on
 // the object's content outside the metadata fields it never records
 // (name, namespace, uid, resourceVersion, creationTimestamp, generation,
-// selfLink): those paths are stripped from every field set, and so is
-// their parent, metadata. The entry's time is the only other input, and it
-// is "now". So the key is the manager and the object's JSON with those
-// fields blank, and a hit gives the remembered entries with the time set
-// to now, as the field manager would. The key is kept as its SHA-256, so
-// that the cache holds neither object contents (secrets) nor much memory.
+// selfLink: those paths are stripped from every field set, and so is
+// their parent, metadata) and, of a string outside arrays, only on
+// whether it equals the empty object's value at its path
+// (managedfields_createkey.go). The entry's time is the only other input,
+// and it is "now". So the key is the manager and the object's JSON with
+// those metadata fields blank and those strings blanked, and a hit gives
+// the remembered entries with the time set to now, as the field manager
+// would: creates that differ only in such strings (events, config maps
+// with other data, labels with other values) share an entry. The key is
+// kept as its SHA-256, so that the cache holds neither object contents
+// (secrets) nor much memory.
 type createdFields struct {
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte][]metav1.ManagedFieldsEntry
+
+	// emptyStrings is where the resource's empty object holds strings,
+	// found on the first create.
+	emptyStrings atomic.Pointer[stringPaths]
 }
 
 // createdFieldsMax bounds the entries kept per resource; when full, the
@@ -42,7 +52,11 @@ func (c *createdFields) record(fm *managedfields.FieldManager, empty, obj runtim
 	if len(m.GetManagedFields()) != 0 {
 		return fm.UpdateNoErrors(empty, obj, manager)
 	}
-	key, ok := createdFieldsKey(obj, m, manager)
+	paths, ok := c.stringPaths(empty)
+	if !ok {
+		return fm.UpdateNoErrors(empty, obj, manager)
+	}
+	key, ok := createdFieldsKey(obj, m, manager, paths)
 	if !ok {
 		return fm.UpdateNoErrors(empty, obj, manager)
 	}
@@ -67,12 +81,26 @@ func (c *createdFields) record(fm *managedfields.FieldManager, empty, obj runtim
 	return obj
 }
 
+// stringPaths returns where empty, the resource's empty object, holds
+// strings.
+func (c *createdFields) stringPaths(empty runtime.Object) (*stringPaths, bool) {
+	if p := c.emptyStrings.Load(); p != nil {
+		return p, true
+	}
+	p, ok := stringPathsOf(empty)
+	if ok {
+		c.emptyStrings.Store(p)
+	}
+	return p, ok
+}
+
 // createdFieldsKey hashes manager, a NUL, and obj's JSON with the metadata
-// the field manager never records left blank. obj is restored before
-// return. An object whose JSON holds the escape \ufffd is not keyed:
-// encoding/json writes every invalid UTF-8 byte so, where the field manager
-// keeps the bytes.
-func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string) (key [sha256.Size]byte, ok bool) {
+// the field manager never records left blank and its strings outside
+// arrays blanked (emptyStrings: where the empty object holds strings). obj
+// is restored before return. An object whose JSON holds the
+// escape \ufffd is not keyed: encoding/json writes every invalid UTF-8 byte
+// so, where the field manager keeps the bytes.
+func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string, emptyStrings *stringPaths) (key [sha256.Size]byte, ok bool) {
 	name, ns, uid, rv := m.GetName(), m.GetNamespace(), m.GetUID(), m.GetResourceVersion()
 	created, generation, selfLink := m.GetCreationTimestamp(), m.GetGeneration(), m.GetSelfLink()
 	m.SetName("")
@@ -91,6 +119,9 @@ func createdFieldsKey(obj runtime.Object, m metav1.Object, manager string) (key 
 	m.SetGeneration(generation)
 	m.SetSelfLink(selfLink)
 	if err != nil || bytes.Contains(data, []byte(`\ufffd`)) {
+		return key, false
+	}
+	if data, ok = blankStrings(data, emptyStrings); !ok {
 		return key, false
 	}
 	h := sha256.New()
