@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,31 +17,43 @@ import (
 // watcher of a burst of writes to find the event its peers decoded.
 const sharedEventsKept = 4096
 
+// sharedEventShards spreads the shared events over locks of their own, by
+// revision: every watcher of a write looks its event up, at once.
+const sharedEventShards = 16
+
 // sharedEvents hold, for the most recent storage events, the objects
 // decoded from them and the frames encoded from those, so that a write
 // watched by many clients is decoded once and encoded once per output
 // form (as upstream's watch cache and its caching objects do), however
 // many watchers send it.
 type sharedEvents struct {
-	mu   sync.Mutex
-	m    map[sharedEventKey]*sharedEvent
-	ring [sharedEventsKept]sharedEventKey
-	next int
+	shards [sharedEventShards]sharedEventShard
 }
 
-type sharedEventKey struct {
-	gvr schema.GroupVersionResource
-	key string
-	rev int64
+// sharedEventShard holds the shared events of the revisions that fall to
+// it. A revision names one key's change in a store; the few events of one
+// revision (one per resource it is served as) are chained.
+type sharedEventShard struct {
+	mu   sync.Mutex
+	m    map[int64]*sharedEvent
+	ring [sharedEventsKept / sharedEventShards]int64 // revisions, oldest at next
+	next int
 }
 
 // sharedEvent is one storage event as served at one resource version.
 // Its objects are shared by every watcher: nobody may change them.
 type sharedEvent struct {
+	gvr   schema.GroupVersionResource
+	key   string
+	other *sharedEvent // the next of the same revision (another resource)
+
 	decodeOnce sync.Once
 	cur, prev  runtime.Object
 	err        error
 
+	// first is the first frame made, found without the lock: most
+	// watchers ask for the same one.
+	first  atomic.Pointer[keyedFrame]
 	mu     sync.Mutex
 	frames map[frameKey]*sharedFrame
 }
@@ -52,6 +65,11 @@ type frameKey struct {
 	out  negotiated
 }
 
+type keyedFrame struct {
+	key frameKey
+	f   *sharedFrame
+}
+
 type sharedFrame struct {
 	once  sync.Once
 	bytes []byte
@@ -59,22 +77,28 @@ type sharedFrame struct {
 }
 
 // get returns the shared event of ev at res, creating it (and forgetting
-// the oldest) when it is new.
+// the oldest revision of its shard) when it is new.
 func (s *sharedEvents) get(res *registry.Resource, ev storage.Event) *sharedEvent {
-	k := sharedEventKey{gvr: res.GroupVersionResource, key: ev.KV.Key, rev: ev.KV.ModRevision}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if se, ok := s.m[k]; ok {
-		return se
+	rev := ev.KV.ModRevision
+	sh := &s.shards[uint64(rev)%sharedEventShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	head := sh.m[rev]
+	for se := head; se != nil; se = se.other {
+		if se.gvr == res.GroupVersionResource && se.key == ev.KV.Key {
+			return se
+		}
 	}
-	if s.m == nil {
-		s.m = make(map[sharedEventKey]*sharedEvent, sharedEventsKept)
+	if sh.m == nil {
+		sh.m = make(map[int64]*sharedEvent, len(sh.ring))
 	}
-	delete(s.m, s.ring[s.next])
-	s.ring[s.next] = k
-	s.next = (s.next + 1) % sharedEventsKept
-	se := &sharedEvent{}
-	s.m[k] = se
+	if head == nil {
+		delete(sh.m, sh.ring[sh.next])
+		sh.ring[sh.next] = rev
+		sh.next = (sh.next + 1) % len(sh.ring)
+	}
+	se := &sharedEvent{gvr: res.GroupVersionResource, key: ev.KV.Key, other: head}
+	sh.m[rev] = se
 	return se
 }
 
@@ -93,7 +117,18 @@ func (se *sharedEvent) decoded(ctx context.Context, res *registry.Resource, ev s
 
 // frame returns the encoding named k, made once by encode.
 func (se *sharedEvent) frame(k frameKey, encode func() ([]byte, error)) ([]byte, error) {
+	f := se.frameNamed(k)
+	f.once.Do(func() { f.bytes, f.err = encode() })
+	return f.bytes, f.err
+}
+
+// frameNamed returns the frame named k, new if it is the first asked for.
+func (se *sharedEvent) frameNamed(k frameKey) *sharedFrame {
+	if kf := se.first.Load(); kf != nil && kf.key == k {
+		return kf.f
+	}
 	se.mu.Lock()
+	defer se.mu.Unlock()
 	if se.frames == nil {
 		se.frames = map[frameKey]*sharedFrame{}
 	}
@@ -101,8 +136,7 @@ func (se *sharedEvent) frame(k frameKey, encode func() ([]byte, error)) ([]byte,
 	if f == nil {
 		f = &sharedFrame{}
 		se.frames[k] = f
+		se.first.CompareAndSwap(nil, &keyedFrame{key: k, f: f})
 	}
-	se.mu.Unlock()
-	f.once.Do(func() { f.bytes, f.err = encode() })
-	return f.bytes, f.err
+	return f
 }
