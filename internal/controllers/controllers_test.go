@@ -57,7 +57,11 @@ func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
 	if err := c.api.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	go NewGarbageCollector(store, cat, c.client(GarbageCollectorUser), log).Run(ctx)
+	gcEvents, err := NewEventRecorder(ctx, c.api.Loopback(GarbageCollectorUser), GarbageCollectorComponent, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go NewGarbageCollector(store, cat, c.client(GarbageCollectorUser), gcEvents, log).Run(ctx)
 	go NewServiceAccounts(store, c.client(ServiceAccountsUser), log).Run(ctx)
 	go NewNamespaces(store, cat, c.client(NamespacesUser), log).Run(ctx)
 	c.status = NewPolicyStatus(store, cat, c.client(PolicyStatusUser), c.api.OpenAPI(), log)
