@@ -178,7 +178,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 }
 
 // commitUpdate writes the updated object unless nothing changed; an object
-// being deleted whose last finalizer is gone is deleted instead, unless
+// being deleted whose last finalizer is gone (for a namespace, its
+// spec.finalizers too, as upstream's ShouldDeleteNamespaceDuringUpdate) is
+// deleted instead, unless
 // its grace period is still running (a pod being deleted gracefully stays
 // until its kubelet deletes it, as upstream's shouldDeleteDuringUpdate). When the
 // stored object changed since it was read, retry is true: as upstream's
@@ -207,7 +209,7 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 	if bytes.Equal(data, oldData) {
 		return obj, false, nil
 	}
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !gracePending(accessor(old)) {
+	if m.GetDeletionTimestamp() != nil && !hasFinalizers(res, obj) && !gracePending(accessor(old)) {
 		_, drev, err := s.store.Delete(ctx, key, rev)
 		if errors.Is(err, storage.ErrConflict) || errors.Is(err, storage.ErrNotFound) {
 			return nil, true, nil

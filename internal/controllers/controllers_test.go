@@ -41,6 +41,13 @@ type cluster struct {
 
 func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
 	t.Helper()
+	return newClusterWith(t, func(*apiserver.Config) {}, plugins...)
+}
+
+// newClusterWith is newCluster with its API server's configuration
+// changed by configure.
+func newClusterWith(t *testing.T, configure func(*apiserver.Config), plugins ...admission.NamedPlugin) *cluster {
+	t.Helper()
 	store, cat := memory.New(), registry.NewCatalogue()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
@@ -49,15 +56,21 @@ func newCluster(t *testing.T, plugins ...admission.NamedPlugin) *cluster {
 	c := &cluster{t: t, store: store, cat: cat}
 	inject := NewCAInjection(admissionsource.NewSecretLookup(store, cat), log)
 	refresh := NewCARefresh(store, cat, c.client(CAInjectorUser), inject, log)
-	c.api = apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...),
+	cfg := apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain(plugins...),
 		WriteSteps: []admission.NamedPlugin{{Name: CAInjectionName, Plugin: inject}},
-		Observers:  []apiserver.WriteObserver{apiserver.CustomResourceSync(store, cat, log), caObserver{refresh}}})
+		Observers:  []apiserver.WriteObserver{apiserver.CustomResourceSync(store, cat, log), caObserver{refresh}}}
+	configure(&cfg)
+	c.api = apiserver.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	if err := c.api.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
-	go NewGarbageCollector(store, cat, c.client(GarbageCollectorUser), log).Run(ctx)
+	gcEvents, err := NewEventRecorder(ctx, c.api.Loopback(GarbageCollectorUser), GarbageCollectorComponent, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go NewGarbageCollector(store, cat, c.client(GarbageCollectorUser), gcEvents, log).Run(ctx)
 	go NewServiceAccounts(store, c.client(ServiceAccountsUser), log).Run(ctx)
 	go NewNamespaces(store, cat, c.client(NamespacesUser), log).Run(ctx)
 	c.status = NewPolicyStatus(store, cat, c.client(PolicyStatusUser), c.api.OpenAPI(), log)

@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -28,24 +30,32 @@ import (
 // with the "foregroundDeletion" finalizer, until its dependents that block
 // owner deletion are gone.
 //
-// Not done: upstream's absent-owner cache, its events for owner references
-// across namespaces, and its parallel workers.
+// A dependent whose reference names an owner stored in another namespace
+// is reported with a Warning OwnerRefInvalidNamespace event, as upstream,
+// and deleted when no owner stands in its own namespace.
+//
+// Not done: upstream's absent-owner cache and its parallel workers.
 type GarbageCollector struct {
-	store  storage.Store
-	cat    *registry.Catalogue
-	client dynamic.Interface
-	log    *slog.Logger
-	graph  *graph
-	queue  workqueue.TypedRateLimitingInterface[work]
+	store    storage.Store
+	cat      *registry.Catalogue
+	client   dynamic.Interface
+	recorder record.EventRecorder
+	log      *slog.Logger
+	graph    *graph
+	queue    workqueue.TypedRateLimitingInterface[work]
 }
+
+// GarbageCollectorComponent is the source of the collector's events.
+const GarbageCollectorComponent = "garbage-collector-controller"
 
 // GarbageCollectorUser is the user the collector's requests run as.
 var GarbageCollectorUser = ControllerUser("generic-garbage-collector")
 
 // NewGarbageCollector returns a collector over store whose writes go through
-// client (as GarbageCollectorUser).
-func NewGarbageCollector(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, log *slog.Logger) *GarbageCollector {
-	return &GarbageCollector{store: store, cat: cat, client: client, log: log, graph: newGraph(),
+// client (as GarbageCollectorUser) and whose events go to recorder (from
+// GarbageCollectorComponent).
+func NewGarbageCollector(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, recorder record.EventRecorder, log *slog.Logger) *GarbageCollector {
+	return &GarbageCollector{store: store, cat: cat, client: client, recorder: recorder, log: log, graph: newGraph(),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[work]())}
 }
 
@@ -75,6 +85,9 @@ func (gc *GarbageCollector) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer gc.queue.Done(w)
+	if w.invalidOwner != "" {
+		gc.reportInvalidOwner(w)
+	}
 	var err error
 	if w.orphan {
 		err = gc.orphanDependents(ctx, w.uid)
@@ -88,6 +101,26 @@ func (gc *GarbageCollector) processNext(ctx context.Context) bool {
 	}
 	gc.queue.Forget(w)
 	return true
+}
+
+// reportInvalidOwner records upstream's Warning OwnerRefInvalidNamespace
+// event on the dependent w names: its reference to w.invalidOwner names an
+// object stored in another namespace.
+func (gc *GarbageCollector) reportInvalidOwner(w work) {
+	dep, ok := gc.graph.get(w.uid)
+	if !ok {
+		return
+	}
+	ref, ok := dep.ownerRef(w.invalidOwner)
+	r, served := gc.resourceOf(dep.group, dep.resource)
+	if !ok || !served {
+		return
+	}
+	involved := &corev1.ObjectReference{Kind: r.Kind, APIVersion: r.GroupVersion().String(),
+		Namespace: dep.namespace, Name: dep.name, UID: dep.uid}
+	gc.recorder.Eventf(involved, corev1.EventTypeWarning, "OwnerRefInvalidNamespace",
+		"ownerRef [%s/%s, namespace: %s, name: %s, uid: %s] does not exist in namespace %q",
+		ref.APIVersion, ref.Kind, dep.namespace, ref.Name, ref.UID, dep.namespace)
 }
 
 // resourceOf returns the served version of a stored group/resource.

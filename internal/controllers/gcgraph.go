@@ -40,9 +40,14 @@ func (n *node) ownerRef(owner types.UID) (metav1.OwnerReference, bool) {
 
 // work is one queued task: try to delete the object (or, for an owner in
 // foreground deletion, check its dependents), or orphan its dependents.
+// invalidOwner, when set, is the uid of an owner the object's reference
+// names in its own namespace but that is stored in another: the collector
+// reports it (an OwnerRefInvalidNamespace event) before it tries the
+// delete.
 type work struct {
-	uid    types.UID
-	orphan bool
+	uid          types.UID
+	orphan       bool
+	invalidOwner types.UID
 }
 
 type graph struct {
@@ -153,21 +158,64 @@ func (g *graph) removeDependent(owner, dep types.UID) {
 	}
 }
 
-// workForNew: a new object whose owner is not (or no longer) stored may be
-// garbage; an owner in foreground deletion rechecks its dependents; and the
-// object itself may already wait for its dependents.
+// workForNew: a new object whose owner is not (or no longer) stored, or
+// is stored under other coordinates, may be garbage; an owner in
+// foreground deletion rechecks its dependents; dependents that name the
+// new object's uid under other coordinates may be garbage; and the object
+// itself may already wait for its dependents.
 func (g *graph) workForNew(n *node) []work {
-	var out []work
+	out := g.workForOwners(n, n.owners)
 	for _, o := range n.owners {
-		owner, ok := g.nodes[o.UID]
-		switch {
-		case !ok:
-			out = appendOnce(out, work{uid: n.uid})
-		case owner.deletingDependents():
+		if owner, ok := g.nodes[o.UID]; ok && owner.deletingDependents() {
 			out = appendOnce(out, work{uid: owner.uid})
 		}
 	}
+	for dep := range g.dependents[n.uid] {
+		if d := g.nodes[dep]; d != nil {
+			ref, _ := d.ownerRef(n.uid)
+			if w, ok := mismatch(n, ref, d); ok {
+				out = appendOnce(out, w)
+			}
+		}
+	}
 	return append(out, g.transitions(nil, n)...)
+}
+
+// workForOwners is the work refs (new references of n) call for: n is
+// queued once if an owner is not stored, or if one is stored under
+// coordinates its reference does not match, the first in another
+// namespace reported, as upstream's GraphBuilder does.
+func (g *graph) workForOwners(n *node, refs []metav1.OwnerReference) []work {
+	var out []work
+	checked := false
+	for _, o := range refs {
+		owner, ok := g.nodes[o.UID]
+		if !ok {
+			out = appendOnce(out, work{uid: n.uid})
+			continue
+		}
+		if checked {
+			continue
+		}
+		if w, bad := mismatch(owner, o, n); bad {
+			out, checked = appendOnce(out, w), true
+		}
+	}
+	return out
+}
+
+// mismatch says whether dep's reference ref names owner (stored, with the
+// reference's uid) under other coordinates: a namespaced owner in another
+// namespace (reported), or another name. The collector then checks dep's
+// owners as the API server has them, in dep's namespace.
+func mismatch(owner *node, ref metav1.OwnerReference, dep *node) (work, bool) {
+	switch {
+	case owner.namespace != "" && owner.namespace != dep.namespace:
+		return work{uid: dep.uid, invalidOwner: owner.uid}, true
+	case owner.name != ref.Name:
+		return work{uid: dep.uid}, true
+	}
+	return work{}, false
 }
 
 // update replaces old with n.
@@ -187,13 +235,15 @@ func (g *graph) update(old, n *node) []work {
 	}
 	g.nodes[n.uid] = n
 	g.byKey[n.key] = n.uid
+	var added []metav1.OwnerReference
 	for _, o := range n.owners {
 		if _, had := old.ownerRef(o.UID); !had {
 			g.addDependent(o.UID, n.uid)
-			if _, ok := g.nodes[o.UID]; !ok {
-				out = appendOnce(out, work{uid: n.uid})
-			}
+			added = append(added, o)
 		}
+	}
+	for _, w := range g.workForOwners(n, added) {
+		out = appendOnce(out, w)
 	}
 	return append(out, g.transitions(old, n)...)
 }

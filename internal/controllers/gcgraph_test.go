@@ -14,9 +14,15 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// kv is a stored ConfigMap with the given uid, owners and finalizers.
+// kv is a stored ConfigMap of namespace "ns" with the given uid, owners
+// (each named as its uid) and finalizers.
 func kv(name string, uid types.UID, deleting bool, finalizers []string, owners ...types.UID) storage.KeyValue {
-	m := map[string]any{"name": name, "namespace": "ns", "uid": uid, "finalizers": finalizers}
+	return kvIn("ns", name, uid, deleting, finalizers, owners...)
+}
+
+// kvIn is kv in namespace.
+func kvIn(namespace, name string, uid types.UID, deleting bool, finalizers []string, owners ...types.UID) storage.KeyValue {
+	m := map[string]any{"name": name, "namespace": namespace, "uid": uid, "finalizers": finalizers}
 	if deleting {
 		m["deletionTimestamp"] = "2026-01-01T00:00:00Z"
 	}
@@ -27,7 +33,7 @@ func kv(name string, uid types.UID, deleting bool, finalizers []string, owners .
 	}
 	m["ownerReferences"] = refs
 	data, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": m})
-	return storage.KeyValue{Key: "/registry/core/configmaps/ns/" + name, Value: data}
+	return storage.KeyValue{Key: "/registry/core/configmaps/" + namespace + "/" + name, Value: data}
 }
 
 func put(k storage.KeyValue) storage.Event { return storage.Event{Type: storage.EventPut, KV: k} }
@@ -36,7 +42,7 @@ func del(k storage.KeyValue) storage.Event {
 }
 
 func TestGraphQueuesWork(t *testing.T) {
-	owner, dep := kv("owner", "o", false, nil), kv("dep", "d", false, nil, "o")
+	owner, dep := kv("o", "o", false, nil), kv("dep", "d", false, nil, "o")
 	for _, tc := range []struct {
 		name   string
 		events []storage.Event
@@ -45,13 +51,21 @@ func TestGraphQueuesWork(t *testing.T) {
 		{"dependent of a stored owner", []storage.Event{put(owner), put(dep)}, nil},
 		{"dependent of a missing owner", []storage.Event{put(dep)}, []work{{uid: "d"}}},
 		{"owner deleted", []storage.Event{put(owner), put(dep), del(owner)}, []work{{uid: "d"}}},
-		{"owner starts orphaning", []storage.Event{put(owner), put(dep), put(kv("owner", "o", true, []string{"orphan"}))},
+		{"owner starts orphaning", []storage.Event{put(owner), put(dep), put(kv("o", "o", true, []string{"orphan"}))},
 			[]work{{uid: "o", orphan: true}}},
-		{"owner starts foreground deletion", []storage.Event{put(owner), put(dep), put(kv("owner", "o", true, []string{"foregroundDeletion"}))},
+		{"owner starts foreground deletion", []storage.Event{put(owner), put(dep), put(kv("o", "o", true, []string{"foregroundDeletion"}))},
 			[]work{{uid: "d"}, {uid: "o"}}},
-		{"blocking dependent goes", []storage.Event{put(kv("owner", "o", true, []string{"foregroundDeletion"})), put(dep), del(dep)},
+		{"blocking dependent goes", []storage.Event{put(kv("o", "o", true, []string{"foregroundDeletion"})), put(dep), del(dep)},
 			[]work{{uid: "o"}}},
-		{"dependent drops its reference", []storage.Event{put(kv("owner", "o", true, []string{"foregroundDeletion"})), put(dep), put(kv("dep", "d", false, nil))},
+		{"dependent of an owner in another namespace", []storage.Event{put(kvIn("other", "o", "o", false, nil)), put(dep)},
+			[]work{{uid: "d", invalidOwner: "o"}}},
+		{"owner in another namespace stored after its dependent", []storage.Event{put(dep), put(kvIn("other", "o", "o", false, nil))},
+			[]work{{uid: "d", invalidOwner: "o"}}},
+		{"dependent adds a reference to an owner in another namespace", []storage.Event{put(kvIn("other", "o", "o", false, nil)), put(kv("dep", "d", false, nil)), put(dep)},
+			[]work{{uid: "d", invalidOwner: "o"}}},
+		{"dependent names its owner's uid with another name", []storage.Event{put(kv("renamed", "o", false, nil)), put(dep)},
+			[]work{{uid: "d"}}},
+		{"dependent drops its reference", []storage.Event{put(kv("o", "o", true, []string{"foregroundDeletion"})), put(dep), put(kv("dep", "d", false, nil))},
 			[]work{{uid: "o"}}},
 	} {
 		g := newGraph()
@@ -95,7 +109,7 @@ func TestGraphResetFindsPendingWork(t *testing.T) {
 
 func BenchmarkGraphApply(b *testing.B) {
 	g := newGraph()
-	owner := kv("owner", "o", false, nil)
+	owner := kv("o", "o", false, nil)
 	g.apply(put(owner))
 	events := make([]storage.Event, 1000)
 	for i := range events {
@@ -113,7 +127,7 @@ func BenchmarkGraphApply(b *testing.B) {
 // dependents that remain.
 func TestGraphShrinksAfterMassDeletion(t *testing.T) {
 	g := newGraph()
-	g.apply(put(kv("owner", "o", false, nil)))
+	g.apply(put(kv("o", "o", false, nil)))
 	n := 4 * shrinkFloor
 	objs := make([]storage.KeyValue, n)
 	for i := range objs {
@@ -131,7 +145,7 @@ func TestGraphShrinksAfterMassDeletion(t *testing.T) {
 		t.Errorf("peak after deleting all but %d of %d = %d, want the maps remade (peak under %d)", kept+1, n+1, g.peak, n/4)
 	}
 	checkGraph(t, g)
-	got := g.apply(del(kv("owner", "o", false, nil)))
+	got := g.apply(del(kv("o", "o", false, nil)))
 	slices.SortFunc(got, func(a, b work) int { return cmp.Compare(a.uid, b.uid) })
 	var want []work
 	for _, o := range objs[:kept] {

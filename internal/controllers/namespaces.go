@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
 
@@ -100,22 +102,87 @@ func (c *Namespaces) processNext(ctx context.Context) bool {
 
 var errNamespaceNotEmpty = errors.New("namespace not empty yet")
 
+// finalize makes a pass over a Terminating namespace, as upstream's
+// deleter: it deletes the pods first and, once none is left, every other
+// resource's objects; it writes the namespace's conditions from what is
+// left; and with nothing left it removes the "kubernetes" finalizer.
 func (c *Namespaces) finalize(ctx context.Context, name string) error {
-	remaining := 0
+	ns, err := c.getNamespace(ctx, name)
+	if err != nil || ns == nil || ns.DeletionTimestamp == nil || len(ns.Spec.Finalizers) == 0 {
+		return err
+	}
+	content := newNamespaceContent()
+	for _, res := range c.contentResources() {
+		c.emptyAndCount(ctx, res, ns, content)
+		if res.GroupVersionResource == podsGVR && content.left() {
+			c.updateConditions(ctx, ns, content.conditions(false))
+			return errNamespaceNotEmpty
+		}
+	}
+	c.updateConditions(ctx, ns, content.conditions(true))
+	if len(content.errs) > 0 {
+		return errors.Join(content.errs...)
+	}
+	if content.left() {
+		return errNamespaceNotEmpty
+	}
+	return c.removeFinalizer(ctx, name)
+}
+
+// contentResources are the namespaced resources the controller empties,
+// pods first.
+func (c *Namespaces) contentResources() []*registry.Resource {
+	var out []*registry.Resource
 	for _, res := range c.cat.Resources() {
 		if !res.Namespaced || res.Version != res.StorageVersion || res.StoredAs != nil || !slices.Contains(res.Verbs, "delete") {
 			continue
 		}
-		n, err := c.emptyResource(ctx, res, name)
-		if err != nil {
-			return err
-		}
-		remaining += n
+		out = append(out, res)
 	}
-	if remaining > 0 {
-		return errNamespaceNotEmpty
+	slices.SortStableFunc(out, func(a, b *registry.Resource) int {
+		return cmp.Compare(boolRank(a.GroupVersionResource != podsGVR), boolRank(b.GroupVersionResource != podsGVR))
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
 	}
-	return c.removeFinalizer(ctx, name)
+	return 0
+}
+
+// getNamespace reads the namespace through the API; nil when it is gone.
+func (c *Namespaces) getNamespace(ctx context.Context, name string) (*corev1.Namespace, error) {
+	u, err := c.client.Resource(namespacesGVR).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ns corev1.Namespace
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &ns); err != nil {
+		return nil, err
+	}
+	return &ns, nil
+}
+
+// updateConditions writes the namespace's conditions from found when they
+// change. A failed write is logged, as upstream: the next pass writes
+// them.
+func (c *Namespaces) updateConditions(ctx context.Context, ns *corev1.Namespace, found []corev1.NamespaceCondition) {
+	ns = ns.DeepCopy()
+	if !mergeNamespaceConditions(&ns.Status, found, metav1.Now()) {
+		return
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ns)
+	if err == nil {
+		_, err = c.client.Resource(namespacesGVR).UpdateStatus(ctx, &unstructured.Unstructured{Object: obj}, metav1.UpdateOptions{})
+	}
+	if err != nil && ctx.Err() == nil {
+		c.log.Debug("updating the conditions of a terminating namespace", "namespace", ns.Name, "err", err)
+	}
 }
 
 // emptyPage is how many objects emptyResource reads at a time: the
@@ -123,53 +190,76 @@ func (c *Namespaces) finalize(ctx context.Context, name string) error {
 // deleted.
 var emptyPage int64 = 500
 
-// emptyResource deletes the objects of res in namespace and counts those
-// that stay, waiting for their finalizers. It reads them a page at a time
-// at the current revision, each page after the last key of the one before.
+// emptyAndCount deletes the objects of res in ns and adds what is left of
+// them, or the error deleting them, to content.
+func (c *Namespaces) emptyAndCount(ctx context.Context, res *registry.Resource, ns *corev1.Namespace, content *namespaceContent) {
+	seen, err := c.emptyResource(ctx, res, ns.Name)
+	if err != nil {
+		content.errs = append(content.errs, err)
+		return
+	}
+	if seen == 0 {
+		return
+	}
+	if err := c.countLeft(ctx, res, ns, content); err != nil {
+		content.errs = append(content.errs, err)
+	}
+}
+
+// emptyResource deletes the objects of res in namespace that are not
+// being deleted yet and returns how many it saw. It reads them a page at a
+// time at the current revision, each page after the last key of the one
+// before.
 func (c *Namespaces) emptyResource(ctx context.Context, res *registry.Resource, namespace string) (int, error) {
+	seen := 0
+	err := c.eachPage(ctx, res, namespace, func(items []storage.KeyValue) error {
+		seen += len(items)
+		return c.deletePage(ctx, res, namespace, items)
+	})
+	return seen, err
+}
+
+// eachPage calls f with the stored objects of res in namespace, a page at
+// a time.
+func (c *Namespaces) eachPage(ctx context.Context, res *registry.Resource, namespace string, f func([]storage.KeyValue) error) error {
 	prefix := layout.ListPrefix(res, namespace)
 	opts := storage.ListOptions{Limit: emptyPage, NoRemainingCount: true}
-	remaining := 0
 	for {
 		page, err := c.store.List(ctx, prefix, opts)
 		if err != nil {
-			return 0, err
+			return err
 		}
-		n, err := c.deletePage(ctx, res, namespace, page.Items)
-		if err != nil {
-			return 0, err
+		if len(page.Items) == 0 {
+			return nil
 		}
-		remaining += n
-		if !page.More || len(page.Items) == 0 {
-			return remaining, nil
+		if err := f(page.Items); err != nil {
+			return err
+		}
+		if !page.More {
+			return nil
 		}
 		opts.StartKey = page.Items[len(page.Items)-1].Key + "\x00"
 	}
 }
 
-// deletePage deletes the objects of items not being deleted yet and counts
-// those that have finalizers.
-func (c *Namespaces) deletePage(ctx context.Context, res *registry.Resource, namespace string, items []storage.KeyValue) (int, error) {
+// deletePage deletes the objects of items not being deleted yet.
+func (c *Namespaces) deletePage(ctx context.Context, res *registry.Resource, namespace string, items []storage.KeyValue) error {
 	rc := c.client.Resource(res.GroupVersionResource).Namespace(namespace)
 	background := metav1.DeletePropagationBackground
-	remaining := 0
 	for _, kv := range items {
 		s, err := decodeStored(kv.Value)
 		if err != nil {
-			return 0, err
-		}
-		if len(s.Metadata.Finalizers) > 0 {
-			remaining++
+			return err
 		}
 		if s.Metadata.DeletionTimestamp != nil {
 			continue
 		}
 		err = rc.Delete(ctx, s.Metadata.Name, metav1.DeleteOptions{PropagationPolicy: &background})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return 0, err
+			return err
 		}
 	}
-	return remaining, nil
+	return nil
 }
 
 // removeFinalizer drops the "kubernetes" finalizer through the finalize

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"slices"
 
@@ -26,7 +27,7 @@ type runner interface{ Run(context.Context) }
 type loopbackController struct {
 	name string // kube-controller-manager's --controllers name
 	user authenticationv1.UserInfo
-	new  func(client dynamic.Interface, log *slog.Logger) runner
+	new  func(rt http.RoundTripper, client dynamic.Interface, log *slog.Logger) (runner, error)
 }
 
 // startControllers runs the namespace, policy status, garbage collector,
@@ -39,39 +40,48 @@ type loopbackController struct {
 // CA publisher puts in every namespace.
 func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, sel controllers.ControllerSelection, log *slog.Logger) error {
 	for _, c := range []loopbackController{
-		{controllers.ClusterRoleAggregationControllerName, controllers.ClusterRoleAggregationUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewClusterRoleAggregation(store, cat, cl, l)
+		{controllers.ClusterRoleAggregationControllerName, controllers.ClusterRoleAggregationUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewClusterRoleAggregation(store, cat, cl, l), nil
 		}},
-		{controllers.NamespaceControllerName, controllers.NamespacesUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewNamespaces(store, cat, cl, l)
+		{controllers.NamespaceControllerName, controllers.NamespacesUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewNamespaces(store, cat, cl, l), nil
 		}},
-		{controllers.PolicyStatusControllerName, controllers.PolicyStatusUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewPolicyStatus(store, cat, cl, api.OpenAPI(), l)
+		{controllers.PolicyStatusControllerName, controllers.PolicyStatusUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewPolicyStatus(store, cat, cl, api.OpenAPI(), l), nil
 		}},
-		{controllers.GarbageCollectorControllerName, controllers.GarbageCollectorUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewGarbageCollector(store, cat, cl, l)
+		{controllers.GarbageCollectorControllerName, controllers.GarbageCollectorUser, func(rt http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			recorder, err := controllers.NewEventRecorder(ctx, rt, controllers.GarbageCollectorComponent, l)
+			if err != nil {
+				return nil, err
+			}
+			return controllers.NewGarbageCollector(store, cat, cl, recorder, l), nil
 		}},
-		{controllers.ServiceAccountControllerName, controllers.ServiceAccountsUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewServiceAccounts(store, cl, l)
+		{controllers.ServiceAccountControllerName, controllers.ServiceAccountsUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewServiceAccounts(store, cl, l), nil
 		}},
-		{controllers.RootCAControllerName, controllers.RootCAUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewRootCA(store, cat, cl, caPEM, l)
+		{controllers.RootCAControllerName, controllers.RootCAUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewRootCA(store, cat, cl, caPEM, l), nil
 		}},
-		{controllers.PVCProtectionControllerName, controllers.PVCProtectionUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewPVCProtection(store, cat, cl, l)
+		{controllers.PVCProtectionControllerName, controllers.PVCProtectionUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewPVCProtection(store, cat, cl, l), nil
 		}},
-		{controllers.PVProtectionControllerName, controllers.PVProtectionUser, func(cl dynamic.Interface, l *slog.Logger) runner {
-			return controllers.NewPVProtection(store, cat, cl, l)
+		{controllers.PVProtectionControllerName, controllers.PVProtectionUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
+			return controllers.NewPVProtection(store, cat, cl, l), nil
 		}},
 	} {
 		if !sel.Enabled(c.name) {
 			continue
 		}
-		client, err := controllers.NewClient(controllerLoopback(ctx, api, c.user, log))
+		rt := controllerLoopback(ctx, api, c.user, log)
+		client, err := controllers.NewClient(rt)
 		if err != nil {
 			return err
 		}
-		go c.new(client, log.With("controller", c.name)).Run(ctx)
+		r, err := c.new(rt, client, log.With("controller", c.name))
+		if err != nil {
+			return err
+		}
+		go r.Run(ctx)
 	}
 	return nil
 }
