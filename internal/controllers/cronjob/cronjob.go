@@ -122,14 +122,17 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	requeueAfter, err := c.sync(ctx, key)
+	again, err := c.sync(ctx, key)
 	switch {
 	case err != nil && ctx.Err() == nil:
 		c.log.Debug("syncing a cronjob will retry", "cronjob", key, "err", err)
 		c.queue.AddRateLimited(key)
-	case requeueAfter != nil:
+	case again != nil:
 		c.queue.Forget(key)
-		c.queue.AddAfter(key, *requeueAfter)
+		// The wait is counted from the clock as it is now, not as the sync
+		// read it: a clock that moved meanwhile (a fake one stepped by a
+		// test) would otherwise push the start time a whole wait later.
+		c.queue.AddAfter(key, again.Sub(c.clock.Now()))
 	default:
 		c.queue.Forget(key)
 	}

@@ -28,6 +28,7 @@ type env struct {
 	t     *testing.T
 	admin kubernetes.Interface
 	clock *clocktesting.FakeClock
+	ctrl  *Controller
 }
 
 // refuseJobs is an admission plugin refusing the creation of Jobs named
@@ -58,7 +59,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	go c.Run(s.Ctx)
-	return &env{t: t, admin: s.Admin, clock: clk}
+	return &env{t: t, admin: s.Admin, clock: clk, ctrl: c}
 }
 
 func (e *env) eventually(what string, cond func() (bool, string)) {
@@ -345,5 +346,30 @@ func TestUnexpectedJobFailedCreateAndTimeZone(t *testing.T) {
 	kolkata, _ := time.LoadLocation("Asia/Kolkata")
 	if got, want := j.Annotations[batchv1.CronJobScheduledTimestampAnnotation], at.In(kolkata).Format(time.RFC3339); got != want || !strings.HasSuffix(got, "+05:30") {
 		t.Errorf("scheduled-timestamp annotation = %q, want %q", got, want)
+	}
+}
+
+// A sync tells when to look again as a time, not as a wait from the clock
+// it read: processNext counts the wait from the clock as it is when it
+// queues the CronJob, so that a clock stepped during the sync does not
+// push the next start a whole wait later (a CI flake of
+// TestConcurrencyPolicies: forbid's Job never came).
+func TestSyncTellsTheNextStartAsATime(t *testing.T) {
+	e := start(t)
+	e.create(cronJob("every-minute", "*/1 * * * *"))
+	e.eventually("the CronJob in the controller's cache", func() (bool, string) {
+		_, ok := e.ctrl.cronJobs.Get("default", "every-minute")
+		return ok, "not yet"
+	})
+	want := e.clock.Now().Truncate(time.Minute).Add(time.Minute).Add(requeuePadding)
+	for _, step := range []time.Duration{0, 20 * time.Second} {
+		e.clock.Step(step)
+		if !e.clock.Now().Before(want) {
+			t.Skip("the clock reached the next minute")
+		}
+		at, err := e.ctrl.sync(context.Background(), "default/every-minute")
+		if err != nil || at == nil || !at.Equal(want) {
+			t.Fatalf("after a %v step: sync = %v, %v; want %v", step, at, err, want)
+		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 // limits deleted, status.active following its Jobs, a Job started if a
 // start time has come; the status written once if any of that changed
 // it. It returns when to look at the CronJob again, if ever.
-func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, error) {
+func (c *Controller) sync(ctx context.Context, key string) (*time.Time, error) {
 	namespace, name, _ := strings.Cut(key, "/")
 	cached, ok := c.cronJobs.Get(namespace, name)
 	if !ok {
@@ -45,7 +45,7 @@ func (c *Controller) sync(ctx context.Context, key string) (*time.Duration, erro
 // syncCronJob brings cj's status.active in line with its Jobs and starts
 // the Job of the start time that has come, if any. It returns when to
 // look again and whether cj's status changed.
-func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (*time.Duration, bool, error) {
+func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs []*batchv1.Job) (*time.Time, bool, error) {
 	now := c.now()
 	cj, changed, err := c.followJobs(ctx, cj, jobs)
 	if err != nil {
@@ -73,7 +73,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		c.recorder.Eventf(cj, corev1.EventTypeWarning, "InvalidSchedule", "invalid schedule: %s : %s", cj.Spec.Schedule, err)
 		return nil, changed, nil
 	}
-	wait := func() *time.Duration { d := RequeueAfter(cj, now, sched); return &d }
+	wait := func() *time.Time { at := now.Add(RequeueAfter(cj, now, sched)); return &at }
 	if scheduled == nil {
 		return wait(), changed, nil
 	}
