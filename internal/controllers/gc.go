@@ -55,8 +55,16 @@ var GarbageCollectorUser = ControllerUser("generic-garbage-collector")
 // client (as GarbageCollectorUser) and whose events go to recorder (from
 // GarbageCollectorComponent).
 func NewGarbageCollector(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, recorder record.EventRecorder, log *slog.Logger) *GarbageCollector {
-	return &GarbageCollector{store: store, cat: cat, client: client, recorder: recorder, log: log, graph: newGraph(),
+	gc := &GarbageCollector{store: store, cat: cat, client: client, recorder: recorder, log: log, graph: newGraph(),
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[work]())}
+	gc.graph.kindOf = func(group, resource string) (string, bool) {
+		r, ok := gc.resourceOf(group, resource)
+		if !ok {
+			return "", false
+		}
+		return r.Kind, true
+	}
+	return gc
 }
 
 // Run collects garbage until ctx ends.

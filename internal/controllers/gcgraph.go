@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -60,6 +61,9 @@ type graph struct {
 	// of 10,000 objects) leaves under a quarter of peak, remove remakes
 	// the maps at their new size.
 	peak int
+	// kindOf is the kind stored under a group and resource, when known
+	// (nil: kinds are not compared).
+	kindOf func(group, resource string) (string, bool)
 }
 
 // shrinkFloor is the peak below which the maps are never remade.
@@ -173,7 +177,7 @@ func (g *graph) workForNew(n *node) []work {
 	for dep := range g.dependents[n.uid] {
 		if d := g.nodes[dep]; d != nil {
 			ref, _ := d.ownerRef(n.uid)
-			if w, ok := mismatch(n, ref, d); ok {
+			if w, ok := g.mismatch(n, ref, d); ok {
 				out = appendOnce(out, w)
 			}
 		}
@@ -197,7 +201,7 @@ func (g *graph) workForOwners(n *node, refs []metav1.OwnerReference) []work {
 		if checked {
 			continue
 		}
-		if w, bad := mismatch(owner, o, n); bad {
+		if w, bad := g.mismatch(owner, o, n); bad {
 			out, checked = appendOnce(out, w), true
 		}
 	}
@@ -206,16 +210,36 @@ func (g *graph) workForOwners(n *node, refs []metav1.OwnerReference) []work {
 
 // mismatch says whether dep's reference ref names owner (stored, with the
 // reference's uid) under other coordinates: a namespaced owner in another
-// namespace (reported), or another name. The collector then checks dep's
-// owners as the API server has them, in dep's namespace.
-func mismatch(owner *node, ref metav1.OwnerReference, dep *node) (work, bool) {
+// namespace (reported), another name, another API group or another kind.
+// The collector then checks dep's owners as the API server has them, by
+// the references' coordinates, in dep's namespace (an owner found there
+// with the reference's uid, at another version say, keeps dep).
+func (g *graph) mismatch(owner *node, ref metav1.OwnerReference, dep *node) (work, bool) {
 	switch {
 	case owner.namespace != "" && owner.namespace != dep.namespace:
 		return work{uid: dep.uid, invalidOwner: owner.uid}, true
-	case owner.name != ref.Name:
+	case owner.name != ref.Name || !g.sameKind(owner, ref):
 		return work{uid: dep.uid}, true
 	}
 	return work{}, false
+}
+
+// sameKind says whether ref's API group and kind may be owner's: a
+// malformed apiVersion, or a kind the graph cannot tell, is left to the
+// collector's check when something else queues dep.
+func (g *graph) sameKind(owner *node, ref metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return true
+	}
+	if gv.Group != owner.group {
+		return false
+	}
+	if g.kindOf == nil {
+		return true
+	}
+	kind, known := g.kindOf(owner.group, owner.resource)
+	return !known || kind == ref.Kind
 }
 
 // update replaces old with n.
