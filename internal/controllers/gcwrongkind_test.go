@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"net/http"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,20 +59,8 @@ func TestGraphQueuesAReferenceUnderAnotherKind(t *testing.T) {
 			return "ConfigMap", group == "" && resource == "configmaps"
 		}
 		g.apply(put(kv("o", types.UID("o"), false, nil)))
-		if got := g.apply(put(dependent(tc.apiVersion, tc.kind))); !equalWork(got, tc.want) {
+		if got := g.apply(put(dependent(tc.apiVersion, tc.kind))); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: work = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-}
-
-func equalWork(a, b []work) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
