@@ -86,7 +86,11 @@ type Store struct {
 	maxBatch int
 	hub      *fanout.Hub
 
-	wal                *wal
+	wal                *walFiles
+	epochs             walEpochs // as the data file has them; the writer's
+	checkpointing      bool      // a checkpoint runs; it reports on checkpointed
+	checkpointed       chan checkpointResult
+	checkpointErr      error // how the last checkpoint failed
 	overlay            *overlay
 	checkpointInterval time.Duration
 	checkpointEvents   int
@@ -145,15 +149,16 @@ func Open(path string, opts Options) (*Store, error) {
 		checkpointEvents:   opts.CheckpointEvents,
 		ops:                make(chan *op),
 		flushes:            make(chan chan error),
+		checkpointed:       make(chan checkpointResult, 1),
 		closing:            make(chan struct{}),
 		stopped:            make(chan struct{}),
 	}
-	epoch, err := s.init()
+	epochs, err := s.init()
 	if err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
-	if err := s.recover(path+".wal", epoch); err != nil {
+	if err := s.recover(path, epochs); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("bolt: open %s: %w", path, err)
 	}
@@ -162,11 +167,16 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// walEpochs are the epochs the data file names for the write-ahead log's
+// records after its revision: cur's, then next's (see wal_files.go). A file
+// from before the second log file has no next (0) until its first
+// checkpoint; one from before epochs has neither.
+type walEpochs struct{ cur, next uint64 }
+
 // init creates the buckets of a new file and loads the revision counters
-// and the log's epoch. A new file starts a new epoch, so that no log left
-// beside it by another file is read as its own; a file from before epochs
-// has none (0) until its first checkpoint.
-func (s *Store) init() (epoch uint64, err error) {
+// and the log's epochs. A new file starts new epochs, so that no log left
+// beside it by another file is read as its own.
+func (s *Store) init() (epochs walEpochs, err error) {
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		fresh := tx.Bucket(bucketMeta) == nil
 		for _, name := range [][]byte{bucketKV, bucketLog, bucketMeta} {
@@ -178,14 +188,25 @@ func (s *Store) init() (epoch uint64, err error) {
 		s.rev.Store(rev)
 		s.compacted.Store(compacted)
 		meta := tx.Bucket(bucketMeta)
-		epoch = uint64(decodeRev(meta.Get(metaWALEpoch)))
-		if fresh {
-			epoch = newEpoch()
-			return meta.Put(metaWALEpoch, encodeRev(int64(epoch)))
+		if !fresh {
+			epochs = readEpochs(meta)
+			return nil
 		}
-		return nil
+		epochs = walEpochs{cur: newEpoch(), next: newEpoch()}
+		return putEpochs(meta, epochs)
 	})
-	return epoch, err
+	return epochs, err
+}
+
+func readEpochs(meta *bbolt.Bucket) walEpochs {
+	return walEpochs{cur: uint64(decodeRev(meta.Get(metaWALEpoch))), next: uint64(decodeRev(meta.Get(metaWALNext)))}
+}
+
+func putEpochs(meta *bbolt.Bucket, e walEpochs) error {
+	if err := meta.Put(metaWALEpoch, encodeRev(int64(e.cur))); err != nil {
+		return err
+	}
+	return meta.Put(metaWALNext, encodeRev(int64(e.next)))
 }
 
 // newEpoch is a random nonzero log epoch.
@@ -197,36 +218,32 @@ func newEpoch() uint64 {
 	}
 }
 
-// recover opens the write-ahead log and writes the changes it holds beyond
-// the file's revision into the file, then empties it.
-func (s *Store) recover(walPath string, epoch uint64) error {
-	w, batches, err := openWAL(walPath, epoch)
+// recover opens the write-ahead log's files and writes the changes they
+// hold beyond the file's revision into the file. Unless both files are
+// empty (a clean shutdown), the data file moves to new epochs as it does
+// (in the same transaction when there are changes), so that no stale
+// record in either file is of an epoch written again; the writer starts in
+// the first file.
+func (s *Store) recover(path string, epochs walEpochs) error {
+	base := s.rev.Load()
+	w, events, err := openWALFiles(path, base, epochs.cur, epochs.next)
 	if err != nil {
 		return err
 	}
-	base := s.rev.Load()
-	var events []storage.Event
-	for _, b := range batches {
-		for i, ev := range b.events {
-			if b.first+int64(i) > base {
-				events = append(events, ev)
-			}
+	if len(events) > 0 || !w.empty() {
+		last := base
+		if len(events) > 0 {
+			last = events[len(events)-1].KV.ModRevision
 		}
-	}
-	if len(events) > 0 {
-		last := events[len(events)-1].KV.ModRevision
-		if events[0].KV.ModRevision != base+1 {
-			_ = w.close()
-			return fmt.Errorf("%w: it starts at revision %d, the file is at %d", errWALGap, events[0].KV.ModRevision, base)
-		}
-		if err := s.writeEvents(events, last, epoch); err != nil {
+		epochs = walEpochs{cur: newEpoch(), next: newEpoch()}
+		if err := s.writeEvents(events, last, epochs); err != nil {
 			_ = w.close()
 			return err
 		}
 		s.rev.Store(last)
 	}
-	w.reset(epoch)
-	s.wal, s.overlay = w, newOverlay(&s.rev)
+	w.rewind(epochs.cur)
+	s.wal, s.epochs, s.overlay = w, epochs, newOverlay(&s.rev)
 	return nil
 }
 

@@ -14,7 +14,9 @@ import (
 //	kv   key  -> record: createRev (8 bytes BE) | modRev (8 bytes BE) | value
 //	log  revision (8 bytes BE) -> event (see encodeEvent), until compacted
 //	meta "rev" -> current revision, "compacted" -> compacted revision (8 bytes BE),
-//	     "walEpoch" -> the epoch of the write-ahead log's records (8 bytes BE)
+//	     "walEpoch" -> the epoch of the write-ahead log's records after "rev",
+//	     "walNextEpoch" -> the epoch of the records after those, in the other
+//	     log file, once a checkpoint has begun (8 bytes BE each)
 var (
 	bucketKV   = []byte("kv")
 	bucketLog  = []byte("log")
@@ -23,6 +25,7 @@ var (
 	metaRev       = []byte("rev")
 	metaCompacted = []byte("compacted")
 	metaWALEpoch  = []byte("walEpoch")
+	metaWALNext   = []byte("walNextEpoch")
 )
 
 const recordHeader = 16

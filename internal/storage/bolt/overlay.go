@@ -2,6 +2,7 @@ package bolt
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,12 +24,12 @@ type overlay struct {
 	// events[i] is the change of revision base+1+i.
 	base   int64
 	events []storage.Event
-	latest map[string]int // key -> index in events of its last change
+	latest map[string]int64 // key -> the revision of its last change
 	bytes  int
 }
 
 func newOverlay(rev *atomic.Int64) *overlay {
-	return &overlay{rev: rev, base: rev.Load(), latest: make(map[string]int)}
+	return &overlay{rev: rev, base: rev.Load(), latest: make(map[string]int64)}
 }
 
 // add appends the changes of the next revisions and advances the revision.
@@ -36,7 +37,7 @@ func (o *overlay) add(events []storage.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, ev := range events {
-		o.latest[ev.KV.Key] = len(o.events)
+		o.latest[ev.KV.Key] = ev.KV.ModRevision
 		o.events = append(o.events, cloneEvent(ev))
 		o.bytes += len(ev.KV.Key) + len(ev.KV.Value)
 	}
@@ -68,15 +69,26 @@ func (o *overlay) size() (events, bytes int) {
 	return len(o.events), o.bytes
 }
 
-// checkpointed drops every change once the bbolt file holds them all, at
-// revision rev.
+// checkpointed drops the changes up to revision rev once the bbolt file
+// holds them; those made since the checkpoint began stay.
 func (o *overlay) checkpointed(rev int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	kept := o.events[rev-o.base:]
 	o.base = rev
 	o.events = nil
-	clear(o.latest)
 	o.bytes = 0
+	if len(kept) > 0 {
+		o.events = slices.Clone(kept) // not the dropped ones' array
+	}
+	for _, ev := range o.events {
+		o.bytes += len(ev.KV.Key) + len(ev.KV.Value)
+	}
+	for key, last := range o.latest {
+		if last <= rev {
+			delete(o.latest, key)
+		}
+	}
 }
 
 // get returns the latest pending change of key: found reports whether
@@ -84,11 +96,11 @@ func (o *overlay) checkpointed(rev int64) {
 func (o *overlay) get(key string) (kv storage.KeyValue, deleted, found bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()
-	i, ok := o.latest[key]
+	last, ok := o.latest[key]
 	if !ok {
 		return storage.KeyValue{}, false, false
 	}
-	ev := o.events[i]
+	ev := o.events[last-o.base-1]
 	if ev.Type == storage.EventDelete {
 		return storage.KeyValue{}, true, true
 	}

@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/admitd/admitd/pkg/storage"
@@ -16,7 +15,9 @@ import (
 // The write-ahead log makes a write durable with one append and one
 // fdatasync, where a bbolt commit costs several page writes and two
 // fdatasyncs. It holds the batches acknowledged since the last checkpoint;
-// a checkpoint moves them into the bbolt file and empties the log.
+// a checkpoint moves them into the bbolt file. The log is two files written
+// in turn, so that writes go on while a checkpoint runs (wal_files.go); a
+// wal is one of them.
 //
 // A record is one committed batch:
 //
@@ -25,7 +26,8 @@ import (
 //
 // The epoch (8 bytes LE, not stored in the record; 0 means none, for logs
 // written before epochs) is a random number the data file's meta bucket
-// holds: each checkpoint picks a new one in its transaction. A record
+// holds: each checkpoint's transaction makes the epoch the writer turned to
+// current and picks the next one. A record
 // checks only under the epoch it was written in, so that records a
 // checkpoint left behind (see reset), or a log left by another data file,
 // are never taken for the current log's.
@@ -56,17 +58,11 @@ type walBatch struct {
 	events []storage.Event
 }
 
-// openWAL opens or creates the log at path and returns its records of
-// epoch.
-func openWAL(path string, epoch uint64) (*wal, []walBatch, error) {
+// openWALFile opens or creates one log file at path and reads it whole.
+// (The caller makes a new file's directory entry durable.)
+func openWALFile(path string) (*wal, []byte, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, nil, err
-	}
-	// A new file's directory entry must be durable before the first
-	// acknowledged append relies on it.
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		_ = f.Close()
 		return nil, nil, err
 	}
 	data, err := io.ReadAll(f)
@@ -74,12 +70,7 @@ func openWAL(path string, epoch uint64) (*wal, []walBatch, error) {
 		_ = f.Close()
 		return nil, nil, err
 	}
-	batches, err := decodeWAL(data, epoch)
-	if err != nil {
-		_ = f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &wal{f: f, size: int64(len(data)), epoch: epoch}, batches, nil
+	return &wal{f: f, size: int64(len(data))}, data, nil
 }
 
 // decodeWAL decodes the valid records of data, stopping at the first that

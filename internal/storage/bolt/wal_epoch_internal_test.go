@@ -11,13 +11,13 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// CrashCopy copies the data file at path and its log as a crash would
-// leave them while the store is still open: its pending changes are only
-// in the log. (Exported for the package's external tests.)
+// CrashCopy copies the data file at path and its log files as a crash
+// would leave them while the store is still open: its pending changes are
+// only in the log. (Exported for the package's external tests.)
 func CrashCopy(t *testing.T, path string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, suffix := range []string{"", ".wal"} {
+	for _, suffix := range append([]string{""}, walSuffixes[:]...) {
 		data, err := os.ReadFile(path + suffix)
 		if err != nil {
 			t.Fatal(err)
@@ -53,7 +53,7 @@ func TestOpenRefusesALogWithAGap(t *testing.T) {
 		t.Fatal(err)
 	}
 	reopened := mustOpen(t, path, Options{})
-	epoch := reopened.wal.epoch
+	epoch := reopened.wal.epoch()
 	_ = reopened.Close()
 	rec := encodeWALRecord(epoch, 3, []storage.Event{{Type: storage.EventPut, KV: storage.KeyValue{Key: "/c", Value: []byte("3"), CreateRevision: 3, ModRevision: 3}}})
 	if err := os.WriteFile(path+".wal", rec, 0o600); err != nil {
@@ -96,30 +96,33 @@ func TestANewDataFileIgnoresTheOldLog(t *testing.T) {
 }
 
 // Bytes inside a stale record that happen to form a record (here, a value
-// holding one) are not replayed when new records end where they begin.
+// holding one) are not replayed when new records end where they begin,
+// even when they were forged in the epochs the data file named when they
+// were written (more than anyone outside the process can know): a log file
+// is written over only in an epoch picked after its last write.
 func TestStaleBytesInsideARecordAreNotReplayed(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "admitd.db")
-	s := mustOpen(t, path, Options{CheckpointInterval: time.Hour, CheckpointEvents: 1})
+	s := mustOpen(t, path, Options{CheckpointInterval: time.Hour, CheckpointEvents: 1 << 30})
 	fake := func(epoch uint64) []byte {
-		return encodeWALRecord(epoch, 3, []storage.Event{{Type: storage.EventPut,
-			KV: storage.KeyValue{Key: "/forged", Value: []byte("evil"), CreateRevision: 3, ModRevision: 3}}})
+		return encodeWALRecord(epoch, 4, []storage.Event{{Type: storage.EventPut,
+			KV: storage.KeyValue{Key: "/forged", Value: []byte("evil"), CreateRevision: 4, ModRevision: 4}}})
 	}
-	// The forger knows the format, and even the epoch the next records
-	// will be written in (more than anyone outside the process can).
-	epoch := s.wal.epoch // read before the writer runs
-	value := []byte(strings.Repeat("x", 200) + string(fake(epoch)))
-	rec1 := encodeWALRecord(epoch, 1, []storage.Event{{Type: storage.EventPut,
+	known := s.epochs // read before the writer runs
+	forged := append(fake(known.cur), fake(known.next)...)
+	value := []byte(strings.Repeat("x", 200) + string(forged))
+	rec1 := encodeWALRecord(known.cur, 1, []storage.Event{{Type: storage.EventPut,
 		KV: storage.KeyValue{Key: "/a", Value: value, CreateRevision: 1, ModRevision: 1}}})
-	off := strings.Index(string(rec1), string(fake(epoch)))
-	if _, err := s.Create(ctx, "/a", value); err != nil { // revision 1, checkpointed: a new epoch
-		t.Fatal(err)
-	}
+	off := strings.Index(string(rec1), string(forged))
+	mustCreateInternal(t, s, "/a", value) // revision 1, in the first file
+	mustFlush(t, s)                       // the writer turns to the second file
+	mustCreateInternal(t, s, "/c", []byte("c"))
+	mustFlush(t, s) // and back to the first, written from its start
 	var filler []byte
 	for n := range off {
 		v := []byte(strings.Repeat("y", n))
-		if len(encodeWALRecord(0, 2, []storage.Event{{Type: storage.EventPut, // the epoch is not in the record
-			KV: storage.KeyValue{Key: "/b", Value: v, CreateRevision: 2, ModRevision: 2}}})) == off {
+		if len(encodeWALRecord(0, 3, []storage.Event{{Type: storage.EventPut, // the epoch is not in the record
+			KV: storage.KeyValue{Key: "/b", Value: v, CreateRevision: 3, ModRevision: 3}}})) == off {
 			filler = v
 			break
 		}
@@ -127,14 +130,26 @@ func TestStaleBytesInsideARecordAreNotReplayed(t *testing.T) {
 	if filler == nil {
 		t.Fatal("no filler of the right size")
 	}
-	if _, err := s.Create(ctx, "/b", filler); err != nil { // revision 2, written at offset 0
-		t.Fatal(err)
-	}
+	mustCreateInternal(t, s, "/b", filler) // revision 3, written at offset 0 over /a's record
 	copied := mustOpen(t, CrashCopy(t, path), Options{})
 	if kv, err := copied.Get(ctx, "/forged"); err == nil {
 		t.Errorf("after a crash, /forged = %q@%d; it was never written", kv.Value, kv.ModRevision)
 	}
-	if kv, err := copied.Get(ctx, "/b"); err != nil || kv.ModRevision != 2 {
-		t.Errorf("after a crash, Get(/b) = %d, %v; want revision 2", kv.ModRevision, err)
+	if kv, err := copied.Get(ctx, "/b"); err != nil || kv.ModRevision != 3 {
+		t.Errorf("after a crash, Get(/b) = %d, %v; want revision 3", kv.ModRevision, err)
+	}
+}
+
+func mustCreateInternal(t *testing.T, s *Store, key string, value []byte) {
+	t.Helper()
+	if _, err := s.Create(t.Context(), key, value); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustFlush(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.flush(); err != nil {
+		t.Fatal(err)
 	}
 }

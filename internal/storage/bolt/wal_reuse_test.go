@@ -13,17 +13,21 @@ import (
 	"github.com/admitd/admitd/pkg/storage"
 )
 
-// A checkpoint rewinds the log instead of truncating it: new records
-// overwrite the old ones, and the old ones past them are stale. A crash
-// copy recovers exactly the new records.
+// The log files are rewound instead of truncated: each checkpoint turns the
+// writer to the other file, whose new records overwrite the old ones, and
+// the old ones past them are stale. A crash copy recovers exactly the new
+// records.
 func TestOpenAfterACheckpointIgnoresStaleRecords(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "admitd.db")
-	s := open(t, path, bolt.Options{CheckpointEvents: 3, CheckpointInterval: time.Hour})
+	s := open(t, path, bolt.Options{CheckpointEvents: 1 << 30, CheckpointInterval: time.Hour})
 	big := strings.Repeat("x", 20<<10)
-	for i := range 3 { // the third write checkpoints
+	for i := range 3 {
 		mustCreate(t, s, fmt.Sprintf("/big/%d", i), big)
 	}
+	checkpoint(t, s) // the writer turns to the second file
+	mustCreate(t, s, "/mid", "m")
+	checkpoint(t, s)                   // and back to the first
 	mustCreate(t, s, "/small/0", "s0") // written over the first big record
 	mustCreate(t, s, "/small/1", "s1")
 	if _, err := s.Update(ctx, "/big/1", []byte("shrunk"), 2); err != nil {
@@ -34,14 +38,14 @@ func TestOpenAfterACheckpointIgnoresStaleRecords(t *testing.T) {
 		t.Fatalf("log after a checkpoint = %v, %v; want it to keep its %d bytes of stale records", fi.Size(), err, 3*20<<10)
 	}
 	copied := open(t, copyPath, bolt.Options{})
-	if rev, _ := copied.Revision(ctx); rev != 6 {
-		t.Fatalf("Revision() = %d, want 6", rev)
+	if rev, _ := copied.Revision(ctx); rev != 7 {
+		t.Fatalf("Revision() = %d, want 7", rev)
 	}
 	got, err := copied.List(ctx, "/", storage.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprint([]string{"/big/0=" + big + "@1", "/big/1=shrunk@6", "/big/2=" + big + "@3", "/small/0=s0@4", "/small/1=s1@5"})
+	want := fmt.Sprint([]string{"/big/0=" + big + "@1", "/big/1=shrunk@7", "/big/2=" + big + "@3", "/mid=m@4", "/small/0=s0@5", "/small/1=s1@6"})
 	if fmt.Sprint(kvStrings(got.Items)) != want {
 		t.Errorf("List after recovery = %.200v, want %.200v", kvStrings(got.Items), want)
 	}
@@ -49,8 +53,8 @@ func TestOpenAfterACheckpointIgnoresStaleRecords(t *testing.T) {
 	// records of before the first crash do not come back.
 	mustCreate(t, copied, "/after", "a")
 	again := open(t, crashCopy(t, copyPath), bolt.Options{})
-	if kv, err := again.Get(ctx, "/after"); err != nil || kv.ModRevision != 7 {
-		t.Errorf("Get(/after) after a second recovery = %+v, %v; want revision 7", kv, err)
+	if kv, err := again.Get(ctx, "/after"); err != nil || kv.ModRevision != 8 {
+		t.Errorf("Get(/after) after a second recovery = %+v, %v; want revision 8", kv, err)
 	}
 	if kv, err := again.Get(ctx, "/big/1"); err != nil || string(kv.Value) != "shrunk" {
 		t.Errorf("Get(/big/1) after a second recovery = %s, %v; want shrunk", kv.Value, err)
@@ -71,8 +75,10 @@ func TestCloseEmptiesTheLog(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(path + ".wal"); err != nil || fi.Size() != 0 {
-		t.Fatalf("log after Close = %v bytes, %v; want empty", fi.Size(), err)
+	for _, suffix := range []string{".wal", ".wal2"} {
+		if fi, err := os.Stat(path + suffix); err != nil || fi.Size() != 0 {
+			t.Fatalf("log %s after Close = %v bytes, %v; want empty", suffix, fi.Size(), err)
+		}
 	}
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -84,5 +90,18 @@ func TestCloseEmptiesTheLog(t *testing.T) {
 	defer fresh.Close()
 	if _, err := fresh.Get(t.Context(), "/k/0"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Get(/k/0) in a new data file = %v, want not found", err)
+	}
+}
+
+// checkpoint moves every pending change into the data file (Compact at the
+// current revision checkpoints first).
+func checkpoint(t *testing.T, s *bolt.Store) {
+	t.Helper()
+	rev, err := s.Revision(t.Context())
+	if err == nil {
+		err = s.Compact(t.Context(), rev)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

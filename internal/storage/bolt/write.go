@@ -98,9 +98,10 @@ func (s *Store) submit(ctx context.Context, o *op) error {
 
 // run is the writer goroutine: it takes the first waiting write, adds every
 // other write already waiting, and commits them all with one log append.
-// It checkpoints the log into the bbolt file when enough has gathered, when
-// the oldest pending change is checkpointInterval old, when asked by
-// Compact, and before it stops.
+// It starts a checkpoint of the log into the bbolt file when enough has
+// gathered, when the oldest pending change is checkpointInterval old, when
+// asked by Compact, and before it stops; a checkpoint runs beside the
+// writes (see wal_files.go), one at a time.
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*op, 0, s.maxBatch)
@@ -114,13 +115,15 @@ func (s *Store) run() {
 			s.checkpointIfDue(timer)
 		case <-timer.C():
 			timer.fired()
-			if s.checkpoint() != nil {
-				timer.arm() // try again later
-			}
+			s.startCheckpoint()
+			s.checkpointIfDue(timer)
+		case res := <-s.checkpointed:
+			s.endCheckpoint(res)
+			s.checkpointIfDue(timer)
 		case reply := <-s.flushes:
-			reply <- s.checkpoint()
+			reply <- s.checkpointAll()
 		case <-s.closing:
-			s.finalErr = s.checkpoint()
+			s.finalErr = s.checkpointAll()
 			if s.finalErr == nil {
 				s.finalErr = s.wal.clear()
 			}
@@ -145,14 +148,14 @@ func (s *Store) gather(batch []*op) []*op {
 	return batch
 }
 
-// checkpointIfDue checkpoints at once when enough changes are pending, and
-// otherwise makes sure the timer will (or will retry a failed checkpoint).
+// checkpointIfDue starts a checkpoint at once when enough changes are
+// pending, and otherwise makes sure the timer will (or will retry a failed
+// checkpoint).
 func (s *Store) checkpointIfDue(timer *checkpointTimer) {
-	failed := false
 	if n, size := s.overlay.size(); n >= s.checkpointEvents || size >= checkpointBytes {
-		failed = s.checkpoint() != nil
+		s.startCheckpoint()
 	}
-	if n, _ := s.overlay.size(); n > 0 || failed {
+	if n, _ := s.overlay.size(); n > 0 || s.checkpointErr != nil {
 		timer.arm()
 	}
 }
@@ -286,26 +289,71 @@ func decideOne(o *op, prev *storage.KeyValue, rev int64) error {
 	return nil
 }
 
-// checkpoint moves the pending changes into the bbolt file in one
-// transaction, then empties the overlay and the write-ahead log.
-func (s *Store) checkpoint() error {
+// checkpointResult is how a checkpoint ended: the bbolt file holds the
+// changes up to last, in epochs, unless err.
+type checkpointResult struct {
+	last   int64
+	epochs walEpochs
+	err    error
+}
+
+// startCheckpoint starts moving the pending changes into the bbolt file
+// beside the writes, unless one is running or none is pending. The writer
+// turns to the other log file first, unless the last checkpoint failed
+// after turning (the other file then holds needed records). A data file
+// without a next epoch is checkpointed in place, with the writes waiting,
+// as before there were two log files.
+func (s *Store) startCheckpoint() {
 	events := s.overlay.pending()
-	if len(events) == 0 {
-		return nil
+	if s.checkpointing || len(events) == 0 {
+		return
 	}
 	last := events[len(events)-1].KV.ModRevision
-	epoch := newEpoch()
-	if err := s.writeEvents(events, last, epoch); err != nil {
-		return err
+	if s.epochs.next == 0 {
+		epochs := walEpochs{cur: newEpoch(), next: newEpoch()}
+		s.endCheckpoint(checkpointResult{last: last, epochs: epochs, err: s.writeEvents(events, last, epochs)})
+		if s.checkpointErr == nil {
+			s.wal.rewind(epochs.cur)
+		}
+		return
 	}
-	s.overlay.checkpointed(last)
-	s.wal.reset(epoch)
-	return nil
+	if s.wal.epoch() == s.epochs.cur {
+		s.wal.turn(s.epochs.next)
+	}
+	epochs := walEpochs{cur: s.wal.epoch(), next: newEpoch()}
+	s.checkpointing = true
+	go func() {
+		s.checkpointed <- checkpointResult{last: last, epochs: epochs, err: s.writeEvents(events, last, epochs)}
+	}()
+}
+
+// endCheckpoint takes a checkpoint's end: the changes it moved leave the
+// overlay, and its epochs are the file's.
+func (s *Store) endCheckpoint(res checkpointResult) {
+	s.checkpointing = false
+	s.checkpointErr = res.err
+	if res.err != nil {
+		return
+	}
+	s.overlay.checkpointed(res.last)
+	s.epochs = res.epochs
+}
+
+// checkpointAll waits for the running checkpoint, then moves what is still
+// pending into the bbolt file and waits for that too.
+func (s *Store) checkpointAll() error {
+	for range 2 {
+		if s.checkpointing {
+			s.endCheckpoint(<-s.checkpointed)
+		}
+		s.startCheckpoint() // nothing when nothing is pending
+	}
+	return s.checkpointErr
 }
 
 // writeEvents records changes in the kv and log buckets and sets the file's
-// revision to rev and the log's epoch to epoch, in one transaction.
-func (s *Store) writeEvents(events []storage.Event, rev int64, epoch uint64) error {
+// revision to rev and the log's epochs, in one transaction.
+func (s *Store) writeEvents(events []storage.Event, rev int64, epochs walEpochs) error {
 	return s.db.Update(func(tx *bbolt.Tx) error {
 		w := writeTx{kv: tx.Bucket(bucketKV), log: tx.Bucket(bucketLog)}
 		w.log.FillPercent = 1 // the log is append-only
@@ -315,7 +363,7 @@ func (s *Store) writeEvents(events []storage.Event, rev int64, epoch uint64) err
 			}
 		}
 		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(metaWALEpoch, encodeRev(int64(epoch))); err != nil {
+		if err := putEpochs(meta, epochs); err != nil {
 			return err
 		}
 		return meta.Put(metaRev, encodeRev(rev))
