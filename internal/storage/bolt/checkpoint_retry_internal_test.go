@@ -33,9 +33,15 @@ func TestAFailedCheckpointWaitsForTheIntervalBeforeItsRetry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "admitd.db")
 	s := mustOpen(t, path, Options{CheckpointInterval: time.Hour, CheckpointEvents: 2})
 	repair := failCheckpointsOf(t, s, "/x")
+	start := cursorsOf(s)
 	mustCreateInternal(t, s, "/x", []byte("1"))
 	mustCreateInternal(t, s, "/y", []byte("2")) // a checkpoint starts, and fails
-	time.Sleep(50 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); cursorsOf(s) == start; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no checkpoint was tried")
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // the writer takes its result
 	before := cursorsOf(s)
 	time.Sleep(200 * time.Millisecond) // idle
 	if n := cursorsOf(s) - before; n > 0 {
@@ -48,6 +54,8 @@ func TestAFailedCheckpointWaitsForTheIntervalBeforeItsRetry(t *testing.T) {
 	}
 }
 
+// cursorsOf counts the cursors the data file's write transactions opened
+// (each put opens one), failed ones included.
 func cursorsOf(s *Store) int64 {
 	st := s.db.Stats()
 	return st.TxStats.GetCursorCount()
