@@ -149,10 +149,11 @@ func (s *Store) gather(batch []*op) []*op {
 }
 
 // checkpointIfDue starts a checkpoint at once when enough changes are
-// pending, and otherwise makes sure the timer will (or will retry a failed
-// checkpoint).
+// pending, and otherwise makes sure the timer will. A failed checkpoint is
+// retried by the timer only: at once, it would be tried again as soon as
+// it failed, over and over (it runs beside the writes).
 func (s *Store) checkpointIfDue(timer *checkpointTimer) {
-	if n, size := s.overlay.size(); n >= s.checkpointEvents || size >= checkpointBytes {
+	if n, size := s.overlay.size(); s.checkpointErr == nil && (n >= s.checkpointEvents || size >= checkpointBytes) {
 		s.startCheckpoint()
 	}
 	if n, _ := s.overlay.size(); n > 0 || s.checkpointErr != nil {
