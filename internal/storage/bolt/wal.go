@@ -226,6 +226,11 @@ func (w *wal) clear() error {
 	if err := w.f.Truncate(0); err != nil {
 		return err
 	}
+	// durable, so that a power loss cannot bring back records of the
+	// epoch the next start writes the other file in
+	if err := fdatasync(w.f); err != nil {
+		return err
+	}
 	w.size = 0
 	return nil
 }

@@ -90,7 +90,7 @@ func openWALFiles(path string, base int64, cur, next uint64) (*walFiles, []stora
 	events, err := recoverRecords(data, base, cur, next)
 	if err != nil {
 		_ = w.close()
-		return nil, nil, fmt.Errorf("%s: %w", path+walSuffixes[0], err)
+		return nil, nil, fmt.Errorf("%s%s, %s: %w", path, walSuffixes[0], walSuffixes[1], err)
 	}
 	return w, events, nil
 }
