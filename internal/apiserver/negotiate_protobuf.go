@@ -26,6 +26,12 @@ func wantsProtobuf(r *http.Request) bool {
 	if !strings.Contains(accept, mediaProtobuf) {
 		return false
 	}
+	// Without parameters every type has q=1 and the first wins: typed
+	// clients' own "application/vnd.kubernetes.protobuf, */*" and the like
+	// need no parsing.
+	if first, _, _ := strings.Cut(accept, ","); !strings.Contains(accept, ";") && strings.TrimSpace(first) == mediaProtobuf {
+		return true
+	}
 	bestQ, wants := -1.0, false
 	for _, clause := range strings.Split(accept, ",") {
 		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))

@@ -18,6 +18,9 @@ func TestWantsProtobuf(t *testing.T) {
 		"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json":                 false,
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json": false,
 		"application/vnd.kubernetes.protobuf;q=0":                                                          false,
+		" application/vnd.kubernetes.protobuf , application/json;q=0.9":                                    true,
+		"application/vnd.kubernetes.protobuf, application/json;q=2":                                        false,
+		"text/plain;x, application/vnd.kubernetes.protobuf":                                                true,
 		"": false,
 	} {
 		r := httptest.NewRequest("GET", "/", nil)

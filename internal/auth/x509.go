@@ -72,7 +72,7 @@ func (a *X509Authenticator) Authenticate(r *http.Request) (authenticationv1.User
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return authenticationv1.UserInfo{}, false, nil
 	}
-	key := chainKey(r.TLS.PeerCertificates)
+	key := a.cache.keyOf(r.TLS.PeerCertificates)
 	if user, ok := a.cache.get(key, time.Now()); ok {
 		return user, true, nil
 	}

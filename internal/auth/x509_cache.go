@@ -22,6 +22,10 @@ const verifiedCacheSize = 1024
 type verifiedCache struct {
 	mu      sync.Mutex
 	entries map[[32]byte]verifiedEntry
+	// leaves are the keys of lone leaf certificates by identity: a
+	// connection's requests share its parsed peer certificates, so they
+	// need not hash the certificate again (bounded as entries).
+	leaves map[*x509.Certificate][32]byte
 }
 
 type verifiedEntry struct {
@@ -40,6 +44,27 @@ func chainKey(certs []*x509.Certificate) [32]byte {
 	var k [32]byte
 	h.Sum(k[:0])
 	return k
+}
+
+// keyOf is chainKey(certs), remembered for a lone leaf certificate.
+func (c *verifiedCache) keyOf(certs []*x509.Certificate) [32]byte {
+	if len(certs) != 1 {
+		return chainKey(certs)
+	}
+	c.mu.Lock()
+	key, ok := c.leaves[certs[0]]
+	c.mu.Unlock()
+	if ok {
+		return key
+	}
+	key = chainKey(certs)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.leaves == nil || len(c.leaves) >= verifiedCacheSize {
+		c.leaves = map[*x509.Certificate][32]byte{}
+	}
+	c.leaves[certs[0]] = key
+	return key
 }
 
 func (c *verifiedCache) get(key [32]byte, now time.Time) (authenticationv1.UserInfo, bool) {

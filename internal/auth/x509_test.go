@@ -245,3 +245,30 @@ func TestLoadClientCAFile(t *testing.T) {
 		t.Errorf("LoadClientCAFile(absent) error = nil, want an error")
 	}
 }
+
+// A lone leaf's key is its chain key, found by the certificate's identity
+// on the connection's later requests; the identities kept are bounded.
+func TestVerifiedCacheKeysALeafByIdentity(t *testing.T) {
+	ca := newRoot(t)
+	_, carol := issue(t, ca, pkix.Name{CommonName: "carol"}, false, x509.ExtKeyUsageClientAuth)
+	_, dave := issue(t, ca, pkix.Name{CommonName: "dave"}, false, x509.ExtKeyUsageClientAuth)
+	var c verifiedCache
+	leaf := []*x509.Certificate{carol.leaf}
+	if got, want := c.keyOf(leaf), chainKey(leaf); got != want {
+		t.Fatalf("keyOf = %x, want the chain key %x", got, want)
+	}
+	if got, want := c.keyOf(leaf), chainKey(leaf); got != want || len(c.leaves) != 1 {
+		t.Fatalf("keyOf again = %x (%d identities kept), want %x from the one kept", got, len(c.leaves), want)
+	}
+	pair := []*x509.Certificate{dave.leaf, carol.leaf}
+	if got, want := c.keyOf(pair), chainKey(pair); got != want || len(c.leaves) != 1 {
+		t.Errorf("keyOf(chain of two) = %x (%d identities kept), want %x and no identity kept", got, len(c.leaves), want)
+	}
+	for range verifiedCacheSize + 5 {
+		copied := *dave.leaf // another parse of the same certificate: another identity
+		c.keyOf([]*x509.Certificate{&copied})
+	}
+	if n := len(c.leaves); n > verifiedCacheSize {
+		t.Errorf("%d identities kept, want at most %d", n, verifiedCacheSize)
+	}
+}
