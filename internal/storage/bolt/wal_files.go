@@ -119,7 +119,11 @@ func recoverRecords(data [2][]byte, base int64, cur, next uint64) ([]storage.Eve
 	if next != 0 {
 		// the next epoch's records are in the file cur's are not in, or,
 		// when cur has none, in either
-		for _, i := range []int{1 - holder, holder} {
+		candidates := []int{1 - holder}
+		if len(batches) == 0 {
+			candidates = []int{0, 1}
+		}
+		for _, i := range candidates {
 			more, err := decodeWAL(data[i], next)
 			if err != nil {
 				return nil, err
