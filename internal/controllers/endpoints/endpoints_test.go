@@ -2,6 +2,7 @@ package endpoints
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,7 +97,6 @@ func TestEndpointsFollowServiceAndPods(t *testing.T) {
 	if _, err := c.CoreV1().Services("default").Create(ctx, plain, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := "labels=map[endpoints.kubernetes.io/managed-by:endpoint-controller service.kubernetes.io/headless: team:a] [10.244.0.2 | 10.244.0.3 web:8080/TCP] trigger=true"
 	expect := func(want string) {
 		t.Helper()
 		eventually(t, "Endpoints "+want, func() (bool, string) {
@@ -104,10 +104,18 @@ func TestEndpointsFollowServiceAndPods(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			return describe(ep) == want, describe(ep)
+			got := describe(ep)
+			if trimmed, anyTrigger := strings.CutSuffix(want, " trigger=any"); anyTrigger {
+				got, want = got[:strings.LastIndex(got, " trigger=")], trimmed
+			}
+			return got == want, got
 		})
 	}
-	expect(want)
+	// The first Endpoints may lose the trigger time, as on kcm: a sync
+	// whose cache does not yet hold the Endpoints it created fails to
+	// create them again, and its retry, with the trigger already
+	// recorded, writes the next change without one.
+	expect("labels=map[endpoints.kubernetes.io/managed-by:endpoint-controller service.kubernetes.io/headless: team:a] [10.244.0.2 | 10.244.0.3 web:8080/TCP] trigger=any")
 	runPod(t, c, "web-2", "10.244.0.4", true)
 	expect("labels=map[endpoints.kubernetes.io/managed-by:endpoint-controller service.kubernetes.io/headless: team:a] [10.244.0.2 10.244.0.4 | 10.244.0.3 web:8080/TCP] trigger=true")
 	if _, err := c.CoreV1().Endpoints("default").Get(ctx, "plain", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
