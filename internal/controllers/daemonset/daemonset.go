@@ -89,7 +89,7 @@ type Controller struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	nodeQueue workqueue.TypedRateLimitingInterface[string]
 
-	expectations *expectations
+	expectations *controllers.Expectations
 	// failedPodsBackoff spaces out the deletion of a node's failed daemon
 	// pods (kube-controller-manager's 1s to 15min).
 	failedPodsBackoff *flowcontrol.Backoff
@@ -99,7 +99,7 @@ type Controller struct {
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, now: time.Now,
-		expectations:      newExpectations(),
+		expectations:      controllers.NewExpectations(),
 		failedPodsBackoff: flowcontrol.NewBackOff(time.Second, 15*time.Minute),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "daemonset"}),

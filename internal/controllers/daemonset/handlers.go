@@ -21,7 +21,7 @@ func (c *Controller) updateDaemonSet(old, cur *appsv1.DaemonSet) {
 
 func (c *Controller) deleteDaemonSet(ds *appsv1.DaemonSet) {
 	k := key(ds.Namespace, ds.Name)
-	c.expectations.forget(k)
+	c.expectations.Forget(k)
 	c.queue.Add(k)
 }
 
@@ -107,7 +107,7 @@ func (c *Controller) addPod(pod *corev1.Pod) {
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		if ds := c.resolveControllerRef(pod.Namespace, ref); ds != nil {
-			c.expectations.creationObserved(key(ds.Namespace, ds.Name))
+			c.expectations.CreationObserved(key(ds.Namespace, ds.Name))
 			c.enqueue(ds)
 		}
 		return
@@ -162,7 +162,7 @@ func (c *Controller) deletePod(pod *corev1.Pod) {
 		return
 	}
 	if ds := c.resolveControllerRef(pod.Namespace, ref); ds != nil {
-		c.expectations.deletionObserved(key(ds.Namespace, ds.Name))
+		c.expectations.DeletionObserved(key(ds.Namespace, ds.Name))
 		c.enqueue(ds)
 	}
 }

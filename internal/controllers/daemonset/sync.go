@@ -33,7 +33,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	namespace, name, _ := cutKey(k)
 	ds, ok := c.daemonSets.Get(namespace, name)
 	if !ok {
-		c.expectations.forget(k)
+		c.expectations.Forget(k)
 		return nil
 	}
 	nodes := c.nodes.List("", func(*corev1.Node) bool { return true })
@@ -51,7 +51,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 		return fmt.Errorf("failed to construct revisions of DaemonSet: %v", err)
 	}
 	hash := cur.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
-	if !c.expectations.satisfied(k) {
+	if !c.expectations.Satisfied(k) {
 		return c.updateStatus(ctx, ds, nodes, hash, false)
 	}
 	err = c.update(ctx, ds, nodes, hash, k, old)
@@ -72,7 +72,7 @@ func (c *Controller) update(ctx context.Context, ds *appsv1.DaemonSet, nodes []*
 	if err := c.manage(ctx, ds, nodes, hash); err != nil {
 		return err
 	}
-	if c.expectations.satisfied(k) && ds.Spec.UpdateStrategy.Type == appsv1.RollingUpdateDaemonSetStrategyType {
+	if c.expectations.Satisfied(k) && ds.Spec.UpdateStrategy.Type == appsv1.RollingUpdateDaemonSetStrategyType {
 		if err := c.rollingUpdate(ctx, ds, nodes, hash); err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func unscheduledPodsWithoutNode(nodes []*corev1.Node, byNode map[string][]*corev
 func (c *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, remove, create []string, hash string) error {
 	k := key(ds.Namespace, ds.Name)
 	create, remove = create[:min(len(create), burstReplicas)], remove[:min(len(remove), burstReplicas)]
-	c.expectations.expect(k, len(create), len(remove))
+	c.expectations.Expect(k, len(create), len(remove))
 	errCh := make(chan error, len(create)+len(remove))
 	template := PodTemplate(ds, hash)
 	batch := min(len(create), slowStartInitialBatch)
@@ -236,14 +236,14 @@ func (c *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, remove
 					if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 						return
 					}
-					c.expectations.creationObserved(k)
+					c.expectations.CreationObserved(k)
 					errCh <- err
 				}
 			})
 		}
 		wg.Wait()
 		if skipped := len(create) - (pos + batch); len(errCh) > failedBefore && skipped > 0 {
-			c.expectations.lower(k, skipped, 0)
+			c.expectations.Lower(k, skipped, 0)
 			break
 		}
 	}
@@ -251,7 +251,7 @@ func (c *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, remove
 	for _, name := range remove {
 		wg.Go(func() {
 			if err := c.deletePodOf(ctx, ds, name); err != nil {
-				c.expectations.deletionObserved(k)
+				c.expectations.DeletionObserved(k)
 				if !apierrors.IsNotFound(err) {
 					errCh <- err
 				}

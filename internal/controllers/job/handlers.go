@@ -47,7 +47,7 @@ func (c *Controller) addPod(pod *corev1.Pod) {
 	}
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		if j := c.jobFor(pod.Namespace, ref); j != nil {
-			c.expectations.creationObserved(jobKey(j))
+			c.expectations.CreationObserved(jobKey(j))
 			c.enqueueBatched(j)
 		}
 		return
@@ -116,7 +116,7 @@ func (c *Controller) podDeleted(pod *corev1.Pod, final bool) {
 		return
 	}
 	k := jobKey(j)
-	c.expectations.deletionObserved(k)
+	c.expectations.DeletionObserved(k)
 	if final || !hasFinalizer {
 		c.finalizerExpectations.removalObserved(k, pod.UID)
 	}
@@ -153,6 +153,6 @@ func (c *Controller) deleteJob(j *batchv1.Job) {
 	c.queue.Add(k)
 	c.finishedJobs.Delete(j.UID)
 	c.enqueueOrphansOf(j)
-	c.expectations.forget(k)
+	c.expectations.Forget(k)
 	c.backoffs.remove(k)
 }

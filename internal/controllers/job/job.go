@@ -97,7 +97,7 @@ type Controller struct {
 	pods *watchcache.Cache[*corev1.Pod]
 	jobs *watchcache.Cache[*batchv1.Job]
 
-	expectations          *expectations
+	expectations          *controllers.Expectations
 	finalizerExpectations *finalizerExpectations
 	backoffs              *backoffStore
 	// finishedJobs are the uids of Jobs this controller has written
@@ -112,7 +112,7 @@ type Controller struct {
 // New returns the Job controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{caches: cfg.Caches, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, workers: cfg.Workers,
-		expectations: newExpectations(), finalizerExpectations: newFinalizerExpectations(), backoffs: newBackoffStore(),
+		expectations: controllers.NewExpectations(), finalizerExpectations: newFinalizerExpectations(), backoffs: newBackoffStore(),
 		now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](apiBackoff, maxAPIBackoff),

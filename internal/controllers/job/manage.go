@@ -35,7 +35,7 @@ func (c *Controller) manageJob(ctx context.Context, sc *syncContext) (int32, err
 	active := int32(len(sc.activePods))
 	if jobSuspended(j) {
 		rm := activePodsForRemoval(j, sc.activePods, int(active))
-		c.expectations.expectDeletions(k, len(rm))
+		c.expectations.Expect(k, 0, len(rm))
 		removedReady, removed, err := c.deleteJobPods(ctx, j, rm)
 		sc.terminating += removed
 		sc.ready -= removedReady
@@ -47,7 +47,7 @@ func (c *Controller) manageJob(ctx context.Context, sc *syncContext) (int32, err
 		rm = rm[:maxPodChangesPerSync]
 	}
 	if len(rm) > 0 {
-		c.expectations.expectDeletions(k, len(rm))
+		c.expectations.Expect(k, 0, len(rm))
 		removedReady, removed, err := c.deleteJobPods(ctx, j, rm)
 		sc.terminating += removed
 		sc.ready -= removedReady
@@ -125,7 +125,7 @@ func (c *Controller) indexesReadyForCreation(indexes []int, delayed map[int]*cor
 // terminates) and the first error.
 func (c *Controller) createPods(ctx context.Context, sc *syncContext, indexes []int, n int) (int, error) {
 	j, k := sc.job, jobKey(sc.job)
-	c.expectations.expectCreations(k, n)
+	c.expectations.Expect(k, n, 0)
 	template := j.Spec.Template.DeepCopy()
 	if isIndexed(j) {
 		addCompletionIndexEnv(template)
@@ -152,7 +152,7 @@ func (c *Controller) createPods(ctx context.Context, sc *syncContext, indexes []
 					// is going counts as active: every other would fail too
 					created.Add(1)
 				default:
-					c.expectations.creationObserved(k)
+					c.expectations.CreationObserved(k)
 					errs <- err
 				}
 			})
@@ -162,7 +162,7 @@ func (c *Controller) createPods(ctx context.Context, sc *syncContext, indexes []
 		if len(errs) > 0 {
 			firstErr = <-errs
 			for range remaining {
-				c.expectations.creationObserved(k)
+				c.expectations.CreationObserved(k)
 			}
 			break
 		}
@@ -225,7 +225,7 @@ func (c *Controller) deleteJobPods(ctx context.Context, j *batchv1.Job, pods []*
 			err = c.deletePod(ctx, j, p.Name)
 		}
 		if err != nil {
-			c.expectations.deletionObserved(k)
+			c.expectations.DeletionObserved(k)
 		}
 		return err
 	})

@@ -58,7 +58,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	ns, name, _ := strings.Cut(k, "/")
 	shared, ok := c.jobs.Get(ns, name)
 	if !ok {
-		c.expectations.forget(k)
+		c.expectations.Forget(k)
 		c.finalizerExpectations.forget(k)
 		c.backoffs.remove(k)
 		return nil
@@ -82,7 +82,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	if j.Status.UncountedTerminatedPods == nil {
 		j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
-	satisfied := c.expectations.satisfied(k)
+	satisfied := c.expectations.Satisfied(k)
 	pods, err := c.podsForJob(ctx, j)
 	if err != nil {
 		return err

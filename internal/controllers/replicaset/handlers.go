@@ -57,7 +57,7 @@ func (c *Controller) addPod(pod *corev1.Pod) {
 	if ref := metav1.GetControllerOfNoCopy(pod); ref != nil {
 		if rs := c.resolveControllerRef(pod.Namespace, ref); rs != nil {
 			k := key(rs.Namespace, rs.Name)
-			c.expectations.creationObserved(k)
+			c.expectations.CreationObserved(k)
 			c.queue.Add(k)
 		}
 		return
@@ -118,6 +118,6 @@ func (c *Controller) deletePodEvent(pod *corev1.Pod) {
 		return
 	}
 	k := key(rs.Namespace, rs.Name)
-	c.expectations.deletionObserved(k, key(pod.Namespace, pod.Name))
+	c.expectations.DeletionOfObserved(k, key(pod.Namespace, pod.Name))
 	c.queue.Add(k)
 }

@@ -86,7 +86,7 @@ type Controller struct {
 
 	pods         *watchcache.Cache[*corev1.Pod]
 	owners       *watchcache.Cache[*appsv1.ReplicaSet]
-	expectations *expectations
+	expectations *controllers.Expectations
 	queue        workqueue.TypedRateLimitingInterface[string]
 	now          func() time.Time
 }
@@ -99,7 +99,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c := &Controller{kind: cfg.Kind, store: cfg.Store, client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log,
 		workers: cfg.Workers, ownersPrefix: layout.ResourcePrefix(ownersRes), caches: cfg.Caches,
-		expectations: newExpectations(), now: time.Now,
+		expectations: controllers.NewExpectations(), now: time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: cfg.Kind.Name})}
 	if c.workers <= 0 {
@@ -180,10 +180,10 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 	ns, name, _ := cutKey(k)
 	rs, ok := c.owners.Get(ns, name)
 	if !ok {
-		c.expectations.forget(k)
+		c.expectations.Forget(k)
 		return nil
 	}
-	needsSync := c.expectations.satisfied(k)
+	needsSync := c.expectations.Satisfied(k)
 	selector, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
 	if err != nil {
 		c.log.Warn("invalid selector", "key", k, "err", err)
@@ -237,7 +237,7 @@ func (c *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod, r
 	switch {
 	case diff < 0:
 		n := min(-diff, burstReplicas)
-		c.expectations.expectCreations(k, n)
+		c.expectations.Expect(k, n, 0)
 		created, err := slowStartBatch(n, func() error {
 			err := c.createPod(ctx, rs)
 			if err != nil && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -246,7 +246,7 @@ func (c *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod, r
 			return err
 		})
 		for range n - created {
-			c.expectations.creationObserved(k) // never to be seen
+			c.expectations.CreationObserved(k) // never to be seen
 		}
 		return err
 	case diff > 0:
@@ -256,13 +256,13 @@ func (c *Controller) manageReplicas(ctx context.Context, active []*corev1.Pod, r
 		for i, p := range victims {
 			keys[i] = key(p.Namespace, p.Name)
 		}
-		c.expectations.expectDeletions(k, keys)
+		c.expectations.ExpectDeletionsOf(k, keys)
 		errs := make(chan error, n)
 		var wg sync.WaitGroup
 		for i, p := range victims {
 			wg.Go(func() {
 				if err := c.deletePod(ctx, rs, p.Name); err != nil {
-					c.expectations.deletionObserved(k, keys[i])
+					c.expectations.DeletionOfObserved(k, keys[i])
 					if !apierrors.IsNotFound(err) {
 						errs <- err
 					}
@@ -343,6 +343,6 @@ func (c *Controller) updateOwner(old, cur *appsv1.ReplicaSet) {
 // again with its name starts clean.
 func (c *Controller) deleteOwner(rs *appsv1.ReplicaSet) {
 	k := key(rs.Namespace, rs.Name)
-	c.expectations.forget(k)
+	c.expectations.Forget(k)
 	c.queue.Add(k)
 }
