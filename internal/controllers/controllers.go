@@ -130,8 +130,10 @@ func runQueue(ctx context.Context, store storage.Store, prefix string, f followe
 		queue.ShutDown()
 	}()
 	go follow(ctx, store, prefix, f, log)
-	for processNext(ctx, queue, sync, log, retry, keyName) {
-	}
+	parkWithReserve(func() {
+		for processNext(ctx, queue, sync, log, retry, keyName) {
+		}
+	})
 }
 
 func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, log *slog.Logger, msg, keyName string) bool {

@@ -58,8 +58,10 @@ func RunWorkerPools(ctx context.Context, synced []<-chan struct{}, pools ...Work
 	for _, p := range pools {
 		for range p.Workers {
 			wg.Go(func() {
-				for p.ProcessNext(ctx) {
-				}
+				parkWithReserve(func() {
+					for p.ProcessNext(ctx) {
+					}
+				})
 			})
 		}
 	}
