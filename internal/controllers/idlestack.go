@@ -9,10 +9,13 @@ package controllers
 // path starts (HTTP/2's handler and frame writers, two or three per
 // request) begins at 2 KiB and copies its stack once or twice as it
 // grows. Parking the workers with a reserve on their stacks lifts the
-// average over it: new goroutines begin at 4 KiB. Measured with
-// BenchmarkCreateConfigMap_8RawClients/bolt (8 alternating rounds):
-// 214.5 → 199.0 µs of CPU per create (−7%, p=0.04); the workers' stacks
-// grow to 4 KiB once (~180 KiB in all).
+// average over it: new goroutines begin at 4 KiB (a reserve of 512 B
+// already does; 1 KiB leaves room for more goroutines). Measured with
+// BenchmarkCreateConfigMap_8RawClients/bolt (8 alternating rounds, a
+// 1.5 KiB reserve, the same 4 KiB start): 214.5 → 199.0 µs of CPU per
+// create (−7%, p=0.04); the built binary under loadgen with this 1 KiB
+// reserve: 211 → 190 µs (8 rounds). The workers' stacks grow to 4 KiB
+// once (~180 KiB in all).
 
 // idleStackReserve is what a parked worker keeps on its stack.
 const idleStackReserve = 1024
