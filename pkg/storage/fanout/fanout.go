@@ -159,9 +159,7 @@ func (h *Hub) deliverLocked(w *watcher, events []storage.Event) {
 		if ev.KV.ModRevision <= w.from || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 			continue
 		}
-		select {
-		case w.in <- ev:
-		default:
+		if !w.in.push(ev, h.bufSize) {
 			h.dropLocked(w, ErrTooSlow)
 			return
 		}
@@ -177,7 +175,7 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 	w := &watcher{
 		hub:    h,
 		prefix: prefix,
-		in:     make(chan storage.Event, h.bufSize),
+		in:     newQueue(h.bufSize),
 		out:    make(chan storage.Event),
 		done:   make(chan struct{}),
 	}
@@ -224,7 +222,7 @@ func (h *Hub) Watch(ctx context.Context, prefix string, after int64, replay Repl
 // the Hub's queue, without a goroutine passing each event on (so that the
 // client sees how many events wait, and writes them out together).
 func (h *Hub) registerDirectLocked(ctx context.Context, w *watcher) {
-	w.out = w.in
+	w.out = w.in.ch
 	w.stopCtx = context.AfterFunc(ctx, func() { h.remove(w) })
 	h.watchers[w] = struct{}{}
 }
@@ -268,7 +266,7 @@ func (h *Hub) watchFromHistory(ctx context.Context, w *watcher, after, upTo int6
 			return false, storage.ErrClosed
 		case h.rev == upTo:
 			for _, ev := range history {
-				w.in <- ev
+				w.in.push(ev, h.bufSize) // it fits: history is at most half
 			}
 			w.from = upTo
 			h.registerDirectLocked(ctx, w)
@@ -315,7 +313,7 @@ func (h *Hub) dropLocked(w *watcher, reason error) {
 	if w.stopCtx != nil { // direct: the client sees w.in closed
 		w.setErr(reason)
 	}
-	close(w.in)
+	w.in.drop()
 }
 
 // watcher implements storage.Watcher. Its goroutine replays history, then
@@ -326,7 +324,7 @@ type watcher struct {
 	hub    *Hub
 	prefix string
 	from   int64 // live events up to from are not queued (a watch from a future revision)
-	in     chan storage.Event
+	in     *queue
 	out    chan storage.Event
 	done   chan struct{}
 	reason error // set by the Hub before it closes in
@@ -373,7 +371,7 @@ func (w *watcher) run(ctx context.Context, after, upTo int64, replay Replay) {
 	last := max(after, upTo)
 	for {
 		select {
-		case ev, ok := <-w.in:
+		case ev, ok := <-w.in.ch:
 			if !ok {
 				w.setErr(w.reason)
 				return
