@@ -8,9 +8,12 @@
 #       makes each client a user of its own, 200 flows);
 #   (b) WATCHERS (1000) watches of one namespace, then CREATES (2000) creates from 8 clients, and
 #       the same creates without watchers (test/loadmix -mode watchers);
-#   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates).
+#   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates);
+#   (d) issue 27's other verbs, as (c) for creates: VERB_OPS (20000) gets, updates, JSON merge
+#       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
+#       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
 # After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
-# CPU it used per operation (kube-apiserver's line adds etcd's). WORKLOADS=a,b,c picks runs.
+# CPU it used per operation (kube-apiserver's line adds etcd's). WORKLOADS (a,b,c) picks runs.
 # Heavy: run it alone (flock /tmp/admitd-heavy.lock).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +27,8 @@ SHARED_CONNECTION=${SHARED_CONNECTION:-}
 WATCHERS=${WATCHERS:-1000}
 CREATES=${CREATES:-2000}
 LOADGEN_COUNT=${LOADGEN_COUNT:-3000}
+VERB_OPS=${VERB_OPS:-20000}
+VERB_OBJECTS=${VERB_OBJECTS:-800}
 WORKLOADS=${WORKLOADS:-a,b,c}
 OUT=$(mktemp -d /tmp/sidebyside-load.XXXX)
 (cd "$ROOT" && go build -o "$OUT/admitd" ./cmd/admitd && go build -o "$OUT/loadmix" ./test/loadmix)
@@ -101,6 +106,13 @@ for round in $(seq 1 "$ROUNDS"); do
     esac
     case ",$WORKLOADS," in *,c,*)
       run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT";;
+    esac
+    case ",$WORKLOADS," in *,d,*)
+      "$OUT/loadmix" -kubeconfig "$kc" -mode verbs -verb seed -verb-objects "$VERB_OBJECTS" > /dev/null
+      for verb in get update patch apply; do
+        run "(d) $VERB_OPS ${verb}s" $server "$VERB_OPS" \
+          "$OUT/loadmix" -kubeconfig "$kc" -mode verbs -verb "$verb" -ops "$VERB_OPS" -verb-objects "$VERB_OBJECTS"
+      done;;
     esac
   done
 done

@@ -5,6 +5,7 @@
 //
 //	loadmix -kubeconfig K -mode lists    [-clients 200 -objects 5000 -duration 60s]
 //	loadmix -kubeconfig K -mode watchers [-watchers 1000 -creates 2000]
+//	loadmix -kubeconfig K -mode verbs -verb get|update|patch|apply|seed [-ops 20000 -verb-objects 800]
 //
 // lists: -clients clients, as -list-users users (impersonated), each on a
 // connection of its own (-shared-connection: all on one), list one
@@ -19,6 +20,11 @@
 // watchers: -watchers watches of one namespace (100 streams a connection),
 // then -creates ConfigMaps from 8 clients; it reports creates/s and
 // whether every watcher received every event.
+//
+// verbs: -ops requests of -verb (get, update, patch, apply) from 8 clients
+// on -verb-objects ConfigMaps of one namespace (seeded first where
+// missing; -verb seed only seeds), as loadgen's creates for the other
+// verbs; it reports the rate and latency.
 package main
 
 import (
@@ -53,7 +59,7 @@ import (
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "admin kubeconfig of the server")
-	mode := flag.String("mode", "lists", "lists or watchers")
+	mode := flag.String("mode", "lists", "lists, watchers or verbs")
 	clients := flag.Int("clients", 200, "lists: concurrent listing clients")
 	listUsers := flag.Int("list-users", 1, "lists: how many users the listing clients are (client i is user lister-<i mod n>); 1: one heavy user beside the second user")
 	sharedConnection := flag.Bool("shared-connection", false, "lists: the listing clients share one HTTP/2 connection (client-go's transport cache) instead of one each, as separate processes have")
@@ -61,6 +67,9 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "lists: how long the clients list")
 	watchers := flag.Int("watchers", 1000, "watchers: concurrent watches")
 	creates := flag.Int("creates", 2000, "watchers: ConfigMaps created while they watch")
+	verb := flag.String("verb", "get", "verbs: get, update, patch, apply, or seed (create the objects only)")
+	ops := flag.Int("ops", 20000, "verbs: requests in total")
+	verbObjects := flag.Int("verb-objects", 800, "verbs: ConfigMaps the requests spread over")
 	cpuProfile := flag.String("cpuprofile", "", "write the client's own CPU profile to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -85,6 +94,8 @@ func main() {
 		runLists(ctx, cfg, admin, *kubeconfig, listLoad{*clients, max(*listUsers, 1), *sharedConnection}, *objects, *duration)
 	case "watchers":
 		runWatchers(ctx, cfg, admin, *watchers, *creates)
+	case "verbs":
+		runVerb(ctx, cfg, admin, *verb, *ops, *verbObjects)
 	default:
 		fail(fmt.Errorf("unknown mode %q", *mode))
 	}
