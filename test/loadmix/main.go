@@ -19,7 +19,8 @@
 //
 // watchers: -watchers watches of one namespace (100 streams a connection),
 // then -creates ConfigMaps from 8 clients; it reports creates/s and
-// whether every watcher received every event.
+// whether every watcher received every event (-hold keeps the watches
+// open a while longer, idle).
 //
 // verbs: -ops requests of -verb (get, update, patch, apply) from 8 clients
 // on -verb-objects ConfigMaps of one namespace (seeded first where
@@ -67,6 +68,7 @@ func main() {
 	duration := flag.Duration("duration", 60*time.Second, "lists: how long the clients list")
 	watchers := flag.Int("watchers", 1000, "watchers: concurrent watches")
 	creates := flag.Int("creates", 2000, "watchers: ConfigMaps created while they watch")
+	hold := flag.Duration("hold", 0, "watchers: keep the watches open this long after every event arrived (to measure idle watchers)")
 	verb := flag.String("verb", "get", "verbs: get, update, patch, apply, or seed (create the objects only)")
 	ops := flag.Int("ops", 20000, "verbs: requests in total")
 	verbObjects := flag.Int("verb-objects", 800, "verbs: ConfigMaps the requests spread over")
@@ -93,7 +95,7 @@ func main() {
 	case "lists":
 		runLists(ctx, cfg, admin, *kubeconfig, listLoad{*clients, max(*listUsers, 1), *sharedConnection}, *objects, *duration)
 	case "watchers":
-		runWatchers(ctx, cfg, admin, *watchers, *creates)
+		runWatchers(ctx, cfg, admin, *watchers, *creates, *hold)
 	case "verbs":
 		runVerb(ctx, cfg, admin, *verb, *ops, *verbObjects)
 	default:
@@ -326,7 +328,7 @@ func secondUser(cfg *rest.Config, kubeconfig string, deadline time.Time) <-chan 
 	return out
 }
 
-func runWatchers(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, watchers, creates int) {
+func runWatchers(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, watchers, creates int, hold time.Duration) {
 	ns := fmt.Sprintf("watched-%d", time.Now().UnixNano())
 	ensureNamespace(ctx, admin, ns, 0)
 	list, err := admin.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
@@ -384,6 +386,7 @@ func runWatchers(ctx context.Context, cfg *rest.Config, admin kubernetes.Interfa
 		time.Sleep(50 * time.Millisecond)
 	}
 	delivered := time.Since(start)
+	time.Sleep(hold)
 	fmt.Printf("watchers: %d watches (set up in %v), %d creates in %v (%.0f/s, %d failed); events received %d of %d, all delivered after %v\n",
 		watchers, setup.Round(time.Millisecond), creates, took.Round(time.Millisecond), float64(creates)/took.Seconds(), failed.Load(),
 		received.Load(), want, delivered.Round(time.Millisecond))
