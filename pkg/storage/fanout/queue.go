@@ -7,10 +7,12 @@ import (
 )
 
 // chanCap is the capacity of a watcher's channel. The events a watcher may
-// lag behind beyond it (up to the Hub's bufSize) wait in a slice that grows
+// lag behind beyond it (up to the Hub's bufSize) wait in a slice of
+// pointers to the published events (shared by every watcher) that grows
 // only while the watcher lags, so that an idle watcher costs a few
-// kilobytes rather than bufSize events (74 KiB at the default 1,024): a
-// server with thousands of watches keeps its memory for the ones that lag.
+// kilobytes rather than bufSize events (74 KiB at the default 1,024), and
+// one that lags as far as it may ~13 KiB: a server with thousands of
+// watches keeps its memory for the events themselves.
 // 64 events hold a coalesced delivery of 1,000 watchers (50 ms) at ~1,000
 // writes a second without the overflow.
 const chanCap = 64
@@ -24,7 +26,7 @@ type queue struct {
 	ch chan storage.Event
 
 	mu       sync.Mutex
-	overflow []storage.Event
+	overflow []*storage.Event
 	pumping  bool
 	dropped  bool
 	// quit ends a pump blocked on a reader that stopped reading; made
@@ -36,14 +38,14 @@ func newQueue(bufSize int) *queue {
 	return &queue{ch: make(chan storage.Event, min(bufSize, chanCap))}
 }
 
-// push queues ev unless the queue already holds limit events (the reader
-// lags too far); it never blocks.
-func (q *queue) push(ev storage.Event, limit int) bool {
+// push queues *ev unless the queue already holds limit events (the reader
+// lags too far); it never blocks. *ev must not change afterwards.
+func (q *queue) push(ev *storage.Event, limit int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.pumping {
 		select {
-		case q.ch <- ev:
+		case q.ch <- *ev:
 			return true
 		default:
 		}
@@ -109,7 +111,7 @@ func (q *queue) pump() {
 func (q *queue) moveLocked() {
 	for len(q.overflow) > 0 {
 		select {
-		case q.ch <- q.overflow[0]:
+		case q.ch <- *q.overflow[0]:
 			q.popLocked()
 		default:
 			return
@@ -119,9 +121,9 @@ func (q *queue) moveLocked() {
 
 func (q *queue) popLocked() storage.Event {
 	ev := q.overflow[0]
-	q.overflow[0] = storage.Event{}
+	q.overflow[0] = nil
 	q.overflow = q.overflow[1:]
-	return ev
+	return *ev
 }
 
 // stopPumpLocked ends the pump: it closes the channel of a dropped queue

@@ -68,30 +68,6 @@ func TestTooSlowAfterOverflowIsAPrefix(t *testing.T) {
 	}
 }
 
-// TestStoppingALaggingWatcherEndsItsPump: the goroutine that moves a
-// lagging watcher's overflow ends when the watcher stops, though nobody
-// reads.
-func TestStoppingALaggingWatcherEndsItsPump(t *testing.T) {
-	h := fanout.New(0, 1000)
-	before := runtime.NumGoroutine()
-	w, err := h.Watch(t.Context(), "", 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	publish(h, "/k", 1, 500)
-	if n := runtime.NumGoroutine(); n <= before {
-		t.Fatalf("%d goroutines with a lagging watcher, %d before: no pump to test", n, before)
-	}
-	w.Stop()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > before {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines after Stop, %d before", runtime.NumGoroutine(), before)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestIdleWatchersAreSmall: a watcher that does not lag holds a few
 // kilobytes, not its whole buffer (74 KiB of events at the default size).
 func TestIdleWatchersAreSmall(t *testing.T) {
@@ -114,5 +90,38 @@ func TestIdleWatchersAreSmall(t *testing.T) {
 	}
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8<<10 {
 		t.Errorf("a watcher allocated %d bytes, want at most 8 KiB", per)
+	}
+}
+
+// TestLaggingWatchersHoldPointers: a watcher lagging as far as it may
+// holds pointers to the shared events, not copies (74 KiB each).
+func TestLaggingWatchersHoldPointers(t *testing.T) {
+	h := fanout.New(0, 1000)
+	const n = 100
+	watchers := make([]storage.Watcher, n)
+	for i := range watchers {
+		w, err := h.Watch(t.Context(), "/k", 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		watchers[i] = w
+	}
+	events := make([]storage.Event, 990)
+	for i := range events {
+		events[i] = put("/k", int64(i+1))
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	h.Publish(events)
+	runtime.ReadMemStats(&after)
+	for _, w := range watchers {
+		if w.Err() != nil {
+			t.Fatalf("a watcher ended: %v", w.Err())
+		}
+		w.Stop()
+	}
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
+		t.Errorf("a watcher lagging 990 events allocated %d bytes, want at most 24 KiB", per)
 	}
 }
