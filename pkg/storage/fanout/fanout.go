@@ -142,7 +142,8 @@ func (h *Hub) deliverPendingLocked() {
 		return
 	}
 	h.deliverAllLocked(h.pending)
-	h.pending = nil // lagging watchers may point into it
+	clear(h.pending)
+	h.pending = h.pending[:0]
 }
 
 func (h *Hub) deliverAllLocked(events []storage.Event) {
@@ -154,8 +155,7 @@ func (h *Hub) deliverAllLocked(events []storage.Event) {
 
 // deliverLocked queues the events under w's prefix, or ends w if it is full.
 func (h *Hub) deliverLocked(w *watcher, events []storage.Event) {
-	for i := range events {
-		ev := &events[i]
+	for _, ev := range events {
 		if ev.KV.ModRevision <= w.from || !strings.HasPrefix(ev.KV.Key, w.prefix) {
 			continue
 		}
@@ -265,8 +265,8 @@ func (h *Hub) watchFromHistory(ctx context.Context, w *watcher, after, upTo int6
 			h.mu.Unlock()
 			return false, storage.ErrClosed
 		case h.rev == upTo:
-			for i := range history {
-				w.in.push(&history[i], h.bufSize) // it fits: history is at most half
+			for _, ev := range history {
+				w.in.push(ev, h.bufSize) // it fits: history is at most half
 			}
 			w.from = upTo
 			h.registerDirectLocked(ctx, w)

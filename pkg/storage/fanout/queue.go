@@ -7,14 +7,14 @@ import (
 )
 
 // chanCap is the capacity of a watcher's channel. The events a watcher may
-// lag behind beyond it (up to the Hub's bufSize) wait in a slice of
-// pointers to the published events (shared by every watcher) that grows
+// lag behind beyond it (up to the Hub's bufSize) wait in a slice that grows
 // only while the watcher lags, so that an idle watcher costs a few
-// kilobytes rather than bufSize events (74 KiB at the default 1,024), and
-// one that lags as far as it may ~13 KiB: a server with thousands of
-// watches keeps its memory for the events themselves.
+// kilobytes rather than bufSize events (74 KiB at the default 1,024): a
+// server with thousands of watches keeps its memory for the ones that lag.
 // 64 events hold a coalesced delivery of 1,000 watchers (50 ms) at ~1,000
-// writes a second without the overflow.
+// writes a second without the overflow. (The overflow holds copies: a
+// pointer into the published batch would keep the whole batch, every
+// prefix's events, alive for as long as a watcher of a quiet prefix lags.)
 const chanCap = 64
 
 // queue is a watcher's events on their way to its reader: the channel the
@@ -25,8 +25,10 @@ const chanCap = 64
 type queue struct {
 	ch chan storage.Event
 
-	mu       sync.Mutex
-	overflow []*storage.Event
+	mu sync.Mutex
+	// overflow's first event stays there while the pump sends it, so
+	// that it counts against the limit until the channel has it
+	overflow []storage.Event
 	pumping  bool
 	dropped  bool
 	// quit ends a pump blocked on a reader that stopped reading; made
@@ -38,14 +40,14 @@ func newQueue(bufSize int) *queue {
 	return &queue{ch: make(chan storage.Event, min(bufSize, chanCap))}
 }
 
-// push queues *ev unless the queue already holds limit events (the reader
-// lags too far); it never blocks. *ev must not change afterwards.
-func (q *queue) push(ev *storage.Event, limit int) bool {
+// push queues ev unless the queue already holds limit events (the reader
+// lags too far); it never blocks.
+func (q *queue) push(ev storage.Event, limit int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if !q.pumping {
 		select {
-		case q.ch <- *ev:
+		case q.ch <- ev:
 			return true
 		default:
 		}
@@ -94,10 +96,15 @@ func (q *queue) pump() {
 			q.mu.Unlock()
 			return
 		}
-		ev := q.popLocked()
+		ev := q.overflow[0] // only the pump removes it; push appends behind
 		q.mu.Unlock()
 		select {
 		case q.ch <- ev:
+			q.mu.Lock()
+			if !q.dropped { // a drop emptied the overflow already
+				q.popLocked()
+			}
+			q.mu.Unlock()
 		case <-q.quit:
 			q.mu.Lock()
 			q.stopPumpLocked()
@@ -111,7 +118,7 @@ func (q *queue) pump() {
 func (q *queue) moveLocked() {
 	for len(q.overflow) > 0 {
 		select {
-		case q.ch <- *q.overflow[0]:
+		case q.ch <- q.overflow[0]:
 			q.popLocked()
 		default:
 			return
@@ -119,11 +126,9 @@ func (q *queue) moveLocked() {
 	}
 }
 
-func (q *queue) popLocked() storage.Event {
-	ev := q.overflow[0]
-	q.overflow[0] = nil
+func (q *queue) popLocked() {
+	q.overflow[0] = storage.Event{}
 	q.overflow = q.overflow[1:]
-	return *ev
 }
 
 // stopPumpLocked ends the pump: it closes the channel of a dropped queue
