@@ -208,7 +208,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 		return err
 	}
 	defer watcher.Stop()
-	ws.pending = func() int { return len(watcher.Events()) }
+	ws.pending = pendingOf(watcher)
 	defer func() {
 		ws.pending = nil
 		if ws.unflushed {
@@ -240,7 +240,7 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 				if sent, err := s.sendEvent(ctx, ws, res, lq, ev); !sent || err != nil {
 					return err
 				}
-				if len(watcher.Events()) == 0 {
+				if ws.pending() == 0 {
 					break
 				}
 			}
@@ -249,6 +249,16 @@ func (s *Server) follow(ctx context.Context, ws *watchStream, rq *request, res *
 			}
 		}
 	}
+}
+
+// pendingOf counts the events waiting for a watch's reader: all of them
+// for a watcher that can tell (the fanout Hub's, whose channel holds the
+// first 256), else those its channel holds.
+func pendingOf(w storage.Watcher) func() int {
+	if p, ok := w.(interface{ Pending() int }); ok {
+		return p.Pending
+	}
+	return func() int { return len(w.Events()) }
 }
 
 // sendEvent sends ev if the watch's selector lets it through; sent is

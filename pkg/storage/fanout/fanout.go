@@ -340,6 +340,11 @@ var _ storage.Watcher = (*watcher)(nil)
 
 func (w *watcher) Events() <-chan storage.Event { return w.out }
 
+// Pending tells whether events wait for the reader in Events() or behind
+// it (its channel holds 256), so that a reader can write a burst out at
+// once: above 0, an event will come.
+func (w *watcher) Pending() int { return w.in.pending() }
+
 func (w *watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()

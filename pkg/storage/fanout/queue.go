@@ -8,14 +8,16 @@ import (
 
 // chanCap is the capacity of a watcher's channel. The events a watcher may
 // lag behind beyond it (up to the Hub's bufSize) wait in a slice that grows
-// only while the watcher lags, so that an idle watcher costs a few
-// kilobytes rather than bufSize events (74 KiB at the default 1,024): a
-// server with thousands of watches keeps its memory for the ones that lag.
-// 64 events hold a coalesced delivery of 1,000 watchers (50 ms) at ~1,000
-// writes a second without the overflow. (The overflow holds copies: a
-// pointer into the published batch would keep the whole batch, every
-// prefix's events, alive for as long as a watcher of a quiet prefix lags.)
-const chanCap = 64
+// only while the watcher lags, so that an idle watcher costs ~18 KiB rather
+// than bufSize events (74 KiB at the default 1,024). 256 events hold the
+// bursts of heavy fan-out without the overflow: 1,000 watchers of a stream
+// of creates on 2 cores, the watchers' reader on the same cores, lag past
+// 64 events often enough that with 64 the pumps cost ~5% more CPU a create;
+// with 256, what a full 1,024-event channel cost. (The overflow holds
+// copies: a pointer into the published batch would keep the whole batch,
+// every prefix's events, alive for as long as a watcher of a quiet prefix
+// lags.)
+const chanCap = 256
 
 // queue is a watcher's events on their way to its reader: the channel the
 // reader receives from, and, when the channel is full, an overflow that a
@@ -25,11 +27,10 @@ const chanCap = 64
 type queue struct {
 	ch chan storage.Event
 
-	mu sync.Mutex
-	// overflow's first event stays there while the pump sends it, so
-	// that it counts against the limit until the channel has it
+	mu       sync.Mutex
 	overflow []storage.Event
 	pumping  bool
+	inHand   bool // the pump is sending overflow[0]
 	dropped  bool
 	// quit ends a pump blocked on a reader that stopped reading; made
 	// with the first pump, closed when the queue is dropped
@@ -76,6 +77,7 @@ func (q *queue) drop() {
 	}
 	q.dropped = true
 	q.overflow = nil
+	q.inHand = false
 	if q.pumping {
 		close(q.quit) // the pump closes ch: it may be sending on it
 		return
@@ -84,11 +86,18 @@ func (q *queue) drop() {
 }
 
 // pump moves the overflow into the channel until it is empty or the queue
-// is dropped.
+// is dropped. The event it sends stays first in the overflow, in hand,
+// until the send is done (it counts against the limit until the channel
+// has it), and is removed when the pump next holds the lock: one lock a
+// send.
 func (q *queue) pump() {
 	for {
 		q.mu.Lock()
 		if !q.dropped {
+			if q.inHand {
+				q.popLocked()
+				q.inHand = false
+			}
 			q.moveLocked()
 		}
 		if q.dropped || len(q.overflow) == 0 {
@@ -97,14 +106,10 @@ func (q *queue) pump() {
 			return
 		}
 		ev := q.overflow[0] // only the pump removes it; push appends behind
+		q.inHand = true
 		q.mu.Unlock()
 		select {
 		case q.ch <- ev:
-			q.mu.Lock()
-			if !q.dropped { // a drop emptied the overflow already
-				q.popLocked()
-			}
-			q.mu.Unlock()
 		case <-q.quit:
 			q.mu.Lock()
 			q.stopPumpLocked()
@@ -112,6 +117,23 @@ func (q *queue) pump() {
 			return
 		}
 	}
+}
+
+// pending tells whether events wait for the reader, and at most how many:
+// what the channel holds when it holds any, else the overflow but for the
+// event in the pump's hand (it may be in the channel already). Above 0, an
+// event will come; 0 with the last one on its way is possible.
+func (q *queue) pending() int {
+	if n := len(q.ch); n > 0 {
+		return n
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(q.ch) + len(q.overflow)
+	if q.inHand {
+		n--
+	}
+	return n
 }
 
 // moveLocked moves into the channel what fits without blocking.
@@ -135,6 +157,7 @@ func (q *queue) popLocked() {
 // (drop left that to it) and lets go of the overflow's array.
 func (q *queue) stopPumpLocked() {
 	q.pumping = false
+	q.inHand = false
 	q.overflow = nil
 	if q.dropped {
 		close(q.ch)

@@ -17,13 +17,13 @@ func rev(r int64) storage.Event {
 // and the channel closes after what it held.
 func TestDroppingALaggingQueueEndsItsPump(t *testing.T) {
 	q := newQueue(1000)
-	for r := int64(1); r <= 200; r++ {
+	for r := int64(1); r <= chanCap+100; r++ {
 		if !q.push(rev(r), 1000) {
 			t.Fatalf("push %d refused", r)
 		}
 	}
 	if !q.isPumping() {
-		t.Fatal("200 events in a queue of 64 and no pump")
+		t.Fatalf("%d events in a channel of %d and no pump", chanCap+100, chanCap)
 	}
 	q.drop()
 	for deadline := time.Now().Add(5 * time.Second); q.isPumping(); time.Sleep(time.Millisecond) {
@@ -46,16 +46,17 @@ func TestDroppingALaggingQueueEndsItsPump(t *testing.T) {
 // TestQueueHoldsAtMostItsLimit: nobody reads, so limit events fit and the
 // next is refused, the one the pump is sending included.
 func TestQueueHoldsAtMostItsLimit(t *testing.T) {
-	q := newQueue(200)
+	const limit = chanCap + 100
+	q := newQueue(limit)
 	defer q.drop()
-	for r := int64(1); r <= 200; r++ {
-		if !q.push(rev(r), 200) {
-			t.Fatalf("push %d of 200 refused", r)
+	for r := int64(1); r <= limit; r++ {
+		if !q.push(rev(r), limit) {
+			t.Fatalf("push %d of %d refused", r, limit)
 		}
 	}
 	time.Sleep(10 * time.Millisecond) // the pump takes the first of the overflow in hand
-	if q.push(rev(201), 200) {
-		t.Error("a 201st event was taken by a queue of 200")
+	if q.push(rev(limit+1), limit) {
+		t.Errorf("event %d was taken by a queue of %d", limit+1, limit)
 	}
 }
 
@@ -113,4 +114,37 @@ func (q *queue) isPumping() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.pumping
+}
+
+// TestPendingCountsTheOverflow: pending is above 0 while events wait
+// behind a full channel, and 0 once the reader has drained the queue, so
+// that a reader never waits for an event pending promised.
+func TestPendingCountsTheOverflow(t *testing.T) {
+	q := newQueue(1000)
+	defer q.drop()
+	for r := int64(1); r <= chanCap+50; r++ {
+		q.push(rev(r), 1000)
+	}
+	time.Sleep(10 * time.Millisecond) // the pump takes the first of the overflow in hand
+	if n := q.pending(); n < chanCap || n > chanCap+50 {
+		t.Errorf("pending = %d with %d queued, want %d to %d", n, chanCap+50, chanCap, chanCap+50)
+	}
+	for r := int64(1); r <= chanCap+50; r++ {
+		if r > 1 && q.pending() == 0 && r < chanCap+50 {
+			t.Fatalf("pending = 0 with revisions %d to %d to come", r, chanCap+50)
+		}
+		select {
+		case ev := <-q.ch:
+			if ev.KV.ModRevision != r {
+				t.Fatalf("revision %d, want %d", ev.KV.ModRevision, r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("revision %d never came", r)
+		}
+	}
+	for deadline := time.Now().Add(5 * time.Second); q.pending() != 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pending = %d after every event was read", q.pending())
+		}
+	}
 }
