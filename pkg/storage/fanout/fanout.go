@@ -342,7 +342,10 @@ func (w *watcher) Events() <-chan storage.Event { return w.out }
 
 // Pending tells whether events wait for the reader in Events() or behind
 // it (its channel holds 256), so that a reader can write a burst out at
-// once: above 0, an event will come.
+// once: above 0, an event will come. For a watcher replaying history, the
+// live events queued behind the replay count too: its goroutine passes
+// each on after the replay (the Hub queues only events after the replay's
+// end, so run's skip of older ones never drops a counted event).
 func (w *watcher) Pending() int { return w.in.pending() }
 
 func (w *watcher) Err() error {

@@ -42,7 +42,9 @@ func newQueue(bufSize int) *queue {
 }
 
 // push queues ev unless the queue already holds limit events (the reader
-// lags too far); it never blocks.
+// lags too far); it never blocks. The event the pump has just sent counts
+// twice until the pump next takes the lock, so a queue may refuse at
+// limit-1 for that moment, never above limit.
 func (q *queue) push(ev storage.Event, limit int) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
