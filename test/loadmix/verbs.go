@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 )
 
@@ -25,37 +26,29 @@ const verbClients = 8
 // verbOp is one request of a verb workload on the ConfigMap name: i counts
 // the client's requests, rv is the object's last resourceVersion the client
 // saw (kept for updates); it returns the new one.
-type verbOp func(ctx context.Context, cms typedConfigMaps, name string, i int, rv string) (string, error)
-
-// typedConfigMaps is the clientset's ConfigMap client of verbsNamespace.
-type typedConfigMaps = interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.ConfigMap, error)
-	Update(ctx context.Context, cm *corev1.ConfigMap, opts metav1.UpdateOptions) (*corev1.ConfigMap, error)
-	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*corev1.ConfigMap, error)
-	Apply(ctx context.Context, cm *corev1ac.ConfigMapApplyConfiguration, opts metav1.ApplyOptions) (*corev1.ConfigMap, error)
-}
+type verbOp func(ctx context.Context, cms corev1client.ConfigMapInterface, name string, i int, rv string) (string, error)
 
 // verbOps are the verb workloads: a get, an update (of the whole object,
 // with its resourceVersion), a JSON merge patch and a server-side apply,
 // each changing one data key of the object.
 var verbOps = map[string]verbOp{
-	"get": func(ctx context.Context, cms typedConfigMaps, name string, _ int, rv string) (string, error) {
+	"get": func(ctx context.Context, cms corev1client.ConfigMapInterface, name string, _ int, rv string) (string, error) {
 		_, err := cms.Get(ctx, name, metav1.GetOptions{})
 		return rv, err
 	},
-	"update": func(ctx context.Context, cms typedConfigMaps, name string, i int, rv string) (string, error) {
+	"update": func(ctx context.Context, cms corev1client.ConfigMapInterface, name string, i int, rv string) (string, error) {
 		out, err := cms.Update(ctx, verbObject(name, rv, i), metav1.UpdateOptions{})
 		if err != nil {
 			return rv, err
 		}
 		return out.ResourceVersion, nil
 	},
-	"patch": func(ctx context.Context, cms typedConfigMaps, name string, i int, rv string) (string, error) {
+	"patch": func(ctx context.Context, cms corev1client.ConfigMapInterface, name string, i int, rv string) (string, error) {
 		patch := fmt.Appendf(nil, `{"data":{"n":%q}}`, strconv.Itoa(i))
 		_, err := cms.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
 		return rv, err
 	},
-	"apply": func(ctx context.Context, cms typedConfigMaps, name string, i int, rv string) (string, error) {
+	"apply": func(ctx context.Context, cms corev1client.ConfigMapInterface, name string, i int, rv string) (string, error) {
 		cm := corev1ac.ConfigMap(name, verbsNamespace).WithData(map[string]string{"n": strconv.Itoa(i)})
 		_, err := cms.Apply(ctx, cm, metav1.ApplyOptions{FieldManager: "loadmix", Force: true})
 		return rv, err
