@@ -217,13 +217,8 @@ func runLists(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface,
 	second := secondUser(cfg, kubeconfig, deadline)
 	wg.Wait()
 	slow := <-second
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	pct := func(p float64) time.Duration {
-		if len(latencies) == 0 {
-			return 0
-		}
-		return latencies[int(p*float64(len(latencies)-1))].Round(time.Millisecond)
-	}
+	slices.Sort(latencies)
+	pct := func(p float64) time.Duration { return quantile(latencies, p).Round(time.Millisecond) }
 	var fails []string
 	for k, v := range failures {
 		fails = append(fails, fmt.Sprintf("%s=%d", k, v))

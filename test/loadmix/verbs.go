@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -142,7 +142,7 @@ func runVerb(ctx context.Context, cfg *rest.Config, admin kubernetes.Interface, 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	slices.Sort(latencies)
 	fmt.Printf("%s: %d done, rate=%.0f/s p50=%.2fms p99=%.2fms failures=%d\n", verb, len(latencies),
 		float64(len(latencies))/elapsed.Seconds(), ms(quantile(latencies, 0.50)), ms(quantile(latencies, 0.99)), failures)
 	if firstErr != nil {
@@ -191,11 +191,12 @@ func ensureVerbObjects(ctx context.Context, cs kubernetes.Interface, objects int
 	}
 }
 
+// quantile is the q-quantile of sorted latencies (0 when there are none).
 func quantile(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
-	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
+	return sorted[int(q*float64(len(sorted)-1))]
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
