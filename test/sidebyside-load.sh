@@ -13,7 +13,8 @@
 #       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
 #       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
 # After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
-# CPU it used per operation (kube-apiserver's line adds etcd's). WORKLOADS (a,b,c) picks runs.
+# CPU it used per operation (kube-apiserver's line adds etcd's), and its RSS right after the run
+# split into anonymous memory and file pages. WORKLOADS (a,b,c) picks runs.
 # Heavy: run it alone (flock /tmp/admitd-heavy.lock).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,6 +46,11 @@ echo "results and logs in $OUT"
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
+# rsssplit PID: its RSS now, split into anonymous memory (what it allocated) and file pages (its
+# binary's pages, mapped files such as bbolt's or etcd's data file; the kernel can drop them).
+rsssplit() {
+  awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} /^RssShmem/{s=$2} END{printf "%d MiB anon + %d MiB file", a/1024, (f+s)/1024}' "/proc/$1/status"
+}
 # settle: wait (at most 60 s) until the servers and etcd use under 10 % of a core together.
 settle() {
   local t0 t1 i p
@@ -86,9 +92,11 @@ run() {
     printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.2f (+ etcd %.2f)\n' "" "" \
       $(( $(cat "$OUT/peak.$KPID") / 1024 )) $(( $(cat "$OUT/peak.$EPID") / 1024 )) \
       "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')" "$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')"
+    printf '%-34s %-15s RSS after: %s (+ etcd %s)\n' "" "" "$(rsssplit $KPID)" "$(rsssplit $EPID)"
   else
     printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.2f\n' "" "" \
       $(( $(cat "$OUT/peak.$APID") / 1024 )) "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')"
+    printf '%-34s %-15s RSS after: %s\n' "" "" "$(rsssplit $APID)"
   fi
 }
 for round in $(seq 1 "$ROUNDS"); do
