@@ -8,7 +8,9 @@
 #       makes each client a user of its own, 200 flows);
 #   (b) WATCHERS (1000) watches of one namespace, then CREATES (2000) creates from 8 clients, and
 #       the same creates without watchers (test/loadmix -mode watchers);
-#   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates);
+#   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates), also
+#       against test/h2floor: Go's HTTPS server echoing each create's body, nothing else (the
+#       floor of any server built on net/http);
 #   (d) issue 27's other verbs, as (c) for creates: VERB_OPS (20000) gets, updates, JSON merge
 #       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
 #       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
@@ -32,7 +34,7 @@ VERB_OPS=${VERB_OPS:-20000}
 VERB_OBJECTS=${VERB_OBJECTS:-800}
 WORKLOADS=${WORKLOADS:-a,b,c}
 OUT=$(mktemp -d /tmp/sidebyside-load.XXXX)
-(cd "$ROOT" && go build -o "$OUT/admitd" ./cmd/admitd && go build -o "$OUT/loadmix" ./test/loadmix)
+(cd "$ROOT" && go build -o "$OUT/admitd" ./cmd/admitd && go build -o "$OUT/loadmix" ./test/loadmix && go build -o "$OUT/h2floor" ./test/h2floor)
 (cd "$TOOLS/loadgen" && go build -o "$OUT/loadgen" .)
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 "$TOOLS/kube-apiserver/start.sh" "$OUT/kas" > "$OUT/start.log" 2>&1
@@ -40,7 +42,9 @@ KPID=$(awk '$1=="kube-apiserver"{print $2}' "$OUT/kas/pids")
 EPID=$(awk '$1=="etcd"{print $2}' "$OUT/kas/pids")
 "$OUT/admitd" serve --secure-port=0 --data-dir="$OUT/admitd-data" --kubeconfig-out="$OUT/admitd.kubeconfig" > "$OUT/admitd.log" 2>&1 &
 APID=$!
-trap 'kill $APID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
+"$OUT/h2floor" -kubeconfig-out "$OUT/h2floor.kubeconfig" > "$OUT/h2floor.log" 2>&1 &
+FPID=$!
+trap 'kill $APID $FPID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
 for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && break; sleep 0.2; done
 echo "results and logs in $OUT"
 
@@ -78,6 +82,7 @@ run() {
   local name=$1 server=$2 ops=$3; shift 3
   local pids="$APID" cpu0 cpu1 e0=0 e1=0
   [ "$server" = kube-apiserver ] && pids="$KPID $EPID"
+  [ "$server" = h2floor ] && pids="$FPID"
   settle
   local main=${pids%% *}
   cpu0=$(ticks $main); [ "$server" = kube-apiserver ] && e0=$(ticks $EPID)
@@ -89,14 +94,14 @@ run() {
   [ -n "$ops" ] && [ "$ops" -gt 0 ] || ops=1
   printf '%-34s %-15s %s\n' "$name" "$server" "$(tail -1 "$OUT/run.out")"
   if [ "$server" = kube-apiserver ]; then
-    printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.2f (+ etcd %.2f)\n' "" "" \
+    printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.3f (+ etcd %.3f)\n' "" "" \
       $(( $(cat "$OUT/peak.$KPID") / 1024 )) $(( $(cat "$OUT/peak.$EPID") / 1024 )) \
       "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')" "$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')"
     printf '%-34s %-15s RSS after: %s (+ etcd %s)\n' "" "" "$(rsssplit $KPID)" "$(rsssplit $EPID)"
   else
-    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.2f\n' "" "" \
-      $(( $(cat "$OUT/peak.$APID") / 1024 )) "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')"
-    printf '%-34s %-15s RSS after: %s\n' "" "" "$(rsssplit $APID)"
+    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.3f\n' "" "" \
+      $(( $(cat "$OUT/peak.$main") / 1024 )) "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')"
+    printf '%-34s %-15s RSS after: %s\n' "" "" "$(rsssplit $main)"
   fi
 }
 for round in $(seq 1 "$ROUNDS"); do
@@ -113,7 +118,9 @@ for round in $(seq 1 "$ROUNDS"); do
       run "(b) $CREATES creates, $WATCHERS watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers "$WATCHERS" -creates "$CREATES";;
     esac
     case ",$WORKLOADS," in *,c,*)
-      run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT";;
+      run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT"
+      [ "$server" = admitd ] && run "(c) loadgen creates" h2floor "$LOADGEN_COUNT" \
+        "$OUT/loadgen" -kubeconfig "$OUT/h2floor.kubeconfig" -clients 8 -count "$LOADGEN_COUNT";;
     esac
     case ",$WORKLOADS," in *,d,*)
       "$OUT/loadmix" -kubeconfig "$kc" -mode verbs -verb seed -verb-objects "$VERB_OBJECTS" > /dev/null

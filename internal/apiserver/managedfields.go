@@ -258,10 +258,12 @@ func managedFieldsOf(obj runtime.Object) (fields []metav1.ManagedFieldsEntry, ok
 // the admitted object's managedFields invalid, warning the client.
 //
 // managedFields that admission left as they were are not checked again:
-// the field manager produced them (or removed them when it failed).
+// the field manager produced them (or removed them when it failed). Their
+// times may have moved: a webhook's JSON keeps whole seconds, and nothing
+// the check looks at depends on a time.
 func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedFieldsEntry) {
 	after, ok := managedFieldsOf(a.Object)
-	if !ok || sameManagedFields(before, after) {
+	if !ok || sameManagedFieldsButTimes(before, after) {
 		return
 	}
 	if err := managedfields.ValidateManagedFields(after); err != nil {
@@ -354,11 +356,11 @@ func copyManagedFields(fields []metav1.ManagedFieldsEntry) []metav1.ManagedField
 	return out
 }
 
-func sameManagedFields(a, b []metav1.ManagedFieldsEntry) bool {
+func sameManagedFieldsButTimes(a, b []metav1.ManagedFieldsEntry) bool {
 	return slices.EqualFunc(a, b, func(x, y metav1.ManagedFieldsEntry) bool {
 		return x.Manager == y.Manager && x.Operation == y.Operation && x.APIVersion == y.APIVersion &&
 			x.FieldsType == y.FieldsType && x.Subresource == y.Subresource &&
-			x.Time.Equal(y.Time) && bytes.Equal(fieldsRaw(x.FieldsV1), fieldsRaw(y.FieldsV1)) &&
+			bytes.Equal(fieldsRaw(x.FieldsV1), fieldsRaw(y.FieldsV1)) &&
 			(x.FieldsV1 == nil) == (y.FieldsV1 == nil)
 	})
 }

@@ -304,3 +304,32 @@ func (r *recorder) take() []string {
 	r.calls = nil
 	return out
 }
+
+// A webhook's patch sends the object through JSON, which keeps whole
+// seconds of each managedFields time: entries that come back so are the
+// ones admission left alone, and are not checked again.
+func TestManagedFieldsThroughJSONAreTheSameButTimes(t *testing.T) {
+	now := metav1.NewTime(time.Unix(1700000000, 123456789))
+	before := []metav1.ManagedFieldsEntry{{Manager: "creator", Operation: "Update", APIVersion: "v1", Time: &now,
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:a":{}}}`)}}}
+	cm := cmWith("1", before[0])
+	data, err := json.Marshal(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := &corev1.ConfigMap{}
+	if err := json.Unmarshal(data, back); err != nil {
+		t.Fatal(err)
+	}
+	if back.ManagedFields[0].Time.Equal(&now) {
+		t.Fatal("JSON kept the nanoseconds; this test no longer shows what it is for")
+	}
+	if !sameManagedFieldsButTimes(before, back.ManagedFields) {
+		t.Errorf("entries that only went through JSON are taken for changed: %+v", back.ManagedFields)
+	}
+	changed := copyManagedFields(back.ManagedFields)
+	changed[0].FieldsV1.Raw = []byte(`{"f:data":{}}`)
+	if sameManagedFieldsButTimes(before, changed) {
+		t.Error("entries whose fields changed are taken for the same")
+	}
+}
