@@ -10,13 +10,15 @@
 #       the same creates without watchers (test/loadmix -mode watchers);
 #   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates), also
 #       against test/h2floor: Go's HTTPS server echoing each create's body, nothing else (the
-#       floor of any server built on net/http);
+#       floor of any server built on net/http), and WEBHOOK_COUNT (LOADGEN_COUNT) creates through
+#       loadgen's 1 mutating + 1 validating HTTPS webhook;
 #   (d) issue 27's other verbs, as (c) for creates: VERB_OPS (20000) gets, updates, JSON merge
 #       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
 #       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
 # After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
 # CPU it used per operation (kube-apiserver's line adds etcd's), and its RSS right after the run
-# split into anonymous memory and file pages. WORKLOADS (a,b,c) picks runs.
+# split into anonymous memory and file pages; last, per workload, kube-apiserver's figures over
+# admitd's (test/sidebyside-summary.awk). WORKLOADS (a,b,c) picks runs.
 # Heavy: run it alone (flock /tmp/admitd-heavy.lock).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +32,7 @@ SHARED_CONNECTION=${SHARED_CONNECTION:-}
 WATCHERS=${WATCHERS:-1000}
 CREATES=${CREATES:-2000}
 LOADGEN_COUNT=${LOADGEN_COUNT:-3000}
+WEBHOOK_COUNT=${WEBHOOK_COUNT:-$LOADGEN_COUNT}
 VERB_OPS=${VERB_OPS:-20000}
 VERB_OBJECTS=${VERB_OBJECTS:-800}
 WORKLOADS=${WORKLOADS:-a,b,c}
@@ -50,11 +53,6 @@ echo "results and logs in $OUT"
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
-# rsssplit PID: its RSS now, split into anonymous memory (what it allocated) and file pages (its
-# binary's pages, mapped files such as bbolt's or etcd's data file; the kernel can drop them).
-rsssplit() {
-  awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} /^RssShmem/{s=$2} END{printf "%d MiB anon + %d MiB file", a/1024, (f+s)/1024}' "/proc/$1/status"
-}
 # settle: wait (at most 60 s) until the servers and etcd use under 10 % of a core together.
 settle() {
   local t0 t1 i p
@@ -76,8 +74,12 @@ peaks() {
     sleep 0.2
   done
 }
-# run NAME SERVER OPS_FROM COMMAND...: one measured run. SERVER is admitd or kube-apiserver;
-# OPS_FROM is a number of operations, or "lists" to read it from the output.
+# kib PID: its RSS now in KiB, split: "anon file" (shared memory counted as file).
+kib() { awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} /^RssShmem/{s=$2} END{print a, f+s}' "/proc/$1/status"; }
+# run NAME SERVER OPS_FROM COMMAND...: one measured run. SERVER is admitd, kube-apiserver or
+# h2floor; OPS_FROM is a number of operations, or "lists" to read it from the output. Each run
+# adds a line to $OUT/results for the summary: round, name, server, CPU-ms per op (etcd's
+# included), peak RSS and anonymous RSS after (KiB, etcd's included), then the tool's own line.
 run() {
   local name=$1 server=$2 ops=$3; shift 3
   local pids="$APID" cpu0 cpu1 e0=0 e1=0
@@ -92,17 +94,24 @@ run() {
   cpu1=$(ticks $main); [ "$server" = kube-apiserver ] && e1=$(ticks $EPID)
   [ "$ops" = lists ] && ops=$(sed -n 's/^lists: \([0-9]*\) done.*/\1/p' "$OUT/run.out")
   [ -n "$ops" ] && [ "$ops" -gt 0 ] || ops=1
-  printf '%-34s %-15s %s\n' "$name" "$server" "$(tail -1 "$OUT/run.out")"
+  local line cpu ecpu peak epeak=0 mem emem="0 0"
+  line=$(tail -1 "$OUT/run.out")
+  cpu=$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')
+  ecpu=$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')
+  peak=$(cat "$OUT/peak.$main"); mem=$(kib $main)
+  if [ "$server" = kube-apiserver ]; then epeak=$(cat "$OUT/peak.$EPID"); emem=$(kib $EPID); fi
+  printf '%-34s %-15s %s\n' "$name" "$server" "$line"
   if [ "$server" = kube-apiserver ]; then
     printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.3f (+ etcd %.3f)\n' "" "" \
-      $(( $(cat "$OUT/peak.$KPID") / 1024 )) $(( $(cat "$OUT/peak.$EPID") / 1024 )) \
-      "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')" "$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')"
-    printf '%-34s %-15s RSS after: %s (+ etcd %s)\n' "" "" "$(rsssplit $KPID)" "$(rsssplit $EPID)"
+      $((peak / 1024)) $((epeak / 1024)) "$cpu" "$ecpu"
+    printf '%-34s %-15s RSS after: %d MiB anon + %d MiB file (+ etcd %d + %d)\n' "" "" \
+      $(( ${mem% *} / 1024 )) $(( ${mem#* } / 1024 )) $(( ${emem% *} / 1024 )) $(( ${emem#* } / 1024 ))
   else
-    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.3f\n' "" "" \
-      $(( $(cat "$OUT/peak.$main") / 1024 )) "$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')"
-    printf '%-34s %-15s RSS after: %s\n' "" "" "$(rsssplit $main)"
+    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.3f\n' "" "" $((peak / 1024)) "$cpu"
+    printf '%-34s %-15s RSS after: %d MiB anon + %d MiB file\n' "" "" $(( ${mem% *} / 1024 )) $(( ${mem#* } / 1024 ))
   fi
+  printf '%s|%s|%s|%s|%s|%s|%s\n' "$round" "$name" "$server" \
+    "$(awk -v a="$cpu" -v b="$ecpu" 'BEGIN{print a+b}')" $((peak + epeak)) $(( ${mem% *} + ${emem% *} )) "$line" >> "$OUT/results"
 }
 for round in $(seq 1 "$ROUNDS"); do
   echo "== round $round"
@@ -119,6 +128,8 @@ for round in $(seq 1 "$ROUNDS"); do
     esac
     case ",$WORKLOADS," in *,c,*)
       run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT"
+      run "(c) the same through 1+1 webhooks" $server "$WEBHOOK_COUNT" \
+        "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$WEBHOOK_COUNT" -webhooks
       [ "$server" = admitd ] && run "(c) loadgen creates" h2floor "$LOADGEN_COUNT" \
         "$OUT/loadgen" -kubeconfig "$OUT/h2floor.kubeconfig" -clients 8 -count "$LOADGEN_COUNT";;
     esac
@@ -131,3 +142,5 @@ for round in $(seq 1 "$ROUNDS"); do
     esac
   done
 done
+echo "== kube-apiserver + etcd against admitd, per round (× = how many times less, or more for the rate)"
+awk -f "$HERE/sidebyside-summary.awk" "$OUT/results"

@@ -1,0 +1,58 @@
+# awk -f sidebyside-summary.awk RESULTS — the ratios of test/sidebyside-load.sh's runs, per workload:
+# kube-apiserver's (+ etcd's) figure over admitd's in the same round, the range over the rounds
+# (CPU per operation, p99, peak RSS, anonymous RSS after the run: how many times less admitd
+# takes; the rate: how many times more it does). Where test/h2floor ran beside them, the same
+# ratios for it: the least a server on Go's net/http can take. RESULTS lines are
+# round|name|server|cpu-ms/op|peak KiB|anon KiB after|the tool's result line.
+function rate(line) {
+  if (match(line, /rate=[0-9.]+\/s/)) return substr(line, RSTART + 5, RLENGTH - 7) + 0
+  if (match(line, /\([0-9.]+\/s/)) return substr(line, RSTART + 1, RLENGTH - 3) + 0
+  return 0
+}
+function p99(line,   v) {
+  if (!match(line, /p99[= ][0-9.]+(ms|s|µs)/)) return 0
+  v = substr(line, RSTART + 4, RLENGTH - 4)
+  if (v ~ /ms$/) return v + 0
+  if (v ~ /µs$/) return (v + 0) / 1000
+  return (v + 0) * 1000
+}
+function widen(key, v) {
+  if (v <= 0) return
+  if (!(key in lo) || v < lo[key]) lo[key] = v
+  if (!(key in hi) || v > hi[key]) hi[key] = v
+}
+function span(key,   l, h) {
+  if (!(key in lo)) return "-"
+  l = sprintf("%.1f", lo[key]); h = sprintf("%.1f", hi[key])
+  return l == h ? l "×" : l "–" h "×"
+}
+function ratio(a, b) { return (a > 0 && b > 0) ? a / b : 0 }
+BEGIN { FS = "|" }
+{
+  k = $1 SUBSEP $2 SUBSEP $3
+  cpu[k] = $4; peak[k] = $5; anon[k] = $6; r[k] = rate($7); p[k] = p99($7)
+  if (!($2 in seen)) { seen[$2] = 1; names[++n] = $2 }
+  rounds[$1] = 1
+}
+END {
+  for (i = 1; i <= n; i++) {
+    w = names[i]
+    for (rd in rounds) {
+      a = rd SUBSEP w SUBSEP "admitd"; kas = rd SUBSEP w SUBSEP "kube-apiserver"; f = rd SUBSEP w SUBSEP "h2floor"
+      if (!(a in cpu) || !(kas in cpu)) continue
+      widen(w SUBSEP "cpu", ratio(cpu[kas], cpu[a]))
+      widen(w SUBSEP "rate", ratio(r[a], r[kas]))
+      widen(w SUBSEP "p99", ratio(p[kas], p[a]))
+      widen(w SUBSEP "peak", ratio(peak[kas], peak[a]))
+      widen(w SUBSEP "anon", ratio(anon[kas], anon[a]))
+      if (f in cpu) {
+        widen(w SUBSEP "fcpu", ratio(cpu[kas], cpu[f]))
+        widen(w SUBSEP "fp99", ratio(p[kas], p[f]))
+      }
+    }
+    printf "%-34s CPU/op %s  rate %s  p99 %s  peak RSS %s  anon RSS after %s\n", w,
+      span(w SUBSEP "cpu"), span(w SUBSEP "rate"), span(w SUBSEP "p99"), span(w SUBSEP "peak"), span(w SUBSEP "anon")
+    if ((w SUBSEP "fcpu") in lo)
+      printf "%-34s h2floor against kube-apiserver: CPU/op %s  p99 %s\n", "", span(w SUBSEP "fcpu"), span(w SUBSEP "fp99")
+  }
+}
