@@ -16,7 +16,8 @@
 #       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
 #       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
 # After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
-# CPU it used per operation (kube-apiserver's line adds etcd's), and its RSS right after the run
+# CPU it used per operation (kube-apiserver's line adds etcd's; the client's, the load tool's own,
+# beside), and its RSS right after the run
 # split into anonymous memory and file pages; last, per workload, kube-apiserver's figures over
 # admitd's (test/sidebyside-summary.awk). WORKLOADS (a,b,c) picks runs.
 # Heavy: run it alone (flock /tmp/admitd-heavy.lock).
@@ -89,25 +90,26 @@ run() {
   local main=${pids%% *}
   cpu0=$(ticks $main); [ "$server" = kube-apiserver ] && e0=$(ticks $EPID)
   peaks $pids & local sampler=$!
-  "$@" > "$OUT/run.out" 2>&1 || true
+  /usr/bin/time -f '%U %S' -o "$OUT/tool.time" "$@" > "$OUT/run.out" 2>&1 || true
   kill $sampler; wait $sampler 2>/dev/null || true
   cpu1=$(ticks $main); [ "$server" = kube-apiserver ] && e1=$(ticks $EPID)
   [ "$ops" = lists ] && ops=$(sed -n 's/^lists: \([0-9]*\) done.*/\1/p' "$OUT/run.out")
   [ -n "$ops" ] && [ "$ops" -gt 0 ] || ops=1
-  local line cpu ecpu peak epeak=0 mem emem="0 0"
+  local line cpu tool ecpu peak epeak=0 mem emem="0 0"
   line=$(tail -1 "$OUT/run.out")
   cpu=$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')
+  tool=$(awk -v n=$ops '{printf "%.3f", ($1+$2)*1000/n}' "$OUT/tool.time")
   ecpu=$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')
   peak=$(cat "$OUT/peak.$main"); mem=$(kib $main)
   if [ "$server" = kube-apiserver ]; then epeak=$(cat "$OUT/peak.$EPID"); emem=$(kib $EPID); fi
   printf '%-34s %-15s %s\n' "$name" "$server" "$line"
   if [ "$server" = kube-apiserver ]; then
-    printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.3f (+ etcd %.3f)\n' "" "" \
-      $((peak / 1024)) $((epeak / 1024)) "$cpu" "$ecpu"
+    printf '%-34s %-15s peak RSS %d MiB (+ etcd %d MiB), cpu-ms/op %.3f (+ etcd %.3f; the client %.3f)\n' "" "" \
+      $((peak / 1024)) $((epeak / 1024)) "$cpu" "$ecpu" "$tool"
     printf '%-34s %-15s RSS after: %d MiB anon + %d MiB file (+ etcd %d + %d)\n' "" "" \
       $(( ${mem% *} / 1024 )) $(( ${mem#* } / 1024 )) $(( ${emem% *} / 1024 )) $(( ${emem#* } / 1024 ))
   else
-    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.3f\n' "" "" $((peak / 1024)) "$cpu"
+    printf '%-34s %-15s peak RSS %d MiB, cpu-ms/op %.3f (the client %.3f)\n' "" "" $((peak / 1024)) "$cpu" "$tool"
     printf '%-34s %-15s RSS after: %d MiB anon + %d MiB file\n' "" "" $(( ${mem% *} / 1024 )) $(( ${mem#* } / 1024 ))
   fi
   printf '%s|%s|%s|%s|%s|%s|%s\n' "$round" "$name" "$server" \
