@@ -17,9 +17,10 @@
 #       connection (test/loadmix -mode verbs; the objects are created before, unmeasured).
 # After each run, per server process: its peak RSS during the run (sampled every 0.2 s) and the
 # CPU it used per operation (kube-apiserver's line adds etcd's; the client's, the load tool's own,
-# beside), and its RSS right after the run
-# split into anonymous memory and file pages; last, per workload, kube-apiserver's figures over
-# admitd's (test/sidebyside-summary.awk). WORKLOADS (a,b,c) picks runs.
+# beside), and its RSS right after the run split into anonymous memory and file pages; last, per
+# workload, kube-apiserver's figures over admitd's (test/sidebyside-summary.awk). WORKLOADS
+# (a,b,c) picks runs; run alone, (c) compares memory as issue 27 does (after (a) kube-apiserver
+# holds a gigabyte more).
 # Heavy: run it alone (flock /tmp/admitd-heavy.lock).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
