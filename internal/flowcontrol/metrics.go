@@ -2,6 +2,7 @@ package flowcontrol
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -88,8 +89,29 @@ type flowMetrics struct {
 	executingSeats prometheus.Gauge
 	queueLengths   prometheus.Observer
 	estimatedSeats prometheus.Observer
-	m              *metrics
-	labels         [2]string
+	// series made on their first observation, as upstream makes them:
+	// a flow that never sees one has none
+	watchersCounted, executedRegular, executedWatch *lazyObserver
+	m                                               *metrics
+	labels                                          [2]string
+}
+
+// lazyObserver is a series of a vector, looked up when first observed and
+// kept.
+type lazyObserver struct {
+	vec    *prometheus.HistogramVec
+	labels []string
+	series atomic.Pointer[prometheus.Observer]
+}
+
+func (l *lazyObserver) Observe(v float64) {
+	o := l.series.Load()
+	if o == nil {
+		series := l.vec.WithLabelValues(l.labels...)
+		o = &series
+		l.series.Store(o)
+	}
+	(*o).Observe(v)
 }
 
 // forFlow returns cl's series, made once per level and schema.
@@ -116,6 +138,10 @@ func (m *metrics) forFlow(cl *Classification) *flowMetrics {
 		executingSeats: m.executingSeats.WithLabelValues(k[0], k[1]),
 		queueLengths:   m.queueLength.WithLabelValues(k[0], k[1]),
 		estimatedSeats: m.estimatedSeats.WithLabelValues(k[0], k[1]),
+
+		watchersCounted: &lazyObserver{vec: m.watchCount, labels: []string{k[0], k[1]}},
+		executedRegular: &lazyObserver{vec: m.executionTime, labels: []string{k[0], k[1], "regular"}},
+		executedWatch:   &lazyObserver{vec: m.executionTime, labels: []string{k[0], k[1], "watch"}},
 	}
 	if m.flows == nil {
 		m.flows = map[[2]string]*flowMetrics{}
@@ -156,11 +182,11 @@ func readOnlyVerb(verb string) bool { return verb == "get" || verb == "list" || 
 func (f *flowMetrics) executingDone(took time.Duration, watch bool, verb string) {
 	f.executing.Dec()
 	f.m.levels.readWrite.add(phaseExecuting, readOnlyVerb(verb), -1)
-	kind := "regular"
 	if watch {
-		kind = "watch"
+		f.executedWatch.Observe(took.Seconds())
+	} else {
+		f.executedRegular.Observe(took.Seconds())
 	}
-	f.m.executionTime.WithLabelValues(f.labels[0], f.labels[1], kind).Observe(took.Seconds())
 }
 
 func (f *flowMetrics) seatsReleased(seats int) {
@@ -189,7 +215,7 @@ func (f *flowMetrics) noAccommodation() {
 }
 
 func (f *flowMetrics) watchersSampled(n int) {
-	f.m.watchCount.WithLabelValues(f.labels[0], f.labels[1]).Observe(float64(n))
+	f.watchersCounted.Observe(float64(n))
 }
 
 var (
