@@ -50,7 +50,7 @@ APID=$!
 "$OUT/h2floor" -kubeconfig-out "$OUT/h2floor.kubeconfig" > "$OUT/h2floor.log" 2>&1 &
 FPID=$!
 trap 'kill $APID $FPID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
-for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && break; sleep 0.2; done
+for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && [ -s "$OUT/h2floor.kubeconfig" ] && break; sleep 0.2; done
 echo "results and logs in $OUT"
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -99,7 +99,8 @@ run() {
   local line cpu tool ecpu peak epeak=0 mem emem="0 0"
   line=$(tail -1 "$OUT/run.out")
   cpu=$(awk -v t=$((cpu1-cpu0)) -v n=$ops 'BEGIN{print t*10/n}')
-  tool=$(awk -v n=$ops '{printf "%.3f", ($1+$2)*1000/n}' "$OUT/tool.time")
+  # the last line: GNU time writes "Command exited with non-zero status N" above it
+  tool=$(awk -v n=$ops 'END{printf "%.3f", ($1+$2)*1000/n}' "$OUT/tool.time")
   ecpu=$(awk -v t=$((e1-e0)) -v n=$ops 'BEGIN{print t*10/n}')
   peak=$(cat "$OUT/peak.$main"); mem=$(kib $main)
   if [ "$server" = kube-apiserver ]; then epeak=$(cat "$OUT/peak.$EPID"); emem=$(kib $EPID); fi

@@ -9,12 +9,13 @@ function rate(line) {
   if (match(line, /\([0-9.]+\/s/)) return substr(line, RSTART + 1, RLENGTH - 3) + 0
   return 0
 }
-function p99(line,   v) {
-  if (!match(line, /p99[= ][0-9.]+(ms|s|µs)/)) return 0
+function p99(line,   v, ms) {
+  if (!match(line, /p99[= ]([0-9]+m)?[0-9.]+(ms|s|µs)/)) return 0
   v = substr(line, RSTART + 4, RLENGTH - 4)
-  if (v ~ /ms$/) return v + 0
-  if (v ~ /µs$/) return (v + 0) / 1000
-  return (v + 0) * 1000
+  if (match(v, /^[0-9]+m[0-9]/)) { ms = substr(v, 1, index(v, "m") - 1) * 60000; v = substr(v, index(v, "m") + 1) }
+  if (v ~ /ms$/) return ms + v
+  if (v ~ /µs$/) return ms + v / 1000
+  return ms + v * 1000
 }
 function widen(key, v) {
   if (v <= 0) return

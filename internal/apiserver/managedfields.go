@@ -258,7 +258,8 @@ func managedFieldsOf(obj runtime.Object) (fields []metav1.ManagedFieldsEntry, ok
 // the admitted object's managedFields invalid, warning the client.
 //
 // managedFields that admission left as they were are not checked again:
-// the field manager produced them (or removed them when it failed). Their
+// the field manager produced them (or kept the stored object's when it
+// failed, as upstream's keeps them). Their
 // times may have moved: a webhook's JSON keeps whole seconds, and nothing
 // the check looks at depends on a time.
 func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedFieldsEntry) {

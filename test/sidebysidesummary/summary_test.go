@@ -14,6 +14,8 @@ import (
 // them: round|name|server|cpu-ms/op|peak KiB|anon KiB after|line.
 const results = `1|(a) lists|admitd|5.0|300000|100000|lists: 10000 done (200.0/s), p50 800ms p99 2.5s; failed: ; second user
 1|(a) lists|kube-apiserver|35.0|1500000|1300000|lists: 2500 done (40.0/s), p50 4.5s p99 10s; failed: ; second user
+2|(a) lists|admitd|5.0|300000|100000|lists: 10000 done (200.0/s), p50 800ms p99 30s; failed: ; second user
+2|(a) lists|kube-apiserver|35.0|1500000|1300000|lists: 2500 done (40.0/s), p50 4.5s p99 1m30s; failed: ; second user
 1|(b) watchers|admitd|1.5|240000|50000|watchers: 1000 watches (set up in 300ms), 2000 creates in 2.5s (800/s, 0 failed); events
 1|(b) watchers|kube-apiserver|12.0|1200000|300000|watchers: 1000 watches (set up in 500ms), 2000 creates in 19s (100/s, 0 failed); events
 1|(c) creates|admitd|0.2|100000|40000|creates=10000 clients=8 webhooks=false rate=5000/s p50=1.50ms p99=5.00ms failures=0
@@ -38,8 +40,8 @@ func TestSummaryRatios(t *testing.T) {
 		t.Fatalf("awk: %v\n%s", err, out)
 	}
 	want := []string{
-		// 35/5, 200/40, 10 s/2.5 s, 1,500,000/300,000, 1,300,000/100,000
-		"(a) lists                          CPU/op 7.0×  rate 5.0×  p99 4.0×  peak RSS 5.0×  anon RSS after 13.0×",
+		// 35/5, 200/40, 10 s/2.5 s (round 2: 1m30s/30s), 1,500,000/300,000, 1,300,000/100,000
+		"(a) lists                          CPU/op 7.0×  rate 5.0×  p99 3.0–4.0×  peak RSS 5.0×  anon RSS after 13.0×",
 		// no p99 in loadmix's watchers line
 		"(b) watchers                       CPU/op 8.0×  rate 8.0×  p99 -  peak RSS 5.0×  anon RSS after 6.0×",
 		// round 1: 5×, 4×, 3×, 4×, 8×; round 2: 4×, 4×, 4× (5,000 µs), 4×, 9×
