@@ -54,6 +54,14 @@ type fieldManagers struct {
 
 	mu      sync.Mutex
 	managed map[fieldManagerKey]fieldManagerEntry
+	// byKind are the managers of creates through a subresource of
+	// another kind (Eviction, Binding, TokenRequest)
+	byKind map[kindManagerKey]*managedfields.FieldManager
+}
+
+type kindManagerKey struct {
+	kind        schema.GroupVersionKind
+	subresource string
 }
 
 type fieldManagerKey struct {
@@ -71,7 +79,7 @@ type fieldManagerEntry struct {
 }
 
 func newFieldManagers(custom TypeConverterSource) *fieldManagers {
-	return &fieldManagers{custom: custom, managed: map[fieldManagerKey]fieldManagerEntry{}}
+	return &fieldManagers{custom: custom, managed: map[fieldManagerKey]fieldManagerEntry{}, byKind: map[kindManagerKey]*managedfields.FieldManager{}}
 }
 
 // get returns the field manager of res (and subresource).
@@ -104,6 +112,31 @@ func (f *fieldManagers) entry(res *registry.Resource, subresource string) (field
 	e := fieldManagerEntry{res: res, fm: fm, created: &createdFields{}}
 	f.managed[key] = e
 	return e, nil
+}
+
+// forKind returns the field manager of writes of a built-in kind through
+// subresource, typed by that kind's own schema.
+func (f *fieldManagers) forKind(kind schema.GroupVersionKind, subresource string) (*managedfields.FieldManager, error) {
+	key := kindManagerKey{kind, subresource}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if fm, ok := f.byKind[key]; ok {
+		return fm, nil
+	}
+	obj, err := registry.Scheme().New(kind)
+	if err != nil {
+		return nil, err
+	}
+	var tc managedfields.TypeConverter = managedfields.NewDeducedTypeConverter()
+	if _, err := builtinTypes().ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
+		tc = builtinTypes()
+	}
+	fm, err := managedfields.NewDefaultFieldManager(tc, objectConvertor{}, registry.Scheme(), registry.Scheme(), kind, kind.GroupVersion(), subresource, nil)
+	if err != nil {
+		return nil, err
+	}
+	f.byKind[key] = fm
+	return fm, nil
 }
 
 // typeConverter returns the schema of res's kind: the apply-configuration
@@ -188,6 +221,31 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 		return fields.created.record(fields.fm, live, obj, manager)
 	}
 	return fields.fm.UpdateNoErrors(live, obj, manager)
+}
+
+// recordSubresourceCreate records a create through a subresource of its
+// own kind (an eviction, a binding, a token request) or of the bindings
+// resource in obj's managedFields, as upstream's create handler does before
+// admission: typed by the body's kind, the managedFields of a subresource's
+// body ignored, and no entry when the write sets nothing but metadata (an
+// eviction without delete options).
+func (s *Server) recordSubresourceCreate(rq *request, res *registry.Resource, obj runtime.Object, fieldManager string) runtime.Object {
+	kind := res.GroupVersionKind()
+	if sub, ok := res.Subresource(rq.info.Subresource); ok {
+		kind = sub.Kind
+	}
+	if obj.GetObjectKind().GroupVersionKind().Empty() {
+		obj.GetObjectKind().SetGroupVersionKind(kind)
+	}
+	fm, err := s.fields.forKind(kind, rq.info.Subresource)
+	if err == nil {
+		var live runtime.Object
+		if live, err = registry.Scheme().New(kind); err == nil {
+			return fm.UpdateNoErrors(live, obj, managerName(fieldManager, rq.event.UserAgent))
+		}
+	}
+	s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "subresource", rq.info.Subresource, "kind", kind.String(), "err", err)
+	return obj
 }
 
 // managerName is the manager a write is recorded for: the fieldManager the

@@ -89,14 +89,19 @@ func (s *Server) subCreate(r *http.Request, rq *request, res *registry.Resource,
 	}
 	defaultTokenRequest(obj)
 	m := accessor(obj)
-	if err := ensureNamespace(rq.info.Namespace, m); err != nil {
-		return nil, err
-	}
 	name := rq.info.Name
 	if name == "" {
 		name = m.GetName()
 	}
 	s.keepRequestObject(rq, obj)
+	if !keepsRequestSystemFields(rq.info.Subresource) {
+		wipeSystemFields(m)
+	}
+	if err := ensureNamespace(rq.info.Namespace, m); err != nil {
+		return nil, err
+	}
+	dedupOwnerReferences(obj, rq.record, false)
+	obj = s.recordSubresourceCreate(rq, res, obj, opts.FieldManager)
 	attrs := s.attributes(rq, res, admission.Create, name, obj, nil, opts, len(opts.DryRun) > 0)
 	if rq.info.Subresource == "" {
 		attrs.Kind = res.GroupVersionKind()
@@ -106,6 +111,15 @@ func (s *Server) subCreate(r *http.Request, rq *request, res *registry.Resource,
 	}
 	c := &subCreateCall{s: s, rq: rq, res: res, name: name, obj: attrs.Object, opts: opts, attrs: attrs}
 	return h(r.Context(), c)
+}
+
+// keepsRequestSystemFields: a token request and a pod binding keep the uid
+// (and the other fields a create may not set) their client sent, as
+// upstream's TokenREST and BindingREST ask (a binding's uid and
+// resourceVersion are preconditions); an eviction and a create of the
+// bindings resource have them cleared before admission.
+func keepsRequestSystemFields(subresource string) bool {
+	return subresource == "token" || subresource == "binding"
 }
 
 // decodeSubresourceBody decodes the body as the kind the subresource takes

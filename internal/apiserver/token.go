@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/serviceaccount"
 )
 
@@ -48,6 +49,9 @@ func createToken(ctx context.Context, c *subCreateCall) (runtime.Object, error) 
 		return nil, err
 	}
 	sa := obj.(*corev1.ServiceAccount)
+	if err := checkTokenRequestUID(c, saRes, req, sa); err != nil {
+		return nil, err
+	}
 	issuer := s.tokens
 	if len(req.Spec.Audiences) == 0 {
 		req.Spec.Audiences = issuer.Audiences
@@ -57,6 +61,9 @@ func createToken(ctx context.Context, c *subCreateCall) (runtime.Object, error) 
 	}
 	if req.Namespace == "" {
 		req.Namespace = sa.Namespace
+	}
+	if req.UID == "" {
+		req.UID = sa.UID
 	}
 	now := s.cfg.Now()
 	req.CreationTimestamp = metav1.NewTime(now.Truncate(time.Second))
@@ -84,6 +91,24 @@ func checkTokenRequestNames(req *authenticationv1.TokenRequest, ns, name string)
 		return apierrors.NewInvalid(tokenRequestKind.GroupKind(), name, field.ErrorList{
 			field.Invalid(field.NewPath("metadata").Child("namespace"), req.Namespace, "must match the service account namespace if specified")})
 	}
+	return nil
+}
+
+// checkTokenRequestUID refuses a token request whose uid is not its service
+// account's (409), as kube-apiserver 1.37 with TokenRequestServiceAccountUIDValidation
+// (on by default); with the gate off it is served, with an audit annotation
+// and a warning.
+func checkTokenRequestUID(c *subCreateCall, saRes *registry.Resource, req *authenticationv1.TokenRequest, sa *corev1.ServiceAccount) error {
+	if req.UID == "" || req.UID == sa.UID {
+		return nil
+	}
+	if saRes.FeatureEnabled("TokenRequestServiceAccountUIDValidation") {
+		return apierrors.NewConflict(schema.GroupResource{Group: tokenRequestKind.Group, Resource: tokenRequestKind.Kind}, c.name,
+			fmt.Errorf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
+	}
+	_ = c.rq.record.AddAnnotation("authentication.k8s.io/token-request-uid-mismatch",
+		fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s)", req.UID, sa.UID))
+	c.rq.record.AddWarning(fmt.Sprintf("the UID in the token request (%s) does not match the UID of the service account (%s) but TokenRequestServiceAccountUIDValidation is not enabled. In the future, this will return a conflict error", req.UID, sa.UID))
 	return nil
 }
 

@@ -83,6 +83,10 @@ type defaultGates struct{}
 
 func (defaultGates) Enabled(name string) bool { return features.Default(name) }
 
+// FeatureEnabled tells whether the feature gate name is on for the
+// catalogue r belongs to (--feature-gates, else its 1.37 default).
+func (r *Resource) FeatureEnabled(name string) bool { return r.gates().Enabled(name) }
+
 // gates are the feature gates of the catalogue r belongs to.
 func (r *Resource) gates() FeatureGates {
 	if r.policy != nil {
