@@ -127,10 +127,7 @@ func (f *fieldManagers) forKind(kind schema.GroupVersionKind, subresource string
 	if err != nil {
 		return nil, err
 	}
-	var tc managedfields.TypeConverter = managedfields.NewDeducedTypeConverter()
-	if _, err := builtinTypes().ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
-		tc = builtinTypes()
-	}
+	tc := typesOrDeduced(builtinTypes(), obj)
 	fm, err := managedfields.NewDefaultFieldManager(tc, objectConvertor{}, registry.Scheme(), registry.Scheme(), kind, kind.GroupVersion(), subresource, nil)
 	if err != nil {
 		return nil, err
@@ -158,10 +155,17 @@ func (f *fieldManagers) typeConverter(res *registry.Resource) managedfields.Type
 	case "apiregistration.k8s.io":
 		tc = aggregatorTypes()
 	}
-	if obj, err := layout.NewObject(res); err == nil {
-		if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
-			return tc
-		}
+	obj, err := layout.NewObject(res)
+	if err != nil {
+		return managedfields.NewDeducedTypeConverter()
+	}
+	return typesOrDeduced(tc, obj)
+}
+
+// typesOrDeduced is tc when it knows obj's kind, else a deduced schema.
+func typesOrDeduced(tc managedfields.TypeConverter, obj runtime.Object) managedfields.TypeConverter {
+	if _, err := tc.ObjectToTyped(obj, typed.AllowDuplicates); err == nil {
+		return tc
 	}
 	return managedfields.NewDeducedTypeConverter()
 }
@@ -317,9 +321,9 @@ func managedFieldsOf(obj runtime.Object) (fields []metav1.ManagedFieldsEntry, ok
 //
 // managedFields that admission left as they were are not checked again:
 // the field manager produced them (or kept the stored object's when it
-// failed, as upstream's keeps them). Their
-// times may have moved: a webhook's JSON keeps whole seconds, and nothing
-// the check looks at depends on a time.
+// failed, as upstream's keeps them). Their times may have moved: a
+// webhook's JSON keeps whole seconds, and nothing the check looks at
+// depends on a time.
 func resetInvalidManagedFields(a *admission.Attributes, before []metav1.ManagedFieldsEntry) {
 	after, ok := managedFieldsOf(a.Object)
 	if !ok || sameManagedFieldsButTimes(before, after) {

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -123,7 +124,17 @@ func TestTokenRequestUIDMustBeTheServiceAccounts(t *testing.T) {
 		}
 		cat := registry.NewCatalogue()
 		cat.SetFeatureGates(gates)
-		s := New(testConfig(memory.New(), cat))
+		cfg := testConfig(memory.New(), cat)
+		var mu sync.Mutex
+		var audited []admission.Annotation
+		cfg.OnRequestDone = func(_ context.Context, ev *RequestEvent) {
+			if ev.Subresource == "token" && ev.Record != nil {
+				mu.Lock()
+				audited = ev.Record.Annotations(admission.LevelMetadata)
+				mu.Unlock()
+			}
+		}
+		s := New(cfg)
 		if err := s.Bootstrap(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -147,6 +158,12 @@ func TestTokenRequestUIDMustBeTheServiceAccounts(t *testing.T) {
 		}
 		if warning := w.Header().Get("Warning"); !strings.Contains(warning, mismatch+" but TokenRequestServiceAccountUIDValidation is not enabled") {
 			t.Errorf("gate off: Warning = %q", warning)
+		}
+		mu.Lock()
+		found := slices.Contains(audited, admission.Annotation{Key: "authentication.k8s.io/token-request-uid-mismatch", Value: mismatch, Level: admission.LevelMetadata})
+		mu.Unlock()
+		if !found {
+			t.Errorf("gate off: audit annotations %v, want authentication.k8s.io/token-request-uid-mismatch", audited)
 		}
 	}
 }

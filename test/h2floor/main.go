@@ -14,27 +14,26 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"flag"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
-	"time"
+
+	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
 func main() {
 	out := flag.String("kubeconfig-out", "h2floor.kubeconfig", "where to write a kubeconfig for the server")
 	flag.Parse()
-	cert, err := selfSigned()
+	ca, err := webhooktest.NewCA("h2floor")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cert, err := ca.Issue("127.0.0.1")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -72,24 +71,6 @@ func echo(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 	}
 	_, _ = w.Write(body)
-}
-
-func selfSigned() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "h2floor"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 func kubeconfig(url string) string {
