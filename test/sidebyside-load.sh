@@ -7,7 +7,9 @@
 #       second user runs `kubectl get` once a second (test/loadmix -mode lists; LIST_USERS=200
 #       makes each client a user of its own, 200 flows);
 #   (b) WATCHERS (1000) watches of one namespace, then CREATES (2000) creates from 8 clients, and
-#       the same creates without watchers (test/loadmix -mode watchers);
+#       the same creates without watchers (test/loadmix -mode watchers), also against test/h2floor,
+#       which only fans each create's event out, encoded once, to the watchers (the floor of any
+#       server on net/http: the share of the rate its watchers leave bounds admitd's);
 #   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates), also
 #       against test/h2floor: Go's HTTPS server echoing each create's body, nothing else (the
 #       floor of any server built on net/http), and WEBHOOK_COUNT (LOADGEN_COUNT) creates through
@@ -128,7 +130,13 @@ for round in $(seq 1 "$ROUNDS"); do
     esac
     case ",$WORKLOADS," in *,b,*)
       run "(b) $CREATES creates, no watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers 0 -creates "$CREATES"
-      run "(b) $CREATES creates, $WATCHERS watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers "$WATCHERS" -creates "$CREATES";;
+      run "(b) $CREATES creates, $WATCHERS watchers" $server "$CREATES" "$OUT/loadmix" -kubeconfig "$kc" -mode watchers -watchers "$WATCHERS" -creates "$CREATES"
+      if [ "$server" = admitd ]; then
+        for w in 0 "$WATCHERS"; do
+          name="(b) $CREATES creates, $w watchers"; [ "$w" = 0 ] && name="(b) $CREATES creates, no watchers"
+          run "$name" h2floor "$CREATES" "$OUT/loadmix" -kubeconfig "$OUT/h2floor.kubeconfig" -mode watchers -watchers "$w" -creates "$CREATES"
+        done
+      fi;;
     esac
     case ",$WORKLOADS," in *,c,*)
       run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT"

@@ -2,7 +2,9 @@
 # kube-apiserver's (+ etcd's) figure over admitd's in the same round, the range over the rounds
 # (CPU per operation, p99, peak RSS, anonymous RSS after the run: how many times less admitd
 # takes; the rate: how many times more it does). Where test/h2floor ran beside them, the same
-# ratios for it: the least a server on Go's net/http can take. RESULTS lines are
+# ratios for it: the least a server on Go's net/http can take. A workload of watchers ("…, N
+# watchers") beside its run without ("…, no watchers") adds, per server, the share of the rate
+# the watchers leave (issue 25's (b) asks admitd for half). RESULTS lines are
 # round|name|server|cpu-ms/op|peak KiB|anon KiB after|the tool's result line.
 function rate(line) {
   if (match(line, /rate=[0-9.]+\/s/)) return substr(line, RSTART + 5, RLENGTH - 7) + 0
@@ -27,7 +29,27 @@ function span(key,   l, h) {
   l = sprintf("%.1f", lo[key]); h = sprintf("%.1f", hi[key])
   return l == h ? l "×" : l "–" h "×"
 }
+function pspan(key,   l, h) {
+  if (!(key in lo)) return "-"
+  l = sprintf("%.0f", lo[key] * 100); h = sprintf("%.0f", hi[key] * 100)
+  return l == h ? l "%" : l "–" h "%"
+}
 function ratio(a, b) { return (a > 0 && b > 0) ? a / b : 0 }
+# kept w: for a workload with watchers, the share of its rate without them, per server.
+function kept(w,   alone, rd, s, line, i) {
+  alone = w
+  if (!sub(/, [0-9]+ watchers$/, ", no watchers", alone)) return
+  line = ""
+  split("admitd kube-apiserver h2floor", servers, " ")
+  for (i = 1; i <= 3; i++) {
+    s = servers[i]
+    for (rd in rounds)
+      if ((rd SUBSEP w SUBSEP s) in r && (rd SUBSEP alone SUBSEP s) in r)
+        widen(w SUBSEP "kept" SUBSEP s, ratio(r[rd SUBSEP w SUBSEP s], r[rd SUBSEP alone SUBSEP s]))
+    if ((w SUBSEP "kept" SUBSEP s) in lo) line = line (line == "" ? "" : ", ") s " " pspan(w SUBSEP "kept" SUBSEP s)
+  }
+  if (line != "") printf "%-34s the rate the watchers leave: %s\n", "", line
+}
 BEGIN { FS = "|" }
 {
   k = $1 SUBSEP $2 SUBSEP $3
@@ -55,5 +77,6 @@ END {
       span(w SUBSEP "cpu"), span(w SUBSEP "rate"), span(w SUBSEP "p99"), span(w SUBSEP "peak"), span(w SUBSEP "anon")
     if ((w SUBSEP "fcpu") in lo)
       printf "%-34s h2floor against kube-apiserver: CPU/op %s  p99 %s\n", "", span(w SUBSEP "fcpu"), span(w SUBSEP "fp99")
+    kept(w)
   }
 }

@@ -7,6 +7,11 @@
 //	h2floor -kubeconfig-out /tmp/floor.kubeconfig &
 //	loadgen -kubeconfig /tmp/floor.kubeconfig -count 20000
 //
+// With watches (-watch-window), it is the floor of issue 25's watchers too:
+// a GET with watch=true streams the event of every JSON create after it,
+// encoded once and shared (see hub); any other GET of a collection answers
+// an empty list.
+//
 // The CPU it uses per create (from /proc/<pid>/stat, as test/sidebyside-load.sh
 // counts it) is the floor of issue 27's ratios: what HTTP/2, TLS and the
 // goroutines of Go's server cost, before any decoding, admission or storage.
@@ -22,12 +27,16 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/admitd/admitd/pkg/webhook/webhooktest"
 )
 
 func main() {
 	out := flag.String("kubeconfig-out", "h2floor.kubeconfig", "where to write a kubeconfig for the server")
+	window := flag.Duration("watch-window", 50*time.Millisecond, "how long a watcher gathers events before it writes them (admitd's default coalescing)")
 	flag.Parse()
 	ca, err := webhooktest.NewCA("h2floor")
 	if err != nil {
@@ -47,15 +56,27 @@ func main() {
 	}
 	fmt.Println("h2floor serving on", url)
 	srv := &http.Server{
-		Handler:   http.HandlerFunc(echo),
+		Handler:   newHub(*window),
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12},
 	}
 	log.Fatal(srv.ServeTLS(ln, "", ""))
 }
 
+func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.Method == http.MethodGet && r.URL.Query().Get("watch") == "true":
+		h.serveWatch(w, r)
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "s"):
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"List","apiVersion":"v1","metadata":{"resourceVersion":"` + strconv.FormatInt(h.rev.Load(), 10) + `"},"items":[]}`))
+	default:
+		h.echo(w, r)
+	}
+}
+
 // echo answers a request with its own body: a POST's object is what a
-// create returns.
-func echo(w http.ResponseWriter, r *http.Request) {
+// create returns; a JSON one is published to the watchers.
+func (h *hub) echo(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
@@ -69,8 +90,22 @@ func echo(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 	if r.Method == http.MethodPost {
 		w.WriteHeader(http.StatusCreated)
+		if ev, ok := h.addedEvent(body, namespaceOf(r.URL.Path)); ok {
+			h.publish(r.URL.Path, ev)
+		}
 	}
 	_, _ = w.Write(body)
+}
+
+// namespaceOf is the namespace of a /api/v1/namespaces/NS/... path.
+func namespaceOf(path string) string {
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if p == "namespaces" && i+1 < len(parts) {
+			return parts[i+1]
+		}
+	}
+	return ""
 }
 
 func kubeconfig(url string) string {

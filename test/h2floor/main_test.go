@@ -1,25 +1,26 @@
 package main
 
 import (
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// A client-go create, as loadgen sends it (protobuf, HTTP/2), gets its own
-// object back from the floor server, through the kubeconfig it writes.
-func TestCreateThroughTheFloorServer(t *testing.T) {
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(echo))
+func floorClient(t *testing.T, window time.Duration) *rest.Config {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(newHub(window))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := os.WriteFile(path, []byte(kubeconfig(srv.URL)), 0o600); err != nil {
 		t.Fatal(err)
@@ -28,6 +29,13 @@ func TestCreateThroughTheFloorServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+// A client-go create, as loadgen sends it (protobuf, HTTP/2), gets its own
+// object back from the floor server, through the kubeconfig it writes.
+func TestCreateThroughTheFloorServer(t *testing.T) {
+	cfg := floorClient(t, 0)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	in := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-1"}, Data: map[string]string{"k": "v"}}
@@ -37,5 +45,36 @@ func TestCreateThroughTheFloorServer(t *testing.T) {
 	}
 	if out.Name != "cm-1" || out.Data["k"] != "v" {
 		t.Errorf("created = %+v, want the object sent", out)
+	}
+}
+
+// A client-go watch of a collection decodes, as an ADDED event, each JSON
+// create of that collection after it, with the fields a server sets, and
+// nothing of another collection.
+func TestWatchThroughTheFloorServer(t *testing.T) {
+	cs := kubernetes.NewForConfigOrDie(floorClient(t, time.Millisecond))
+	list, err := cs.CoreV1().ConfigMaps("watched").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cs.CoreV1().ConfigMaps("watched").Watch(t.Context(), metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, ns := range []string{"other", "watched"} {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm-" + ns}, Data: map[string]string{"k": "v"}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(t.Context(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case ev := <-w.ResultChan():
+		cm, ok := ev.Object.(*corev1.ConfigMap)
+		if ev.Type != watch.Added || !ok || cm.Name != "cm-watched" || cm.Namespace != "watched" || cm.ResourceVersion == "" || len(cm.ManagedFields) != 1 {
+			t.Errorf("event = %s %+v, want ADDED cm-watched with the fields a server sets", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
 	}
 }

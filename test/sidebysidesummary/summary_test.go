@@ -16,8 +16,14 @@ const results = `1|(a) lists|admitd|5.0|300000|100000|lists: 10000 done (200.0/s
 1|(a) lists|kube-apiserver|35.0|1500000|1300000|lists: 2500 done (40.0/s), p50 4.5s p99 10s; failed: ; second user
 2|(a) lists|admitd|5.0|300000|100000|lists: 10000 done (200.0/s), p50 800ms p99 30s; failed: ; second user
 2|(a) lists|kube-apiserver|35.0|1500000|1300000|lists: 2500 done (40.0/s), p50 4.5s p99 1m30s; failed: ; second user
-1|(b) watchers|admitd|1.5|240000|50000|watchers: 1000 watches (set up in 300ms), 2000 creates in 2.5s (800/s, 0 failed); events
-1|(b) watchers|kube-apiserver|12.0|1200000|300000|watchers: 1000 watches (set up in 500ms), 2000 creates in 19s (100/s, 0 failed); events
+1|(b) 2000 creates, no watchers|admitd|0.3|90000|40000|watchers: 0 watches (set up in 0s), 2000 creates in 500ms (4000/s, 0 failed); events
+1|(b) 2000 creates, no watchers|h2floor|0.05|20000|10000|watchers: 0 watches (set up in 0s), 2000 creates in 200ms (10000/s, 0 failed); events
+1|(b) 2000 creates, no watchers|kube-apiserver|1.5|500000|300000|watchers: 0 watches (set up in 0s), 2000 creates in 2s (1000/s, 0 failed); events
+1|(b) 2000 creates, 1000 watchers|admitd|1.5|240000|50000|watchers: 1000 watches (set up in 300ms), 2000 creates in 2.5s (800/s, 0 failed); events
+1|(b) 2000 creates, 1000 watchers|h2floor|1.4|40000|20000|watchers: 1000 watches (set up in 200ms), 2000 creates in 2.857s (700/s, 0 failed); events
+1|(b) 2000 creates, 1000 watchers|kube-apiserver|12.0|1200000|300000|watchers: 1000 watches (set up in 500ms), 2000 creates in 19s (100/s, 0 failed); events
+2|(b) 2000 creates, no watchers|admitd|0.3|90000|40000|watchers: 0 watches (set up in 0s), 2000 creates in 400ms (5000/s, 0 failed); events
+2|(b) 2000 creates, 1000 watchers|admitd|1.5|240000|50000|watchers: 1000 watches (set up in 300ms), 2000 creates in 2.5s (800/s, 0 failed); events
 1|(c) creates|admitd|0.2|100000|40000|creates=10000 clients=8 webhooks=false rate=5000/s p50=1.50ms p99=5.00ms failures=0
 1|(c) creates|h2floor|0.05|13000|6000|creates=10000 clients=8 webhooks=false rate=10000/s p50=0.60ms p99=2.50ms failures=0
 1|(c) creates|kube-apiserver|1.0|400000|320000|creates=10000 clients=8 webhooks=false rate=1250/s p50=5.00ms p99=15.00ms failures=0
@@ -42,8 +48,14 @@ func TestSummaryRatios(t *testing.T) {
 	want := []string{
 		// 35/5, 200/40, 10 s/2.5 s (round 2: 1m30s/30s), 1,500,000/300,000, 1,300,000/100,000
 		"(a) lists                          CPU/op 7.0×  rate 5.0×  p99 3.0–4.0×  peak RSS 5.0×  anon RSS after 13.0×",
-		// no p99 in loadmix's watchers line
-		"(b) watchers                       CPU/op 8.0×  rate 8.0×  p99 -  peak RSS 5.0×  anon RSS after 6.0×",
+		// 1.5/0.3, 4000/1000, no p99 in loadmix's watchers line, 500,000/90,000, 300,000/40,000
+		"(b) 2000 creates, no watchers      CPU/op 5.0×  rate 4.0×  p99 -  peak RSS 5.6×  anon RSS after 7.5×",
+		"                                   h2floor against kube-apiserver: CPU/op 30.0×  p99 -",
+		// no line of what the watchers leave for a run without them
+		"(b) 2000 creates, 1000 watchers    CPU/op 8.0×  rate 8.0×  p99 -  peak RSS 5.0×  anon RSS after 6.0×",
+		"                                   h2floor against kube-apiserver: CPU/op 8.6×  p99 -",
+		// 800/4000 and 800/5000; 100/1000; 700/10000 (round 2 has neither)
+		"                                   the rate the watchers leave: admitd 16–20%, kube-apiserver 10%, h2floor 7%",
 		// round 1: 5×, 4×, 3×, 4×, 8×; round 2: 4×, 4×, 4× (5,000 µs), 4×, 9×
 		"(c) creates                        CPU/op 4.0–5.0×  rate 4.0×  p99 3.0–4.0×  peak RSS 4.0×  anon RSS after 8.0–9.0×",
 		"                                   h2floor against kube-apiserver: CPU/op 10.0–20.0×  p99 6.0–8.0×",
