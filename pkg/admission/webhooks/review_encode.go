@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -120,16 +122,9 @@ func appendRequest(b []byte, r *admissionv1.AdmissionRequest) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendUserInfo writes a UserInfo; one with extra values (a map, whose
-// keys encoding/json sorts) is left to encoding/json entirely.
+// appendUserInfo writes a UserInfo as encoding/json does: its fields in
+// declaration order, omitted when empty, the keys of extra sorted.
 func appendUserInfo(b []byte, u *authenticationv1.UserInfo) ([]byte, error) {
-	if len(u.Extra) > 0 {
-		v, err := json.Marshal(u)
-		if err != nil {
-			return nil, err
-		}
-		return append(b, v...), nil
-	}
 	start := len(b)
 	b = append(b, '{')
 	b = appendOptionalField(b, start, `"username":`, u.Username)
@@ -138,16 +133,40 @@ func appendUserInfo(b []byte, u *authenticationv1.UserInfo) ([]byte, error) {
 		if len(b) > start+1 {
 			b = append(b, ',')
 		}
-		b = append(b, `"groups":[`...)
-		for i, g := range u.Groups {
+		b = append(b, `"groups":`...)
+		b = appendStrings(b, u.Groups)
+	}
+	if len(u.Extra) > 0 {
+		if len(b) > start+1 {
+			b = append(b, ',')
+		}
+		b = append(b, `"extra":{`...)
+		for i, k := range slices.Sorted(maps.Keys(u.Extra)) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, g)
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendStrings(b, u.Extra[k])
 		}
-		b = append(b, ']')
+		b = append(b, '}')
 	}
 	return append(b, '}'), nil
+}
+
+// appendStrings writes a string slice; nil is null.
+func appendStrings(b []byte, ss []string) []byte {
+	if ss == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, s)
+	}
+	return append(b, ']')
 }
 
 // appendOptionalField writes a non-empty string field of the object that

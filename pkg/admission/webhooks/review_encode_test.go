@@ -30,7 +30,11 @@ func TestEncodeReviewMatchesEncodingJSON(t *testing.T) {
 		&metav1.UpdateOptions{DryRun: []string{"All"}, FieldManager: "m<&>"}, nilCM}
 	users := []authenticationv1.UserInfo{{}, {Username: "admin", Groups: []string{"system:masters", "system:authenticated"}},
 		{UID: "u-1"}, {Groups: []string{}}, {Username: "x", Extra: map[string]authenticationv1.ExtraValue{"z": {"1"}, "a&": {"<"}}},
-		{Extra: map[string]authenticationv1.ExtraValue{}}}
+		{Extra: map[string]authenticationv1.ExtraValue{}},
+		// an x509 user as the authenticator gives it, and extra values nil, empty, many, odd
+		{Username: "admin", Groups: []string{"system:masters"}, Extra: map[string]authenticationv1.ExtraValue{
+			"authentication.kubernetes.io/credential-id": {"X509SHA256=ab12"}}},
+		{UID: "u", Extra: map[string]authenticationv1.ExtraValue{"b": nil, "a": {}, "Z": {"1", "", "<&>"}, "é": {"\u2028"}, "a\x00": {"bad\xff"}}}}
 	n := 0
 	for i, s := range odd {
 		for j, obj := range objects {
@@ -83,5 +87,31 @@ func TestEncodeReviewErrorsAsEncodingJSON(t *testing.T) {
 	_, gerr := encodeReview("admission.k8s.io/v1", req)
 	if werr == nil || gerr == nil || werr.Error() != gerr.Error() {
 		t.Fatalf("errors differ: got %v, want %v", gerr, werr)
+	}
+}
+
+// BenchmarkEncodeReview_X509User encodes the review of a ConfigMap create
+// by a user authenticated by client certificate, whose extra holds the
+// credential id (as every x509 user's does).
+func BenchmarkEncodeReview_X509User(b *testing.B) {
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: "ns"}, Data: map[string]string{"k": "v"}}
+	a := &admission.Attributes{Name: "cm", Namespace: "ns", Operation: admission.Create,
+		Resource: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
+		Kind:     schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"},
+		UserInfo: authenticationv1.UserInfo{Username: "admin", Groups: []string{"system:masters", "system:authenticated"},
+			Extra: map[string]authenticationv1.ExtraValue{"authentication.kubernetes.io/credential-id": {"X509SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}}},
+		Options: &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"}}}
+	inv := &invocation{Resource: a.Resource, Kind: a.Kind, Object: cm}
+	b.ReportAllocs()
+	for b.Loop() {
+		req, err := newRequest(a, inv, "uid-1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := encodeReview("admission.k8s.io/v1", req); err != nil {
+			b.Fatal(err)
+		}
+		inv.objectJSON = nil
 	}
 }
