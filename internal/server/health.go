@@ -93,17 +93,19 @@ var errHookNotFinished = errors.New("not finished")
 // post-start hooks whose work admitd does too, in upstream's order. The
 // work of most is done before the server listens (the admission chain
 // and its sources, definitions of custom resources, system namespaces,
-// bootstrap RBAC policy, priority classes and flow-control objects), so
+// bootstrap RBAC policy, priority classes and flow-control objects; the
+// identity lease and legacy token tracking controllers start), so
 // they pass from the first request on; the cluster IP repair and the
 // default ServiceCIDR pass once they have succeeded (they are tried
 // before the server listens, and again until they do). The flow-control
-// ones are listed when API Priority and Fairness is on, as upstream's. The
+// ones are listed when API Priority and Fairness is on, the identity
+// lease ones with APIServerIdentity, as upstream's. The
 // aggregator's follow (informers, the Local APIServices' availability set
 // at their creation, the remote availability, proxy and discovery
 // controllers, autoregistration), with autoregister-completion failing
 // until every built-in APIService is Available, and the OpenAPI v2 and v3
 // merges.
-func startChecks(flowControl bool, ips *clusterIPParts, autoRegistered func(context.Context) error) []apiserver.HealthCheck {
+func startChecks(flowControl, identity bool, ips *clusterIPParts, autoRegistered func(context.Context) error) []apiserver.HealthCheck {
 	var checks []apiserver.HealthCheck
 	pass := func(context.Context) error { return nil }
 	hook := func(name string, check func(context.Context) error) {
@@ -124,6 +126,9 @@ func startChecks(flowControl bool, ips *clusterIPParts, autoRegistered func(cont
 	add("crd-informer-synced", true)
 	add("start-system-namespaces-controller", true)
 	add("start-cluster-authentication-info-controller", true)
+	add("start-kube-apiserver-identity-lease-controller", identity)
+	add("start-kube-apiserver-identity-lease-garbage-collector", identity)
+	add("start-legacy-token-tracking-controller", true)
 	hook("start-service-ip-repair-controllers", ips.repaired.check)
 	add("rbac/bootstrap-roles", true)
 	add("scheduling/bootstrap-system-priority-classes", true)

@@ -207,6 +207,8 @@ type Server struct {
 	compactionInterval time.Duration
 	// elected is closed once the controllers' lease is released.
 	elected <-chan struct{}
+	// stopIdentityLease deletes the identity lease on a graceful shutdown.
+	stopIdentityLease func()
 	// closeAudit flushes and closes the audit log.
 	closeAudit func() error
 	// admission is the chain of enabled plugins.
@@ -449,7 +451,11 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	cfg.Aggregator = agg
 	flow := newFlowControl(o.Serving, store, cat, requestMetrics)
 	flow.configure(&cfg, o.Serving)
-	cfg.StartChecks = startChecks(flow != nil, clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
+	gates, err := featureGates(o.FeatureGates)
+	if err != nil {
+		return nil, err
+	}
+	cfg.StartChecks = startChecks(flow != nil, gates.Enabled("APIServerIdentity"), clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
@@ -548,6 +554,9 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	go p.crds.Run(runCtx)
 	if err := startAuthenticationTrust(runCtx, p, log); err != nil {
+		return err
+	}
+	if s.stopIdentityLease, err = startIdentityControllers(runCtx, p, s.listener.Addr(), o, log); err != nil {
 		return err
 	}
 	if len(o.Etcd.Servers) > 0 { // other servers may share the store

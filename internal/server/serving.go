@@ -119,6 +119,9 @@ func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, l
 // their own), and the server closes as Close does.
 func (s *Server) Shutdown() error {
 	s.api.BeginShutdown()
+	if s.stopIdentityLease != nil { // upstream's pre-shutdown hook
+		s.stopIdentityLease()
+	}
 	time.Sleep(s.serving.ShutdownDelayDuration)
 	go s.endStreams(s.serving.ShutdownWatchTerminationGracePeriod)
 	ctx, cancel := context.WithTimeout(context.Background(), s.serving.requestTimeout()+s.serving.ShutdownWatchTerminationGracePeriod)
