@@ -24,14 +24,18 @@ var systemNamespaces = []string{"default", "kube-system", "kube-public", "kube-n
 // creates for every later namespace; writing these here keeps a fresh
 // server idle until its first request). Existing objects are left alone.
 func (s *Server) Bootstrap(ctx context.Context) error {
-	var objs []runtime.Object
+	var namespaces, accounts []runtime.Object
 	for _, name := range systemNamespaces {
-		objs = append(objs,
-			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}},
-			&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
-				ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}})
+		namespaces = append(namespaces,
+			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name}})
+		accounts = append(accounts, &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+			ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: name}})
 	}
-	if err := s.EnsureObjects(ctx, nil, objs...); err != nil {
+	if err := s.EnsureObjects(ctx, KubeAPIServerManager, nil, namespaces...); err != nil {
+		return err
+	}
+	// the service account controller's, which admitd runs in-process
+	if err := s.EnsureObjects(ctx, "kube-controller-manager", nil, accounts...); err != nil {
 		return err
 	}
 	if err := s.seedNodePorts(ctx); err != nil {
@@ -40,12 +44,19 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	return s.SyncCustomResources(ctx)
 }
 
-// bootstrapObject stores obj, defaulted and prepared, unless it exists
-// (storage.ErrKeyExists, which ensureObject turns into a reconcile).
-func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, obj runtime.Object) error {
+// KubeAPIServerManager is the field manager of what kube-apiserver writes
+// itself (its loopback client's user agent).
+const KubeAPIServerManager = "kube-apiserver"
+
+// bootstrapObject stores obj, defaulted, its fields recorded as manager's
+// (an update, as the create of a loopback client), and prepared, unless it
+// exists (storage.ErrKeyExists, which ensureObject turns into a
+// reconcile).
+func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, obj runtime.Object, manager string) error {
 	if res.Strategy.Default != nil {
 		res.Strategy.Default(obj)
 	}
+	obj = s.recordWrite(res, nil, obj, manager)
 	m := accessor(obj)
 	s.fillSystemFields(res, m)
 	registry.PrepareForCreate(res, obj)
@@ -62,7 +73,8 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 // or nil to leave it. It may modify and return existing.
 type Reconcile func(existing, expected runtime.Object) runtime.Object
 
-// EnsureObjects stores each of objs, defaulted and prepared, unless an
+// EnsureObjects stores each of objs, defaulted and prepared, their fields
+// recorded in managedFields as manager's, unless an
 // object of its kind and name exists; then, with a reconcile function,
 // whatever it returns replaces the stored object (compare-and-swap,
 // retried on conflict). Each of objs must carry its apiVersion and kind;
@@ -70,7 +82,7 @@ type Reconcile func(existing, expected runtime.Object) runtime.Object
 // one does not stop the others. Like Bootstrap, it writes to storage
 // directly: no admission, no
 // observers (reload the caches that read these objects afterwards).
-func (s *Server) EnsureObjects(ctx context.Context, reconcile Reconcile, objs ...runtime.Object) error {
+func (s *Server) EnsureObjects(ctx context.Context, manager string, reconcile Reconcile, objs ...runtime.Object) error {
 	resources := make([]*registry.Resource, len(objs))
 	for i, obj := range objs {
 		gvk := obj.GetObjectKind().GroupVersionKind()
@@ -89,7 +101,7 @@ func (s *Server) EnsureObjects(ctx context.Context, reconcile Reconcile, objs ..
 	for range min(ensureWorkers, len(objs)) {
 		wg.Go(func() {
 			for i := range work {
-				errs[i] = s.ensureObject(ctx, resources[i], objs[i], reconcile)
+				errs[i] = s.ensureObject(ctx, resources[i], objs[i], manager, reconcile)
 			}
 		})
 	}
@@ -108,12 +120,12 @@ const ensureWorkers = 32
 // reconcile (nil: none) may replace. It reads before it writes: on a
 // restart everything exists, and a read costs a fraction of a refused
 // create.
-func (s *Server) ensureObject(ctx context.Context, res *registry.Resource, obj runtime.Object, reconcile Reconcile) error {
+func (s *Server) ensureObject(ctx context.Context, res *registry.Resource, obj runtime.Object, manager string, reconcile Reconcile) error {
 	m := accessor(obj)
 	key := layout.Key(res, m.GetNamespace(), m.GetName())
 	kv, err := s.store.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotFound) {
-		err = s.bootstrapObject(ctx, res, obj)
+		err = s.bootstrapObject(ctx, res, obj, manager)
 		if !errors.Is(err, storage.ErrKeyExists) {
 			return err
 		}
@@ -122,22 +134,24 @@ func (s *Server) ensureObject(ctx context.Context, res *registry.Resource, obj r
 	if err != nil || reconcile == nil {
 		return err
 	}
-	return s.reconcileObject(ctx, res, key, kv, obj, reconcile)
+	return s.reconcileObject(ctx, res, key, kv, obj, manager, reconcile)
 }
 
 // reconcileObject replaces kv, the stored object of expected's name, by
-// what reconcile makes of it, if anything (compare-and-swap, read again
-// and retried on conflict).
-func (s *Server) reconcileObject(ctx context.Context, res *registry.Resource, key string, kv storage.KeyValue, expected runtime.Object, reconcile Reconcile) error {
+// what reconcile makes of it, if anything, the fields it changed recorded
+// as manager's (compare-and-swap, read again and retried on conflict).
+func (s *Server) reconcileObject(ctx context.Context, res *registry.Resource, key string, kv storage.KeyValue, expected runtime.Object, manager string, reconcile Reconcile) error {
 	for attempt := 0; ; attempt++ {
 		existing, err := layout.Decode(res, kv)
 		if err != nil {
 			return err
 		}
+		live := existing.DeepCopyObject() // reconcile may change existing
 		next := reconcile(existing, expected)
 		if next == nil {
 			return nil
 		}
+		next = s.recordWrite(res, live, next, manager)
 		data, err := layout.Encode(next)
 		if err != nil {
 			return err
@@ -172,7 +186,7 @@ type ensuredObjects struct {
 // has been written or deleted since: reconciling then changes nothing, so
 // a restart neither builds the objects nor reads them. Reconcile must be
 // idempotent (a second run on its own result changes nothing).
-func (s *Server) EnsureObjectsRecorded(ctx context.Context, record EnsureRecord, reconcile Reconcile, objs func() ([]runtime.Object, error)) error {
+func (s *Server) EnsureObjectsRecorded(ctx context.Context, record EnsureRecord, manager string, reconcile Reconcile, objs func() ([]runtime.Object, error)) error {
 	key := ensureRecordPrefix + record.Key
 	prev, err := s.store.Get(ctx, key)
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -185,7 +199,7 @@ func (s *Server) EnsureObjectsRecorded(ctx context.Context, record EnsureRecord,
 	if err != nil {
 		return err
 	}
-	if err := s.EnsureObjects(ctx, reconcile, list...); err != nil {
+	if err := s.EnsureObjects(ctx, manager, reconcile, list...); err != nil {
 		return err
 	}
 	return s.writeEnsureRecord(ctx, key, prev, record.Fingerprint, list)

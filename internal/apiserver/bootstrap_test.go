@@ -45,7 +45,7 @@ func TestEnsureObjectsRecorded(t *testing.T) {
 	built := 0
 	ensure := func(fingerprint string) {
 		t.Helper()
-		err := s.EnsureObjectsRecorded(ctx, EnsureRecord{Key: "test", Fingerprint: fingerprint}, labelReconcile,
+		err := s.EnsureObjectsRecorded(ctx, EnsureRecord{Key: "test", Fingerprint: fingerprint}, KubeAPIServerManager, labelReconcile,
 			func() ([]runtime.Object, error) { built++; return bootstrapConfigMaps(), nil })
 		if err != nil {
 			t.Fatal(err)

@@ -227,6 +227,23 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 	return fields.fm.UpdateNoErrors(live, obj, manager)
 }
 
+// recordWrite records in obj's managedFields the fields manager set as an
+// update of live (nil: a create), as a loopback client's write of a
+// server's own objects records them.
+func (s *Server) recordWrite(res *registry.Resource, live, obj runtime.Object, manager string) runtime.Object {
+	fields, err := s.fields.entry(res, "")
+	if err == nil && live == nil {
+		if live, err = layout.NewObject(res); err == nil {
+			return fields.created.record(fields.fm, live, obj, manager)
+		}
+	}
+	if err != nil {
+		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
+		return obj
+	}
+	return fields.fm.UpdateNoErrors(live, obj, manager)
+}
+
 // recordSubresourceCreate records a create through a subresource of its
 // own kind (an eviction, a binding, a token request) or of the bindings
 // resource in obj's managedFields, as upstream's create handler does before

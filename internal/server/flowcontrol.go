@@ -111,6 +111,10 @@ func (f *flowControl) configure(cfg *apiserver.Config, o ServingOptions) {
 // configuration objects and keeps them as kube-apiserver's ensurer does:
 // a mandatory object's spec is always put back; a suggested one's only
 // while it is annotated apf.kubernetes.io/autoupdate-spec=true (or,
+// flowControlBootstrapManager is the field manager of the bootstrap
+// configuration objects, upstream's config producer's.
+const flowControlBootstrapManager = "api-priority-and-fairness-config-producer-v1"
+
 // unannotated, never changed: generation 1).
 func ensureFlowControlBootstrap(ctx context.Context, api *apiserver.Server, cat *registry.Catalogue) error {
 	var objs []runtime.Object
@@ -132,7 +136,7 @@ func ensureFlowControlBootstrap(ctx context.Context, api *apiserver.Server, cat 
 	reconcile := func(existing, expected runtime.Object) runtime.Object {
 		return reviseBootstrapObject(existing, expected, mandatory, cat)
 	}
-	if err := api.EnsureObjects(ctx, reconcile, objs...); err != nil {
+	if err := api.EnsureObjects(ctx, flowControlBootstrapManager, reconcile, objs...); err != nil {
 		return fmt.Errorf("bootstrap flow-control configuration: %w", err)
 	}
 	return nil

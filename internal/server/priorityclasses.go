@@ -34,7 +34,7 @@ func systemPriorityClasses() []runtime.Object {
 // ensureSystemPriorityClasses creates the system PriorityClasses that do
 // not exist; like upstream, it leaves existing ones as they are.
 func ensureSystemPriorityClasses(ctx context.Context, api *apiserver.Server) error {
-	if err := api.EnsureObjects(ctx, nil, systemPriorityClasses()...); err != nil {
+	if err := api.EnsureObjects(ctx, apiserver.KubeAPIServerManager, nil, systemPriorityClasses()...); err != nil {
 		return fmt.Errorf("system priority classes: %w", err)
 	}
 	return nil

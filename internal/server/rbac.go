@@ -81,7 +81,7 @@ func rbacSnapshot(objs []runtime.Object) *rbac.Snapshot {
 // older than admitd), nor are bindings with a changed roleRef recreated.
 func ensureBootstrapPolicy(ctx context.Context, api *apiserver.Server) error {
 	record := apiserver.EnsureRecord{Key: "rbac-bootstrap-policy", Fingerprint: bootstrap.Fingerprint() + "/" + bootstrapReconcileVersion}
-	err := api.EnsureObjectsRecorded(ctx, record, reconcileBootstrap, func() ([]runtime.Object, error) {
+	err := api.EnsureObjectsRecorded(ctx, record, apiserver.KubeAPIServerManager, reconcileBootstrap, func() ([]runtime.Object, error) {
 		policy, err := bootstrapObjects()
 		if err != nil {
 			return nil, err
