@@ -121,6 +121,11 @@ func (s *statusRecorder) Flush() {
 // and is answered 504 when it runs out, as upstream's timeout filter. A
 // malformed `timeout` is a 400 before anything else, as upstream's.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// every answer is for an authenticated client only: not to be cached
+	// (upstream's WithCacheControl); a handler may say otherwise
+	if h := w.Header(); h["Cache-Control"] == nil {
+		h["Cache-Control"] = []string{"no-cache, private"}
+	}
 	if s.cfg.GoawayChance > 0 && r.ProtoMajor == 2 && rand.Float64() < s.cfg.GoawayChance {
 		w.Header().Set("Connection", "close") // net/http sends a GOAWAY
 	}
