@@ -129,19 +129,23 @@ func (c *ClusterRoleAggregation) list(ctx context.Context) ([]*rbacv1.ClusterRol
 	return roles, nil
 }
 
-// update writes rules into role, conditional on the version read (a
-// conflict retries the whole pass).
+// update applies rules to role as upstream's controller does: a forced
+// server-side apply of the rules alone by
+// clusterrole-aggregation-controller, whose fields they become (no rules:
+// an apply without them, which lets go of them).
 func (c *ClusterRoleAggregation) update(ctx context.Context, role *rbacv1.ClusterRole, rules []rbacv1.PolicyRule) error {
-	next := role.DeepCopy()
-	next.Rules = rules
-	next.APIVersion, next.Kind = rbacv1.SchemeGroupVersion.String(), "ClusterRole"
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(next)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&rbacv1.ClusterRole{Rules: rules})
 	if err != nil {
 		return err
 	}
+	applied := &unstructured.Unstructured{Object: map[string]any{"apiVersion": rbacv1.SchemeGroupVersion.String(), "kind": "ClusterRole",
+		"metadata": map[string]any{"name": role.Name}}}
+	if len(rules) > 0 { // none: the apply leaves them out, as upstream's
+		applied.Object["rules"] = content["rules"]
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	_, err = c.client.Resource(clusterRolesGVR).Update(ctx, &unstructured.Unstructured{Object: u},
-		metav1.UpdateOptions{FieldManager: "clusterrole-aggregation-controller"})
+	_, err = c.client.Resource(clusterRolesGVR).Apply(ctx, role.Name, applied,
+		metav1.ApplyOptions{FieldManager: "clusterrole-aggregation-controller", Force: true})
 	return err
 }

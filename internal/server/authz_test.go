@@ -198,10 +198,32 @@ func TestClusterRoleAggregation(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForRules(t, c, "agg", 1)
+	if got := aggregationFields(t, c, "agg"); got != `{"f:rules":{}}` {
+		t.Errorf("the controller's managed fields = %q, want a forced apply of the rules, as upstream's", got)
+	}
 	if err := c.RbacV1().ClusterRoles().Delete(t.Context(), "part", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitForRules(t, c, "agg", 0)
+	if got := aggregationFields(t, c, "agg"); got != "" {
+		t.Errorf("the controller still manages %q after an apply without rules", got)
+	}
+}
+
+// aggregationFields are the fields clusterrole-aggregation-controller
+// applied to the ClusterRole name ("" when it has no Apply entry).
+func aggregationFields(t *testing.T, c kubernetes.Interface, name string) string {
+	t.Helper()
+	role, err := c.RbacV1().ClusterRoles().Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range role.ManagedFields {
+		if e.Manager == "clusterrole-aggregation-controller" && e.Operation == metav1.ManagedFieldsOperationApply && e.FieldsV1 != nil {
+			return string(e.FieldsV1.Raw)
+		}
+	}
+	return ""
 }
 
 func waitForRules(t *testing.T, c kubernetes.Interface, name string, n int) {
