@@ -55,10 +55,9 @@ const (
 
 // Service serves /openapi/v3 (index, per group-version documents and those
 // of the discovery endpoints) and /openapi/v2 for a catalogue. Documents
-// are built on first request and
-// rebuilt only when the catalogue's resources change, per group-version
-// (custom resources come and go; built-in ones are stable). It is safe for
-// concurrent use.
+// are built on first request and rebuilt only when the catalogue's
+// resources change, per group-version (custom resources come and go;
+// built-in ones are stable). It is safe for concurrent use.
 type Service struct {
 	cat  Catalogue
 	opts Options
