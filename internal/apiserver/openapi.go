@@ -2,36 +2,45 @@ package apiserver
 
 import (
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/admitd/admitd/internal/openapi"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/serviceaccount"
 )
 
 // OpenAPI v2 and v3 documents are built and served by internal/openapi
-// from the catalogue; this file adapts it: 404s are Status errors and
-// info.version is the Kubernetes version admitd serves.
+// from the catalogue; this file adapts it: 404s are Status errors,
+// info.version is the Kubernetes version admitd emulates and the OpenAPI
+// documents of the service-account issuer's endpoints are published when
+// the server serves them.
 
-// openAPIServices holds one service per catalogue (servers sharing a
-// catalogue share the documents). It lives here rather than in Server so
-// that this adapter stays one file.
-var openAPIServices sync.Map // *registry.Catalogue -> *openapi.Service
+// openAPIServices holds one service per catalogue and issuer discovery
+// setting (servers sharing both share the documents). It lives here rather
+// than in Server so that this adapter stays one file.
+var openAPIServices sync.Map // openAPIKey -> *openapi.Service
+
+type openAPIKey struct {
+	cat          *registry.Catalogue
+	openIDServed bool
+}
 
 // OpenAPI is the service of the server's OpenAPI documents; it also resolves the
 // schemas of built-in kinds (policy type checking).
 func (s *Server) OpenAPI() *openapi.Service {
-	return openAPIService(s.cat)
+	_, openID := s.cfg.Extra[serviceaccount.OpenIDConfigPath]
+	return openAPIService(openAPIKey{cat: s.cat, openIDServed: openID})
 }
 
-// openAPIService returns the service of a catalogue, creating it on first
-// use.
-func openAPIService(cat *registry.Catalogue) *openapi.Service {
-	if svc, ok := openAPIServices.Load(cat); ok {
+// openAPIService returns the service of a catalogue and setting, creating
+// it on first use.
+func openAPIService(key openAPIKey) *openapi.Service {
+	if svc, ok := openAPIServices.Load(key); ok {
 		return svc.(*openapi.Service)
 	}
-	svc, _ := openAPIServices.LoadOrStore(cat, openapi.New(cat, openapi.Options{
-		Version: strings.Split(versionInfo().GitVersion, "-")[0], // as upstream: v1.37.2
+	svc, _ := openAPIServices.LoadOrStore(key, openapi.New(key.cat, openapi.Options{
+		Version:                       kubeMajor + "." + kubeMinor, // as upstream: the emulated version, 1.37
+		ServiceAccountIssuerDiscovery: key.openIDServed,
 		NotFound: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, errNotFoundPath())
 		}),

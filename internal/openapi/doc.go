@@ -1,5 +1,7 @@
 // Package openapi builds the OpenAPI documents admitd publishes for every
-// served type: /openapi/v3 (an index plus one document per group-version)
+// served type: /openapi/v3 (an index plus one document per group-version
+// and, as kube-apiserver, one per discovery endpoint: /api, /apis,
+// /apis/<group>, /version and the service-account issuer's OpenID paths)
 // and /openapi/v2 (one document, JSON or gnostic protobuf), as kubectl
 // explain, client-side apply (strategic-merge metadata) and the
 // field-validation check before create/apply read them.

@@ -44,6 +44,9 @@ func newBuilder(version string) *builder {
 	for _, n := range []string{objectMetaName, listMetaName, typeMetaName, statusModel, deleteOptionsModel, patchModel, resourceListModel} {
 		gen.defineUpstream(n)
 	}
+	for _, n := range discoveryModels {
+		gen.defineUpstream(n)
+	}
 	return &builder{
 		gen:      gen,
 		namer:    newGVKNamer(registry.Scheme()),
@@ -145,7 +148,16 @@ func (b *builder) info() *spec.Info {
 
 // v3 builds the OpenAPI v3 document of the resources of one group-version.
 func (b *builder) v3(resources []*registry.Resource) *spec3.OpenAPI {
-	c := b.collect(resources)
+	return b.v3Of(b.collect(resources))
+}
+
+// discoveryV3 builds the OpenAPI v3 document of a discovery endpoint, by
+// its index path (api, apis/apps, version).
+func (b *builder) discoveryV3(indexPath string) *spec3.OpenAPI {
+	return b.v3Of(contents{routes: []route{discoveryDocRoute(indexPath)}})
+}
+
+func (b *builder) v3Of(c contents) *spec3.OpenAPI {
 	schemas := map[string]*spec.Schema{}
 	for _, name := range c.models(b) {
 		s := b.withGVK(name, c.lookup(b, name).schema)

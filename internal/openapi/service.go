@@ -33,8 +33,13 @@ var _ Catalogue = (*registry.Catalogue)(nil)
 
 // Options configure a Service.
 type Options struct {
-	// Version is every document's info.version; default "v1.37.2".
+	// Version is every document's info.version; default "1.37", the
+	// emulated Kubernetes version as kube-apiserver publishes it.
 	Version string
+	// ServiceAccountIssuerDiscovery publishes the documents of
+	// /.well-known/openid-configuration and /openid/v1/jwks (set when the
+	// server serves them); default false.
+	ServiceAccountIssuerDiscovery bool
 	// NotFound answers unknown paths and group-versions; default
 	// http.NotFound.
 	NotFound http.Handler
@@ -48,11 +53,11 @@ const (
 	subtypeV2ProtobufAt = "com.github.proto-openapi.spec.v2@v1.0+protobuf" // what kubectl asks for
 )
 
-// Service serves /openapi/v3 (index and per group-version documents) and
-// /openapi/v2 for a catalogue. Documents are built on first request and
-// rebuilt only when the catalogue's resources change, per group-version
-// (custom resources come and go; built-in ones are stable). It is safe for
-// concurrent use.
+// Service serves /openapi/v3 (index, per group-version documents and those
+// of the discovery endpoints) and /openapi/v2 for a catalogue. Documents
+// are built on first request and rebuilt only when the catalogue's
+// resources change, per group-version (custom resources come and go;
+// built-in ones are stable). It is safe for concurrent use.
 type Service struct {
 	cat  Catalogue
 	opts Options
@@ -60,7 +65,7 @@ type Service struct {
 	mu       sync.Mutex
 	b        *builder
 	built    []*registry.Resource // the resources the documents describe
-	gvs      map[string]*document // by group-version path: api/v1, apis/apps/v1
+	docs     map[string]*document // by index path: api/v1, apis/apps/v1, apis/apps, version
 	index    *document
 	v2, v2pb *document                                // built on first request
 	merged   *mergedV2                                // with extension servers' documents
@@ -70,8 +75,8 @@ type Service struct {
 // document is one encoded document and its ETag.
 type document struct {
 	body      []byte
-	etag      string // upper-case hex SHA-512 of body, as upstream
-	resources []*registry.Resource
+	etag      string               // upper-case hex SHA-512 of body, as upstream
+	resources []*registry.Resource // described by a group-version's document; nil for discovery
 }
 
 func newDocument(body []byte, resources []*registry.Resource) *document {
@@ -81,7 +86,7 @@ func newDocument(body []byte, resources []*registry.Resource) *document {
 // New returns the Service of a catalogue.
 func New(cat Catalogue, opts Options) *Service {
 	if opts.Version == "" {
-		opts.Version = "v1.37.2"
+		opts.Version = "1.37"
 	}
 	if opts.NotFound == nil {
 		opts.NotFound = http.NotFoundHandler()
@@ -89,7 +94,7 @@ func New(cat Catalogue, opts Options) *Service {
 	return &Service{cat: cat, opts: opts}
 }
 
-// ServeHTTP answers /openapi/v2, /openapi/v3 and /openapi/v3/<group-version>.
+// ServeHTTP answers /openapi/v2, /openapi/v3 and /openapi/v3/<index path>.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
@@ -98,14 +103,15 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/openapi/v3":
 		s.serveIndex(w, r)
 	case strings.HasPrefix(p, "/openapi/v3/"):
-		s.serveGroupVersion(w, r, strings.TrimPrefix(p, "/openapi/v3/"))
+		s.serveDocument(w, r, strings.TrimPrefix(p, "/openapi/v3/"))
 	default:
 		s.opts.NotFound.ServeHTTP(w, r)
 	}
 }
 
 // refresh rebuilds the documents of the group-versions whose resources
-// changed since the last build. Callers hold s.mu.
+// changed since the last build and adds those of discovery endpoints new
+// to it (a group's first resource). Callers hold s.mu.
 func (s *Service) refresh() error {
 	rs := s.cat.Resources()
 	if s.b != nil && sameSlice(rs, s.built) {
@@ -124,9 +130,8 @@ func (s *Service) refresh() error {
 		groups[p] = append(groups[p], res)
 	}
 	next := map[string]*document{}
-	index := map[string]map[string]string{}
 	for _, p := range order {
-		doc, ok := s.gvs[p]
+		doc, ok := s.docs[p]
 		if !ok || !slices.Equal(doc.resources, groups[p]) {
 			body, err := json.Marshal(s.b.v3(groups[p]))
 			if err != nil {
@@ -135,32 +140,51 @@ func (s *Service) refresh() error {
 			doc = newDocument(body, groups[p])
 		}
 		next[p] = doc
-		u := url.URL{Path: "/openapi/v3/" + p, RawQuery: url.Values{"hash": {doc.etag}}.Encode()}
-		index[p] = map[string]string{"serverRelativeURL": u.String()}
+	}
+	for _, p := range discoveryPaths(rs, s.opts.ServiceAccountIssuerDiscovery) {
+		doc, ok := s.docs[p]
+		if !ok {
+			body, err := json.Marshal(s.b.discoveryV3(p))
+			if err != nil {
+				return fmt.Errorf("encoding the OpenAPI v3 document of %s: %w", p, err)
+			}
+			doc = newDocument(body, nil)
+		}
+		next[p] = doc
+	}
+	index := map[string]map[string]string{}
+	for p, doc := range next {
+		index[p] = map[string]string{"serverRelativeURL": documentURL(p, doc)}
 	}
 	body, err := json.Marshal(map[string]any{"paths": index})
 	if err != nil {
 		return err
 	}
-	s.gvs, s.index, s.built = next, newDocument(body, nil), rs
+	s.docs, s.index, s.built = next, newDocument(body, nil), rs
 	s.v2, s.v2pb = nil, nil
 	return nil
 }
 
 // IndexPaths returns the paths of the /openapi/v3 index (api/v1,
-// apis/apps/v1, ...) with their server-relative URLs.
+// apis/apps/v1, apis/apps, version, ...) with their server-relative URLs.
 func (s *Service) IndexPaths() (map[string]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.refresh(); err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(s.gvs))
-	for p, doc := range s.gvs {
-		u := url.URL{Path: "/openapi/v3/" + p, RawQuery: url.Values{"hash": {doc.etag}}.Encode()}
-		out[p] = u.String()
+	out := make(map[string]string, len(s.docs))
+	for p, doc := range s.docs {
+		out[p] = documentURL(p, doc)
 	}
 	return out, nil
+}
+
+// documentURL is the server-relative URL of a document in the index: its
+// path with its hash.
+func documentURL(indexPath string, doc *document) string {
+	u := url.URL{Path: "/openapi/v3/" + indexPath, RawQuery: url.Values{"hash": {doc.etag}}.Encode()}
+	return u.String()
 }
 
 func sameSlice(a, b []*registry.Resource) bool {
@@ -179,10 +203,13 @@ func (s *Service) serveIndex(w http.ResponseWriter, r *http.Request) {
 	serve(w, r, doc, mediaJSON)
 }
 
-func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv string) {
+// serveDocument answers /openapi/v3/<index path>; with ?hash= of the
+// current document it may be cached for good, with another it redirects
+// to the current one.
+func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request, indexPath string) {
 	s.mu.Lock()
 	err := s.refresh()
-	doc := s.gvs[gv]
+	doc := s.docs[indexPath]
 	s.mu.Unlock()
 	switch {
 	case err != nil:
@@ -197,8 +224,7 @@ func (s *Service) serveGroupVersion(w http.ResponseWriter, r *http.Request, gv s
 	}
 	if hash := r.URL.Query().Get("hash"); hash != "" {
 		if hash != doc.etag {
-			u := url.URL{Path: "/openapi/v3/" + gv, RawQuery: url.Values{"hash": {doc.etag}}.Encode()}
-			http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
+			http.Redirect(w, r, documentURL(indexPath, doc), http.StatusMovedPermanently)
 			return
 		}
 		w.Header().Set("Cache-Control", "public, immutable")

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/openapi3"
 )
 
 const twoContainerDeployment = `apiVersion: apps/v1
@@ -168,5 +170,23 @@ func openAPIClientGo(t *testing.T, a *admitd) {
 	}
 	if _, err := gv.Schema("application/json"); err != nil {
 		t.Errorf("v3 apis/stable.example.com/v1: %v", err)
+	}
+	// The index also lists the discovery endpoints' documents (apis/apps,
+	// version, ...), which the openapi3 root leaves out of its group-versions.
+	group, ok := paths["apis/apps"]
+	if !ok {
+		t.Fatalf("v3 index lacks apis/apps: %v", paths)
+	}
+	doc, err := group.Schema("application/json")
+	if err != nil || !strings.Contains(string(doc), `"operationId":"getAppsAPIGroup"`) {
+		t.Errorf("v3 apis/apps = %.200s, %v; want the document of GET /apis/apps/", doc, err)
+	}
+	root := openapi3.NewRoot(dc.OpenAPIV3())
+	gvs, err := root.GroupVersions()
+	if err != nil || len(gvs) == 0 || len(gvs) >= len(paths) {
+		t.Fatalf("openapi3 root: %d group-versions of %d paths, %v", len(gvs), len(paths), err)
+	}
+	if _, err := root.GVSpec(schema.GroupVersion{Group: "apps", Version: "v1"}); err != nil {
+		t.Errorf("openapi3 root GVSpec(apps/v1): %v", err)
 	}
 }
