@@ -229,13 +229,12 @@ func (s *Server) recordUpdate(rq *request, res *registry.Resource, live, obj run
 
 // recordWrite records in obj's managedFields the fields manager set as an
 // update of live (nil: a create), as a loopback client's write of a
-// server's own objects records them.
+// server's own objects records them. (Not through the cache of created
+// fields: the objects a server writes itself are each written once.)
 func (s *Server) recordWrite(res *registry.Resource, live, obj runtime.Object, manager string) runtime.Object {
 	fields, err := s.fields.entry(res, "")
 	if err == nil && live == nil {
-		if live, err = layout.NewObject(res); err == nil {
-			return fields.created.record(fields.fm, live, obj, manager)
-		}
+		live, err = layout.NewObject(res)
 	}
 	if err != nil {
 		s.log.Error("building the field manager", "resource", res.GroupVersionResource.String(), "err", err)
