@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -39,6 +40,8 @@ type watchStream struct {
 	pending   func() int
 	unflushed bool
 	gathered  *bytes.Buffer
+	// events counts the events sent; nil counts nothing.
+	events *watchEventSeries
 }
 
 func (ws *watchStream) send(typ string, obj runtime.Object) error {
@@ -52,7 +55,7 @@ func (ws *watchStream) send(typ string, obj runtime.Object) error {
 // frame encodes one event as this stream sends it.
 func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	payload := ws.payload(typ, obj)
-	if ws.out.media == mediaProtobuf && ws.out.as == asPartial {
+	if ws.out.protobufEvents() {
 		return protobufEventFrame(typ, payload)
 	}
 	var buf bytes.Buffer
@@ -63,6 +66,7 @@ func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 }
 
 func (ws *watchStream) write(frame []byte) error {
+	ws.events.sent(ws.eventSize(frame))
 	if ws.pending != nil {
 		return ws.batch(frame)
 	}
@@ -148,7 +152,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true}
+	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true,
+		events: s.cfg.RequestMetrics.watchStarted(schema.GroupVersionResource{Group: rq.info.Group, Version: rq.info.Version, Resource: rq.info.Resource})}
 	if err := s.streamWatch(ctx, ws, rq, res, lq); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))
 	}
