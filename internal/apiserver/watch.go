@@ -65,14 +65,21 @@ func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// write sends a frame, held in the batch of a burst or written and
+// flushed, and counts the event once it is handed on, as upstream counts
+// an event it has encoded to its response.
 func (ws *watchStream) write(frame []byte) error {
-	ws.events.sent(ws.eventSize(frame))
 	if ws.pending != nil {
-		return ws.batch(frame)
+		if err := ws.batch(frame); err != nil {
+			return err
+		}
+		ws.events.sent(ws.eventSize(frame))
+		return nil
 	}
 	if _, err := ws.w.Write(frame); err != nil {
 		return err
 	}
+	ws.events.sent(ws.eventSize(frame))
 	ws.flusher.Flush()
 	return nil
 }
