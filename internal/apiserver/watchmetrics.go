@@ -21,7 +21,7 @@ var watchEventBuckets = prometheus.ExponentialBuckets(1024, 2, 8)
 
 // watchEvents are apiserver_watch_events_total and
 // apiserver_watch_events_sizes, with their series looked up once per
-// resource version.
+// group, version and resource.
 type watchEvents struct {
 	total  *prometheus.CounterVec
 	sizes  *prometheus.HistogramVec
