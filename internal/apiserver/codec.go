@@ -39,7 +39,8 @@ var protobufSerializer = sync.OnceValue(func() *protobuf.Serializer {
 })
 
 // readBody reads the request body, refusing more than the configured limit
-// with upstream's 413.
+// with upstream's 413; the size of a body read whole is observed in
+// apiserver_request_body_size_bytes.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	limit := s.cfg.MaxRequestBodyBytes
 	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
@@ -48,6 +49,11 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 	}
 	if int64(len(data)) > limit {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", limit))
+	}
+	if m := s.cfg.RequestMetrics; m != nil {
+		if rq := requestFrom(r.Context()); rq != nil {
+			m.recordBodySize(rq.info, len(data))
+		}
 	}
 	return data, nil
 }

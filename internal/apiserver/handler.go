@@ -175,7 +175,7 @@ func (s *Server) serveRequest(ctx context.Context, w http.ResponseWriter, r *htt
 	r = r.WithContext(ctx)
 	defer s.finish(ctx, rq, rec)
 
-	if u, ok := loopbackUser(r.Context()); ok {
+	if u, ok := s.authenticateLoopback(r.Context()); ok {
 		rq.user, rq.event.User = u, u
 	} else if s.cfg.Authenticate != nil {
 		u, requester, err := s.cfg.Authenticate(r)

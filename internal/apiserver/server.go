@@ -44,6 +44,11 @@ type Config struct {
 	// impersonates, the requester; nil treats every request as the
 	// anonymous user.
 	Authenticate func(r *http.Request) (user authenticationv1.UserInfo, requester *authenticationv1.UserInfo, err error)
+	// AuthenticationMetrics counts the requests of the server's own
+	// loopback clients, which Authenticate does not see, as authenticated
+	// (upstream's loopback client presents a token its authenticator
+	// accepts); nil counts nothing.
+	AuthenticationMetrics *auth.AuthenticationMetrics
 	// Authorizer decides, after authentication, whether a request may run
 	// (it is asked for every request but the public health and version
 	// endpoints), and answers the access reviews (SubjectAccessReview and

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
@@ -39,6 +40,8 @@ type watchStream struct {
 	pending   func() int
 	unflushed bool
 	gathered  *bytes.Buffer
+	// events counts the events sent; nil counts nothing.
+	events *watchEventSeries
 }
 
 func (ws *watchStream) send(typ string, obj runtime.Object) error {
@@ -52,7 +55,7 @@ func (ws *watchStream) send(typ string, obj runtime.Object) error {
 // frame encodes one event as this stream sends it.
 func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	payload := ws.payload(typ, obj)
-	if ws.out.media == mediaProtobuf && ws.out.as == asPartial {
+	if ws.out.protobufEvents() {
 		return protobufEventFrame(typ, payload)
 	}
 	var buf bytes.Buffer
@@ -62,13 +65,21 @@ func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// write sends a frame, held in the batch of a burst or written and
+// flushed, and counts the event once it is handed on, as upstream counts
+// an event it has encoded to its response.
 func (ws *watchStream) write(frame []byte) error {
 	if ws.pending != nil {
-		return ws.batch(frame)
+		if err := ws.batch(frame); err != nil {
+			return err
+		}
+		ws.events.sent(ws.eventSize(frame))
+		return nil
 	}
 	if _, err := ws.w.Write(frame); err != nil {
 		return err
 	}
+	ws.events.sent(ws.eventSize(frame))
 	ws.flusher.Flush()
 	return nil
 }
@@ -148,7 +159,8 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true}
+	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true,
+		events: s.cfg.RequestMetrics.watchStarted(schema.GroupVersionResource{Group: rq.info.Group, Version: rq.info.Version, Resource: rq.info.Resource})}
 	if err := s.streamWatch(ctx, ws, rq, res, lq); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))
 	}

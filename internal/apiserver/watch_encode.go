@@ -28,11 +28,29 @@ func negotiateWatch(r *http.Request, res *registry.Resource) (negotiated, error)
 // streamContentType is the Content-Type of a watch stream negotiated as n.
 // Events are JSON except metadata-only events asked for in protobuf.
 func (n negotiated) streamContentType() string {
-	if n.media == mediaProtobuf && n.as == asPartial {
+	if n.protobufEvents() {
 		return mediaProtobuf + ";stream=watch"
 	}
 	return mediaJSON
 }
+
+// protobufEvents says whether the events of a watch negotiated as n are
+// protobuf frames.
+func (n negotiated) protobufEvents() bool {
+	return n.media == mediaProtobuf && n.as == asPartial
+}
+
+// eventSize is the size of the event a frame of this stream holds: the
+// frame, but the length before a protobuf event.
+func (ws *watchStream) eventSize(frame []byte) int {
+	if ws.out.protobufEvents() {
+		return len(frame) - protobufFrameHeader
+	}
+	return len(frame)
+}
+
+// protobufFrameHeader is the size of the length before each protobuf event.
+const protobufFrameHeader = 4
 
 // protobufEventFrame is one protobuf watch frame: the length of the event,
 // then the event, whose object is in Kubernetes protobuf.
@@ -46,6 +64,6 @@ func protobufEventFrame(typ string, obj any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	frame := binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(data)), uint32(len(data)))
+	frame := binary.BigEndian.AppendUint32(make([]byte, 0, protobufFrameHeader+len(data)), uint32(len(data)))
 	return append(frame, data...), nil
 }

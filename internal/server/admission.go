@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/admitd/admitd/internal/admissionsource"
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -40,11 +41,15 @@ type admissionParts struct {
 	types *admissionsource.CRDTypeConverters
 }
 
-// newMetricsRegistry returns the registry served on /metrics, with the Go
-// and process collectors.
+// newMetricsRegistry returns the registry served on /metrics, with the
+// process collector and the Go collector exporting every runtime/metrics
+// series besides the classic go_* ones, as component-base's legacy
+// registry has them, and kubernetes_build_info.
 func newMetricsRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsAll)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	apiserver.RegisterBuildInfo(reg)
 	return reg
 }
 
@@ -57,6 +62,7 @@ func newAdmission(ctx context.Context, o Options, store storage.Store, cat *regi
 		return nil, err
 	}
 	cat.SetFeatureGates(gates)
+	gates.RegisterMetrics(reg)
 	creator, err := newLoopbackCreator(loopback)
 	if err != nil {
 		return nil, err

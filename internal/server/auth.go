@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
@@ -35,8 +36,9 @@ func clientCABundle(o Options, bundle pki.Bundle) ([]byte, error) {
 // newAuthenticator returns the request authentication of the server: front
 // proxies (requestHeader, when set), x509 client certificates (clientCA),
 // bearer tokens from --token-auth-file then service-account tokens (sa),
-// optionally anonymous, then impersonation, which authz authorizes.
-func newAuthenticator(o Options, clientCA []byte, requestHeader *auth.RequestHeaderOptions, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
+// optionally anonymous, then impersonation, which authz authorizes. Each
+// attempt is counted in metrics (impersonation is not part of it).
+func newAuthenticator(o Options, clientCA []byte, requestHeader *auth.RequestHeaderOptions, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator, metrics *auth.AuthenticationMetrics) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(clientCA)
 	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth, AnonymousPaths: apiserver.HealthPaths}
@@ -57,7 +59,9 @@ func newAuthenticator(o Options, clientCA []byte, requestHeader *auth.RequestHea
 	}
 	imp := auth.NewImpersonator(authz)
 	return func(r *http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error) {
+		start := time.Now()
 		u, ok, err := authn.Authenticate(r)
+		metrics.Observe(auth.ResultOf(ok, err), u.Username, time.Since(start))
 		if err != nil || !ok {
 			if err != nil {
 				o.Logger.Debug("authentication failed", "err", err)

@@ -391,7 +391,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	if err != nil {
 		return nil, err
 	}
-	authn, err := newAuthenticator(o, clientCA, fp.requestHeader, authz, saAuth)
+	authnMetrics := auth.NewAuthenticationMetrics(metricsReg)
+	authn, err := newAuthenticator(o, clientCA, fp.requestHeader, authz, saAuth, authnMetrics)
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +426,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics, GracefulPodDeletion: o.SimulatedNodes.Enabled,
 		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
 		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
-		RequestMetrics: requestMetrics,
+		RequestMetrics: requestMetrics, AuthenticationMetrics: authnMetrics,
 	}
 	cfg.TokenAuthenticator = reviewer
 	cfg.Ready = adm.sources.Synced

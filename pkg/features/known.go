@@ -176,6 +176,9 @@ var known = sync.OnceValue(func() map[featuregate.Feature]featuregate.VersionedS
 			{Version: version.MustParse("1.24"), Default: false, PreRelease: featuregate.Alpha},
 			{Version: version.MustParse("1.30"), Default: true, PreRelease: featuregate.Beta},
 		},
+		"ControllerManagerReleaseLeaderElectionLockOnExit": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+		},
 		"CoordinatedLeaderElection": {
 			{Version: version.MustParse("1.31"), Default: false, PreRelease: featuregate.Alpha},
 			{Version: version.MustParse("1.33"), Default: false, PreRelease: featuregate.Beta},
@@ -597,6 +600,10 @@ var known = sync.OnceValue(func() map[featuregate.Feature]featuregate.VersionedS
 			{Version: version.MustParse("1.29"), Default: false, PreRelease: featuregate.Alpha},
 			{Version: version.MustParse("1.31"), Default: true, PreRelease: featuregate.Beta},
 			{Version: version.MustParse("1.33"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+		},
+		"NativeHistograms": {
+			{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha},
+			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},
 		},
 		"NodeControllerLeaseCircuitBreaker": {
 			{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.Beta},

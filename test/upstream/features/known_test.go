@@ -15,7 +15,9 @@ import (
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
-	_ "k8s.io/kubernetes/pkg/features" // registers kube-apiserver's gates (and apiserver's, client-go's, ...)
+	metricsfeatures "k8s.io/component-base/metrics/features"
+	_ "k8s.io/controller-manager/pkg/features/register" // registers the controller-manager gates kube-apiserver's binary links in
+	_ "k8s.io/kubernetes/pkg/features"                  // registers kube-apiserver's gates (and apiserver's, client-go's, ...)
 
 	admitdfeatures "github.com/admitd/admitd/pkg/features"
 )
@@ -28,6 +30,11 @@ func init() {
 	// kube-apiserver's command (cmd/kube-apiserver/app) adds the logging
 	// gates in its own init.
 	if err := logsapi.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
+		panic(err)
+	}
+	// k8s.io/apiserver/pkg/server adds the metrics gates (NativeHistograms)
+	// in its init.
+	if err := metricsfeatures.AddFeatureGates(utilfeature.DefaultMutableFeatureGate); err != nil {
 		panic(err)
 	}
 }

@@ -17,11 +17,16 @@ import (
 	_ "k8s.io/apiserver/pkg/admission/plugin/policy/validating/metrics"
 	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 	authorizationmetrics "k8s.io/apiserver/pkg/authorization/metrics"
+	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
+	handlermetrics "k8s.io/apiserver/pkg/endpoints/handlers/metrics"
+	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	authorizationconfigmetrics "k8s.io/apiserver/pkg/server/options/authorizationconfig/metrics"
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
 	flowcontrolmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	webhookauthzmetrics "k8s.io/apiserver/plugin/pkg/authorizer/webhook/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
+	_ "k8s.io/component-base/metrics/prometheus/feature" // registers kubernetes_feature_enabled on init
+	_ "k8s.io/component-base/metrics/prometheus/version" // registers kubernetes_build_info on init
 	nodeauthorizer "k8s.io/kubernetes/plugin/pkg/auth/authorizer/node"
 
 	"github.com/admitd/admitd/internal/apiserver"
@@ -32,6 +37,7 @@ import (
 	"github.com/admitd/admitd/internal/flowcontrol"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/admission/policies"
+	"github.com/admitd/admitd/pkg/features"
 )
 
 // family is a metric family as its descriptor states it.
@@ -81,6 +87,9 @@ func ourRegistry() *prometheus.Registry {
 	policies.NewMetrics(reg)
 	conversion.NewMetrics(reg)
 	auth.NewDecisionMetrics(reg)
+	auth.NewAuthenticationMetrics(reg)
+	apiserver.RegisterBuildInfo(reg)
+	features.New().RegisterMetrics(reg)
 	authzwebhook.NewMetrics(reg)
 	node.NewMetrics(reg)
 	flowcontrol.New(flowcontrol.Options{ServerConcurrencyLimit: 600}).Register(reg)
@@ -89,6 +98,9 @@ func ourRegistry() *prometheus.Registry {
 
 func upstreamRegistry() *prometheus.Registry {
 	flowcontrolmetrics.Register()
+	endpointsmetrics.Register()
+	handlermetrics.Register()
+	endpointsfilters.RegisterMetrics()
 	cachermetrics.Register()
 	authorizationmetrics.RegisterMetrics()
 	authorizationcel.RegisterMetrics()
