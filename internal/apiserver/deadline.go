@@ -87,6 +87,12 @@ func (s *Server) serveWithDeadline(w http.ResponseWriter, r *http.Request, timeo
 	defer cancel()
 	run := deadlineRuns.Get().(*deadlineRun)
 	run.tw.w, run.tw.ctx = w, ctx
+	if cc, ok := w.Header()["Cache-Control"]; ok { // the handler sees it, as upstream's sees the outer headers
+		if run.tw.header == nil {
+			run.tw.header = http.Header{}
+		}
+		run.tw.header["Cache-Control"] = cc
+	}
 	run.s, run.info, run.r, run.ctx = s, info, r, ctx
 	startRun(run)
 	select {

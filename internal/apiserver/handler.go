@@ -116,6 +116,11 @@ func (s *statusRecorder) Flush() {
 	}
 }
 
+// noCachePrivate is the Cache-Control of every answer whose handler sets
+// none. Shared: a header's values are replaced or appended to (len ==
+// cap), never changed in place.
+var noCachePrivate = []string{"no-cache, private"}
+
 // ServeHTTP serves one request within its deadline: a request that is not
 // long-running has RequestTimeout (or the shorter `timeout` it asks for)
 // and is answered 504 when it runs out, as upstream's timeout filter. A
@@ -124,7 +129,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// every answer is for an authenticated client only: not to be cached
 	// (upstream's WithCacheControl); a handler may say otherwise
 	if h := w.Header(); h["Cache-Control"] == nil {
-		h["Cache-Control"] = []string{"no-cache, private"}
+		h["Cache-Control"] = noCachePrivate
 	}
 	if s.cfg.GoawayChance > 0 && r.ProtoMajor == 2 && rand.Float64() < s.cfg.GoawayChance {
 		w.Header().Set("Connection", "close") // net/http sends a GOAWAY

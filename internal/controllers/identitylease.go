@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -74,6 +75,13 @@ type IdentityLease struct {
 	now         func() time.Time
 	log         *slog.Logger
 	latest      *coordinationv1.Lease
+
+	// stop is closed by Stop: no sync starts after it, a backoff ends;
+	// mu is held by a sync, so that Stop deletes after the sync in
+	// progress has written.
+	stop     chan struct{}
+	stopOnce sync.Once
+	mu       sync.Mutex
 }
 
 // NewIdentityLease returns the controller of the lease of id on hostname,
@@ -86,41 +94,70 @@ func NewIdentityLease(rt http.RoundTripper, id, hostname, peerAddress string, lo
 		return nil, err
 	}
 	return &IdentityLease{client: client.Resource(leasesGVR).Namespace(metav1.NamespaceSystem), name: id,
-		holder: id + "_" + string(uuid.NewUUID()), hostname: hostname, peerAddress: peerAddress, now: time.Now, log: log}, nil
+		holder: id + "_" + string(uuid.NewUUID()), hostname: hostname, peerAddress: peerAddress, now: time.Now, log: log,
+		stop: make(chan struct{})}, nil
 }
+
+// leaseDeleteTimeout bounds the deletion of the lease at start and stop,
+// as upstream's.
+const leaseDeleteTimeout = 10 * time.Second
 
 // Start deletes the lease an earlier run of this server left behind.
 func (c *IdentityLease) Start(ctx context.Context) {
 	c.deleteLease(ctx)
 }
 
-// Stop deletes the lease, as a server shutting down gracefully does.
+// Stop ends the renewals (Run returns) and deletes the lease, as a server
+// shutting down gracefully does; a renewal in progress finishes first, and
+// none follows.
 func (c *IdentityLease) Stop(ctx context.Context) {
+	c.stopOnce.Do(func() { close(c.stop) })
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.deleteLease(ctx)
 }
 
+func (c *IdentityLease) stopped() bool {
+	select {
+	case <-c.stop:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *IdentityLease) deleteLease(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, leaseDeleteTimeout)
+	defer cancel()
 	if err := c.client.Delete(ctx, c.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		c.log.Warn("deleting the identity lease", "lease", c.name, "err", err)
 	}
 }
 
-// Run creates and renews the lease until ctx ends, every renew interval
-// (with upstream's 4% jitter) after the last sync ended.
+// Run creates and renews the lease until ctx ends or Stop is called,
+// every renew interval (with upstream's 4% jitter) after the last sync
+// ended.
 func (c *IdentityLease) Run(ctx context.Context) {
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !c.stopped() {
 		c.sync(ctx)
 		jitter := time.Duration(rand.Float64() * 0.04 * float64(IdentityLeaseRenewInterval))
 		select {
 		case <-ctx.Done():
+		case <-c.stop:
 		case <-time.After(IdentityLeaseRenewInterval + jitter):
 		}
 	}
 }
 
 // sync renews from the lease last written; failing that (or at first),
-// it reads the lease or creates it, and renews what it read.
+// it reads the lease or creates it, and renews what it read. Nothing once
+// stopped.
 func (c *IdentityLease) sync(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped() {
+		return
+	}
 	if c.latest != nil && c.renew(ctx, c.latest) == nil {
 		return
 	}
@@ -179,6 +216,8 @@ func (c *IdentityLease) ensure(ctx context.Context) (lease *coordinationv1.Lease
 		c.log.Warn("ensuring the identity lease exists, will retry", "lease", c.name, "in", wait, "err", err)
 		select {
 		case <-ctx.Done():
+			return nil, false
+		case <-c.stop:
 			return nil, false
 		case <-time.After(wait):
 		}

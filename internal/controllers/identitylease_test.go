@@ -33,7 +33,8 @@ const identityLeasePath = "/apis/coordination.k8s.io/v1/namespaces/kube-system/l
 
 // The lease controller deletes the lease an earlier run left (another
 // holder), creates its own with upstream's labels, annotation and
-// duration, renews it, and deletes it when stopped.
+// duration, renews it, and deletes it when stopped; Run then returns and
+// nothing writes the lease again.
 func TestIdentityLeaseLifecycle(t *testing.T) {
 	c := newCluster(t)
 	defer func(d time.Duration) { IdentityLeaseRenewInterval = d }(IdentityLeaseRenewInterval)
@@ -51,7 +52,8 @@ func TestIdentityLeaseLifecycle(t *testing.T) {
 	if code, _ := c.do("GET", identityLeasePath+id, ""); code != http.StatusNotFound {
 		t.Fatalf("the earlier run's lease is still there after Start (%d)", code)
 	}
-	go ctl.Run(ctx)
+	ran := make(chan struct{})
+	go func() { ctl.Run(ctx); close(ran) }()
 	var first coordinationv1.Lease
 	c.eventually("the lease is created", func() bool { code, _ := c.do("GET", identityLeasePath+id, ""); return code == http.StatusOK })
 	c.decode(identityLeasePath+id, &first)
@@ -73,10 +75,15 @@ func TestIdentityLeaseLifecycle(t *testing.T) {
 		c.decode(identityLeasePath+id, &now)
 		return now.Spec.RenewTime != nil && now.Spec.RenewTime.After(s.RenewTime.Time) && *now.Spec.HolderIdentity == *s.HolderIdentity
 	})
-	cancel()
-	ctl.Stop(context.Background())
+	ctl.Stop(context.Background()) // Run's context still live, as in a graceful shutdown
+	select {
+	case <-ran:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run goes on after Stop")
+	}
+	time.Sleep(3 * IdentityLeaseRenewInterval)
 	if code, _ := c.do("GET", identityLeasePath+id, ""); code != http.StatusNotFound {
-		t.Errorf("the lease is still there after Stop (%d)", code)
+		t.Errorf("the lease is there after Stop and three renew intervals (%d)", code)
 	}
 }
 

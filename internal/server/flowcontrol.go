@@ -107,14 +107,14 @@ func (f *flowControl) configure(cfg *apiserver.Config, o ServingOptions) {
 	cfg.MaxRequestsInflight, cfg.MaxMutatingRequestsInflight = inflightLimits(o)
 }
 
-// ensureFlowControlBootstrap creates upstream's mandatory and suggested
-// configuration objects and keeps them as kube-apiserver's ensurer does:
-// a mandatory object's spec is always put back; a suggested one's only
-// while it is annotated apf.kubernetes.io/autoupdate-spec=true (or,
 // flowControlBootstrapManager is the field manager of the bootstrap
 // configuration objects, upstream's config producer's.
 const flowControlBootstrapManager = "api-priority-and-fairness-config-producer-v1"
 
+// ensureFlowControlBootstrap creates upstream's mandatory and suggested
+// configuration objects and keeps them as kube-apiserver's ensurer does:
+// a mandatory object's spec is always put back; a suggested one's only
+// while it is annotated apf.kubernetes.io/autoupdate-spec=true (or,
 // unannotated, never changed: generation 1).
 func ensureFlowControlBootstrap(ctx context.Context, api *apiserver.Server, cat *registry.Catalogue) error {
 	var objs []runtime.Object
