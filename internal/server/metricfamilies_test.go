@@ -126,7 +126,9 @@ func watchAndCreatePodTemplate(t *testing.T, s *Server, admin *rest.Config, cs k
 	}
 	labels := `{group="",resource="podtemplates",version="v1"}`
 	body := `apiserver_request_body_size_bytes_bucket{group="",resource="podtemplates",verb="create",le=`
-	wantMetrics(t, s, admin,
+	// the event is counted once its write returns, which may be after the
+	// client has read it
+	eventuallyMetrics(t, s, admin,
 		"apiserver_watch_events_total"+labels+" 1\n",
 		"apiserver_watch_events_sizes_sum"+labels+" "+strconv.Itoa(len(line))+"\n",
 		`apiserver_watch_events_sizes_bucket{group="",resource="podtemplates",version="v1",le="65536"} 0`+"\n",
@@ -134,6 +136,28 @@ func watchAndCreatePodTemplate(t *testing.T, s *Server, admin *rest.Config, cs k
 		body+`"50000"} 0`+"\n", body+`"150000"} 1`+"\n")
 	cancel()
 	waitForMetric(t, s, admin, gauge, 0)
+}
+
+// eventuallyMetrics waits up to 10 seconds for /metrics to hold every
+// line of series.
+func eventuallyMetrics(t *testing.T, s *Server, admin *rest.Config, series ...string) {
+	t.Helper()
+	var missing []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		body := scrape(t, s, admin)
+		missing = missing[:0]
+		for _, want := range series {
+			if !strings.Contains(body, want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s /metrics lacks %q", missing)
+		}
+	}
 }
 
 // waitForMetric waits up to 10 seconds for series to have value want.
