@@ -21,9 +21,10 @@ const identityStopTimeout = 10 * time.Second
 // hooks start-kube-apiserver-identity-lease-controller,
 // start-kube-apiserver-identity-lease-garbage-collector (with
 // APIServerIdentity) and start-legacy-token-tracking-controller run, until
-// ctx ends. The lease of an earlier run is deleted before it returns; the
-// returned func deletes this run's on a graceful shutdown (nil without
-// APIServerIdentity).
+// ctx ends: the lease of an earlier run is deleted, then this run's
+// written, beside the server's start (upstream deletes the old one before
+// its hook passes). The returned func deletes this run's lease on a
+// graceful shutdown (nil without APIServerIdentity).
 func startIdentityControllers(ctx context.Context, p *apiParts, addr net.Addr, o Options, log *slog.Logger) (stopLease func(), err error) {
 	tracking, err := controllers.NewLegacyTokenTracking(p.store, p.api.Loopback(apiserverUser), log.With("controller", "legacy-token-tracking"))
 	if err != nil {
@@ -51,8 +52,10 @@ func startIdentityControllers(ctx context.Context, p *apiParts, addr net.Addr, o
 	if err != nil {
 		return nil, err
 	}
-	lease.Start(ctx)
-	go lease.Run(ctx)
+	go func() { // off the path to ready: the old lease goes first, then this run's is written
+		lease.Start(ctx)
+		lease.Run(ctx)
+	}()
 	go gc.Run(ctx)
 	return func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), identityStopTimeout)
