@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -200,10 +201,10 @@ func (c *IdentityLease) ensure(ctx context.Context) (lease *coordinationv1.Lease
 	for {
 		u, err := c.client.Get(ctx, c.name, metav1.GetOptions{})
 		if err == nil {
-			lease = &coordinationv1.Lease{}
-			if err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, lease); err == nil {
+			if lease, ok := asLease(u.Object); ok {
 				return lease, false
 			}
+			err = fmt.Errorf("undecodable lease %s", c.name)
 		} else if apierrors.IsNotFound(err) {
 			fresh := &coordinationv1.Lease{TypeMeta: metav1.TypeMeta{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 				ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: metav1.NamespaceSystem},

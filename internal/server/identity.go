@@ -6,16 +6,11 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/admitd/admitd/internal/controllers"
 )
-
-// identityStopTimeout bounds the deletion of the identity lease on a
-// graceful shutdown, as upstream's lease controller's.
-const identityStopTimeout = 10 * time.Second
 
 // startIdentityControllers runs what kube-apiserver 1.37.2's post-start
 // hooks start-kube-apiserver-identity-lease-controller,
@@ -57,11 +52,7 @@ func startIdentityControllers(ctx context.Context, p *apiParts, addr net.Addr, o
 		lease.Run(ctx)
 	}()
 	go gc.Run(ctx)
-	return func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), identityStopTimeout)
-		defer cancel()
-		lease.Stop(stopCtx)
-	}, nil
+	return func() { lease.Stop(context.Background()) }, nil
 }
 
 // peerAddress is where peers reach this server, as upstream announces it
