@@ -77,6 +77,9 @@ func (s *Server) admitUpdate(ctx context.Context, rq *request, res *registry.Res
 	if err != nil {
 		return nil, err
 	}
+	if rq.scaleUID != nil {
+		newScale.UID = *rq.scaleUID
+	}
 	attrs.Object, attrs.OldObject = newScale, oldScale
 	if err := s.admit(ctx, attrs); err != nil {
 		return nil, err
@@ -88,7 +91,11 @@ func (s *Server) admitUpdate(ctx context.Context, rq *request, res *registry.Res
 	if err := validateScale(sc); err != nil {
 		return nil, err
 	}
-	sc.ResourceVersion = accessor(obj).GetResourceVersion()
+	if err := checkScaleUID(res, obj, sc); err != nil {
+		return nil, err
+	}
+	// the admitted Scale's resourceVersion is the update's precondition,
+	// as upstream's scale subresource copies it onto the object
 	return withReplicas(res, obj, sc)
 }
 

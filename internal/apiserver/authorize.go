@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -52,10 +53,13 @@ func requestSelectors(r *http.Request, info *requestInfo) (fields.Requirements, 
 // plain-text 500 when the authorizer failed. No authorizer allows all.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request, rq *request) bool {
 	if s.cfg.Authorizer == nil {
+		s.cfg.AuthorizationAttempts.Observe(auth.DecisionAllow, nil, 0)
 		return true
 	}
 	attrs := authorizationAttributes(r, rq)
+	start := time.Now()
 	d, reason, err := s.cfg.Authorizer.Authorize(r.Context(), attrs)
+	s.cfg.AuthorizationAttempts.Observe(d, err, time.Since(start))
 	if d == auth.DecisionAllow {
 		_ = rq.record.AddAnnotation("authorization.k8s.io/decision", "allow")
 		_ = rq.record.AddAnnotation("authorization.k8s.io/reason", reason)

@@ -56,7 +56,7 @@ func (s *Server) bootstrapObject(ctx context.Context, res *registry.Resource, ob
 	if res.Strategy.Default != nil {
 		res.Strategy.Default(obj)
 	}
-	obj = s.recordWrite(res, nil, obj, manager)
+	obj = s.recordBootstrapCreate(res, obj, manager)
 	m := accessor(obj)
 	s.fillSystemFields(res, m)
 	registry.PrepareForCreate(res, obj)

@@ -102,7 +102,7 @@ func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request
 		s.writeDeleted(w, r, code, res, n, out)
 		return
 	}
-	if returnsDeletedObject(res) {
+	if res.ReturnsDeletedObject() {
 		s.writeDeleted(w, r, http.StatusOK, res, n, out)
 		return
 	}
@@ -137,28 +137,6 @@ func preconditionOnUID(opts *metav1.DeleteOptions, m metav1.Object) {
 	}
 }
 
-// returnsDeletedObject reports whether a DELETE of res answers with the
-// deleted object rather than a Status, as the kinds whose upstream storage
-// sets ReturnDeletedObject.
-func returnsDeletedObject(res *registry.Resource) bool {
-	switch res.Group {
-	case "":
-		switch res.Resource {
-		case "namespaces", "pods", "services", "serviceaccounts", "persistentvolumes", "persistentvolumeclaims", "resourcequotas", "podtemplates":
-			return true
-		}
-	case "storage.k8s.io":
-		switch res.Resource {
-		case "storageclasses", "csidrivers", "csinodes", "volumeattachments", "volumeattributesclasses":
-			return true
-		}
-	case "resource.k8s.io":
-		// DeviceTaintRule's v1 storage answers with a Status.
-		return res.Resource != "devicetaintrules"
-	}
-	return false
-}
-
 // delete admits and performs the deletion of one object. deleted is false
 // when the object stays, marked for deletion, until its finalizers are gone.
 // attrName is the name admission sees (empty for a collection delete).
@@ -169,7 +147,7 @@ func (s *Server) delete(ctx context.Context, rq *request, res *registry.Resource
 		if err != nil {
 			return nil, false, err
 		}
-		if err := checkPreconditions(res, old, opts.Preconditions); err != nil {
+		if err := checkDeletePreconditions(res, old, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
 		warnDefaultOrphaning(rq, res, opts)
@@ -253,6 +231,27 @@ func (s *Server) commitDelete(ctx context.Context, res *registry.Resource, key s
 	return old, true, false, nil
 }
 
+// checkDeletePreconditions checks a delete's preconditions as upstream's
+// rest.BeforeDelete words them (the conflict names the kind), but for a
+// namespace, whose storage checks them itself (checkPreconditions).
+func checkDeletePreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
+	if p == nil || (res.Group == "" && res.Resource == "namespaces") {
+		return checkPreconditions(res, obj, p)
+	}
+	m, gk := accessor(obj), schema.GroupResource{Group: kindGroup(res), Resource: res.Kind}
+	if p.UID != nil && *p.UID != m.GetUID() {
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf(
+			"the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, m.GetUID()))
+	}
+	if p.ResourceVersion != nil && *p.ResourceVersion != m.GetResourceVersion() {
+		return apierrors.NewConflict(gk, m.GetName(), fmt.Errorf(
+			"the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, m.GetResourceVersion()))
+	}
+	return nil
+}
+
+// checkPreconditions checks preconditions as upstream's storage words
+// them (a namespace's delete, a pod's binding).
 func checkPreconditions(res *registry.Resource, obj runtime.Object, p *metav1.Preconditions) error {
 	if p == nil {
 		return nil
@@ -307,4 +306,14 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 		deleted = []runtime.Object{}
 	}
 	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: deleted})
+}
+
+// kindGroup is the group upstream's rest.BeforeDelete names res's kind in:
+// the first its scheme registers the kind in, which for the Event of
+// events.k8s.io is the core group.
+func kindGroup(res *registry.Resource) string {
+	if res.Group == "events.k8s.io" && res.Kind == "Event" {
+		return ""
+	}
+	return res.Group
 }

@@ -136,7 +136,7 @@ func (s *Server) deleteStored(ctx context.Context, res *registry.Resource, ns, n
 		if err != nil {
 			return nil, false, err
 		}
-		if err := checkPreconditions(res, old, opts.Preconditions); err != nil {
+		if err := checkDeletePreconditions(res, old, opts.Preconditions); err != nil {
 			return nil, false, err
 		}
 		out, deleted, retry, err := s.commitDelete(ctx, res, key, kv.ModRevision, old, opts)

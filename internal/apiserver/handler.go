@@ -12,6 +12,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/admitd/admitd/internal/flowcontrol"
 	"github.com/admitd/admitd/pkg/admission"
@@ -56,6 +57,13 @@ type request struct {
 	// apply marks a server-side apply: its merge records managedFields
 	// and it may create the object.
 	apply bool
+	// uidPrecondition is the uid a PUT's body (an object, a Scale) names:
+	// the update goes ahead only while the stored object has it.
+	uidPrecondition types.UID
+	// scaleUID is the uid of the Scale a scale write asks for (its PUT
+	// body's, or the patched Scale's): mutating admission sees it, and
+	// the admitted Scale's is checked against the object's.
+	scaleUID *types.UID
 	// flow holds the request's flow-control seats (digest is what it was
 	// classified by); inflightRelease the in-flight slot when APF is off.
 	// releaseFlow gives them back.

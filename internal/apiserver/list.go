@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -187,7 +188,13 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 		pageSize = lq.limit
 	}
 	stats := listStats{whole: opts.StartKey == ""}
-	defer func() { stats.record(s, res) }()
+	var cost storageListCost
+	start := time.Now()
+	defer func() {
+		stats.record(s, res)
+		cost.fetched, cost.returned = stats.keys, given
+		s.cfg.RequestMetrics.recordStorageList(res.GroupResource(), cost, start)
+	}()
 	for first := true; ; first = false {
 		opts.Limit = pageSize
 		// only a limited, unfiltered list tells its remaining count
@@ -221,6 +228,7 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 			want = lq.limit - given
 		}
 		taken, last, err := take(page, want)
+		cost.evaluated += evaluated(page, last)
 		if err != nil {
 			return lm, err
 		}
@@ -240,6 +248,15 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 		}
 		opts.StartKey = page.Items[len(page.Items)-1].Key + "\x00"
 	}
+}
+
+// evaluated is how many items of page a taker tested: up to the last it
+// took, or all of them.
+func evaluated(page storage.ListResult, last int) int64 {
+	if last >= 0 {
+		return int64(last + 1)
+	}
+	return int64(len(page.Items))
 }
 
 // listStats is what a list learns of its resource's objects, for flow

@@ -15,7 +15,8 @@ import (
 // apiserver_selfrequest_total, apiserver_request_terminations_total,
 // apiserver_longrunning_requests, apiserver_current_inflight_requests,
 // apiserver_current_inqueue_requests, apiserver_request_body_size_bytes,
-// apiserver_watch_events_total and apiserver_watch_events_sizes, with upstream's names, help texts
+// apiserver_watch_events_total, apiserver_watch_events_sizes and the
+// apiserver_storage_list_* families, with upstream's names, help texts
 // (with component-base's stability prefix), labels and buckets. The series
 // of each label set are looked up once and kept, so that recording a
 // request allocates nothing. It is not the flow-control or admission
@@ -32,6 +33,7 @@ type RequestMetrics struct {
 	inqueue      *prometheus.GaugeVec
 	bodies       *bodySizes
 	watches      *watchEvents
+	storageLists *storageLists
 
 	marks, queued                      requestMarks
 	inflightReadOnly, inflightMutating prometheus.Gauge
@@ -131,12 +133,13 @@ func NewRequestMetrics(reg prometheus.Registerer) *RequestMetrics {
 		inqueue: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "apiserver_current_inqueue_requests",
 			Help: "[ALPHA] Maximal number of queued requests in this apiserver per request kind in last second."},
 			[]string{"request_kind"}),
-		bodies: newBodySizes(), watches: newWatchEvents(),
+		bodies: newBodySizes(), watches: newWatchEvents(), storageLists: newStorageLists(),
 		gauges: map[RequestLabels]prometheus.Gauge{},
 	}
 	m.inflightReadOnly, m.inflightMutating = m.inflight.WithLabelValues("readOnly"), m.inflight.WithLabelValues("mutating")
 	reg.MustRegister(m.total, m.duration, m.sli, m.sizes, m.self, m.terminations, m.longRunning, m.inflight, m.inqueue, m.bodies.vec,
 		m.watches.total, m.watches.sizes)
+	reg.MustRegister(m.storageLists.collectors()...)
 	return m
 }
 

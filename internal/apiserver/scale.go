@@ -98,6 +98,18 @@ func toInt64(v any) int64 {
 	return 0
 }
 
+// checkScaleUID refuses a Scale that names another uid than its object's,
+// as the scale storage of upstream's built-in kinds does after admission
+// and the Scale's validation (a custom resource's does not look).
+func checkScaleUID(res *registry.Resource, obj runtime.Object, sc *autoscalingv1.Scale) error {
+	uid := accessor(obj).GetUID()
+	if res.Unstructured || sc.UID == "" || sc.UID == uid {
+		return nil
+	}
+	return apierrors.NewConflict(schema.GroupResource{Group: res.Group, Resource: res.Resource + "/scale"}, accessor(obj).GetName(),
+		fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", sc.UID, uid))
+}
+
 // withReplicas returns a copy of obj whose desired replicas are sc's.
 func withReplicas(res *registry.Resource, obj runtime.Object, sc *autoscalingv1.Scale) (runtime.Object, error) {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
@@ -151,6 +163,7 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, rq *re
 		writeError(w, r, err)
 		return
 	}
+	rq.uidPrecondition, rq.scaleUID = body.UID, &body.UID
 	next := func(current runtime.Object) (runtime.Object, error) {
 		if current == nil {
 			return nil, errNotFound(res, rq.info.Name)
@@ -203,6 +216,8 @@ func scalePatcher(rq *request, res *registry.Resource, mt string, patch []byte, 
 		if err != nil {
 			return nil, err
 		}
-		return withReplicas(res, current, patched.(*autoscalingv1.Scale))
+		patchedScale := patched.(*autoscalingv1.Scale)
+		rq.scaleUID = &patchedScale.UID
+		return withReplicas(res, current, patchedScale)
 	}
 }

@@ -38,6 +38,14 @@ type Authenticator interface {
 type Config struct {
 	Store     storage.Store
 	Catalogue *registry.Catalogue
+	// BootstrapFieldSets are the field sets the objects the server writes
+	// itself record, computed at build time, by bootstrapFieldSetKey
+	// (bootstrapfieldsets.go); nil computes each live.
+	BootstrapFieldSets map[string]string
+	// OnBootstrapFieldSet, when set, has every such set computed live and
+	// reported with its key, from concurrent writes (to build
+	// BootstrapFieldSets).
+	OnBootstrapFieldSet func(key, fieldSet string)
 	// Admission is the chain every write goes through; nil admits all.
 	Admission admission.Interface
 	// Authenticate identifies the user a request acts as and, when it
@@ -56,6 +64,9 @@ type Config struct {
 	// when it is an auth.RulesReviewer, else answers incomplete. nil allows
 	// everything, as AlwaysAllow.
 	Authorizer auth.Authorizer
+	// AuthorizationAttempts counts the authorizations of requests (not
+	// those of access reviews); nil counts nothing.
+	AuthorizationAttempts *auth.AuthorizationAttempts
 	// TokenAuthenticator answers TokenReview before the service-account
 	// tokens of TokenIssuer are tried; nil leaves only those.
 	TokenAuthenticator auth.AudienceTokenAuthenticator

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/internal/storage/kubelayout"
 	"github.com/admitd/admitd/internal/storage/layout"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
@@ -45,7 +48,14 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, errBadRequest("the name of the object (%s) does not match the name on the URL (%s)", n, rq.info.Name))
 		return
 	}
+	// as upstream's handler, before the store: a body in another
+	// namespace is a 400 whatever else the update would meet
+	if err := ensureNamespace(objectNamespace(res, rq.info.Namespace), accessor(body)); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	s.keepRequestObject(rq, body)
+	rq.uidPrecondition = accessor(body).GetUID()
 	dedupOwnerReferences(body, rq.record, false)
 	next := func(runtime.Object) (runtime.Object, error) { return body.DeepCopyObject(), nil }
 	ctx, timedOut, cancel := writeDeadline(r.Context())
@@ -80,6 +90,9 @@ func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource
 		if err != nil {
 			return nil, false, err
 		}
+		if err := checkUIDPrecondition(res, rq, old, len(opts.DryRun) > 0); err != nil {
+			return nil, false, err
+		}
 		out, retry, err := s.updateOnce(ctx, rq, res, key, kv, old, next, opts)
 		if retry {
 			continue
@@ -91,6 +104,11 @@ func (s *Server) update(ctx context.Context, rq *request, res *registry.Resource
 func (s *Server) createOnUpdate(ctx context.Context, rq *request, res *registry.Resource, next transform, opts *metav1.UpdateOptions) (runtime.Object, bool, error) {
 	if !(res.AllowCreateOnUpdate || rq.apply) || rq.info.Subresource != "" {
 		return nil, false, errNotFound(res, rq.info.Name)
+	}
+	if uid := rq.uidPrecondition; uid != "" {
+		// upstream's store checks the body's uid against the empty object
+		// a create-on-update starts from
+		return nil, false, uidPreconditionFailed(res, objectNamespace(res, rq.info.Namespace), rq.info.Name, uid, "", len(opts.DryRun) > 0)
 	}
 	obj, err := next(nil)
 	if err != nil {
@@ -115,16 +133,19 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := ensureNamespace(ns, m); err != nil {
 		return nil, false, err
 	}
-	clientRV := m.GetResourceVersion()
-	if clientRV != "" && clientRV != om.GetResourceVersion() {
-		return nil, false, apierrors.NewConflict(res.GroupResource(), rq.info.Name, errors.New(optimisticLockMsg))
-	}
 	res.Default(obj)
 	obj = s.recordUpdate(rq, res, old, obj, opts.FieldManager)
 	dryRun := len(opts.DryRun) > 0
 	attrs := s.attributes(rq, res, admission.Update, rq.info.Name, obj, old, opts, dryRun)
+	// Mutating admission sees the update before its resourceVersion is
+	// checked, as upstream's store runs it inside GuaranteedUpdate: a stale
+	// update a plugin or webhook refuses gets their answer, not a conflict.
 	if obj, err = s.admitUpdate(ctx, rq, res, attrs); err != nil {
 		return nil, false, err
+	}
+	clientRV := accessor(obj).GetResourceVersion()
+	if clientRV != "" && clientRV != om.GetResourceVersion() {
+		return nil, false, apierrors.NewConflict(res.GroupResource(), rq.info.Name, errors.New(optimisticLockMsg))
 	}
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
@@ -243,12 +264,40 @@ func (s *Server) commitUpdate(ctx context.Context, res *registry.Resource, key s
 // then applies the status rule and the kind's preparation.
 func (s *Server) prepareForUpdate(rq *request, res *registry.Resource, obj, old runtime.Object) runtime.Object {
 	m, om := accessor(obj), accessor(old)
-	m.SetUID(om.GetUID())
+	if m.GetUID() == "" { // a different one is refused by validation
+		m.SetUID(om.GetUID())
+	}
 	m.SetCreationTimestamp(om.GetCreationTimestamp())
 	m.SetDeletionTimestamp(om.GetDeletionTimestamp())
 	m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
 	m.SetGeneration(om.GetGeneration())
 	return registry.PrepareForUpdate(res, rq.info.Subresource, obj, old)
+}
+
+// checkUIDPrecondition refuses a PUT whose body names another uid than
+// the stored object's, as upstream's store checks the precondition the
+// body makes before anything else of the update (admission included).
+func checkUIDPrecondition(res *registry.Resource, rq *request, old runtime.Object, dryRun bool) error {
+	uid := rq.uidPrecondition
+	m := accessor(old)
+	if uid == "" || uid == m.GetUID() {
+		return nil
+	}
+	return uidPreconditionFailed(res, m.GetNamespace(), m.GetName(), uid, m.GetUID(), dryRun)
+}
+
+// uidPreconditionFailed is upstream's 409 for a uid precondition the
+// stored object (uid stored, "" when there is none) fails: the storage
+// error naming upstream's key, which a dry run's storage names without
+// its /registry root.
+func uidPreconditionFailed(res *registry.Resource, namespace, name string, uid, stored types.UID, dryRun bool) error {
+	key := kubelayout.UpstreamKey(res, namespace, name)
+	if dryRun {
+		key = "/" + strings.TrimPrefix(key, layout.Root)
+	}
+	return apierrors.NewConflict(res.GroupResource(), name, fmt.Errorf(
+		"StorageError: invalid object, Code: 4, Key: %s, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: %v, UID in object meta: %v",
+		key, uid, stored))
 }
 
 // resourceVersionRequired is upstream's refusal of an update without a

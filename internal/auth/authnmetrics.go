@@ -62,7 +62,8 @@ func metricUsername(username string) int {
 }
 
 // AuthenticationMetrics are kube-apiserver's authentication_attempts,
-// authentication_duration_seconds and authenticated_user_requests, with
+// authentication_duration_seconds, authenticated_user_requests and
+// apiserver_client_certificate_expiration_seconds, with
 // upstream's names, help texts, labels and buckets. A series appears once
 // it is first counted, as upstream's do, and is then looked up without a
 // map or a lock. A nil *AuthenticationMetrics counts nothing.
@@ -70,6 +71,8 @@ type AuthenticationMetrics struct {
 	attempts *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	users    *prometheus.CounterVec
+	// certLifetimes is apiserver_client_certificate_expiration_seconds.
+	certLifetimes prometheus.Histogram
 
 	mu           sync.Mutex // guards making a series
 	resultSeries [authenticationResults]atomic.Pointer[attemptSeries]
@@ -92,8 +95,25 @@ func NewAuthenticationMetrics(reg prometheus.Registerer) *AuthenticationMetrics 
 		users: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "authenticated_user_requests",
 			Help: "[ALPHA] Counter of authenticated requests broken out by username."}, []string{"username"}),
 	}
-	reg.MustRegister(m.attempts, m.duration, m.users)
+	m.certLifetimes = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "apiserver_client_certificate_expiration_seconds",
+		Help:    "[ALPHA] Distribution of the remaining lifetime on the certificate used to authenticate a request.",
+		Buckets: certLifetimeBuckets})
+	reg.MustRegister(m.attempts, m.duration, m.users, m.certLifetimes)
 	return m
+}
+
+// certLifetimeBuckets are upstream's: expired, then 30 minutes, 1, 2, 6
+// and 12 hours, 1, 2 and 4 days, a week, 30, 90, 180 and 360 days.
+var certLifetimeBuckets = []float64{0, 1800, 3600, 7200, 21600, 43200, 86400, 172800, 345600, 604800, 2592000, 7776000, 15552000, 31104000}
+
+// ObserveClientCertificate notes the remaining lifetime of a client
+// certificate a request presented, verified or not, as upstream's x509
+// authenticator does before it verifies.
+func (m *AuthenticationMetrics) ObserveClientCertificate(remaining time.Duration) {
+	if m == nil {
+		return
+	}
+	m.certLifetimes.Observe(remaining.Seconds())
 }
 
 // Observe counts an authentication attempt that took took and ended in

@@ -23,8 +23,16 @@ import (
 // 0.9.2342.19200300.100.1.1) when present, as with upstream's
 // AllowParsingUserUIDFromCertAuth feature, on by default since 1.33.
 type X509Authenticator struct {
-	opts  x509.VerifyOptions
-	cache verifiedCache
+	opts    x509.VerifyOptions
+	cache   verifiedCache
+	metrics *AuthenticationMetrics
+}
+
+// CountLifetimes makes a record, in m, the remaining lifetime of every
+// client certificate presented; it returns a.
+func (a *X509Authenticator) CountLifetimes(m *AuthenticationMetrics) *X509Authenticator {
+	a.metrics = m
+	return a
 }
 
 // NewX509 returns an authenticator that accepts client certificates chaining
@@ -72,8 +80,10 @@ func (a *X509Authenticator) Authenticate(r *http.Request) (authenticationv1.User
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return authenticationv1.UserInfo{}, false, nil
 	}
+	now := time.Now()
+	a.metrics.ObserveClientCertificate(r.TLS.PeerCertificates[0].NotAfter.Sub(now))
 	key := a.cache.keyOf(r.TLS.PeerCertificates)
-	if user, ok := a.cache.get(key, time.Now()); ok {
+	if user, ok := a.cache.get(key, now); ok {
 		return user, true, nil
 	}
 	user, ok, err := a.verify(r.TLS.PeerCertificates)

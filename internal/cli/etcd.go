@@ -15,6 +15,7 @@ func addEtcdFlags(f *pflag.FlagSet, o *server.Options) {
 	f.StringVar(&o.Etcd.KeyFile, "etcd-keyfile", "", "SSL key file used to secure etcd communication.")
 	f.DurationVar(&o.Etcd.HealthcheckTimeout, "etcd-healthcheck-timeout", server.DefaultStorageCheckTimeout, "The timeout to use when checking storage health (the \"etcd\" check of /healthz, /livez and /readyz; the embedded store's too).")
 	f.DurationVar(&o.Etcd.ReadycheckTimeout, "etcd-readycheck-timeout", server.DefaultStorageCheckTimeout, "The timeout to use when checking storage readiness (the \"etcd-readiness\" check of /readyz).")
+	f.DurationVar(&o.Etcd.CountMetricPollPeriod, "etcd-count-metric-poll-period", o.Etcd.CountMetricPollPeriod, "Frequency of polling storage for number of resources per type (apiserver_resource_objects). 0 disables the metric collection.")
 	f.DurationVar(&o.CompactionInterval, "etcd-compaction-interval", o.CompactionInterval, "The interval of compaction requests. If 0, the compaction request from apiserver is disabled. (Same as --storage-compaction-interval.)")
 }
 

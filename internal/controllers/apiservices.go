@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -10,7 +11,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -36,8 +36,11 @@ import (
 // definition serves them. An APIService without the label is never
 // touched.
 type APIServiceRegistration struct {
-	store  storage.Store
-	client dynamic.ResourceInterface
+	store storage.Store
+	// apiServices is the resource the stored APIServices are read as (nil
+	// when the catalogue does not serve them: every sync then fails).
+	apiServices *registry.Resource
+	client      dynamic.ResourceInterface
 	// builtin are the onstart APIServices, by name.
 	builtin map[string]*apiregistrationv1.APIService
 	crds    *crdVersions
@@ -64,7 +67,9 @@ func NewAPIServiceRegistration(store storage.Store, cat *registry.Catalogue, rt 
 	}
 	c := &APIServiceRegistration{store: store, client: client.Resource(apiServicesGVR), builtin: map[string]*apiregistrationv1.APIService{},
 		crds: &crdVersions{byKey: map[string][]schema.GroupVersion{}}, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "autoregister"})}
+	c.apiServices, _ = cat.Lookup(apiServicesGVR)
 	for _, res := range cat.Resources() {
 		if p, ok := registry.BuiltinAPIServicePriority(res.GroupVersion()); ok && !res.Unstructured {
 			c.builtin[apiServiceName(res.GroupVersion())] = localAPIService(res.GroupVersion(), p, manageOnStart)
@@ -118,17 +123,9 @@ var (
 // sync brings the stored APIServices to the desired ones; onStart also
 // syncs the built-in ones.
 func (c *APIServiceRegistration) sync(ctx context.Context, onStart bool) error {
-	list, err := c.client.List(ctx, metav1.ListOptions{})
+	current, err := c.storedAPIServices(ctx)
 	if err != nil {
 		return err
-	}
-	current := map[string]*apiregistrationv1.APIService{}
-	for i := range list.Items {
-		s := &apiregistrationv1.APIService{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, s); err != nil {
-			return err
-		}
-		current[s.Name] = s
 	}
 	desired := c.crds.apiServices()
 	if onStart {
@@ -152,6 +149,29 @@ func (c *APIServiceRegistration) sync(ctx context.Context, onStart bool) error {
 		}
 	}
 	return nil
+}
+
+// storedAPIServices reads the APIServices from storage, by name (as the
+// controllers read what they follow; their writes go through the API).
+// Not through the API: at every start that list was the first sync's main
+// cost (JSON, unstructured, then typed), and /readyz waits for the sync.
+func (c *APIServiceRegistration) storedAPIServices(ctx context.Context) (map[string]*apiregistrationv1.APIService, error) {
+	if c.apiServices == nil {
+		return nil, fmt.Errorf("%s are not served", apiServicesGVR.Resource)
+	}
+	_, objs, err := layout.List(ctx, c.store, c.apiServices, 0)
+	if err != nil {
+		return nil, err
+	}
+	current := make(map[string]*apiregistrationv1.APIService, len(objs))
+	for _, obj := range objs {
+		s, ok := obj.(*apiregistrationv1.APIService)
+		if !ok {
+			return nil, fmt.Errorf("an APIService decoded as %T", obj)
+		}
+		current[s.Name] = s
+	}
+	return current, nil
 }
 
 // ensure creates want when missing, or sets an automanaged cur's spec to

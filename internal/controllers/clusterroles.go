@@ -50,7 +50,8 @@ const aggregateAll = "all"
 // client (as ClusterRoleAggregationUser).
 func NewClusterRoleAggregation(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, log *slog.Logger) *ClusterRoleAggregation {
 	return &ClusterRoleAggregation{store: store, cat: cat, client: client, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ClusterRoleAggregator"})}
 }
 
 // Run keeps aggregated ClusterRoles up to date until ctx ends.

@@ -114,12 +114,6 @@ func decodeStored(value []byte) (*stored, error) {
 	return &s, nil
 }
 
-// follower receives the state of a key prefix: every item once (reset),
-// then each change.
-// processNext syncs one key of queue, returning false once the queue is shut
-// down. A key whose sync fails (unless ctx has ended) is requeued
-// rate-limited and msg logged at failedSyncLevel, the key under keyName; a
-// key that syncs is forgotten.
 // runQueue follows the keys under prefix into f, and syncs every key f
 // queues until ctx ends, when the queue shuts down. retry and keyName word
 // the log line of a failed sync.
@@ -134,6 +128,14 @@ func runQueue(ctx context.Context, store storage.Store, prefix string, f followe
 		for processNext(ctx, queue, sync, log, retry, keyName) {
 		}
 	})
+}
+
+// ProcessNext takes the next key of queue and syncs it: a failure (unless
+// ctx has ended) is logged as msg with the key under keyName, at
+// failedSyncLevel, and the key comes back rate-limited; a success forgets
+// its failures. False when the queue has shut down.
+func ProcessNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, log *slog.Logger, msg, keyName string) bool {
+	return processNext(ctx, queue, sync, log, msg, keyName)
 }
 
 func processNext(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error, log *slog.Logger, msg, keyName string) bool {
@@ -186,6 +188,8 @@ func updateRead(ctx context.Context, client dynamic.ResourceInterface, obj runti
 	return err
 }
 
+// follower receives the state of a key prefix: every item once (reset),
+// then each change.
 type follower interface {
 	reset(items []storage.KeyValue)
 	event(ev storage.Event)

@@ -48,7 +48,7 @@ var namespacesGVR = corev1.SchemeGroupVersion.WithResource("namespaces")
 // NewNamespaces returns the controller; its writes go through client (as
 // NamespacesUser).
 func NewNamespaces(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, log *slog.Logger) *Namespaces {
-	return &Namespaces{store: store, cat: cat, client: client, log: log, queue: workqueue.NewTypedDelayingQueue[string]()}
+	return &Namespaces{store: store, cat: cat, client: client, log: log, queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Name: "namespace"})}
 }
 
 // Run finalizes deleted namespaces until ctx ends.

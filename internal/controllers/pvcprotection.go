@@ -63,7 +63,8 @@ func NewPVCProtection(store storage.Store, cat *registry.Catalogue, client dynam
 	claims, _ := cat.Lookup(claimsGVR)
 	pods, _ := cat.Lookup(podsGVR)
 	return &PVCProtection{store: store, claims: claims, pods: pods, client: client, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pvcprotection"})}
 }
 
 // Run releases deleted claims until ctx ends.

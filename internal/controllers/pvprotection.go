@@ -48,7 +48,8 @@ var (
 func NewPVProtection(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, log *slog.Logger) *PVProtection {
 	volumes, _ := cat.Lookup(volumesGVR)
 	return &PVProtection{store: store, volumes: volumes, client: client, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "pvprotection"})}
 }
 
 // Run releases deleted volumes until ctx ends.

@@ -69,7 +69,8 @@ func NewResourceQuota(store storage.Store, cat *registry.Catalogue, client dynam
 	}
 	quotas, _ := cat.Lookup(quotasGVR)
 	return &ResourceQuota{store: store, cat: cat, quotas: quotas, client: client, registry: quota.NewRegistry(opts), resync: resync, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "resourcequota_primary"})}
 }
 
 // Run keeps the quotas' status until ctx ends.

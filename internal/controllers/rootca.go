@@ -32,6 +32,7 @@ type RootCA struct {
 	ca         string
 	log        *slog.Logger
 	queue      workqueue.TypedRateLimitingInterface[string]
+	first      *firstPass
 }
 
 // RootCAUser is the user the controller's requests run as.
@@ -57,21 +58,22 @@ var (
 // client (as RootCAUser).
 func NewRootCA(store storage.Store, cat *registry.Catalogue, client dynamic.Interface, caPEM []byte, log *slog.Logger) *RootCA {
 	cms, _ := cat.Lookup(configMapsGVR)
-	return &RootCA{store: store, configMaps: cms, client: client, ca: string(caPEM), log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	return &RootCA{store: store, configMaps: cms, client: client, ca: string(caPEM), log: log, first: newFirstPass(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "root_ca_cert_publisher"})}
 }
 
 // Run keeps the ConfigMaps until ctx ends.
 func (c *RootCA) Run(ctx context.Context) {
-	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "publishing the root CA will retry", "namespace")
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.first.syncing(c.sync), c.log, "publishing the root CA will retry", "namespace")
 }
 
+// FirstPassDone is closed once the namespaces of the first list have been
+// tried.
+func (c *RootCA) FirstPassDone() <-chan struct{} { return c.first.Done() }
+
 func (c *RootCA) reset(items []storage.KeyValue) {
-	for _, kv := range items {
-		if ns, ok := strings.CutPrefix(kv.Key, namespacesPrefix); ok {
-			c.queue.Add(ns)
-		}
-	}
+	queueNamespaces(c.queue, c.first, items)
 }
 
 // event queues the namespace of a namespace write, and of any write or

@@ -26,6 +26,7 @@ type ServiceAccounts struct {
 	client dynamic.Interface
 	log    *slog.Logger
 	queue  workqueue.TypedRateLimitingInterface[string]
+	first  *firstPass
 }
 
 // ServiceAccountsUser is the user the controller's requests run as.
@@ -43,21 +44,22 @@ var serviceAccountsGVR = corev1.SchemeGroupVersion.WithResource("serviceaccounts
 // NewServiceAccounts returns the controller; its creates go through client
 // (as ServiceAccountsUser).
 func NewServiceAccounts(store storage.Store, client dynamic.Interface, log *slog.Logger) *ServiceAccounts {
-	return &ServiceAccounts{store: store, client: client, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	return &ServiceAccounts{store: store, client: client, log: log, first: newFirstPass(),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "serviceaccount"})}
 }
 
 // Run keeps the default service accounts until ctx ends.
 func (c *ServiceAccounts) Run(ctx context.Context) {
-	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.sync, c.log, "creating the default service account will retry", "namespace")
+	runQueue(ctx, c.store, layout.GroupPrefix(""), c, c.queue, c.first.syncing(c.sync), c.log, "creating the default service account will retry", "namespace")
 }
 
+// FirstPassDone is closed once the namespaces of the first list have been
+// tried.
+func (c *ServiceAccounts) FirstPassDone() <-chan struct{} { return c.first.Done() }
+
 func (c *ServiceAccounts) reset(items []storage.KeyValue) {
-	for _, kv := range items {
-		if ns, ok := strings.CutPrefix(kv.Key, namespacesPrefix); ok {
-			c.queue.Add(ns)
-		}
-	}
+	queueNamespaces(c.queue, c.first, items)
 }
 
 func (c *ServiceAccounts) event(ev storage.Event) {

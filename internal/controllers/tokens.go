@@ -51,7 +51,8 @@ func NewTokens(store storage.Store, cat *registry.Catalogue, client dynamic.Inte
 	secrets, _ := cat.Lookup(secretsGVR)
 	sas, _ := cat.Lookup(serviceAccountsGVR)
 	return &Tokens{store: store, secrets: secrets, sas: sas, client: client, issuer: issuer, rootCA: rootCA, log: log,
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "serviceaccount_tokens_service"})}
 }
 
 // Run keeps the token Secrets until ctx ends.

@@ -219,9 +219,13 @@ func (c *cluster) replace(ctx context.Context, ri dynamic.ResourceInterface, u *
 	return replaceOver(ctx, ri, cur, u)
 }
 
-// replaceOver replaces cur, the stored object, with u.
+// replaceOver replaces cur, the stored object, with u, whatever
+// resourceVersion and uid u carries from where it was copied.
 func replaceOver(ctx context.Context, ri dynamic.ResourceInterface, cur, u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	u.SetResourceVersion(cur.GetResourceVersion())
+	if u.GetUID() != "" {
+		u.SetUID(cur.GetUID())
+	}
 	if u.GetKind() == "Namespace" {
 		if _, ok := u.Object["spec"]; !ok {
 			u.Object["spec"] = cur.Object["spec"]

@@ -28,7 +28,8 @@ type sent struct {
 
 // send sends q as its user and returns the answer. The object's kind
 // names the resource (unless q.Resource does); an UPDATE replaces the
-// stored object, whatever resourceVersion the object says.
+// stored object, whatever resourceVersion and uid the object says (a
+// review from a cluster names that cluster's uid, not the seeded copy's).
 func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, error) {
 	obj := q.Object.DeepCopy()
 	gvr, err := c.target(obj, q)
@@ -42,6 +43,9 @@ func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, err
 			return nil, &ConfigError{Err: fmt.Errorf("UPDATE of %s %s: reading the stored object: %w", obj.GetKind(), name(obj), err)}
 		}
 		obj.SetResourceVersion(cur.GetResourceVersion())
+		if obj.GetUID() != "" {
+			obj.SetUID(cur.GetUID())
+		}
 	}
 	out := &sent{auditID: uuid.NewString()}
 	warnings := &warningCollector{}

@@ -80,6 +80,8 @@ type Config struct {
 	ServiceCIDRs, IPAddresses Cache
 	// Now defaults to time.Now.
 	Now func() time.Time
+	// Metrics, when set, count the allocations (dry runs are not).
+	Metrics *Metrics
 }
 
 // Allocator allocates the cluster IPs of one IP family. Safe for
@@ -91,6 +93,7 @@ type Allocator struct {
 	cidrs     Cache
 	addresses Cache
 	now       func() time.Time
+	metrics   *Metrics
 
 	mu     sync.Mutex
 	rng    *rand.Rand
@@ -107,7 +110,7 @@ func New(cfg Config) (*Allocator, error) {
 		cfg.Now = time.Now
 	}
 	return &Allocator{store: cfg.Store, ips: ips, family: cfg.Family, cidrs: cfg.ServiceCIDRs, addresses: cfg.IPAddresses,
-		now: cfg.Now, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), ranges: map[string]*cidrRange{}}, nil
+		now: cfg.Now, metrics: cfg.Metrics, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())), ranges: map[string]*cidrRange{}}, nil
 }
 
 // Family is the IP family the allocator allocates.
@@ -170,10 +173,17 @@ func (a *Allocator) Allocate(ctx context.Context, svc *corev1.Service, ip net.IP
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(ranges, func(r servedRange) bool { return r.ready && r.contains(addr) }) {
+	i := slices.IndexFunc(ranges, func(r servedRange) bool { return r.ready && r.contains(addr) })
+	if i < 0 {
 		return ErrMismatchedNetwork
 	}
-	return a.create(ctx, newIPAddress(addr.String(), a.family, svc, a.timestamp()))
+	start := time.Now()
+	if err := a.create(ctx, newIPAddress(addr.String(), a.family, svc, a.timestamp())); err != nil {
+		a.failed(ranges[i].cidrRange, scopeStatic)
+		return err
+	}
+	a.allocated(ctx, ranges[i].cidrRange, scopeStatic, start)
+	return nil
 }
 
 // AllocateNext gives svc a free address of a ready ServiceCIDR (tried in
@@ -191,7 +201,7 @@ func (a *Allocator) AllocateNext(ctx context.Context, svc *corev1.Service) (net.
 	seed := a.rng.Uint64()
 	a.mu.Unlock()
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
-	now := a.timestamp()
+	now, start := a.timestamp(), time.Now()
 	for _, r := range ranges {
 		if !r.ready {
 			continue
@@ -206,10 +216,13 @@ func (a *Allocator) AllocateNext(ctx context.Context, svc *corev1.Service) (net.
 				continue
 			}
 			if err != nil {
+				a.failed(r.cidrRange, scopeDynamic)
 				return nil, err
 			}
+			a.allocated(ctx, r.cidrRange, scopeDynamic, start)
 			return net.IP(addr.AsSlice()), nil
 		}
+		a.failed(r.cidrRange, scopeDynamic) // full
 	}
 	return nil, ErrFull
 }
@@ -222,7 +235,27 @@ func (a *Allocator) Release(ctx context.Context, ip net.IP) error {
 	if !ok {
 		return nil
 	}
-	return a.remove(ctx, addr.String())
+	if err := a.remove(ctx, addr.String()); err != nil {
+		return err
+	}
+	a.releasedFrom(ctx, addr)
+	return nil
+}
+
+// releasedFrom recounts the addresses of the ranges holding addr.
+func (a *Allocator) releasedFrom(ctx context.Context, addr netip.Addr) {
+	if a.metrics == nil {
+		return
+	}
+	ranges, err := a.served(ctx)
+	if err != nil {
+		return
+	}
+	for _, r := range ranges {
+		if r.contains(addr) {
+			a.countAddresses(ctx, r.cidrRange)
+		}
+	}
 }
 
 // dryRunRange is the range a dry run checks, as upstream's dry-run

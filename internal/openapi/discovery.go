@@ -53,28 +53,30 @@ func discoveryPaths(resources []*registry.Resource, openID bool) []string {
 }
 
 // discoveryDocRoute returns the GET a discovery document describes, by the
-// document's index path.
+// document's index path. The media types it consumes show only in
+// /openapi/v2 (a v3 GET has no request body to describe).
 func discoveryDocRoute(indexPath string) route {
+	jsonOnly := []string{mediaJSON}
 	switch indexPath {
 	case legacyVersionsPath:
-		return discoveryGet(indexPath, "getAPIVersions", "get available API versions", apiVersionsModel, mediaTypes)
+		return discoveryGet(indexPath, "getAPIVersions", "get available API versions", apiVersionsModel, mediaTypes, mediaTypes)
 	case groupListPath:
-		return discoveryGet(indexPath, "getAPIVersions", "get available API versions", apiGroupListModel, mediaTypes)
+		return discoveryGet(indexPath, "getAPIVersions", "get available API versions", apiGroupListModel, mediaTypes, mediaTypes)
 	case versionPath:
-		return discoveryGet(indexPath, "getCodeVersion", "get the version information for this server", versionInfoModel, []string{mediaJSON})
+		return discoveryGet(indexPath, "getCodeVersion", "get the version information for this server", versionInfoModel, jsonOnly, jsonOnly)
 	case openIDConfigPath:
 		return discoveryGet(indexPath, "getServiceAccountIssuerOpenIDConfiguration",
-			"get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'", "", []string{mediaJSON})
+			"get service account issuer OpenID configuration, also known as the 'OIDC discovery doc'", "", jsonOnly, noMedia)
 	case openIDKeySetPath:
 		return discoveryGet(indexPath, "getServiceAccountIssuerOpenIDKeyset",
-			"get service account issuer OpenID JSON Web Key Set (contains public token verification keys)", "", []string{"application/jwk-set+json"})
+			"get service account issuer OpenID JSON Web Key Set (contains public token verification keys)", "", []string{"application/jwk-set+json"}, noMedia)
 	}
-	return discoveryGet(indexPath, "getAPIGroup", "get information of a group", apiGroupModel, mediaTypes)
+	return discoveryGet(indexPath, "getAPIGroup", "get information of a group", apiGroupModel, mediaTypes, mediaTypes)
 }
 
-func discoveryGet(indexPath, op, desc, model string, produces []string) route {
+func discoveryGet(indexPath, op, desc, model string, produces, consumes []string) route {
 	r := route{path: "/" + indexPath + "/", method: "get", desc: desc,
-		responses: []response{{code: 200, desc: "OK", model: model}}, produces: produces}
+		responses: []response{{code: 200, desc: "OK", model: model}}, produces: produces, consumes: consumes}
 	r.opID, r.tag = operationID(op, r.path)
 	return r
 }

@@ -40,8 +40,8 @@ func newBuilder(version string) *builder {
 			upstream[name] = def
 		}
 	}
-	gen := newGenerator(loadSMD(registry.Scheme()), upstream)
-	for _, n := range []string{objectMetaName, listMetaName, typeMetaName, statusModel, deleteOptionsModel, patchModel, resourceListModel} {
+	gen := newGenerator(loadSMD(registry.Scheme()), upstream, loadMarkers())
+	for _, n := range []string{objectMetaName, listMetaName, typeMetaName, statusModel, deleteOptionsModel, patchModel, resourceListModel, watchEventModel} {
 		gen.defineUpstream(n)
 	}
 	for _, n := range discoveryModels {
@@ -49,7 +49,7 @@ func newBuilder(version string) *builder {
 	}
 	return &builder{
 		gen:      gen,
-		namer:    newGVKNamer(registry.Scheme()),
+		namer:    newGVKNamer(namerScheme()),
 		typeMeta: gen.defs[typeMetaName].schema,
 		version:  version,
 	}
@@ -128,9 +128,12 @@ func (c contents) models(b *builder) []string {
 }
 
 // withGVK adds the x-kubernetes-group-version-kind of every kind the
-// scheme registers the model's type as.
-func (b *builder) withGVK(name string, s spec.Schema) spec.Schema {
-	ext := b.namer.extensions(name)
+// scheme registers the model's type as; in the document of one
+// group-version (doc not nil), of those in core/v1 and doc only when there
+// are any (the meta types every group-version registers: DeleteOptions,
+// Status, WatchEvent), as kube-apiserver's v3 documents list them.
+func (b *builder) withGVK(name string, s spec.Schema, doc *schema.GroupVersion) spec.Schema {
+	ext := b.namer.extensions(name, doc)
 	if len(ext) == 0 {
 		return s
 	}
@@ -148,19 +151,24 @@ func (b *builder) info() *spec.Info {
 
 // v3 builds the OpenAPI v3 document of the resources of one group-version.
 func (b *builder) v3(resources []*registry.Resource) *spec3.OpenAPI {
-	return b.v3Of(b.collect(resources))
+	var doc *schema.GroupVersion
+	if len(resources) > 0 {
+		gv := resources[0].GroupVersion()
+		doc = &gv
+	}
+	return b.v3Of(b.collect(resources), doc)
 }
 
 // discoveryV3 builds the OpenAPI v3 document of a discovery endpoint, by
 // its index path (api, apis/apps, version).
 func (b *builder) discoveryV3(indexPath string) *spec3.OpenAPI {
-	return b.v3Of(contents{routes: []route{discoveryDocRoute(indexPath)}})
+	return b.v3Of(contents{routes: []route{discoveryDocRoute(indexPath)}}, nil)
 }
 
-func (b *builder) v3Of(c contents) *spec3.OpenAPI {
+func (b *builder) v3Of(c contents, doc *schema.GroupVersion) *spec3.OpenAPI {
 	schemas := map[string]*spec.Schema{}
 	for _, name := range c.models(b) {
-		s := b.withGVK(name, c.lookup(b, name).schema)
+		s := b.withGVK(name, c.lookup(b, name).schema, doc)
 		schemas[name] = builderutil.WrapRefs(&s)
 	}
 	return &spec3.OpenAPI{
@@ -173,11 +181,17 @@ func (b *builder) v3Of(c contents) *spec3.OpenAPI {
 	}
 }
 
-// v2 builds the OpenAPI v2 document of every resource: definitions take
-// their v2 form, lose their defaults (as upstream prunes them) and refer
-// to #/definitions/.
-func (b *builder) v2(resources []*registry.Resource) *spec.Swagger {
+// v2 builds the OpenAPI v2 document of every resource and of the discovery
+// endpoints at discoveryPaths (index paths: api, apis/apps, version), which
+// kube-apiserver's single v2 document describes beside the resources:
+// definitions take their v2 form, lose their defaults (as upstream prunes
+// them) and refer to #/definitions/; parameters are shared
+// (shareV2Parameters).
+func (b *builder) v2(resources []*registry.Resource, discoveryPaths []string) (*spec.Swagger, error) {
 	c := b.collect(resources)
+	for _, p := range discoveryPaths {
+		c.routes = append(c.routes, discoveryDocRoute(p))
+	}
 	defs := spec.Definitions{}
 	for _, name := range c.models(b) {
 		d := c.lookup(b, name)
@@ -185,10 +199,10 @@ func (b *builder) v2(resources []*registry.Resource) *spec.Swagger {
 		if d.v2 != nil {
 			s = *d.v2
 		}
-		s = b.withGVK(name, s)
+		s = b.withGVK(name, s, nil)
 		defs[name] = *toV2.WalkSchema(&s)
 	}
-	return &spec.Swagger{SwaggerProps: spec.SwaggerProps{
+	sw := &spec.Swagger{SwaggerProps: spec.SwaggerProps{
 		Swagger:     "2.0",
 		Info:        b.info(),
 		Paths:       v2Paths(c.routes),
@@ -198,6 +212,7 @@ func (b *builder) v2(resources []*registry.Resource) *spec.Swagger {
 		},
 		Security: []map[string][]string{{"BearerToken": {}}},
 	}}
+	return sw, shareV2Parameters(sw)
 }
 
 // toV2 rewrites refs to #/definitions/ and prunes defaults, copying what
@@ -219,4 +234,21 @@ var toV2 = schemamutation.Walker{
 		out := spec.MustCreateRef(v2RefPrefix + name)
 		return &out
 	},
+}
+
+// ReflectedDefinitions returns the v3 schemas of the k8s.io/api models the
+// built-in resources' documents refer to, as reflection alone generates
+// them (no marker table). test/upstream/openapimarkers derives the table
+// from their differences with upstream's openapi-gen output.
+func ReflectedDefinitions() map[string]spec.Schema {
+	b := newBuilder("")
+	b.gen.markers = nil
+	c := b.collect(registry.NewCatalogue().Resources())
+	out := map[string]spec.Schema{}
+	for _, name := range c.models(b) {
+		if strings.HasPrefix(name, apiModelPrefix) {
+			out[name] = c.lookup(b, name).schema
+		}
+	}
+	return out
 }

@@ -40,11 +40,23 @@ func newGVKNamer(scheme *runtime.Scheme) gvkNamer {
 	return n
 }
 
-// extensions returns the x-kubernetes-group-version-kind of a model, or nil.
-func (n gvkNamer) extensions(name string) spec.Extensions {
+// extensions returns the x-kubernetes-group-version-kind of a model, or
+// nil; in the document of doc, see builder.withGVK.
+func (n gvkNamer) extensions(name string, doc *schema.GroupVersion) spec.Extensions {
 	gvks := n[name]
 	if len(gvks) == 0 {
 		return nil
+	}
+	if doc != nil {
+		var inDoc []schema.GroupVersionKind
+		for _, gvk := range gvks {
+			if gv := gvk.GroupVersion(); gv == *doc || gv == (schema.GroupVersion{Version: "v1"}) {
+				inDoc = append(inDoc, gvk)
+			}
+		}
+		if len(inDoc) > 0 {
+			gvks = inDoc
+		}
 	}
 	list := make([]any, len(gvks))
 	for i, gvk := range gvks {

@@ -102,6 +102,7 @@ func subresourceRoutes(res *registry.Resource, sub registry.Subresource, path, s
 			r := b.read(path, "read"+scope+res.Kind+name, "read "+of+"the specified "+res.Kind, m, append(opts, itemParams...))
 			if isText {
 				r.responses[0].model = ""
+				r.produces = append([]string{"text/plain"}, mediaTypes...)
 			}
 			out = append(out, r)
 		case "update":
@@ -131,21 +132,43 @@ func connectOptions(gvk schema.GroupVersionKind) ([]param, bool) {
 }
 
 // connectRoutes are upstream's connect operations: one per HTTP method the
-// subresource accepts, answering a string.
+// subresource accepts, answering a string. A proxy also takes HEAD and
+// OPTIONS, and has the same operations again under .../proxy/{path}.
 func connectRoutes(b routeBuilder, sub registry.Subresource, path, suffix, kind string, itemParams, opts []param) []route {
-	methods := map[string]string{"get": "get", "create": "post", "update": "put", "patch": "patch", "delete": "delete"}
 	var pathParams []param
 	for _, p := range itemParams {
 		if p.name != "pretty" {
 			pathParams = append(pathParams, p)
 		}
 	}
-	var out []route
+	methods := connectMethods(sub)
+	out := connectOperations(b, sub, path, suffix, kind, methods, opts, pathParams)
+	if sub.Name == "proxy" {
+		withPath := append([]param{{name: "path", in: "path", desc: "path to the resource", typ: "string"}}, pathParams...)
+		out = append(out, connectOperations(b, sub, path+"/{path}", suffix+"WithPath", kind, methods, opts, withPath)...)
+	}
+	return out
+}
+
+// connectMethods are the HTTP methods of a connect subresource, from its
+// verbs.
+func connectMethods(sub registry.Subresource) []string {
+	byVerb := map[string]string{"get": "get", "create": "post", "update": "put", "patch": "patch", "delete": "delete"}
+	var out []string
 	for _, verb := range sub.Verbs {
-		m, ok := methods[verb]
-		if !ok {
-			continue
+		if m, ok := byVerb[verb]; ok {
+			out = append(out, m)
 		}
+	}
+	if sub.Name == "proxy" {
+		out = append(out, "head", "options")
+	}
+	return out
+}
+
+func connectOperations(b routeBuilder, sub registry.Subresource, path, suffix, kind string, methods []string, opts, pathParams []param) []route {
+	var out []route
+	for _, m := range methods {
 		title := strings.ToUpper(m[:1]) + m[1:]
 		r := b.route(path, m, "connect"+title+suffix, "connect", "connect "+strings.ToUpper(m)+" requests to "+sub.Name+" of "+kind, sub.Kind, opts, pathParams)
 		r.responses, r.produces = []response{{code: 200, desc: "OK"}}, anyMedia

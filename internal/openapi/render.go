@@ -22,21 +22,22 @@ func byPath(routes []route) (paths []string, groups map[string][]route) {
 // hoist returns the parameters every operation of a path shares (upstream
 // publishes them on the path) and each operation's others.
 func hoist(rs []route) (common []param, rest [][]param) {
-	count := map[string]int{}
+	type where struct{ name, in string } // a proxy has {path} and ?path=
+	count := map[where]int{}
 	for _, r := range rs {
 		for _, p := range r.params {
-			count[p.name]++
+			count[where{p.name, p.in}]++
 		}
 	}
 	for _, p := range rs[0].params {
-		if count[p.name] == len(rs) {
+		if count[where{p.name, p.in}] == len(rs) {
 			common = append(common, p)
 		}
 	}
 	for _, r := range rs {
 		var own []param
 		for _, p := range r.params {
-			if count[p.name] != len(rs) {
+			if count[where{p.name, p.in}] != len(rs) {
 				own = append(own, p)
 			}
 		}
@@ -79,7 +80,7 @@ func v3Paths(routes []route) *spec3.Paths {
 			op.Extensions = extensions(r)
 			if r.request != "" {
 				op.RequestBody = &spec3.RequestBody{RequestBodyProps: spec3.RequestBodyProps{
-					Content: v3Content(r.consumes, refTo(v3RefPrefix, r.request)),
+					Content: v3Content(r.consumes, refTo(v3RefPrefix, r.request)), Required: bodyRequired(r),
 				}}
 			}
 			switch r.method {
@@ -93,12 +94,20 @@ func v3Paths(routes []route) *spec3.Paths {
 				p.Delete = op
 			case "patch":
 				p.Patch = op
+			case "head":
+				p.Head = op
+			case "options":
+				p.Options = op
 			}
 		}
 		out.Paths[path] = p
 	}
 	return out
 }
+
+// bodyRequired: a create, replace or patch needs its body; a delete's
+// DeleteOptions may be left out.
+func bodyRequired(r route) bool { return r.method != "delete" }
 
 func refTo(prefix, model string) *spec.Schema {
 	if model == "" {
@@ -155,7 +164,7 @@ func v2Paths(routes []route) *spec.Paths {
 			op.Extensions = extensions(r)
 			if r.request != "" {
 				op.Parameters = append([]spec.Parameter{{ParamProps: spec.ParamProps{
-					Name: "body", In: "body", Required: true, Schema: refTo(v2RefPrefix, r.request),
+					Name: "body", In: "body", Required: bodyRequired(r), Schema: refTo(v2RefPrefix, r.request),
 				}}}, op.Parameters...)
 			}
 			switch r.method {
@@ -169,6 +178,10 @@ func v2Paths(routes []route) *spec.Paths {
 				item.Delete = op
 			case "patch":
 				item.Patch = op
+			case "head":
+				item.Head = op
+			case "options":
+				item.Options = op
 			}
 		}
 		out.Paths[path] = item

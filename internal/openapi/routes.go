@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"fmt"
 	"reflect"
 	"sort"
 	"strings"
@@ -44,7 +45,8 @@ var (
 	patchTypes   = []string{"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json", "application/apply-patch+yaml"}
 	customPatch  = []string{"application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"}
 	anyMedia     = []string{"*/*"}
-	prettyParam  = param{name: "pretty", in: "query", desc: "If 'true', then the output is pretty printed.", typ: "string"}
+	noMedia      = []string{} // consumes nothing: v2 omits consumes (nil means anyMedia)
+	prettyParam  = param{name: "pretty", in: "query", desc: "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).", typ: "string"}
 	nsParam      = param{name: "namespace", in: "path", desc: "object name and auth scope, such as for teams and projects", typ: "string"}
 	listParams   = optionParams(reflect.TypeFor[metav1.ListOptions]())
 	createParams = optionParams(reflect.TypeFor[metav1.CreateOptions]())
@@ -58,6 +60,7 @@ const (
 	deleteOptionsModel = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 	patchModel         = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
 	resourceListModel  = "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList"
+	watchEventModel    = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"
 )
 
 // optionParams are the query parameters an options struct (ListOptions,
@@ -108,11 +111,18 @@ func resourceRoutes(res *registry.Resource, model func(schema.GroupVersionKind) 
 	b := routeBuilder{gvk: gvk, kind: res.Kind}
 	var out []route
 	if res.HasVerb("list") {
-		out = append(out, b.list(collection, "list"+scope+res.Kind, "list or watch objects of kind "+res.Kind, list, pathParams))
+		desc := "list objects of kind " + res.Kind
+		if res.HasVerb("watch") {
+			desc = "list or watch objects of kind " + res.Kind
+		}
+		out = append(out, b.list(collection, "list"+scope+res.Kind, desc, list, pathParams))
 		if res.Namespaced {
 			all := "/" + gvPath(res.GroupVersion()) + "/" + res.Resource
-			out = append(out, b.list(all, "list"+res.Kind+"ForAllNamespaces", "list or watch objects of kind "+res.Kind, list, []param{prettyParam}))
+			out = append(out, b.list(all, "list"+res.Kind+"ForAllNamespaces", desc, list, []param{prettyParam}))
 		}
+	}
+	if res.HasVerb("watch") && !res.Unstructured {
+		out = append(out, watchRoutes(b, res, scope, pathParams, nameParam)...)
 	}
 	if res.HasVerb("create") {
 		out = append(out, b.write(collection, "post", "create"+scope+res.Kind, "post", "create"+article(res.Kind)+res.Kind, kind, createParams, pathParams, 200, 201, 202))
@@ -127,7 +137,13 @@ func resourceRoutes(res *registry.Resource, model func(schema.GroupVersionKind) 
 		out = append(out, b.write(item, "put", "replace"+scope+res.Kind, "put", "replace the specified "+res.Kind, kind, updateParams, itemParams, 200, 201))
 	}
 	if res.HasVerb("delete") {
-		r := b.write(item, "delete", "delete"+scope+res.Kind, "delete", "delete"+article(res.Kind)+res.Kind, statusModel, deleteParams, itemParams, 200, 202)
+		// upstream's namespace storage wraps its store without saying it
+		// answers with the object, so its delete is published as a Status
+		deleted := statusModel
+		if res.ReturnsDeletedObject() && !(res.Group == "" && res.Resource == "namespaces") {
+			deleted = kind
+		}
+		r := b.write(item, "delete", "delete"+scope+res.Kind, "delete", "delete"+article(res.Kind)+res.Kind, deleted, deleteParams, itemParams, 200, 202)
 		r.request = deleteOptionsModel
 		out = append(out, r)
 	}
@@ -137,7 +153,36 @@ func resourceRoutes(res *registry.Resource, model func(schema.GroupVersionKind) 
 		out = append(out, r)
 	}
 	for _, sub := range res.Subresources {
-		out = append(out, subresourceRoutes(res, sub, item+"/"+sub.Name, scope, itemParams, patch, model)...)
+		subItemParams := append([]param{{name: "name", in: "path", desc: "name of the " + sub.Kind.Kind, typ: "string"}}, pathParams...)
+		out = append(out, subresourceRoutes(res, sub, item+"/"+sub.Name, scope, subItemParams, patch, model)...)
+	}
+	return out
+}
+
+// watchRoutes are the deprecated watch paths upstream still serves and
+// publishes for a built-in resource (/api/v1/watch/namespaces/{namespace}/pods,
+// .../pods/{name}, /api/v1/watch/pods): a stream of WatchEvents, with the
+// list options.
+func watchRoutes(b routeBuilder, res *registry.Resource, scope string, pathParams []param, nameParam param) []route {
+	const listDesc = "watch individual changes to a list of %s. deprecated: use the 'watch' parameter with a list operation instead."
+	const itemDesc = "watch changes to an object of kind %s. deprecated: use the 'watch' parameter with a list operation instead, filtered to a single item with the 'fieldSelector' parameter."
+	gv := "/" + gvPath(res.GroupVersion()) + "/watch"
+	root := gv
+	if res.Namespaced {
+		root += "/namespaces/{namespace}"
+	}
+	collection := root + "/" + res.Resource
+	watch := func(path, op, action, desc string, params []param) route {
+		r := b.route(path, "get", op, action, fmt.Sprintf(desc, res.Kind), b.gvk, listParams, params)
+		r.responses, r.produces = responses(watchEventModel, 200), append(append([]string(nil), mediaTypes...), watchMedia...)
+		return r
+	}
+	out := []route{
+		watch(collection, "watch"+scope+res.Kind+"List", "watchlist", listDesc, pathParams),
+		watch(collection+"/{name}", "watch"+scope+res.Kind, "watch", itemDesc, append([]param{nameParam}, pathParams...)),
+	}
+	if res.Namespaced {
+		out = append(out, watch(gv+"/"+res.Resource, "watch"+res.Kind+"ListForAllNamespaces", "watchlist", listDesc, []param{prettyParam}))
 	}
 	return out
 }
@@ -154,14 +199,21 @@ func gvPath(gv schema.GroupVersion) string {
 // discoveryRoute is the GET of a group-version's resource list.
 func discoveryRoute(gv schema.GroupVersion) route {
 	r := route{path: "/" + gvPath(gv) + "/", method: "get", desc: "get available resources",
-		responses: []response{{code: 200, desc: "OK", model: resourceListModel}}, produces: mediaTypes}
+		responses: []response{{code: 200, desc: "OK", model: resourceListModel}}, produces: mediaTypes, consumes: mediaTypes}
 	r.opID, r.tag = operationID("getAPIResources", r.path)
 	return r
 }
 
+// sortParams orders parameters by name, then by where they go ({path}
+// in the path before ?path= in the query).
 func sortParams(ps []param) []param {
 	out := append([]param(nil), ps...)
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].name != out[j].name {
+			return out[i].name < out[j].name
+		}
+		return out[i].in < out[j].in
+	})
 	return out
 }
 

@@ -266,7 +266,11 @@ func (s *Service) v2Document(protobuf bool) (*document, error) {
 		return nil, err
 	}
 	if s.v2 == nil {
-		body, err := json.Marshal(s.b.v2(s.built))
+		sw, err := s.b.v2(s.built, discoveryPaths(s.built, s.opts.ServiceAccountIssuerDiscovery))
+		if err != nil {
+			return nil, fmt.Errorf("building the OpenAPI v2 document: %w", err)
+		}
+		body, err := json.Marshal(sw)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the OpenAPI v2 document: %w", err)
 		}

@@ -24,17 +24,19 @@ type definition struct {
 }
 
 // generator generates by reflection the schemas of Go types and of every
-// type they refer to, memoised by model name. A type upstream's openapi-gen
-// output covers (upstream; meta, runtime and apiextensions types) takes
-// that definition instead. It is not safe for concurrent use.
+// type they refer to, memoised by model name, with the markers of the
+// table (what openapi-gen reads from comments) added. A type upstream's
+// openapi-gen output covers (upstream; meta, runtime and apiextensions
+// types) takes that definition instead. It is not safe for concurrent use.
 type generator struct {
 	smd      smdIndex
 	upstream map[string]common.OpenAPIDefinition
+	markers  *MarkerTable // nil: reflection alone
 	defs     map[string]*definition
 }
 
-func newGenerator(smd smdIndex, upstream map[string]common.OpenAPIDefinition) *generator {
-	return &generator{smd: smd, upstream: upstream, defs: map[string]*definition{}}
+func newGenerator(smd smdIndex, upstream map[string]common.OpenAPIDefinition, markers *MarkerTable) *generator {
+	return &generator{smd: smd, upstream: upstream, markers: markers, defs: map[string]*definition{}}
 }
 
 // define returns the model name of t (a struct, or a pointer to one),
@@ -59,6 +61,7 @@ func (g *generator) define(t reflect.Type) string {
 	s := spec.Schema{SchemaProps: spec.SchemaProps{Description: doc[""], Type: []string{"object"}}}
 	s.Required = g.members(t, name, &s, refs)
 	s.Extensions = g.smd.typeExtensions(name)
+	g.markers.apply(name, &s)
 	def.schema, def.deps = s, slices.Sorted(maps.Keys(refs))
 	return name
 }

@@ -251,3 +251,25 @@ func (r *Resource) HasVerb(verb string) bool {
 	}
 	return false
 }
+
+// ReturnsDeletedObject reports whether a DELETE of r answers with the
+// deleted object rather than a Status, as the kinds whose upstream storage
+// sets ReturnDeletedObject.
+func (r *Resource) ReturnsDeletedObject() bool {
+	switch r.Group {
+	case "":
+		switch r.Resource {
+		case "namespaces", "pods", "services", "serviceaccounts", "persistentvolumes", "persistentvolumeclaims", "resourcequotas", "podtemplates":
+			return true
+		}
+	case "storage.k8s.io":
+		switch r.Resource {
+		case "storageclasses", "csidrivers", "csinodes", "volumeattachments", "volumeattributesclasses":
+			return true
+		}
+	case "resource.k8s.io":
+		// DeviceTaintRule's v1 storage answers with a Status.
+		return r.Resource != "devicetaintrules"
+	}
+	return false
+}

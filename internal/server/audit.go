@@ -4,13 +4,15 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/audit"
 )
 
 // newAuditor returns the auditor of --audit-log-path and
 // --audit-policy-file, or nil when auditing is off.
-func newAuditor(o Options) (*audit.Auditor, func() error, error) {
+func newAuditor(o Options, events prometheus.Counter) (*audit.Auditor, func() error, error) {
 	if o.AuditLogPath == "" {
 		return nil, func() error { return nil }, nil
 	}
@@ -26,7 +28,28 @@ func newAuditor(o Options) (*audit.Auditor, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return audit.New(audit.Options{Policy: policy, Sink: w}), w.Close, nil
+	return audit.New(audit.Options{Policy: policy, Sink: countedSink{next: w, events: events}}), w.Close, nil
+}
+
+// newAuditEvents registers kube-apiserver's apiserver_audit_event_total on
+// reg, served (at 0) without an audit log too, as upstream's.
+func newAuditEvents(reg prometheus.Registerer) prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "apiserver_audit_event_total",
+		Help: "[ALPHA] Counter of audit events generated and sent to the audit backend."})
+	reg.MustRegister(c)
+	return c
+}
+
+// countedSink counts each event the policy keeps as it is handed to the
+// log, written or not, as upstream counts an event before its backend.
+type countedSink struct {
+	next   audit.Sink
+	events prometheus.Counter
+}
+
+func (s countedSink) WriteEvent(ev *audit.Event) error {
+	s.events.Inc()
+	return s.next.WriteEvent(ev)
 }
 
 // auditRequestDone writes the audit events of a finished request.

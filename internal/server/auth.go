@@ -41,7 +41,7 @@ func clientCABundle(o Options, bundle pki.Bundle) ([]byte, error) {
 func newAuthenticator(o Options, clientCA []byte, requestHeader *auth.RequestHeaderOptions, authz auth.Authorizer, sa []auth.AudienceTokenAuthenticator, metrics *auth.AuthenticationMetrics) (func(*http.Request) (authenticationv1.UserInfo, *authenticationv1.UserInfo, error), error) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(clientCA)
-	opts := auth.Options{X509: auth.NewX509(pool), Anonymous: o.AnonymousAuth, AnonymousPaths: apiserver.HealthPaths}
+	opts := auth.Options{X509: auth.NewX509(pool).CountLifetimes(metrics), Anonymous: o.AnonymousAuth, AnonymousPaths: apiserver.HealthPaths}
 	if requestHeader != nil {
 		opts.RequestHeader = auth.NewRequestHeader(*requestHeader)
 	}

@@ -64,15 +64,16 @@ type clusterIPParts struct {
 }
 
 // newClusterIPs is the allocator of --service-cluster-ip-range over store,
-// reading ServiceCIDRs and IPAddresses through sources' caches.
-func newClusterIPs(o Options, store storage.Store, cat *registry.Catalogue, sources *admissionsource.Sources) (*clusterIPParts, error) {
+// reading ServiceCIDRs and IPAddresses through sources' caches, counting
+// its allocations in metrics.
+func newClusterIPs(o Options, store storage.Store, cat *registry.Catalogue, sources *admissionsource.Sources, metrics *ipallocator.Metrics) (*clusterIPParts, error) {
 	rng, err := parseServiceRange(cmp.Or(o.ServiceClusterIPRange, DefaultServiceClusterIPRange))
 	if err != nil {
 		return nil, err
 	}
 	alloc, err := ipallocator.New(ipallocator.Config{Store: store, Catalogue: cat, Family: rng.family,
 		ServiceCIDRs: sources.For(networkingv1.SchemeGroupVersion.WithResource("servicecidrs")),
-		IPAddresses:  sources.For(networkingv1.SchemeGroupVersion.WithResource("ipaddresses"))})
+		IPAddresses:  sources.For(networkingv1.SchemeGroupVersion.WithResource("ipaddresses")), Metrics: metrics})
 	if err != nil {
 		return nil, err
 	}

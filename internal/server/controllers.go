@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/client-go/dynamic"
@@ -37,8 +38,10 @@ type loopbackController struct {
 // user, which the bootstrap RBAC policy authorizes, and through admission
 // as kube-controller-manager's writes go (a webhook or policy matching
 // their writes sees them, and may refuse them). caPEM is the CA the root
-// CA publisher puts in every namespace.
-func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, sel controllers.ControllerSelection, log *slog.Logger) error {
+// CA publisher puts in every namespace. It returns the channels of the
+// controllers that say when their first pass is done.
+func startControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caPEM []byte, sel controllers.ControllerSelection, log *slog.Logger) ([]<-chan struct{}, error) {
+	var firstPasses []<-chan struct{}
 	for _, c := range []loopbackController{
 		{controllers.ClusterRoleAggregationControllerName, controllers.ClusterRoleAggregationUser, func(_ http.RoundTripper, cl dynamic.Interface, l *slog.Logger) (runner, error) {
 			return controllers.NewClusterRoleAggregation(store, cat, cl, l), nil
@@ -75,15 +78,42 @@ func startControllers(ctx context.Context, api *apiserver.Server, store storage.
 		rt := controllerLoopback(ctx, api, c.user, log)
 		client, err := controllers.NewClient(rt)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		r, err := c.new(rt, client, log.With("controller", c.name))
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if fp, ok := r.(controllers.FirstPasser); ok {
+			firstPasses = append(firstPasses, fp.FirstPassDone())
 		}
 		go r.Run(ctx)
 	}
-	return nil
+	return firstPasses, nil
+}
+
+// firstPassWait bounds how long Start waits for the controllers' first
+// writes: a webhook that hangs on them must not hold the server's start.
+const firstPassWait = 5 * time.Second
+
+// waitFirstPasses waits, at most firstPassWait, until the controllers have
+// tried their first writes (kube-root-ca.crt and the default
+// ServiceAccount in every namespace), so that a caller of Start (a testenv
+// user, a test) begins, as a client of a running cluster does, after them:
+// a webhook it then registers never sees them.
+func waitFirstPasses(ctx context.Context, passes []<-chan struct{}, log *slog.Logger) {
+	timeout := time.NewTimer(firstPassWait)
+	defer timeout.Stop()
+	for _, done := range passes {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		case <-timeout.C:
+			log.Warn("the controllers' first writes are not done; going on", "waited", firstPassWait)
+			return
+		}
+	}
 }
 
 // admitdControllers are the names of kube-controller-manager's
@@ -185,12 +215,13 @@ func (s *Server) startAPIServerControllers(ctx context.Context, p *apiParts, o O
 func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Options, plan controllerPlan) error {
 	sel := plan.sel
 	logSelection(sel, o.Logger)
-	if err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger); err != nil {
+	firstPasses, err := startControllers(ctx, p.api, s.store, p.cat, s.CAPEM, sel, o.Logger)
+	if err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
 	// the controllers' watch caches, one of each resource, shared
 	caches := controllers.NewCaches(s.store, p.cat, o.Logger.With("component", "controller-caches"))
-	if err := startWorkloadControllers(ctx, p.api, s.store, p.cat, caches, sel, o.Logger); err != nil {
+	if err := startWorkloadControllers(ctx, p, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the workload controllers: %w", err)
 	}
 	if err := startPodGCAndCSRSigning(ctx, p, s.store, caches, o, plan); err != nil {
@@ -218,5 +249,6 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 	// every reader is made: the caches start (the controllers wait for
 	// them to sync)
 	caches.Start(ctx)
+	waitFirstPasses(ctx, firstPasses, o.Logger)
 	return nil
 }

@@ -30,6 +30,11 @@ type EtcdOptions struct {
 	// (--etcd-healthcheck-timeout, --etcd-readycheck-timeout); 0 means
 	// DefaultStorageCheckTimeout. They apply to the embedded store too.
 	HealthcheckTimeout, ReadycheckTimeout time.Duration
+	// CountMetricPollPeriod is how often the objects of each resource are
+	// counted for apiserver_resource_objects
+	// (--etcd-count-metric-poll-period); 0 or less: never. It applies to
+	// the embedded store too.
+	CountMetricPollPeriod time.Duration
 }
 
 // openEtcd opens the etcd store in kube-apiserver's layout (keys and

@@ -26,9 +26,9 @@ func startIdentityControllers(ctx context.Context, p *apiParts, addr net.Addr, o
 		return nil, err
 	}
 	go tracking.Run(ctx)
-	gates, err := featureGates(o.FeatureGates)
-	if err != nil || !gates.Enabled("APIServerIdentity") {
-		return nil, err
+	gates := p.adm.gates
+	if !gates.Enabled("APIServerIdentity") {
+		return nil, nil
 	}
 	hostname, err := os.Hostname()
 	if err != nil {

@@ -158,9 +158,10 @@ func (e *elector) run(ctx context.Context, start func(term context.Context) erro
 // startManager: once the server serves, since kube-apiserver's readiness
 // never waits for kube-controller-manager, and before Start returns, so a
 // testenv user, or a test, starts from a server whose controllers run
-// (their first writes, such as kube-root-ca.crt in every namespace, come
-// before the caller's own webhooks exist, as they always have). With
-// leader election startManager does nothing.
+// and have made their first writes (kube-root-ca.crt and the default
+// ServiceAccount in every namespace; waitFirstPasses), so the caller's own
+// webhooks never see them. With leader election startManager does
+// nothing.
 func startElectedControllers(ctx context.Context, o Options, p *apiParts, apiServer, manager func(context.Context) error) (done <-chan struct{}, startManager func() error, err error) {
 	finished := make(chan struct{})
 	if !leaderElected(o) {

@@ -34,15 +34,11 @@ func startQuotaController(ctx context.Context, p *apiParts, store storage.Store,
 	if !o.Quota.Controller {
 		return nil
 	}
-	gates, err := featureGates(o.FeatureGates)
-	if err != nil {
-		return err
-	}
 	log := o.Logger.With("controller", "resourcequota")
 	client, err := controllers.NewClient(controllerLoopback(ctx, p.api, controllers.ResourceQuotaUser, log))
 	if err != nil {
 		return err
 	}
-	go controllers.NewResourceQuota(store, p.cat, client, quota.OptionsFor(gates), o.Quota.Resync, log).Run(ctx)
+	go controllers.NewResourceQuota(store, p.cat, client, quota.OptionsFor(p.adm.gates), o.Quota.Resync, log).Run(ctx)
 	return nil
 }

@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/admitd/admitd/internal/admissionsource"
@@ -31,7 +32,9 @@ import (
 	"github.com/admitd/admitd/internal/auth/rbac"
 	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/controllers/ephemeral"
 	"github.com/admitd/admitd/internal/conversion"
+	"github.com/admitd/admitd/internal/ipallocator"
 	"github.com/admitd/admitd/internal/nodesim"
 	"github.com/admitd/admitd/internal/openapi"
 	"github.com/admitd/admitd/internal/pki"
@@ -178,13 +181,18 @@ type Options struct {
 	// BackgroundAudit evaluates the Audit bindings of admission policies
 	// against the stored objects (off by default; see backgroundaudit.go).
 	BackgroundAudit BackgroundAuditOptions
+	// onBootstrapFieldSet, when set (by a test), has the field sets of the
+	// objects the server writes itself computed live and reported
+	// (concurrently), to regenerate bootstrapfieldsets_gen.go.
+	onBootstrapFieldSet func(key, fieldSet string)
 }
 
 // DefaultOptions returns the options `admitd serve` starts from.
 func DefaultOptions() Options {
 	return Options{BindAddress: "127.0.0.1", SecurePort: 6443, DataDir: "admitd-data", Storage: "bolt",
 		CompactionInterval: DefaultCompactionInterval, AuthorizationModes: []string{auth.ModeNode, auth.ModeRBAC},
-		AuthorizationWebhook: DefaultAuthorizationWebhookOptions(), LeaderElection: DefaultLeaderElectionOptions()}
+		AuthorizationWebhook: DefaultAuthorizationWebhookOptions(), LeaderElection: DefaultLeaderElectionOptions(),
+		Etcd: EtcdOptions{CountMetricPollPeriod: DefaultObjectCountPollPeriod}}
 }
 
 // Server is a started admitd.
@@ -256,6 +264,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	return s, nil
 }
 
+// boltPath is the embedded store's file.
+func boltPath(o Options) string { return filepath.Join(o.DataDir, "admitd.db") }
+
 // openStore opens the store the options name, with its health probe (nil
 // for the memory store).
 func openStore(o Options) (storage.Store, storageProbe, error) {
@@ -266,7 +277,7 @@ func openStore(o Options) (storage.Store, storageProbe, error) {
 	// size ceiling kube-apiserver relies on.
 	switch o.Storage {
 	case "", "bolt":
-		s, err := bolt.Open(filepath.Join(o.DataDir, "admitd.db"), bolt.Options{})
+		s, err := bolt.Open(boltPath(o), bolt.Options{})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,7 +324,7 @@ func start(ctx context.Context, o Options, store storage.Store, probe storagePro
 		_ = parts.closeAudit()
 		return nil, err
 	}
-	s.http = newHTTPServer(parts.api, tlsCfg, o.Serving, o.Logger)
+	s.http = newHTTPServer(parts.api, tlsCfg, o.Serving, o.Logger, parts.tlsHandshakeErrors)
 	if err := s.run(life, parts, tlsCfg, o); err != nil {
 		stop()
 		ln.Close()
@@ -339,9 +350,22 @@ type apiParts struct {
 	// requestMetrics are the per-request series; their in-flight sample
 	// runs with the server.
 	requestMetrics *apiserver.RequestMetrics
-	store          storage.Store
-	aggregator     *aggregator.Aggregator
-	frontProxy     *frontProxy
+	// objectCounts are apiserver_resource_objects, counted with the
+	// server.
+	objectCounts *objectCounts
+	// tlsHandshakeErrors counts what the HTTPS server fails to shake hands
+	// with.
+	tlsHandshakeErrors prometheus.Counter
+	// metrics is the registry served on /metrics, for the series of what
+	// starts later (kube-controller-manager's controllers).
+	metrics prometheus.Registerer
+	// ephemeralMetrics count the ephemeral volume controller's creates,
+	// served once it starts (and kept when it starts again under leader
+	// election).
+	ephemeralMetrics *ephemeral.Metrics
+	store            storage.Store
+	aggregator       *aggregator.Aggregator
+	frontProxy       *frontProxy
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -402,7 +426,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		return nil, err
 	}
 	cat.SetConverterFactory(conversion.NewFactory(newServiceResolver(o.ServiceMap, adm.sources.Services()), conversion.NewMetrics(metricsReg)).ConverterFor)
-	clusterIPs, err := newClusterIPs(o, store, cat, adm.sources)
+	clusterIPs, err := newClusterIPs(o, store, cat, adm.sources, ipallocator.NewMetrics(metricsReg))
 	if err != nil {
 		return nil, err
 	}
@@ -410,23 +434,25 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	if err != nil {
 		return nil, err
 	}
+	metricsReg.MustRegister(nodePorts)
 	tokens := sa.issuer
 	reviewer, err := tokenReviewer(o, tokens)
 	if err != nil {
 		return nil, err
 	}
-	auditor, closeAudit, err := newAuditor(o)
+	auditor, closeAudit, err := newAuditor(o, newAuditEvents(metricsReg))
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
 	requestMetrics := apiserver.NewRequestMetrics(metricsReg)
 	cfg := apiserver.Config{
+		BootstrapFieldSets: bootstrapFieldSets(), OnBootstrapFieldSet: o.onBootstrapFieldSet,
 		Store: store, Catalogue: cat, Logger: o.Logger, Authenticate: authn, Authorizer: authz, Admission: adm.chain, TokenIssuer: tokens,
 		WriteCheck:           rbacWriteCheck(rbac.WriteCheck{Authorizer: authz, Policy: policy.authorizer}),
 		CustomTypeConverters: adm.types, AdmissionMetrics: adm.metrics, GracefulPodDeletion: o.SimulatedNodes.Enabled,
 		RequestTimeout: o.Serving.RequestTimeout, MinRequestTimeout: o.Serving.MinRequestTimeout, GoawayChance: o.Serving.GoawayChance,
 		Extra:          map[string]http.Handler{"/metrics": promhttp.HandlerFor(metricsReg, promhttp.HandlerOpts{})},
-		RequestMetrics: requestMetrics, AuthenticationMetrics: authnMetrics,
+		RequestMetrics: requestMetrics, AuthenticationMetrics: authnMetrics, AuthorizationAttempts: auth.NewAuthorizationAttempts(metricsReg),
 	}
 	cfg.TokenAuthenticator = reviewer
 	cfg.Ready = adm.sources.Synced
@@ -452,11 +478,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	cfg.Aggregator = agg
 	flow := newFlowControl(o.Serving, store, cat, requestMetrics)
 	flow.configure(&cfg, o.Serving)
-	gates, err := featureGates(o.FeatureGates)
-	if err != nil {
-		return nil, err
-	}
-	cfg.StartChecks = startChecks(flow != nil, gates.Enabled("APIServerIdentity"), clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
+	cfg.StartChecks = startChecks(flow != nil, adm.gates.Enabled("APIServerIdentity"), clusterIPs, controllers.NewAutoRegisterCompletion(store, cat).Check)
 	if flow != nil {
 		flow.ctl.Register(metricsReg)
 		maps.Copy(cfg.Extra, flow.ctl.DebugHandlers())
@@ -468,7 +490,10 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	}
 	mountDashboard(ctx, &cfg, o, parts, scanner)
 	*parts = apiParts{cat: cat, backgroundAudit: scanner, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
-		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics}
+		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics,
+		objectCounts: newObjectCounts(metricsReg, store, cat), tlsHandshakeErrors: newTLSHandshakeErrors(metricsReg), metrics: metricsReg,
+		ephemeralMetrics: ephemeral.NewMetrics()}
+	metricsReg.MustRegister(newStorageSize(o, store), apiServiceAvailability{store: store, cat: cat})
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}
 	parts.crds = apiserver.NewCustomResources(store, cat, o.Logger)
@@ -565,6 +590,7 @@ func (s *Server) run(runCtx context.Context, p *apiParts, tlsCfg *tls.Config, o 
 	}
 	go p.clusterIPs.run(runCtx, log)
 	go p.requestMetrics.SampleInflight(runCtx)
+	go p.objectCounts.run(runCtx, o.Etcd.CountMetricPollPeriod)
 	go p.adm.webhooks.Run(runCtx)
 	go p.rbac.cache.Run(runCtx)
 	if p.flow != nil {

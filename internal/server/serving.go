@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/admitd/admitd/internal/apiserver"
 )
 
@@ -84,8 +86,8 @@ const (
 // after 90 s, and HTTP/2 streams, frames and flow-control windows bounded
 // per connection (a connection's window is a stream's times the streams);
 // near the open file limit, the longest idle connections are closed
-// (connLimit).
-func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, log *slog.Logger) *http.Server {
+// (connLimit). handshakeErrors counts the failed TLS handshakes.
+func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, log *slog.Logger, handshakeErrors prometheus.Counter) *http.Server {
 	streams := o.HTTP2MaxStreamsPerConnection
 	if streams <= 0 {
 		streams = defaultHTTP2Streams
@@ -107,7 +109,7 @@ func newHTTPServer(handler http.Handler, tlsCfg *tls.Config, o ServingOptions, l
 			MaxReceiveBufferPerStream:     http2FrameBytes,
 			MaxReceiveBufferPerConnection: min(http2FrameBytes*streams, maxHTTP2ConnectionWindow),
 		},
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog: httpErrorLog(log, handshakeErrors),
 	}
 }
 

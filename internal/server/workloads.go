@@ -13,9 +13,11 @@ import (
 	"github.com/admitd/admitd/internal/controllers/deployment"
 	"github.com/admitd/admitd/internal/controllers/disruption"
 	"github.com/admitd/admitd/internal/controllers/endpointslicemirroring"
+	"github.com/admitd/admitd/internal/controllers/ephemeral"
 	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/controllers/ttl"
 	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
@@ -27,13 +29,14 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
-	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name}
+	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
 // recording its events) through the loopback client as its
 // kube-controller-manager service account, through admission.
-func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store storage.Store, cat *registry.Catalogue, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
+func startWorkloadControllers(ctx context.Context, p *apiParts, caches *controllers.Caches, sel controllers.ControllerSelection, log *slog.Logger) error {
+	api, store, cat := p.api, p.store, p.cat
 	for _, kind := range []replicaset.Kind{replicaset.ReplicaSets, replicaset.ReplicationControllers} {
 		if !sel.Enabled(kind.Name) {
 			continue
@@ -60,6 +63,12 @@ func startWorkloadControllers(ctx context.Context, api *apiserver.Server, store 
 		}
 	}
 	if err := startJobControllers(ctx, api, store, cat, caches, sel, log); err != nil {
+		return err
+	}
+	if err := startEphemeralVolumeController(ctx, p, caches, sel, log); err != nil {
+		return err
+	}
+	if err := startTTLController(ctx, api, store, cat, caches, sel, log); err != nil {
 		return err
 	}
 	if err := startStatefulSetController(ctx, api, store, cat, caches, sel, log); err != nil {

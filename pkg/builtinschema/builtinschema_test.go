@@ -2,7 +2,6 @@ package builtinschema
 
 import (
 	"bytes"
-	"encoding/gob"
 	"flag"
 	"go/ast"
 	"go/parser"
@@ -10,15 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
-var updateSchema = flag.Bool("update-schema", false, "regenerate builtin_schema.gob from client-go's applyconfigurations")
+var updateSchema = flag.Bool("update-schema", false, "regenerate schema_gen.go from client-go's applyconfigurations")
 
 // clientGoSchemaYAML reads the schema YAML of client-go's
 // applyconfigurations from the source of the client-go this module
@@ -53,35 +52,56 @@ func clientGoSchemaYAML(t *testing.T) string {
 	return yaml
 }
 
-// The embedded schema is exactly what client-go's YAML parses to.
+// The generated schema is exactly what client-go's YAML parses to.
 func TestBuiltinSchemaCurrent(t *testing.T) {
-	p, err := typed.NewParser(typed.YAMLObject(clientGoSchemaYAML(t)))
+	want, err := typed.NewParser(typed.YAMLObject(clientGoSchemaYAML(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *updateSchema {
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(&p.Schema); err != nil {
+		src, err := schemaSource(&want.Schema)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile("builtin_schema.gob", buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile("schema_gen.go", src, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		builtinSchemaGob = buf.Bytes()
+		t.Log("schema_gen.go written; run the test again to check it")
+		return
 	}
-	got, err := decode(builtinSchemaGob)
+	// The file, not the literal compiled from it: a parser that has been
+	// used has filled the lazy indexes inside the literal's maps.
+	src, err := schemaSource(&want.Schema)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Schema.Types) == 0 || !reflect.DeepEqual(got.Schema.Types, p.Schema.Types) {
-		t.Fatal("builtin_schema.gob differs from client-go's applyconfigurations schema; regenerate: go test ./pkg/builtinschema -run TestBuiltinSchemaCurrent -update-schema")
+	got, err := os.ReadFile("schema_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builtinTypes) == 0 || !bytes.Equal(got, src) {
+		t.Fatal("schema_gen.go differs from client-go's applyconfigurations schema; regenerate: go test ./pkg/builtinschema -run TestBuiltinSchemaCurrent -update-schema")
 	}
 }
 
-func BenchmarkDecode(b *testing.B) {
-	for b.Loop() {
-		if _, err := decode(builtinSchemaGob); err != nil {
-			b.Fatal(err)
+// The parser resolves a built-in kind through the generated schema.
+func TestParserTypesAnObject(t *testing.T) {
+	pt := Parser().Type("io.k8s.api.core.v1.ConfigMap")
+	obj, err := pt.FromUnstructured(map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "a", "labels": map[string]any{"k": "v"}}, "data": map[string]any{"x": "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := obj.ToFieldSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []fieldpath.Path{fieldpath.MakePathOrDie("data", "x"), fieldpath.MakePathOrDie("metadata", "labels", "k")} {
+		if !set.Has(path) {
+			t.Errorf("no %s in the object's fields:\n%s", path, set)
 		}
+	}
+	if _, err := pt.FromUnstructured(map[string]any{"data": map[string]any{"x": 1}}); err == nil {
+		t.Fatal("a number in a ConfigMap's data was accepted")
 	}
 }

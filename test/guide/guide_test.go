@@ -247,8 +247,11 @@ func (s *session) startServer(t *testing.T, args []string) string {
 	return ""
 }
 
-// commandTimeout bounds each command of a session.
-const commandTimeout = 2 * time.Minute
+// commandTimeout bounds each command of a session. A page's first
+// `go test` builds its module's test binary (testenv and client-go) from
+// what the build cache lacks: over two minutes on a cold cache on 2 busy
+// cores.
+const commandTimeout = 6 * time.Minute
 
 // sessionScript runs the command in cmd.sh in the state the commands before
 // it left, and saves the state it leaves.

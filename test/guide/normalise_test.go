@@ -22,7 +22,10 @@ func reader(out string, s *session) string {
 	out = s.ports.page(out)
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
-		if !strings.Contains(l, "version difference between client") {
+		// kubectl's skew warning, and the go command's progress on a
+		// machine whose module cache lacks what a page builds (a reader
+		// sees it once; the page shows a warm cache)
+		if !strings.Contains(l, "version difference between client") && !strings.HasPrefix(l, "go: downloading ") {
 			keep = append(keep, l)
 		}
 	}

@@ -26,10 +26,7 @@ func (c *Controller) daemonPods(ctx context.Context, ds *appsv1.DaemonSet) ([]*c
 	if err != nil {
 		return nil, err
 	}
-	pods := c.pods.List(ds.Namespace, func(p *corev1.Pod) bool {
-		ref := metav1.GetControllerOfNoCopy(p)
-		return ref == nil || ref.UID == ds.UID
-	})
+	pods := controllers.PodsOfController(c.pods, ds, "DaemonSet", true)
 	return refManager(c, ds, sel, "Pod", controllers.PatchPods(c.client)).Claim(ctx, pods)
 }
 

@@ -122,6 +122,7 @@ func New(cfg Config) (*Controller, error) {
 		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePod}); err != nil {
 		return nil, err
 	}
+	controllers.IndexPodsByController(c.pods)
 	if c.nodes, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("nodes"),
 		watchcache.Handlers[*corev1.Node]{Add: c.addNode, Update: c.updateNode, Remove: c.deleteNode}); err != nil {
 		return nil, err

@@ -103,6 +103,7 @@ func New(cfg Config) (*Controller, error) {
 		watchcache.Handlers[*corev1.Pod]{Add: func(*corev1.Pod) {}, Update: func(_, _ *corev1.Pod) {}, Remove: c.deletePod}); err != nil {
 		return nil, err
 	}
+	controllers.IndexPodsByController(c.pods)
 	return c, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // rolloutRolling is one step of a rolling update: the new ReplicaSet
@@ -174,12 +176,10 @@ func (c *Controller) oldPodsRunning(newRS *appsv1.ReplicaSet, old, rss []*appsv1
 		if newRS != nil && rs.UID == newRS.UID {
 			continue
 		}
-		pods := c.pods.List(rs.Namespace, func(p *corev1.Pod) bool {
-			ref := metav1.GetControllerOfNoCopy(p)
-			return ref != nil && ref.UID == rs.UID && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded
-		})
-		if len(pods) > 0 {
-			return true
+		for _, p := range controllers.PodsOfController(c.pods, rs, "ReplicaSet", false) {
+			if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+				return true
+			}
 		}
 	}
 	return false

@@ -20,10 +20,7 @@ func (c *Controller) podsForJob(ctx context.Context, j *batchv1.Job) ([]*corev1.
 	if err != nil {
 		return nil, fmt.Errorf("couldn't convert Job selector: %v", err)
 	}
-	candidates := c.pods.List(j.Namespace, func(p *corev1.Pod) bool {
-		ref := metav1.GetControllerOfNoCopy(p)
-		return ref == nil || ref.UID == j.UID
-	})
+	candidates := controllers.PodsOfController(c.pods, j, "Job", true)
 	m := &controllers.ControllerRefManager[*corev1.Pod]{Owner: j, OwnerKind: jobKind, Kind: "Pod", Selector: selector,
 		Finalizers: []string{batchv1.JobTrackingFinalizer},
 		Get: func(ctx context.Context) (metav1.Object, error) {

@@ -132,6 +132,7 @@ func New(cfg Config) (*Controller, error) {
 		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: func(p *corev1.Pod) { c.podDeleted(p, true) }}); err != nil {
 		return nil, err
 	}
+	controllers.IndexPodsByController(c.pods)
 	if c.jobs, err = controllers.Shared(c.caches, batchv1.SchemeGroupVersion.WithResource("jobs"),
 		watchcache.Handlers[*batchv1.Job]{Add: c.addJob, Update: c.updateJob, Remove: c.deleteJob}); err != nil {
 		return nil, err

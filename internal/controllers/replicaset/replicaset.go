@@ -114,6 +114,7 @@ func New(cfg Config) (*Controller, error) {
 		watchcache.Handlers[*corev1.Pod]{Add: c.addPod, Update: c.updatePod, Remove: c.deletePodEvent}); err != nil {
 		return nil, err
 	}
+	controllers.IndexPodsByController(c.pods)
 	ownerHandlers := watchcache.Handlers[*appsv1.ReplicaSet]{Add: c.enqueue, Update: c.updateOwner, Remove: c.deleteOwner}
 	if c.kind.gvk.Kind == "ReplicaSet" {
 		c.owners, err = controllers.Shared(c.caches, c.kind.gvr, ownerHandlers)
@@ -189,10 +190,7 @@ func (c *Controller) sync(ctx context.Context, k string) error {
 		c.log.Warn("invalid selector", "key", k, "err", err)
 		return nil
 	}
-	owned := c.pods.List(ns, func(p *corev1.Pod) bool {
-		ref := metav1.GetControllerOfNoCopy(p)
-		return ref == nil || (ref.UID == rs.UID && ref.Kind == c.kind.gvk.Kind && ref.Name == rs.Name)
-	})
+	owned := controllers.PodsOfController(c.pods, rs, c.kind.gvk.Kind, true)
 	var active, terminating []*corev1.Pod
 	for _, p := range owned {
 		if isPodActive(p) {

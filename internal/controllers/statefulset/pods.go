@@ -102,10 +102,7 @@ func (c *Controller) deletePodEvent(pod *corev1.Pod) {
 // pods it controls that no longer are (upstream's
 // PodControllerRefManager with isMemberOf as filter).
 func (c *Controller) claimPods(ctx context.Context, set *appsv1.StatefulSet, selector labels.Selector) ([]*corev1.Pod, error) {
-	candidates := c.pods.List(set.Namespace, func(p *corev1.Pod) bool {
-		ref := metav1.GetControllerOfNoCopy(p)
-		return ref == nil || ref.UID == set.UID
-	})
+	candidates := controllers.PodsOfController(c.pods, set, "StatefulSet", true)
 	m := refManager(c, set, selector, "Pod", controllers.PatchPods(c.client))
 	m.Match = func(p *corev1.Pod) bool { return isMemberOf(set, p) }
 	return m.Claim(ctx, candidates)

@@ -137,6 +137,7 @@ func New(cfg Config) (*Controller, error) {
 		Add: c.addPodEvent, Update: c.updatePodEvent, Remove: c.deletePodEvent}); err != nil {
 		return nil, err
 	}
+	controllers.IndexPodsByController(c.pods)
 	if c.claims, err = cacheOf(c.caches, "v1/persistentvolumeclaims", watchcache.Handlers[*corev1.PersistentVolumeClaim]{}); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,8 @@
 // serves every controller of a process that reads it (see
 // controllers.Caches), each with its own handlers; the objects are shared
 // read-only, and a caller copies (DeepCopy) one before changing it. It is
-// not a general cache (no indexes but namespace). A cluster-scoped
+// not a general cache: besides namespace, it has the indexes its readers
+// add (AddIndex), as client-go's indexers. A cluster-scoped
 // resource's objects are kept under the namespace "".
 package watchcache
 
@@ -63,10 +64,11 @@ type Cache[T any] struct {
 	revision atomic.Int64      // the highest storage revision applied
 	mutation *mutationCheck[T] // nil unless DetectMutations
 
-	mu     sync.RWMutex
-	items  map[string]map[string]T // namespace → name → object
-	synced chan struct{}
-	once   sync.Once
+	mu      sync.RWMutex
+	items   map[string]map[string]T // namespace → name → object
+	indexes map[string]*index[T]    // by name (AddIndex)
+	synced  chan struct{}
+	once    sync.Once
 }
 
 // Synced is closed once the cache has its first listing.
@@ -144,6 +146,7 @@ func (c *Cache[T]) Reset(kvs []storage.KeyValue) {
 	c.mu.Lock()
 	old := c.items
 	c.items = listed
+	c.reindexed()
 	c.mu.Unlock()
 	for _, kv := range kvs {
 		c.observe(kv.ModRevision)
@@ -197,6 +200,9 @@ func (c *Cache[T]) Event(ev storage.Event) {
 		if len(c.items[ns]) == 0 {
 			delete(c.items, ns)
 		}
+		if had {
+			c.unindexed(objectKey{ns, name}, prev)
+		}
 		c.mu.Unlock()
 		c.observe(ev.KV.ModRevision)
 		if had {
@@ -217,6 +223,7 @@ func (c *Cache[T]) Event(ev storage.Event) {
 		c.items[ns] = map[string]T{}
 	}
 	c.items[ns][name] = obj
+	c.indexed(objectKey{ns, name}, prev, had, obj)
 	c.mu.Unlock()
 	c.observe(ev.KV.ModRevision)
 	if had {

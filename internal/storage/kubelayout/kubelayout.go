@@ -236,3 +236,21 @@ func (m *mapping) valueFromKube(key string, value []byte) ([]byte, error) {
 }
 
 var _ runtime.Object = (*runtime.Unknown)(nil)
+
+// UpstreamKey is the key kube-apiserver 1.37 keeps an object of res under,
+// as its storage errors name it: /registry/<resource>/[<namespace>/]<name>
+// with upstream's special prefixes (services/specs, minions, ...), and
+// /registry/<group>/<resource>/... for custom resources and the groups
+// upstream keys so (apiextensions.k8s.io, apiregistration.k8s.io).
+func UpstreamKey(res *registry.Resource, namespace, name string) string {
+	prefix := res.Resource
+	if p, ok := specialPrefixes[res.GroupResource()]; ok {
+		prefix = p
+	} else if res.Unstructured || groupKeyed[res.Group] {
+		prefix = res.Group + "/" + res.Resource
+	}
+	if namespace != "" {
+		return layout.Root + prefix + "/" + namespace + "/" + name
+	}
+	return layout.Root + prefix + "/" + name
+}

@@ -1,6 +1,7 @@
 package requestmetrics
 
 import (
+	"crypto/x509"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	manifestmetrics "k8s.io/apiserver/pkg/admission/plugin/manifest/metrics"
 	_ "k8s.io/apiserver/pkg/admission/plugin/policy/mutating/metrics"
 	_ "k8s.io/apiserver/pkg/admission/plugin/policy/validating/metrics"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	authorizationcel "k8s.io/apiserver/pkg/authorization/cel"
 	authorizationmetrics "k8s.io/apiserver/pkg/authorization/metrics"
 	endpointsfilters "k8s.io/apiserver/pkg/endpoints/filters"
@@ -22,17 +24,21 @@ import (
 	endpointsmetrics "k8s.io/apiserver/pkg/endpoints/metrics"
 	authorizationconfigmetrics "k8s.io/apiserver/pkg/server/options/authorizationconfig/metrics"
 	cachermetrics "k8s.io/apiserver/pkg/storage/cacher/metrics"
+	etcd3metrics "k8s.io/apiserver/pkg/storage/etcd3/metrics"
+	storagemetrics "k8s.io/apiserver/pkg/storage/metrics"
 	flowcontrolmetrics "k8s.io/apiserver/pkg/util/flowcontrol/metrics"
 	webhookauthzmetrics "k8s.io/apiserver/plugin/pkg/authorizer/webhook/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 	_ "k8s.io/component-base/metrics/prometheus/feature" // registers kubernetes_feature_enabled on init
 	_ "k8s.io/component-base/metrics/prometheus/version" // registers kubernetes_build_info on init
+	ephemeralmetrics "k8s.io/kubernetes/pkg/controller/volume/ephemeral/metrics"
 	nodeauthorizer "k8s.io/kubernetes/plugin/pkg/auth/authorizer/node"
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/auth"
 	"github.com/admitd/admitd/internal/auth/authzwebhook"
 	"github.com/admitd/admitd/internal/auth/node"
+	"github.com/admitd/admitd/internal/controllers/ephemeral"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/flowcontrol"
 	"github.com/admitd/admitd/pkg/admission"
@@ -93,6 +99,9 @@ func ourRegistry() *prometheus.Registry {
 	authzwebhook.NewMetrics(reg)
 	node.NewMetrics(reg)
 	flowcontrol.New(flowcontrol.Options{ServerConcurrencyLimit: 600}).Register(reg)
+	if err := ephemeral.NewMetrics().Register(reg); err != nil {
+		panic(err)
+	}
 	return reg
 }
 
@@ -109,6 +118,10 @@ func upstreamRegistry() *prometheus.Registry {
 	manifestmetrics.RegisterMetrics()
 	nodeauthorizer.RegisterMetrics()
 	_ = apiextensionsconversion.Metrics
+	storagemetrics.Register()
+	etcd3metrics.Register()
+	ephemeralmetrics.RegisterMetrics()
+	_ = x509request.New(x509.VerifyOptions{}, x509request.CommonNameUserConversion) // registers its expiration histogram
 	return legacyregistry.Registerer().(*prometheus.Registry)
 }
 

@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/internal/controllers/watchcache"
+)
+
+// podControllerIndex is the index of a pod cache by the pod's controller,
+// upstream's controller.PodControllerIndex: the ReplicaSet, Deployment,
+// Job, DaemonSet and StatefulSet controllers find their pods through it
+// instead of reading every pod of the namespace on each sync.
+const podControllerIndex = "podController"
+
+// IndexPodsByController adds the controller index to a pod cache (once,
+// however many controllers share the cache).
+func IndexPodsByController(pods *watchcache.Cache[*corev1.Pod]) {
+	pods.AddIndex(podControllerIndex, func(p *corev1.Pod) []string {
+		return []string{podControllerKey(p.Namespace, metav1.GetControllerOfNoCopy(p))}
+	})
+}
+
+// podControllerKey is the index key of the pods of namespace whose
+// controller is ref: "<namespace>/<kind>/<name>/<uid>", or "<namespace>"
+// for the pods no controller controls (upstream's PodControllerIndexKey).
+func podControllerKey(namespace string, ref *metav1.OwnerReference) string {
+	if ref == nil {
+		return namespace
+	}
+	return namespace + "/" + ref.Kind + "/" + ref.Name + "/" + string(ref.UID)
+}
+
+// PodsOfController returns the pods owner, of kind ownerKind, controls and,
+// with orphans, the pods of its namespace without a controller, which it
+// may adopt (upstream's FilterPodsByOwner). The pods are the cache's,
+// shared: copy one before changing it. The cache must have the index
+// (IndexPodsByController).
+func PodsOfController(pods *watchcache.Cache[*corev1.Pod], owner metav1.Object, ownerKind string, orphans bool) []*corev1.Pod {
+	ref := &metav1.OwnerReference{Kind: ownerKind, Name: owner.GetName(), UID: owner.GetUID()}
+	out := pods.ByIndex(podControllerIndex, podControllerKey(owner.GetNamespace(), ref))
+	if orphans {
+		out = append(out, pods.ByIndex(podControllerIndex, podControllerKey(owner.GetNamespace(), nil))...)
+	}
+	return out
+}
