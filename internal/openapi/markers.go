@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
@@ -71,14 +72,15 @@ func (pm PropertyMarkers) enum() *int {
 	return pm.ValuesEnum
 }
 
-// loadMarkers decodes markerData.
-func loadMarkers() *MarkerTable {
+// loadMarkers decodes markerData once per process: the table is only
+// read after that, by every document builder (v2 and v3 each build one).
+var loadMarkers = sync.OnceValue(func() *MarkerTable {
 	t := &MarkerTable{}
 	if err := json.Unmarshal([]byte(markerData), t); err != nil {
 		panic(fmt.Sprintf("openapi: decoding the marker table: %v", err)) // generated data: a test catches it
 	}
 	return t
-}
+})
 
 // apply adds a model's markers to its reflected schema.
 func (t *MarkerTable) apply(model string, s *spec.Schema) {
