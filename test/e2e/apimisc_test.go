@@ -36,6 +36,7 @@ import (
 // metadata-only responses, the kubernetes Service, discovery details,
 // status and apply on subresources, event field selectors and DELETE codes.
 func TestWhatControllersExpect(t *testing.T) {
+	t.Parallel()
 	// Without the workload controllers: the subtests write Deployments' and
 	// ReplicaSets' status themselves, as a kube-apiserver alone allows.
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory", "--service-cluster-ip-range", "10.96.0.0/16", withoutWorkloadControllers)

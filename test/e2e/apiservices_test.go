@@ -29,6 +29,7 @@ spec: {group: wardle.example.com, version: v1, groupPriorityMinimum: 0, versionP
 // defaulted port and ServiceNotFound condition, and an invalid one's errors
 // as recorded.
 func TestKubectlAPIServices(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=apiregistration.k8s.io")
 	if want := []string{"apiservices", "apiregistration.k8s.io/v1", "false", "APIService",

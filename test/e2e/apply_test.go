@@ -18,6 +18,7 @@ data:
 // TestApplyServerSideTwice: a second identical server-side apply changes
 // nothing, not even resourceVersion or managedFields.
 func TestApplyServerSideTwice(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	if out := a.MustKubectl(t, applyConfigMap, "apply", "--server-side", "-f", "-"); !strings.Contains(out, "configmap/cfg serverside-applied") {
 		t.Fatalf("first apply --server-side = %q, want serverside-applied", out)
@@ -38,6 +39,7 @@ func TestApplyServerSideTwice(t *testing.T) {
 // TestApplyServerSideConflicts: conflicts between managers are printed as
 // kubectl prints them, and --force-conflicts takes the fields over.
 func TestApplyServerSideConflicts(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	if out := a.MustKubectl(t, applyConfigMap, "apply", "-f", "-"); !strings.Contains(out, "configmap/cfg created") {
 		t.Fatalf("client-side apply = %q, want created", out)
@@ -74,6 +76,7 @@ func TestApplyServerSideConflicts(t *testing.T) {
 // TestApplyClientSideStillWorks: kubectl apply without --server-side
 // (strategic merge patches and the last-applied annotation).
 func TestApplyClientSideStillWorks(t *testing.T) {
+	t.Parallel()
 	// Without the workload controllers, whose status writes would add
 	// kube-controller-manager to the Deployment's managers.
 	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)
@@ -148,6 +151,7 @@ spec:
 // the definition's schema (a map-list merges by key), reports conflicts and
 // applies the status subresource.
 func TestApplyServerSideCustomResource(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, gadgetCRD, "apply", "-f", "-")
 	if out := a.MustKubectl(t, gadget, "apply", "--server-side", "-f", "-"); !strings.Contains(out, "gadget.example.com/g1 serverside-applied") {

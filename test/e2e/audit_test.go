@@ -176,6 +176,7 @@ func (f auditFinding) key() string {
 // configuration to the server and re-applies every object: the report must
 // name exactly the objects those updates are denied for or change.
 func TestAuditKubeconfigNamesWhatReapplyingWouldDenyOrChange(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	hooks := startWebhookServer(t, secretsHook)
 	a.MustKubectl(t, auditObjects(), "apply", "-f", "-")
@@ -346,6 +347,7 @@ func comparable(u *unstructured.Unstructured) map[string]any {
 // namespace (no cluster-scoped object matches, so no ClusterPolicyReport),
 // its fail results exactly the denials, summaries that count the results.
 func TestAuditPolicyReports(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "policies.yaml"), auditPolicies)
 	writeFile(t, filepath.Join(dir, "objects.yaml"), strings.ReplaceAll(auditObjects(), "stringData: {k: v}", "data: {k: dg==}"))
@@ -394,6 +396,7 @@ func TestAuditPolicyReports(t *testing.T) {
 }
 
 func TestAuditExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policies, objects, mutatedOnly := filepath.Join(dir, "policies.yaml"), filepath.Join(dir, "objects.yaml"), filepath.Join(dir, "mutated.yaml")
 	writeFile(t, policies, auditPolicies)
@@ -453,6 +456,7 @@ spec:
 // CRDs, with strict field validation: every field must be in the schema,
 // of its type and in its enum.
 func TestAuditPolicyReportsValidateAgainstTheCRD(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "policies.yaml"), auditPolicies+namespacePolicy)
 	objects := auditObjects() + "apiVersion: v1\nkind: Namespace\nmetadata: {name: unlabelled}\n"

@@ -53,6 +53,7 @@ func aliceKubeconfig(t *testing.T, a *admitd, dir string) string {
 // A user bound to edit in one namespace may write there and nowhere else;
 // the refusal is kube-apiserver's 403.
 func TestRBACEditInOneNamespace(t *testing.T) {
+	t.Parallel()
 	a, alice := startWithAlice(t)
 	as := func(args ...string) (string, string, error) {
 		return a.Kubectl(t, "", append([]string{"--kubeconfig", alice}, args...)...)
@@ -83,6 +84,7 @@ func TestRBACEditInOneNamespace(t *testing.T) {
 // impersonate-on check is the one reported); edit's impersonate on the
 // namespace's service accounts lets alice act as one of them.
 func TestRBACImpersonation(t *testing.T) {
+	t.Parallel()
 	a, alice := startWithAlice(t)
 	c := httpClient(t, a)
 	for _, tc := range []struct {
@@ -134,6 +136,7 @@ func do(t *testing.T, c *http.Client, req *http.Request) (int, string) {
 // SelfSubjectRulesReview, answered from the authorizer) agrees with what the
 // server does.
 func TestRBACCanI(t *testing.T) {
+	t.Parallel()
 	a, alice := startWithAlice(t)
 	canI := func(args ...string) string {
 		out, _, _ := a.Kubectl(t, "", append([]string{"--kubeconfig", alice, "auth", "can-i"}, args...)...)
@@ -171,6 +174,7 @@ func TestRBACCanI(t *testing.T) {
 // An unknown or unimplemented --authorization-mode refuses to start, with
 // kube-apiserver's message for the unknown one.
 func TestAuthorizationModeRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ mode, want string }{
 		{"TotallyBogus", `authorization-mode "TotallyBogus" is not a valid mode`},
 		{"RBAC,RBAC", `authorization-mode ["RBAC" "RBAC"] has mode specified more than once`},
@@ -192,6 +196,7 @@ func TestAuthorizationModeRefused(t *testing.T) {
 // With --anonymous-auth, a request without credentials is system:anonymous
 // and gets what RBAC grants system:unauthenticated: public information only.
 func TestAnonymousGetsOnlyPublicInfo(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--anonymous-auth")
 	c := httpClient(t, a)
 	get := func(path string) (int, string) {

@@ -61,6 +61,7 @@ func (s *sarRecorder) find(user, resource, verb string) (authorizationv1.Subject
 // With Node,RBAC,Webhook, a remote authorizer grants alice what RBAC does
 // not (listing namespaces); what neither grants stays forbidden.
 func TestAuthorizationWebhookGrantsWhatRBACDoesNot(t *testing.T) {
+	t.Parallel()
 	rec, webhookConfig := startSARRecorder(t)
 	a, alice := startWithAlice(t, "--authorization-mode=Node,RBAC,Webhook",
 		"--authorization-webhook-config-file="+webhookConfig, "--authorization-webhook-version=v1")
@@ -69,6 +70,7 @@ func TestAuthorizationWebhookGrantsWhatRBACDoesNot(t *testing.T) {
 
 // The same chain from --authorization-config.
 func TestAuthorizationConfigWebhookGrantsWhatRBACDoesNot(t *testing.T) {
+	t.Parallel()
 	rec, webhookConfig := startSARRecorder(t)
 	config := filepath.Join(t.TempDir(), "authz.yaml")
 	data := `apiVersion: apiserver.config.k8s.io/v1
@@ -92,6 +94,7 @@ authorizers:
 }
 
 func TestAuthorizationConfigRefusedWithModes(t *testing.T) {
+	t.Parallel()
 	config := filepath.Join(t.TempDir(), "authz.yaml")
 	if err := os.WriteFile(config, []byte("apiVersion: apiserver.config.k8s.io/v1\nkind: AuthorizationConfiguration\nauthorizers:\n- {type: RBAC, name: rbac}\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ type status struct {
 }
 
 func TestBadInputGetsUpstreamStatus(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	c := a.HTTPClient(t)
 	big := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"big"},"data":{"k":"` + strings.Repeat("x", 3*1024*1024+10) + `"}}`
@@ -70,6 +71,7 @@ func TestBadInputGetsUpstreamStatus(t *testing.T) {
 }
 
 func TestUnauthenticatedGets401(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	cfg := a.RestConfig(t)
 	pool := x509.NewCertPool()

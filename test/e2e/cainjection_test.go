@@ -114,6 +114,7 @@ func secretFrom(t *testing.T, a *admitd, name, dir string) string {
 const deniedMessage = `admission webhook "deny.cainjection.example.com" denied the request: key forbidden is not allowed`
 
 func TestCAInjectionWithCertsCommand(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	first := certsCommand(t)
 	wh := startRotatingWebhook(t, loadPair(t, first))
@@ -159,6 +160,7 @@ func TestCAInjectionWithCertsCommand(t *testing.T) {
 }
 
 func TestCAInjectionMissingSecretWarns(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	dir := certsCommand(t)
 	wh := startRotatingWebhook(t, loadPair(t, dir))
@@ -180,6 +182,7 @@ func TestCAInjectionMissingSecretWarns(t *testing.T) {
 }
 
 func TestCertsCommandHelp(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command(harness.Bin, "certs", "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Examples:") {
 		t.Fatalf("admitd certs --help: err = %v, output %q, want an example", err, out)

@@ -134,6 +134,7 @@ const dnsSubdomainMsg = `a lowercase RFC 1123 subdomain must consist of lower ca
 // user without "attest" and the create of one with it, and a denial
 // through the status subresource.
 func TestKubectlCertificatesKinds(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=certificates.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"

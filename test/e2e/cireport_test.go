@@ -127,6 +127,7 @@ func parseJUnit(t *testing.T, doc string) ciJUnit {
 // SARIF errors, per policy and binding and per webhook, as many as in -o
 // json; the SARIF validates against the 2.1.0 schema.
 func TestAuditJUnitAndSARIF(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "policies.yaml"), auditPolicies)
 	writeFile(t, filepath.Join(dir, "objects.yaml"), auditObjects())

@@ -16,6 +16,7 @@ import (
 )
 
 func TestClientGoCRUD(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()
@@ -73,6 +74,7 @@ func TestClientGoCRUD(t *testing.T) {
 // TestInformerSurvivesRestart keeps an informer running across a server
 // restart and checks that it sees changes made before and after.
 func TestInformerSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	port := a.URL[len("https://127.0.0.1:"):]
@@ -131,6 +133,7 @@ func TestInformerSurvivesRestart(t *testing.T) {
 }
 
 func TestUnconditionalUpdate(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
 	ctx := context.Background()

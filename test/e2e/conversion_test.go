@@ -134,6 +134,7 @@ spec:
 // webhook down reads that need conversion fail with upstream's message
 // while reads that do not still work.
 func TestConversionWebhookUnderKubectlInformersAndWatch(t *testing.T) {
+	t.Parallel()
 	hook := backendConversionWebhook(t)
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, backendCRD(hook.URL+"/convert", hook.CABundle()), "apply", "-f", "-")
@@ -270,6 +271,7 @@ func wantWatched(t *testing.T, w watch.Interface, want map[string]string) {
 // by service (webhooks/backend-conversion) through --service-map, with a
 // certificate for the service's DNS name.
 func TestConversionWebhookBehindAService(t *testing.T) {
+	t.Parallel()
 	scheme := runtime.NewScheme()
 	scheme.AddKnownTypeWithName(backendsV1.GroupVersion().WithKind("Backend"), &backendV1{})
 	scheme.AddKnownTypeWithName(backendsV2.GroupVersion().WithKind("Backend"), &backendV2{})

@@ -37,6 +37,7 @@ func schemaWidgetYAML(name, spec string) string {
 }
 
 func TestKubectlCustomResourceSchema(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, schemaWidgetCRD, "apply", "-f", "-")
 	waitFor(t, "widgets are served", func() bool {

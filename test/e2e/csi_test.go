@@ -52,6 +52,7 @@ spec:
 // CSIStorageCapacity, the discovery of the group and a refused CSIDriver's
 // errors, each once.
 func TestKubectlCSIKinds(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	_, errOut, err := a.Kubectl(t, csiObjects, "apply", "-f", "-")
 	warning := `Warning: nodeTopology.matchLabels.failure-domain.beta.kubernetes.io/zone: deprecated since v1.17; use "topology.kubernetes.io/zone" instead`

@@ -16,6 +16,7 @@ import (
 // delete answered with a Status and its update without resourceVersion
 // refused, a new effect restarting the taint's time.
 func TestKubectlDRAKinds(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	objects, err := os.ReadFile("testdata/dra/objects.yaml")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // the test checks the pod spec. Further writes through the subresource may
 // add ephemeral containers (JSON patch) but not change existing ones.
 func TestKubectlDebugAddsEphemeralContainer(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))

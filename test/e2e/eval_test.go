@@ -35,6 +35,7 @@ func runOffline(t *testing.T, args ...string) (string, string, int) {
 const evalExample = "../../examples/eval"
 
 func TestEvalExitStatus(t *testing.T) {
+	t.Parallel()
 	cfg := filepath.Join(evalExample, "config")
 	responses := filepath.Join(evalExample, "responses.yaml")
 	for _, tc := range []struct {
@@ -67,6 +68,7 @@ func TestEvalExitStatus(t *testing.T) {
 }
 
 func TestEvalJSONOfAnAdmissionReview(t *testing.T) {
+	t.Parallel()
 	review := filepath.Join(t.TempDir(), "review.json")
 	body := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"DELETE",
 	  "kind":{"group":"","version":"v1","kind":"ConfigMap"},"resource":{"group":"","version":"v1","resource":"configmaps"},
@@ -97,6 +99,7 @@ func TestEvalJSONOfAnAdmissionReview(t *testing.T) {
 }
 
 func TestTestJUnit(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junit := filepath.Join(dir, "ok.xml")
 	out, errOut, code := runOffline(t, "test", evalExample, "--junit", junit)
@@ -165,6 +168,7 @@ func readJUnit(t *testing.T, path string) junitDoc {
 // shown), and a user impersonating another without the permission to
 // (exit 1, the server's 403).
 func TestEvalConnectAndImpersonator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	execOpts := filepath.Join(dir, "exec.yaml")
 	cm := filepath.Join(dir, "cm.yaml")

@@ -19,6 +19,7 @@ import (
 // through one group is read, listed, watched and deleted through the other,
 // its fields converted (message is note, involvedObject is regarding, ...).
 func TestEventsOneResourceInTwoGroups(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
 	ctx := t.Context()
 	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))
@@ -144,6 +145,7 @@ spec:
 `
 
 func TestPoliciesSeeEventsThroughEquivalentGroups(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory")
 	a.MustKubectl(t, coreEventsPolicy, "apply", "-f", "-")
 	v1 := kubernetes.NewForConfigOrDie(a.RestConfig(t)).EventsV1().Events("default")

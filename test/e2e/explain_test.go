@@ -100,6 +100,7 @@ var auditIDLine = regexp.MustCompile(`audit ID (\S+) at `)
 // same trace by audit ID to an admin but not to alice (403) until a
 // ClusterRole grants it; kubectl admission explain works from PATH.
 func TestExplainThroughWebhooksAndPolicy(t *testing.T) {
+	t.Parallel()
 	hooks := startWebhookServer(t, func(path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		if path == "/validate" {
 			t.Errorf("the validating webhook was called for namespace %q; its namespaceSelector leaves it out", req.Namespace)

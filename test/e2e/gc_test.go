@@ -42,6 +42,7 @@ func names(a *admitd, t *testing.T, what string) string {
 }
 
 func TestKubectlDeleteCascades(t *testing.T) {
+	t.Parallel()
 	// Without the workload controllers: the chains are built by hand (a
 	// Deployment controller would make its own ReplicaSet beside them).
 	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)

@@ -85,6 +85,7 @@ data: {a: "1"}
 // TestHostileClient runs the whole attack against one server, then checks
 // that it is still whole.
 func TestHostileClient(t *testing.T) {
+	t.Parallel()
 	a := startHostile(t)
 	hc := newHostileClient(t, a)
 	before := hc.snapshot(t)

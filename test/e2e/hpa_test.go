@@ -9,6 +9,7 @@ import (
 )
 
 func TestKubectlHorizontalPodAutoscalerVersions(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
 	// kubectl autoscale writes autoscaling/v1 (targetCPUUtilizationPercentage).

@@ -18,6 +18,7 @@ import (
 // TestInformersOverPodsAndCustomResourcesSurviveRestart runs dynamic
 // informers over pods and a custom resource across a server restart.
 func TestInformersOverPodsAndCustomResourcesSurviveRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	port := a.URL[len("https://127.0.0.1:"):]

@@ -30,6 +30,7 @@ spec: {cidrs: ["10.1.0.0/24", "fd00::/64", "10.2.0.0/24"]}
 // an IPAddress per Service gone with it, the allocation errors of kubectl
 // create service, and invalid IPAddresses and ServiceCIDRs.
 func TestKubectlServiceCIDRsAndIPAddresses(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--service-cluster-ip-range=127.1.0.0/24")
 	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=networking.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"

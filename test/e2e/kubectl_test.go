@@ -37,6 +37,7 @@ spec:
 `
 
 func TestKubectlLifecycle(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 
 	steps := []struct {
@@ -78,6 +79,7 @@ func TestKubectlLifecycle(t *testing.T) {
 }
 
 func TestKubectlDefaultingAndValidation(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "namespace", "team-a")
 	a.MustKubectl(t, podManifest, "create", "-f", "-")
@@ -98,6 +100,7 @@ func TestKubectlDefaultingAndValidation(t *testing.T) {
 }
 
 func TestKubectlGetEveryResource(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	resources := []string{"namespaces", "pods", "configmaps", "secrets", "services", "endpoints", "serviceaccounts",
 		"limitranges", "resourcequotas", "events", "nodes", "persistentvolumes", "persistentvolumeclaims",
@@ -118,6 +121,7 @@ func TestKubectlGetEveryResource(t *testing.T) {
 }
 
 func TestKubectlNoChangeWrites(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "configmap", "same", "--from-literal=k=v")
 	a.MustKubectl(t, "", "label", "configmap", "same", "tier=gold")
@@ -142,6 +146,7 @@ func TestKubectlNoChangeWrites(t *testing.T) {
 }
 
 func TestKubectlAuthWhoamiCanI(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	if out := a.MustKubectl(t, "", "auth", "whoami"); !strings.Contains(out, "admitd-admin") || !strings.Contains(out, "system:masters") {
 		t.Errorf("kubectl auth whoami = %q, want the admin user and its groups", out)
@@ -152,6 +157,7 @@ func TestKubectlAuthWhoamiCanI(t *testing.T) {
 }
 
 func TestKubectlScale(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx", "--replicas=2")
 	if out := a.MustKubectl(t, "", "scale", "deployment", "web", "--replicas=5"); !strings.Contains(out, "deployment.apps/web scaled") {

@@ -28,6 +28,7 @@ spec:
 // version is read through the other; deleting the CRD removes its objects
 // and its resource.
 func TestKubectlCRDLifecycleTwoVersions(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, twoVersionCRD, "apply", "-f", "-")
 	a.MustKubectl(t, "apiVersion: example.com/v1beta1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 3}\n", "apply", "-f", "-")
@@ -47,6 +48,7 @@ func TestKubectlCRDLifecycleTwoVersions(t *testing.T) {
 // TestKubectlNamespaceDeletionCascades: deleting a namespace deletes its
 // content and then the namespace; kubectl waits for both.
 func TestKubectlNamespaceDeletionCascades(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "namespace", "doomed")
 	a.MustKubectl(t, "", "create", "configmap", "c", "-n", "doomed")
@@ -84,6 +86,7 @@ spec:
 // TestKubectlScaleCustomResource: kubectl scale through a CRD's scale
 // subresource.
 func TestKubectlScaleCustomResource(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, scalableCRD, "apply", "-f", "-")
 	a.MustKubectl(t, "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t1}\nspec: {replicas: 1}\n", "apply", "-f", "-")

@@ -70,6 +70,7 @@ func (r lintReport) ids() []string {
 // the rule IDs its "# want:" line declares, the exit status follows
 // --fail-on, and SARIF is well formed.
 func TestLintFiles(t *testing.T) {
+	t.Parallel()
 	paths, err := filepath.Glob("../../pkg/lint/testdata/*.yaml")
 	if err != nil || len(paths) < 10 {
 		t.Fatalf("fixtures: %v %v", paths, err)
@@ -134,6 +135,7 @@ func TestLintFiles(t *testing.T) {
 // policy without binding, then a risky webhook configuration whose
 // kubectl apply prints the findings as warnings.
 func TestLintServer(t *testing.T) {
+	t.Parallel()
 	hook := startSampleWebhook(t)
 	a := startAdmitd(t, filepath.Join(t.TempDir(), "data"))
 	a.MustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n", "apply", "-f", "-")

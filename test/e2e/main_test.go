@@ -30,6 +30,7 @@ const withoutWorkloadControllers = harness.WithoutWorkloadControllers
 // TestKubectlVersion logs which kubectl the tests run and checks that it
 // talks to admitd; a kubectl the tests built must report its release.
 func TestKubectlVersion(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	out := a.MustKubectl(t, "", "version")
 	bin := kubectlBinary(t)

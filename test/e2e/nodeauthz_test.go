@@ -34,6 +34,7 @@ spec:
 // other secrets with kube-apiserver's message, and the pod's secret once
 // the pod is deleted.
 func TestNodeAuthorizerDefault(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "secret", "generic", "mounted", "--from-literal=k=v")
 	a.MustKubectl(t, "", "create", "secret", "generic", "x", "--from-literal=k=v")

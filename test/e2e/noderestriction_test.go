@@ -19,6 +19,7 @@ import (
 // pod of another node. Authorization is the default, Node,RBAC: the Node
 // authorizer lets the kubelet make these requests, admission refuses some.
 func TestNodeRestriction(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startAdmitd(t, t.TempDir(), "--enable-admission-plugins=NodeRestriction")
 	admin := kubernetes.NewForConfigOrDie(a.RestConfig(t))

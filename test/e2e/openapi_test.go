@@ -70,6 +70,7 @@ spec:
 // documents: explain (v3 components.schemas), client-side apply (strategic
 // merge metadata from v3) and create -f (the fieldValidation check).
 func TestOpenAPIKubectl(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	t.Run("explain a nested field", func(t *testing.T) { openAPIExplainField(t, a) })
 	t.Run("explain recursive", func(t *testing.T) { openAPIExplainRecursive(t, a) })

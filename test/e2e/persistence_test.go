@@ -15,6 +15,7 @@ import (
 )
 
 func TestRestartKeepsObjects(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	a.MustKubectl(t, "", "create", "namespace", "keep")
@@ -28,6 +29,7 @@ func TestRestartKeepsObjects(t *testing.T) {
 }
 
 func TestSecondServerOnSameDataDirRefuses(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	startAdmitd(t, dir)
 	b, err := tryStartAdmitd(dir)
@@ -43,6 +45,7 @@ func TestSecondServerOnSameDataDirRefuses(t *testing.T) {
 // TestAcknowledgedWritesSurviveKill9 writes from 8 clients, kills the server
 // with SIGKILL mid-stream, restarts it and checks every acknowledged write.
 func TestAcknowledgedWritesSurviveKill9(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a := startAdmitd(t, dir)
 	cs := kubernetes.NewForConfigOrDie(a.RestConfig(t))

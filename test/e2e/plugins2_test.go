@@ -106,6 +106,7 @@ func writeE2EFile(t *testing.T, path, data string) string {
 // the user may not approve is refused by CertificateApproval, and allowed
 // for a user who may.
 func TestGuardedResourcePlugins(t *testing.T) {
+	t.Parallel()
 	backend := startImagePolicyBackend(t)
 	dir := t.TempDir()
 	writeE2EFile(t, filepath.Join(dir, "image-policy.yaml"), fmt.Sprintf(
@@ -247,6 +248,7 @@ spec:
 // plugin sees it annotated alpha.image-policy.k8s.io/failed-open, the stored
 // pod is not, and the audit log records the failed-open annotation.
 func TestImagePolicyFailOpen(t *testing.T) {
+	t.Parallel()
 	backend := startImagePolicyBackend(t)
 	dir := t.TempDir()
 	kubeconfig := backend.kubeconfig(t, dir)
@@ -297,6 +299,7 @@ webhooks:
 // plugin's configuration or with a duration out of bounds, with
 // kube-apiserver's messages.
 func TestImagePolicyConfigRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outOfBounds := writeE2EFile(t, filepath.Join(dir, "admission.yaml"), `apiVersion: apiserver.config.k8s.io/v1
 kind: AdmissionConfiguration

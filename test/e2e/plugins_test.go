@@ -24,6 +24,7 @@ import (
 // message, and a mutating webhook receives the pod with the compiled-in
 // plugins' changes already made.
 func TestKubeadmPluginsOnAPod(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen *corev1.Pod
 	hooks := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {

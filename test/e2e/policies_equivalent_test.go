@@ -72,6 +72,7 @@ func hpaManifest(name, metrics string) string {
 }
 
 func TestPoliciesSeeHorizontalPodAutoscalersThroughEquivalentVersions(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, hpaV1Policies, "apply", "-f", "-")
 

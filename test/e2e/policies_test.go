@@ -38,6 +38,7 @@ spec:
 // Deployment with too many replicas; with actions [Warn, Audit] the same
 // failure becomes a kubectl warning and an audit annotation.
 func TestKubectlPolicyWithParams(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	policy := filepath.Join(dir, "audit-policy.yaml")
 	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
@@ -92,6 +93,7 @@ spec:
 // TestKubectlMutatingPolicySeenByWebhook: a MutatingAdmissionPolicy sets a
 // label that a validating webhook then sees.
 func TestKubectlMutatingPolicySeenByWebhook(t *testing.T) {
+	t.Parallel()
 	hooks := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		if !strings.Contains(string(req.Object.Raw), `"owner":"policy"`) {
 			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "the owner label is missing"}}

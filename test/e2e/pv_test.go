@@ -43,6 +43,7 @@ spec:
 `
 
 func TestKubectlPersistentVolumeValidation(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	for _, tc := range []struct {
 		name, manifest string

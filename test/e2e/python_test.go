@@ -27,6 +27,7 @@ for ev in w.stream(v1.list_namespaced_config_map, "default", timeout_seconds=5):
 // TestPythonClient drives admitd with the Python kubernetes client. Without
 // it the test skips, except in CI (CI=true), where it fails.
 func TestPythonClient(t *testing.T) {
+	t.Parallel()
 	python := pythonWithClient()
 	if python == "" {
 		msg := "no python3 on PATH can import kubernetes: install the Python client " +

@@ -30,6 +30,7 @@ spec:
 // `kubectl describe quota` shows the usage after creates and after
 // deletes.
 func TestQuotaWithKubectl(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--quota-controller")
 	a.MustKubectl(t, "", "create", "namespace", "quota")
 	a.WaitFor(t, "the default service account and root CA", "get", "serviceaccount/default", "configmap/kube-root-ca.crt", "-n", "quota")

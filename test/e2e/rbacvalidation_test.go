@@ -40,6 +40,7 @@ subjects:
 `
 
 func TestKubectlRBACValidation(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "namespace", "team-a")
 

@@ -253,6 +253,7 @@ func checkReplayCIFormats(t *testing.T, nowDenied int, args ...string) {
 // TestReplayUsageErrors: exit status 2 and what is wrong, before any
 // server starts.
 func TestReplayUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log, notLog, config := filepath.Join(dir, "audit.log"), filepath.Join(dir, "pods.log"), filepath.Join(dir, "config.yaml")
 	writeFile(t, log, "")

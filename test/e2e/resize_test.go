@@ -91,6 +91,7 @@ func (r *resizeRequests) has(want string) bool {
 // not declare, or adds a container is refused with kube-apiserver 1.37.2's
 // messages (recorded from it); a webhook on pods/resize sees the resize.
 func TestKubectlPodResize(t *testing.T) {
+	t.Parallel()
 	seen := &resizeRequests{}
 	hooks := startWebhookServer(t, seen.handle)
 	a := startAdmitd(t, t.TempDir())

@@ -25,6 +25,7 @@ spec:
 // are never stored, and TokenReview knows the token file and the server's
 // service-account tokens.
 func TestKubectlReviews(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "tokens.csv")
 	if err := os.WriteFile(tokenFile, []byte("s3cret,carol,1001,\"dev,ops\"\n"), 0o600); err != nil {

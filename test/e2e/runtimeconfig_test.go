@@ -60,6 +60,7 @@ Warning: admissionregistration.k8s.io/v1beta1 MutatingAdmissionPolicyBinding is 
 // v1 defaulted as upstream stores them, and mutate ConfigMaps; without
 // the flag kubectl refuses them as against kube-apiserver.
 func TestRuntimeConfigServesBetaMutatingPolicies(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--storage", "memory", withoutWorkloadControllers,
 		"--runtime-config=admissionregistration.k8s.io/v1beta1=true")
 	out, stderr, err := a.Kubectl(t, betaMutatingPolicy, "apply", "-f", "-")
@@ -97,6 +98,7 @@ func TestRuntimeConfigServesBetaMutatingPolicies(t *testing.T) {
 // TestRuntimeConfigRefusedAsUpstream: admitd serve stops on the values
 // kube-apiserver 1.37.2 stops on, with its messages (recorded from it).
 func TestRuntimeConfigRefusedAsUpstream(t *testing.T) {
+	t.Parallel()
 	for value, want := range map[string]string{
 		"foo.example.com/v1=true": "unknown api groups foo.example.com/v1",
 		"apps/v9=true":            "group version apps/v9 that has not been registered",

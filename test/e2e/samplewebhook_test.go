@@ -211,6 +211,7 @@ func sampleCalls(t *testing.T, a *admitd, name string) int {
 }
 
 func TestSampleWebhook(t *testing.T) {
+	t.Parallel()
 	hook := startSampleWebhook(t)
 	a := startAdmitd(t, filepath.Join(t.TempDir(), "data"))
 	a.MustKubectl(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: sample-e2e, labels: {sample-webhook-e2e: \"true\"}}\n"+

@@ -95,6 +95,7 @@ func (b bearer) whoami(t *testing.T, token string) (string, int) {
 // authenticate plain HTTPS requests as their service account, until what
 // they are bound to is gone; the discovery documents verify them.
 func TestServiceAccountTokens(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	b := newBearer(t, a)
 	a.MustKubectl(t, "", "create", "serviceaccount", "sa", "-n", "default")

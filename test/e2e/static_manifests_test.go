@@ -16,6 +16,7 @@ import (
 // manifest directory (through --admission-control-config-file) and checks
 // that it sees ordinary objects and admission configuration objects alike.
 func TestStaticManifestWebhook(t *testing.T) {
+	t.Parallel()
 	hooks := startWebhookServer(t, func(_ string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		if strings.Contains(string(req.Object.Raw), `"blocked":"yes"`) {
 			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "blocked by a static webhook"}}

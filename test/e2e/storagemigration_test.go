@@ -63,6 +63,7 @@ var svmSteps = []struct {
 // rewrite the transcript (record from a fresh kube-apiserver without
 // kube-controller-manager; admitd runs without its migrator likewise).
 func TestKubectlStorageVersionMigrations(t *testing.T) {
+	t.Parallel()
 	record := os.Getenv("KAS_KUBECONFIG")
 	var a *admitd
 	if record != "" {
@@ -120,6 +121,7 @@ func svmRun(t *testing.T, a *admitd) string {
 // 1.37.2 left on migrations of the same resources: a served one Succeeded,
 // one that cannot be patched Failed, both no longer Running.
 func TestKubectlStorageVersionMigrationRuns(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx")
 	a.MustKubectl(t, `apiVersion: storagemigration.k8s.io/v1

@@ -66,6 +66,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	seen := &seenRequests{}
 	a.MustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")
@@ -105,6 +106,7 @@ func TestKubectlCreateTokenInNewNamespace(t *testing.T) {
 }
 
 func TestPodBindingAndEviction(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	seen := &seenRequests{}
 	a.MustKubectl(t, subresourceWebhook(startWebhookServer(t, seen.handle)), "apply", "-f", "-")

@@ -53,6 +53,7 @@ func fields(out, first string) []string {
 // TestKubectlGetTables checks that kubectl get prints upstream's per-kind
 // columns, computed by the server.
 func TestKubectlGetTables(t *testing.T) {
+	t.Parallel()
 	// Without the workload controllers: the tables are of the objects as
 	// created, with no ReplicaSet or pod of the Deployment.
 	a := startAdmitd(t, t.TempDir(), withoutWorkloadControllers)

@@ -40,6 +40,7 @@ driverName: ""
 // protection finalizer, errors of invalid objects (the attacher's
 // declarative error last) and of changes, and a status write.
 func TestKubectlVolumeKinds(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	resources := a.MustKubectl(t, "", "api-resources", "-o", "wide", "--api-group=storage.k8s.io")
 	verbs := "create,delete,deletecollection,get,list,patch,update,watch"

@@ -10,6 +10,7 @@ import (
 // TestKubectlGetWatch runs `kubectl get configmaps -w` and checks that it
 // prints the existing object, then one created, modified and deleted later.
 func TestKubectlGetWatch(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	a.MustKubectl(t, "", "create", "configmap", "before")
 	cmd := a.KubectlCmd(t.Context(), t, "get", "configmaps", "-w", "--output-watch-events")

@@ -62,6 +62,7 @@ func startWebhookServer(t *testing.T, handler func(path string, req *admissionv1
 }
 
 func TestKubectlPodThroughWebhooks(t *testing.T) {
+	t.Parallel()
 	hooks := startWebhookServer(t, func(path string, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
 		var pod corev1.Pod
 		_ = json.Unmarshal(req.Object.Raw, &pod)

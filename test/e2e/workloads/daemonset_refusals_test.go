@@ -16,6 +16,7 @@ const daemonSetRefusalsFile = "testdata/daemonset/kcm-1.37.2-refusals.txt"
 // account); elsewhere, a daemon pod that fails is deleted with a
 // FailedDaemonPod event and replaced.
 func TestDaemonSetRefusalsMatchKCM(t *testing.T) {
+	t.Parallel()
 	s := startDaemonSetSession(t, "locked", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	var got []string
 	if _, errOut, err := s.a.Kubectl(t, agentDaemonSet, "-n", s.ns, "create", "-f", "-"); err != nil {

@@ -218,6 +218,7 @@ func (s *daemonSetSession) events() string {
 // tolerations): create, set image (rollout status completes), a node
 // labelled out and back, a node added, a surge rollout, OnDelete.
 func TestDaemonSetSessionMatchesKCM(t *testing.T) {
+	t.Parallel()
 	s := startDaemonSetSession(t, "ds", nil)
 	var got []string
 	step := func(name string, args ...string) {

@@ -214,6 +214,7 @@ func (s *endpointsSession) makeUnready(pod string) {
 // deleted pods terminating), the kubelet finishing them, and a Service
 // deleted.
 func TestEndpointsSessionMatchesKCM(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
 	s := &endpointsSession{t: t, a: a}
 	a.MustKubectl(t, "", "create", "namespace", "sess")

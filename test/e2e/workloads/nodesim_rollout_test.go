@@ -20,6 +20,7 @@ import (
 // reports them, every write of it watched, and as its ReplicaSets ask
 // for them); the pods run the image undone to.
 func TestRolloutOnSimulatedNodes(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3")
 	a.WaitFor(t, "the default ServiceAccount", "get", "serviceaccount", "default")
 	a.MustKubectl(t, "", "create", "deployment", "web", "--image=nginx", "--replicas=4")

@@ -9,6 +9,7 @@ import (
 // its Ready condition completes, kubectl get nodes lists the nodes Ready,
 // and a pod no node fits is described as kube-scheduler describes it.
 func TestKubectlWaitOnSimulatedNodes(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=3", "--enable-admission-plugins=NodeRestriction")
 	a.MustKubectl(t, "", "wait", "--for=condition=Ready", "node/node-0", "node/node-1", "node/node-2", "--timeout=30s")
 	a.MustKubectl(t, "", "run", "web", "--image=nginx")

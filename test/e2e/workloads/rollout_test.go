@@ -66,6 +66,7 @@ func (s *rolloutSession) settle(step string) string {
 // rollout status and history. The pods are made ready as a kubelet
 // would.
 func TestRolloutSessionMatchesKCM(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir())
 	s := &rolloutSession{t: t, a: a, ns: "sess"}
 	if _, errOut, err := a.Kubectl(t, "", "create", "namespace", "sess"); err != nil {

@@ -83,6 +83,7 @@ const (
 // replicas with a claim template, scale to 5 and to 2, set image (rollout
 // status completes), rollout history, rollout undo.
 func TestStatefulSetSessionMatchesKCM(t *testing.T) {
+	t.Parallel()
 	a := startAdmitd(t, t.TempDir(), "--simulated-nodes=2")
 	s := &rolloutSession{t: t, a: a, ns: "sess"}
 	if _, errOut, err := a.Kubectl(t, "", "create", "namespace", "sess"); err != nil {
