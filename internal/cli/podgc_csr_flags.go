@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
+	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/server"
 )
@@ -45,4 +46,23 @@ func addCSRSigningFlags(fs *pflag.FlagSet, o *server.CSRSigningOptions) {
 		fs.StringVar(s.key, "cluster-signing-"+s.flag+"-key-file", "",
 			"Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the "+s.signer+" signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
 	}
+}
+
+// addNodeLifecycleFlags registers kube-controller-manager's flags of the
+// node lifecycle controller.
+func addNodeLifecycleFlags(fs *pflag.FlagSet, o *server.NodeLifecycleOptions) {
+	fs.DurationVar(&o.MonitorPeriod, "node-monitor-period", nodelifecycle.DefaultMonitorPeriod,
+		"The period for syncing NodeStatus in cloud-node-lifecycle-controller.")
+	fs.DurationVar(&o.MonitorGracePeriod, "node-monitor-grace-period", nodelifecycle.DefaultMonitorGracePeriod,
+		"Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N times more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet to post node status. This value should also be greater than the sum of HTTP2_PING_TIMEOUT_SECONDS and HTTP2_READ_IDLE_TIMEOUT_SECONDS")
+	fs.DurationVar(&o.StartupGracePeriod, "node-startup-grace-period", nodelifecycle.DefaultStartupGracePeriod,
+		"Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.")
+	o.EvictionRate = fs.Float32("node-eviction-rate", nodelifecycle.DefaultEvictionRate,
+		"Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters.")
+	o.SecondaryEvictionRate = fs.Float32("secondary-node-eviction-rate", nodelifecycle.DefaultSecondaryEvictionRate,
+		"Number of nodes per second on which pods are deleted in case of node failure when a zone is unhealthy (see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in non-multizone clusters. This value is implicitly overridden to 0 if the cluster size is smaller than --large-cluster-size-threshold.")
+	fs.IntVar(&o.LargeClusterThreshold, "large-cluster-size-threshold", nodelifecycle.DefaultLargeClusterThreshold,
+		"Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic purposes. --secondary-node-eviction-rate is implicitly overridden to 0 for clusters this size or smaller. Notice: If nodes reside in multiple zones, this threshold will be considered as zone node size threshold for each zone to determine node eviction rate independently.")
+	fs.Float32Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", nodelifecycle.DefaultUnhealthyZoneThreshold,
+		"Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy. ")
 }

@@ -103,6 +103,7 @@ func newServeCommand() *cobra.Command {
 	addAggregationFlags(f, &o.Aggregation)
 	addSimulatedNodeFlags(f, &o.SimulatedNodes)
 	addPodGCFlags(f, &o.PodGC)
+	addNodeLifecycleFlags(f, &o.NodeLifecycle)
 	addCSRSigningFlags(f, &o.CSRSigning)
 	addBackgroundAuditFlags(f, &o.BackgroundAudit)
 	return cmd

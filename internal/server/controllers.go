@@ -227,6 +227,12 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 	if err := startPodGCAndCSRSigning(ctx, p, s.store, caches, o, plan); err != nil {
 		return err
 	}
+	if err := startNodeLifecycleController(ctx, p, caches, o.NodeLifecycle, sel, o.Logger); err != nil {
+		return fmt.Errorf("starting the node lifecycle controller: %w", err)
+	}
+	if err := startTaintEvictionController(ctx, p, caches, sel, o.Logger); err != nil {
+		return fmt.Errorf("starting the taint eviction controller: %w", err)
+	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
 		if err := startQuotaController(ctx, p, s.store, o); err != nil {
 			return fmt.Errorf("starting the quota controller: %w", err)

@@ -33,6 +33,8 @@ import (
 	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/ephemeral"
+	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
+	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/ipallocator"
 	"github.com/admitd/admitd/internal/nodesim"
@@ -152,6 +154,9 @@ type Options struct {
 	// CSR signer (workloads_podgc.go, workloads_csrsigning.go).
 	PodGC      PodGCOptions
 	CSRSigning CSRSigningOptions
+	// NodeLifecycle configures the node lifecycle controller
+	// (workloads_nodelifecycle.go).
+	NodeLifecycle NodeLifecycleOptions
 	// Controllers is kube-controller-manager's --controllers: which of its
 	// controllers run ("*" those on by default, "foo" foo, "-foo" not foo;
 	// its names and aliases, see controllers.ParseControllers). Nil means
@@ -363,9 +368,13 @@ type apiParts struct {
 	// served once it starts (and kept when it starts again under leader
 	// election).
 	ephemeralMetrics *ephemeral.Metrics
-	store            storage.Store
-	aggregator       *aggregator.Aggregator
-	frontProxy       *frontProxy
+	// nodeLifecycleMetrics are the node lifecycle controller's
+	// node_collector series, kept as ephemeralMetrics.
+	nodeLifecycleMetrics *nodelifecycle.Metrics
+	taintEvictionMetrics *tainteviction.Metrics
+	store                storage.Store
+	aggregator           *aggregator.Aggregator
+	frontProxy           *frontProxy
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -492,7 +501,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 	*parts = apiParts{cat: cat, backgroundAudit: scanner, adm: adm, rbac: policy, nodes: nodes, closeAudit: closeAudit, sa: sa, openid: openid, clusterIPs: clusterIPs, flow: flow,
 		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics,
 		objectCounts: newObjectCounts(metricsReg, store, cat), tlsHandshakeErrors: newTLSHandshakeErrors(metricsReg), metrics: metricsReg,
-		ephemeralMetrics: ephemeral.NewMetrics()}
+		ephemeralMetrics: ephemeral.NewMetrics(), nodeLifecycleMetrics: nodelifecycle.NewMetrics(),
+		taintEvictionMetrics: tainteviction.NewMetrics()}
 	metricsReg.MustRegister(newStorageSize(o, store), apiServiceAvailability{store: store, cat: cat})
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

@@ -15,8 +15,10 @@ import (
 	"github.com/admitd/admitd/internal/controllers/endpointslicemirroring"
 	"github.com/admitd/admitd/internal/controllers/ephemeral"
 	"github.com/admitd/admitd/internal/controllers/job"
+	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/controllers/ttl"
 	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
 	"github.com/admitd/admitd/internal/registry"
@@ -29,7 +31,8 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.DeploymentControllerName, daemonset.Name, job.Name, ttlafterfinished.Name,
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
-	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name}
+	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name,
+	nodelifecycle.Name, tainteviction.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
