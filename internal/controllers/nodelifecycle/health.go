@@ -126,7 +126,9 @@ func (c *Controller) tryUpdateNodeHealth(ctx context.Context, node *corev1.Node)
 	lease, _ := c.leases.Get(corev1.NamespaceNodeLease, node.Name)
 	now := c.clock.Now()
 	c.mu.Lock()
-	h, grace, observed := observe(c.health[node.Name], node, lease, now, c.cfg.StartupGracePeriod, c.cfg.MonitorGracePeriod)
+	// the saved health keeps a copy: node is changed below, and the pod
+	// worker reads the saved status
+	h, grace, observed := observe(c.health[node.Name], node.DeepCopy(), lease, now, c.cfg.StartupGracePeriod, c.cfg.MonitorGracePeriod)
 	c.health[node.Name] = h
 	c.mu.Unlock()
 	current := condition(&node.Status, corev1.NodeReady)
