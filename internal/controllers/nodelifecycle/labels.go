@@ -2,12 +2,8 @@ package nodelifecycle
 
 import (
 	"context"
-	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 )
 
 // betaLabels are the deprecated beta labels kept equal to the stable
@@ -39,25 +35,8 @@ func (c *Controller) reconcileLabels(ctx context.Context, name string) error {
 	if !ok || len(labelsToReconcile(node)) == 0 {
 		return nil
 	}
-	first := true
-	return retry.RetryOnConflict(updateBackoff, func() error {
-		opts := metav1.GetOptions{}
-		if first {
-			opts.ResourceVersion, first = "0", false
-		}
-		node, err := c.client.CoreV1().Nodes().Get(ctx, name, opts)
-		if err != nil {
-			return err
-		}
+	return c.patchNode(ctx, name, func(node *corev1.Node) (map[string]any, bool) {
 		labels := labelsToReconcile(node)
-		if len(labels) == 0 {
-			return nil
-		}
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels}})
-		if err != nil {
-			return err
-		}
-		_, err = c.client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-		return err
+		return map[string]any{"metadata": map[string]any{"labels": labels}}, len(labels) > 0
 	})
 }

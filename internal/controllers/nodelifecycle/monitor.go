@@ -141,18 +141,14 @@ func (c *Controller) forgetRetry(name string) {
 // swaps the other NoExecute taint for its own at once when the node has
 // the other, else queues the node for its taint; True lifts both.
 func (c *Controller) queueTaintEviction(ctx context.Context, node *corev1.Node, ready *corev1.NodeCondition) {
-	var own, other corev1.Taint
-	switch ready.Status {
-	case corev1.ConditionFalse:
-		own, other = notReadyNoExecute, unreachableNoExecute
-	case corev1.ConditionUnknown:
-		own, other = unreachableNoExecute, notReadyNoExecute
-	case corev1.ConditionTrue:
+	if ready.Status == corev1.ConditionTrue {
 		if _, err := c.markReachable(ctx, node); err != nil {
 			c.log.Warn("removing the NoExecute taints of a Ready node", "node", node.Name, "err", err)
 		}
 		return
-	default:
+	}
+	own, other, ok := noExecuteTaints(ready.Status)
+	if !ok {
 		return
 	}
 	if hasTaint(node.Spec.Taints, other) {
@@ -203,13 +199,8 @@ func (c *Controller) noExecuteTaintPass(ctx context.Context) {
 			if ready == nil {
 				return false, 50 * time.Millisecond
 			}
-			var own, other corev1.Taint
-			switch ready.Status {
-			case corev1.ConditionFalse:
-				own, other = notReadyNoExecute, unreachableNoExecute
-			case corev1.ConditionUnknown:
-				own, other = unreachableNoExecute, notReadyNoExecute
-			default:
+			own, other, ok := noExecuteTaints(ready.Status)
+			if !ok {
 				return true, 0 // Ready again
 			}
 			if err := c.swapTaints(ctx, node, []corev1.Taint{own}, []corev1.Taint{other}); err != nil {
@@ -220,4 +211,17 @@ func (c *Controller) noExecuteTaintPass(ctx context.Context) {
 			return true, 0
 		})
 	}
+}
+
+// noExecuteTaints are the NoExecute taint a node whose Ready condition
+// has status is to have, and the one it is not to have; false for a
+// status that calls for neither.
+func noExecuteTaints(status corev1.ConditionStatus) (own, other corev1.Taint, ok bool) {
+	switch status {
+	case corev1.ConditionFalse:
+		return notReadyNoExecute, unreachableNoExecute, true
+	case corev1.ConditionUnknown:
+		return unreachableNoExecute, notReadyNoExecute, true
+	}
+	return corev1.Taint{}, corev1.Taint{}, false
 }

@@ -3,9 +3,6 @@ package nodelifecycle
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -19,11 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/admitd/admitd/internal/apiserver"
-	"github.com/admitd/admitd/internal/controllers"
-	"github.com/admitd/admitd/internal/registry"
-	"github.com/admitd/admitd/pkg/admission"
-	"github.com/admitd/admitd/pkg/storage/memory"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 )
 
 // env is an in-process API server over memory storage running the
@@ -40,38 +33,15 @@ var ctx = context.Background()
 
 func start(t *testing.T) *env {
 	t.Helper()
-	store, cat := memory.New(), registry.NewCatalogue()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	api := apiserver.New(apiserver.Config{Store: store, Catalogue: cat, Admission: admission.NewChain()})
-	runCtx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := api.Bootstrap(runCtx); err != nil {
-		t.Fatal(err)
-	}
-	client, err := controllers.NewClientset(api.Loopback(User))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recorder, err := controllers.NewEventRecorder(runCtx, api.Loopback(User), Component, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := controllertest.Start(t)
+	client, recorder := s.Controller(User, Component)
 	clk := clocktesting.NewFakeClock(time.Now())
-	c, err := New(Config{Store: store, Catalogue: cat, Client: client, Recorder: recorder, Log: log, Clock: clk, Metrics: NewMetrics()})
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log, Clock: clk, Metrics: NewMetrics()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	go c.Run(runCtx)
-	adminUser := controllers.ControllerUser("admin")
-	adminUser.Groups = append(adminUser.Groups, "system:masters")
-	admin, err := controllers.NewClientset(api.Loopback(adminUser))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{t: t, admin: admin, clock: clk}
+	go c.Run(s.Ctx)
+	return &env{t: t, admin: s.Admin, clock: clk}
 }
 
 // eventually waits for cond, stepping the fake clock by step at each try

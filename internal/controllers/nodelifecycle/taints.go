@@ -162,14 +162,27 @@ func withoutTaints(taints, remove []corev1.Taint) ([]corev1.Taint, bool) {
 	return out, len(out) != len(taints)
 }
 
+// editTaints patches the node's taints to edit's result, conditional on
+// the version read (the list has no merge key, so a concurrent change
+// must not be overwritten).
+func (c *Controller) editTaints(ctx context.Context, name string, edit func([]corev1.Taint) ([]corev1.Taint, bool)) error {
+	return c.patchNode(ctx, name, func(node *corev1.Node) (map[string]any, bool) {
+		taints, changed := edit(node.Spec.Taints)
+		return map[string]any{
+			"metadata": map[string]any{"resourceVersion": node.ResourceVersion},
+			"spec":     map[string]any{"taints": taints},
+		}, changed
+	})
+}
+
 // updateBackoff is upstream's UpdateTaintBackoff (and UpdateLabelBackoff).
 var updateBackoff = wait.Backoff{Steps: 5, Duration: 100 * time.Millisecond, Jitter: 1.0}
 
-// editTaints patches the node's taints to edit's result, conditional on
-// the version read (the list has no merge key, so a concurrent change
-// must not be overwritten), retrying on conflict. The first read may come
-// from the server's cache (resourceVersion "0"), the retries not.
-func (c *Controller) editTaints(ctx context.Context, name string, edit func([]corev1.Taint) ([]corev1.Taint, bool)) error {
+// patchNode reads the node and sends the strategic merge patch build
+// makes of it, unless build says there is nothing to change; it retries
+// on conflict. The first read may come from the server's cache
+// (resourceVersion "0"), the retries not.
+func (c *Controller) patchNode(ctx context.Context, name string, build func(*corev1.Node) (map[string]any, bool)) error {
 	first := true
 	return retry.RetryOnConflict(updateBackoff, func() error {
 		opts := metav1.GetOptions{}
@@ -180,18 +193,15 @@ func (c *Controller) editTaints(ctx context.Context, name string, edit func([]co
 		if err != nil {
 			return err
 		}
-		taints, changed := edit(node.Spec.Taints)
-		if !changed {
+		patch, needed := build(node)
+		if !needed {
 			return nil
 		}
-		patch, err := json.Marshal(map[string]any{
-			"metadata": map[string]any{"resourceVersion": node.ResourceVersion},
-			"spec":     map[string]any{"taints": taints},
-		})
+		data, err := json.Marshal(patch)
 		if err != nil {
 			return err
 		}
-		_, err = c.client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+		_, err = c.client.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType, data, metav1.PatchOptions{})
 		return err
 	})
 }
