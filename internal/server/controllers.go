@@ -15,7 +15,9 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
+	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
+	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -136,7 +138,8 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 		list = []string{"*"}
 	}
 	if o.CopiedObjects {
-		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name)
+		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name,
+			"-"+nodelifecycle.Name, "-"+tainteviction.Name)
 	}
 	return controllers.ParseControllers(list)
 }

@@ -132,8 +132,11 @@ type Options struct {
 	CompactionInterval time.Duration
 	// CopiedObjects is for a server that holds objects copied from a
 	// cluster (admitd audit): the garbage collector, which would delete
-	// those whose owners were not copied, and the root CA publisher, which
-	// would rewrite their kube-root-ca.crt ConfigMaps, stay off.
+	// those whose owners were not copied, the root CA publisher, which
+	// would rewrite their kube-root-ca.crt ConfigMaps, the pod garbage
+	// collector, and the node lifecycle and taint eviction controllers,
+	// which would take the copied nodes, whose kubelets report elsewhere,
+	// for unreachable, stay off.
 	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
