@@ -87,6 +87,15 @@ func TestNodeLifecycleWithKubectl(t *testing.T) {
 			t.Errorf("events lack %q:\n%s", want, events)
 		}
 	}
+	metrics := a.Metrics(t)
+	for _, want := range []string{
+		`node_collector_evictions_total{zone=""} 1`, `node_collector_zone_size{zone=""} 2`,
+		`node_collector_unhealthy_nodes_in_zone{zone=""} 1`, "taint_eviction_controller_pod_deletions_total 1",
+	} {
+		if !strings.Contains(metrics, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 	if got := a.MustKubectl(t, "", "get", "node", "node-0", "-o", `jsonpath={.spec.taints}`); got != "" {
 		t.Errorf("the simulated node, Ready, has taints %s", got)
 	}
