@@ -20,7 +20,8 @@ type NodeLifecycleOptions struct {
 	MonitorPeriod, MonitorGracePeriod, StartupGracePeriod time.Duration
 	// EvictionRate and SecondaryEvictionRate are --node-eviction-rate
 	// (0.1 nodes a second) and --secondary-node-eviction-rate (0.01);
-	// nil is the default, 0 no tainting.
+	// nil is the default; 0 is kube-controller-manager's 0 (one node
+	// tainted NoExecute per zone, then none).
 	EvictionRate, SecondaryEvictionRate *float32
 	// LargeClusterThreshold and UnhealthyZoneThreshold are
 	// --large-cluster-size-threshold (50) and --unhealthy-zone-threshold
@@ -63,7 +64,7 @@ func startNodeLifecycleController(ctx context.Context, p *apiParts, caches *cont
 }
 
 // explicitRate is an option's rate for nodelifecycle.Config, where zero
-// means the default and a negative rate no tainting.
+// means the default and a negative rate the flag's 0.
 func explicitRate(r *float32) float32 {
 	switch {
 	case r == nil:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -83,18 +84,17 @@ func observe(h *nodeHealth, node *corev1.Node, lease *coordinationv1.Lease, now 
 	}
 	// A renewed lease is a heartbeat, even from a node that never posted
 	// its status.
-	if lease != nil && (savedLease == nil || renewTime(savedLease).Before(renewTime(lease))) {
+	if lease != nil && (savedLease == nil || renewedSince(savedLease, lease)) {
 		h.lease = lease
 		h.probe = now
 	}
 	return h, period, observed
 }
 
-func renewTime(l *coordinationv1.Lease) time.Time {
-	if l.Spec.RenewTime == nil {
-		return time.Time{}
-	}
-	return l.Spec.RenewTime.Time
+// renewedSince says whether lease was renewed after saved was; never when
+// either has no renew time.
+func renewedSince(saved, lease *coordinationv1.Lease) bool {
+	return saved.Spec.RenewTime != nil && lease.Spec.RenewTime != nil && saved.Spec.RenewTime.Before(lease.Spec.RenewTime)
 }
 
 // markUnknown sets the conditions of a silent node to Unknown in its
@@ -123,6 +123,9 @@ func markUnknown(node *corev1.Node, now metav1.Time) {
 // period, writes its conditions as Unknown. It returns the Ready
 // condition as observed before and as it is now (nil when none).
 func (c *Controller) tryUpdateNodeHealth(ctx context.Context, node *corev1.Node) (corev1.NodeCondition, *corev1.NodeCondition, error) {
+	if err := c.leaseCacheCurrent(); err != nil {
+		return corev1.NodeCondition{}, nil, err
+	}
 	lease, _ := c.leases.Get(corev1.NamespaceNodeLease, node.Name)
 	now := c.clock.Now()
 	c.mu.Lock()
@@ -152,8 +155,23 @@ func (c *Controller) tryUpdateNodeHealth(ctx context.Context, node *corev1.Node)
 	return observed, current, nil
 }
 
-// checkLeaseCurrent reads the node's Lease from the server: one newer
-// than the cached lease means the cache lags (errCacheBehind).
+// leaseCacheCurrent is errCacheBehind while the lease cache has not
+// caught up with a lease read from the server.
+func (c *Controller) leaseCacheCurrent() error {
+	need := c.leaseRevisionNeeded.Load()
+	if need == 0 {
+		return nil
+	}
+	if have := c.leases.Revision(); have < need {
+		return fmt.Errorf("%w: at revision %d, a lease was read at %d", errCacheBehind, have, need)
+	}
+	c.leaseRevisionNeeded.CompareAndSwap(need, 0)
+	return nil
+}
+
+// checkLeaseCurrent reads the node's Lease from the server: one other
+// than the cached lease means the cache lags (errCacheBehind), and no
+// node is looked at until it has caught up.
 func (c *Controller) checkLeaseCurrent(ctx context.Context, node string, cached *coordinationv1.Lease) error {
 	live, err := c.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -167,6 +185,9 @@ func (c *Controller) checkLeaseCurrent(ctx context.Context, node string, cached 
 		cachedRV = cached.ResourceVersion
 	}
 	if live.ResourceVersion != cachedRV {
+		if rv, err := strconv.ParseInt(live.ResourceVersion, 10, 64); err == nil {
+			c.leaseRevisionNeeded.Store(rv)
+		}
 		return fmt.Errorf("%w: lease of node %s at %s, cached at %q", errCacheBehind, node, live.ResourceVersion, cachedRV)
 	}
 	return nil

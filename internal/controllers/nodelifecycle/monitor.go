@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -67,7 +68,7 @@ func (c *Controller) classify(nodes []*corev1.Node) (added, removed, newZones []
 		present[node.Name] = true
 		if _, ok := c.known[node.Name]; !ok {
 			added = append(added, node)
-		} else if _, ok := c.zones[zoneOf(node)]; !ok {
+		} else if _, ok := c.zoneStates[zoneOf(node)]; !ok {
 			newZones = append(newZones, node)
 		}
 	}
@@ -184,10 +185,7 @@ func (c *Controller) markReachable(ctx context.Context, node *corev1.Node) (bool
 // with the NoExecute taint of their Ready condition as it is then.
 func (c *Controller) noExecuteTaintPass(ctx context.Context) {
 	c.mu.Lock()
-	queues := make(map[string]*taintQueue, len(c.zones))
-	for key, z := range c.zones {
-		queues[key] = z.tainter
-	}
+	queues := maps.Clone(c.tainters)
 	c.mu.Unlock()
 	for key, q := range queues {
 		q.try(func(n timedNode) (bool, time.Duration) {

@@ -34,6 +34,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -80,8 +81,9 @@ const taintPassPeriod = 100 * time.Millisecond
 const podsByNode = "spec.nodeName"
 
 // Config is what the controller needs. A zero period, rate or threshold
-// is kube-controller-manager's default; a negative rate taints no node
-// NoExecute (kube-controller-manager's rate 0).
+// is kube-controller-manager's default; a negative rate is its rate 0 (one
+// node tainted NoExecute per zone, the first token of the zone's bucket,
+// then none).
 type Config struct {
 	Store     storage.Store
 	Catalogue *registry.Catalogue
@@ -111,6 +113,8 @@ func (cfg *Config) defaults() {
 	setDefault(&cfg.SecondaryEvictionRate, DefaultSecondaryEvictionRate)
 	setDefault(&cfg.LargeClusterThreshold, DefaultLargeClusterThreshold)
 	setDefault(&cfg.UnhealthyZoneThreshold, DefaultUnhealthyZoneThreshold)
+	// a negative rate is the flags' 0
+	cfg.EvictionRate, cfg.SecondaryEvictionRate = max(cfg.EvictionRate, 0), max(cfg.SecondaryEvictionRate, 0)
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -148,8 +152,16 @@ type Controller struct {
 	mu     sync.Mutex
 	health map[string]*nodeHealth
 	known  map[string]*corev1.Node
-	zones  map[string]*zone
-	retry  map[string]bool // nodes whose pods are still to be marked not ready
+	// zoneStates are the zones' states; tainters their queues of nodes
+	// waiting for a NoExecute taint, which outlive the states.
+	zoneStates map[string]zoneState
+	tainters   map[string]*taintQueue
+	// leaseRevisionNeeded, when not 0, is the storage revision the lease
+	// cache must reach before any node is looked at again: a lease read
+	// from the server was newer than the cached one (upstream's lease
+	// circuit breaker, for the whole controller).
+	leaseRevisionNeeded atomic.Int64
+	retry               map[string]bool // nodes whose pods are still to be marked not ready
 }
 
 type podKey struct{ namespace, name string }
@@ -161,7 +173,7 @@ func New(cfg Config) (*Controller, error) {
 		nodeQueue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "node_lifecycle_controller"}),
 		podQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[podKey](),
 			workqueue.TypedRateLimitingQueueConfig[podKey]{Name: "node_lifecycle_controller_pods"}),
-		health: map[string]*nodeHealth{}, known: map[string]*corev1.Node{}, zones: map[string]*zone{}, retry: map[string]bool{}}
+		health: map[string]*nodeHealth{}, known: map[string]*corev1.Node{}, zoneStates: map[string]zoneState{}, tainters: map[string]*taintQueue{}, retry: map[string]bool{}}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
 		c.ownCaches = true

@@ -350,3 +350,15 @@ func TestBetaLabelsFollowStableOnes(t *testing.T) {
 		return l["beta.kubernetes.io/os"] == "linux" && l["beta.kubernetes.io/arch"] == "amd64", fmt.Sprintf("labels %v", l)
 	})
 }
+
+// TestExcludedNodeAloneInItsZoneIsTainted: a node excluded from the
+// disruption checks counts in no zone, so its zone loses its state every
+// pass; its queue stays, and the silent node is tainted NoExecute all the
+// same, as upstream.
+func TestExcludedNodeAloneInItsZoneIsTainted(t *testing.T) {
+	e := start(t)
+	e.node("healthy", corev1.ConditionTrue, nil)
+	e.healthy = []string{"healthy"}
+	e.node("solo", "", map[string]string{"node.kubernetes.io/exclude-disruption": "", corev1.LabelTopologyZone: "z1"})
+	e.waitTaints("solo", "unreachable:NoExecute,unreachable:NoSchedule")
+}

@@ -108,8 +108,10 @@ func (c *Controller) swapTaints(ctx context.Context, node *corev1.Node, add, rem
 		t.TimeAdded = &now
 		stamped[i] = t
 	}
-	if err := c.editTaints(ctx, node.Name, func(taints []corev1.Taint) ([]corev1.Taint, bool) { return withTaints(taints, stamped) }); err != nil {
-		return err
+	if len(stamped) > 0 {
+		if err := c.editTaints(ctx, node.Name, func(taints []corev1.Taint) ([]corev1.Taint, bool) { return withTaints(taints, stamped) }); err != nil {
+			return err
+		}
 	}
 	return c.removeTaints(ctx, node, remove...)
 }

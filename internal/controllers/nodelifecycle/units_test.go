@@ -169,3 +169,45 @@ func TestNoScheduleTaints(t *testing.T) {
 		t.Errorf("taintDiff: add %v, remove %v", add, remove)
 	}
 }
+
+// TestZoneQueueOutlivesItsState: a zone that counts no node in a pass
+// loses its state, not its queue of nodes waiting for a NoExecute taint
+// (the taint pass still works through it); a new state brings a new queue.
+func TestZoneQueueOutlivesItsState(t *testing.T) {
+	c := &Controller{cfg: Config{EvictionRate: 0.1}, clock: clocktesting.NewFakeClock(time.Unix(1000, 0)),
+		zoneStates: map[string]zoneState{}, tainters: map[string]*taintQueue{}, health: map[string]*nodeHealth{}}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "solo", Labels: map[string]string{corev1.LabelTopologyZone: "z1"}}}
+	c.addZone(node)
+	q := c.zoneTainter(node)
+	if q == nil || !q.add("solo", "uid") {
+		t.Fatal("no queue for a new zone")
+	}
+	c.handleDisruption(t.Context(), map[string][]*corev1.NodeCondition{}, nil)
+	if _, ok := c.zoneStates[zoneOf(node)]; ok {
+		t.Error("a zone counting no node kept its state")
+	}
+	if c.zoneTainter(node) != q {
+		t.Fatal("a zone counting no node lost its queue")
+	}
+	c.addZone(node)
+	if got := c.zoneTainter(node); got == q || got == nil {
+		t.Error("a zone given a state again kept its old queue")
+	}
+}
+
+// TestTaintQueueAtRateZero: kube-controller-manager's --node-eviction-rate=0
+// still taints one node per zone queue, the bucket's first token.
+func TestTaintQueueAtRateZero(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	q := newTaintQueue(0, clk)
+	q.add("a", "uid-a")
+	q.add("b", "uid-b")
+	var tried []string
+	for range 3 {
+		q.try(func(n timedNode) (bool, time.Duration) { tried = append(tried, n.name); return true, 0 })
+		clk.Step(time.Minute)
+	}
+	if got := strings.Join(tried, ","); got != "a" {
+		t.Errorf("at rate 0 the queue tried %q, want a alone", got)
+	}
+}

@@ -2,6 +2,7 @@ package nodelifecycle
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -21,13 +22,6 @@ const (
 	stateFullDisruption    zoneState = "FullDisruption"
 	statePartialDisruption zoneState = "PartialDisruption"
 )
-
-// zone is a zone's state and the queue of its nodes waiting for a
-// NoExecute taint.
-type zone struct {
-	state   zoneState
-	tainter *taintQueue
-}
 
 // timedNode is a node waiting in a taintQueue until processAt.
 type timedNode struct {
@@ -50,8 +44,10 @@ type taintQueue struct {
 // evictionBurst is upstream's EvictionRateLimiterBurst.
 const evictionBurst = 1
 
+// newTaintQueue's limiter is a token bucket even at rate 0, as upstream's:
+// one node is then tainted, the bucket's first token, and no more.
 func newTaintQueue(qps float32, clk clock.WithTicker) *taintQueue {
-	return &taintQueue{known: map[string]bool{}, limiter: newLimiter(qps, clk), clock: clk}
+	return &taintQueue{known: map[string]bool{}, limiter: flowcontrol.NewTokenBucketRateLimiterWithClock(max(qps, 0), evictionBurst, clk), clock: clk}
 }
 
 func newLimiter(qps float32, clk clock.WithTicker) flowcontrol.RateLimiter {
@@ -148,14 +144,17 @@ func excludedFromDisruption(node *corev1.Node) bool {
 	return ok
 }
 
-// addZone makes the zone of node known, in its initial state with a queue
-// at the normal eviction rate.
+// addZone gives the zone of node, when it has no state, the initial
+// state and a new queue at the normal eviction rate (replacing the one it
+// had, as upstream: a zone's queue outlives its state, which is dropped
+// while the zone counts no node).
 func (c *Controller) addZone(node *corev1.Node) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	key := zoneOf(node)
-	if _, ok := c.zones[key]; !ok {
-		c.zones[key] = &zone{state: stateInitial, tainter: newTaintQueue(c.cfg.EvictionRate, c.clock)}
+	if _, ok := c.zoneStates[key]; !ok {
+		c.zoneStates[key] = stateInitial
+		c.tainters[key] = newTaintQueue(c.cfg.EvictionRate, c.clock)
 		c.metrics.evicted(key, 0)
 	}
 }
@@ -163,10 +162,7 @@ func (c *Controller) addZone(node *corev1.Node) {
 func (c *Controller) zoneTainter(node *corev1.Node) *taintQueue {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if z := c.zones[zoneOf(node)]; z != nil {
-		return z.tainter
-	}
-	return nil
+	return c.tainters[zoneOf(node)]
 }
 
 // computeZoneState returns how many of a zone's nodes are not Ready and
@@ -209,7 +205,8 @@ func (c *Controller) zoneRate(state zoneState, size int) float32 {
 // to the rates those call for: when every zone is fully disrupted the
 // controller stops tainting and lifts the NoExecute taints (the control
 // plane is more likely cut off than every node down); when that ends
-// every node is given a fresh grace period.
+// every node is given a fresh grace period. A zone that counted no node
+// in this pass loses its state (and keeps its queue).
 func (c *Controller) handleDisruption(ctx context.Context, readyByZone map[string][]*corev1.NodeCondition, nodes []*corev1.Node) {
 	next := map[string]zoneState{}
 	allFully := true
@@ -221,25 +218,22 @@ func (c *Controller) handleDisruption(ctx context.Context, readyByZone map[strin
 	}
 	c.mu.Lock()
 	for key := range readyByZone {
-		if _, ok := c.zones[key]; !ok {
-			c.zones[key] = &zone{state: stateInitial, tainter: newTaintQueue(c.cfg.EvictionRate, c.clock)}
+		if _, ok := c.zoneStates[key]; !ok {
+			c.zoneStates[key] = stateInitial
 		}
 	}
 	wasFully := true
-	for key, z := range c.zones {
+	for key, state := range c.zoneStates {
 		if _, seen := readyByZone[key]; !seen {
 			c.metrics.zone(key, 0, 0)
-			delete(c.zones, key) // as upstream: a zone without nodes is forgotten
+			delete(c.zoneStates, key)
 			continue
 		}
-		if z.state != stateFullDisruption {
+		if state != stateFullDisruption {
 			wasFully = false
 		}
 	}
-	zones := make(map[string]*zone, len(c.zones))
-	for k, z := range c.zones {
-		zones[k] = z
-	}
+	current := maps.Clone(c.zoneStates)
 	c.mu.Unlock()
 	switch {
 	case allFully && wasFully:
@@ -251,7 +245,7 @@ func (c *Controller) handleDisruption(ctx context.Context, readyByZone map[strin
 				c.log.Warn("removing the NoExecute taints of a node", "node", node.Name, "err", err)
 			}
 		}
-		c.setStates(zones, func(key string, z *zone) zoneState { z.tainter.swapLimiter(0); return stateFullDisruption })
+		c.moveZones(current, func(string, zoneState) (zoneState, bool) { return stateFullDisruption, true }, func(string) float32 { return 0 })
 	case wasFully:
 		c.log.Info("some nodes are Ready: leaving full disruption mode")
 		now := c.clock.Now()
@@ -262,26 +256,29 @@ func (c *Controller) handleDisruption(ctx context.Context, readyByZone map[strin
 			}
 		}
 		c.mu.Unlock()
-		c.setStates(zones, func(key string, z *zone) zoneState {
-			z.tainter.swapLimiter(c.zoneRate(next[key], len(readyByZone[key])))
-			return next[key]
-		})
+		c.moveZones(current, func(key string, _ zoneState) (zoneState, bool) { return next[key], true },
+			func(key string) float32 { return c.zoneRate(next[key], len(readyByZone[key])) })
 	default:
-		c.setStates(zones, func(key string, z *zone) zoneState {
-			if z.state != next[key] {
+		c.moveZones(current, func(key string, was zoneState) (zoneState, bool) {
+			if was != next[key] {
 				c.log.Info("zone changed state", "zone", key, "state", next[key])
-				z.tainter.swapLimiter(c.zoneRate(next[key], len(readyByZone[key])))
 			}
-			return next[key]
-		})
+			return next[key], was != next[key]
+		}, func(key string) float32 { return c.zoneRate(next[key], len(readyByZone[key])) })
 	}
 }
 
-func (c *Controller) setStates(zones map[string]*zone, state func(string, *zone) zoneState) {
-	for key, z := range zones {
-		s := state(key, z)
+// moveZones sets each zone of states to the state to gives it and, when
+// to says so, its queue to the rate rate gives it.
+func (c *Controller) moveZones(states map[string]zoneState, to func(string, zoneState) (zoneState, bool), rate func(string) float32) {
+	for key, was := range states {
+		state, swap := to(key, was)
 		c.mu.Lock()
-		z.state = s
+		c.zoneStates[key] = state
+		q := c.tainters[key]
 		c.mu.Unlock()
+		if swap && q != nil {
+			q.swapLimiter(rate(key))
+		}
 	}
 }
