@@ -9,13 +9,15 @@ import (
 )
 
 // schedule holds the pod deletions to come, one per pod (namespace/name),
-// as upstream's timed worker queue: each is queued on a delaying work
-// queue for its time and runs when a deletion worker takes it, unless it
-// was cancelled or replaced meanwhile (its firing then no longer matches
-// and is dropped). A deletion due at once is not cancellable: cancelling
-// only forgets it, as upstream's runs at once in its own goroutine.
+// as upstream's timed worker queue: each waits on a timer of the clock
+// and is then queued for a deletion worker, which runs it unless it was
+// cancelled or replaced meanwhile (its firing then no longer matches and
+// is dropped). Cancelling stops the timer. A deletion due at once is not
+// cancellable: cancelling only forgets it, as upstream's runs at once in
+// its own goroutine.
 type schedule struct {
-	queue workqueue.TypedDelayingInterface[firing]
+	queue workqueue.TypedInterface[firing]
+	clock clock.WithDelayedExecution
 
 	mu     sync.Mutex
 	byPod  map[string]*deletion
@@ -23,12 +25,13 @@ type schedule struct {
 }
 
 // deletion is a scheduled deletion: when it was first scheduled and when
-// it runs; immediate when those are the same.
+// it runs; immediate when those are the same, else waiting on timer.
 type deletion struct {
 	serial    uint64
 	createdAt time.Time
 	fireAt    time.Time
 	immediate bool
+	timer     clock.Timer
 }
 
 // firing is a deletion's entry in the queue.
@@ -39,9 +42,11 @@ type firing struct {
 	immediate bool
 }
 
-func newSchedule(clk clock.WithTicker) *schedule {
-	return &schedule{byPod: map[string]*deletion{},
-		queue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[firing]{Name: "taint_eviction", Clock: clk})}
+// newSchedule's queue has no name: upstream has no such queue, so no
+// workqueue series of it are served.
+func newSchedule(clk clock.WithTickerAndDelayedExecution) *schedule {
+	return &schedule{byPod: map[string]*deletion{}, clock: clk,
+		queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[firing]{Clock: clk})}
 }
 
 // add schedules the pod's deletion at fireAt, counted from createdAt,
@@ -56,7 +61,12 @@ func (s *schedule) add(pod string, createdAt, fireAt time.Time) {
 	delay := fireAt.Sub(createdAt)
 	d := &deletion{serial: s.serial, createdAt: createdAt, fireAt: fireAt, immediate: delay <= 0}
 	s.byPod[pod] = d
-	s.queue.AddAfter(firing{pod: pod, serial: d.serial, fireAt: fireAt, immediate: d.immediate}, delay)
+	f := firing{pod: pod, serial: d.serial, fireAt: fireAt, immediate: d.immediate}
+	if d.immediate {
+		s.queue.Add(f)
+		return
+	}
+	d.timer = s.clock.AfterFunc(delay, func() { s.queue.Add(f) })
 }
 
 // createdAt is when the pod's deletion was first scheduled, if one is
@@ -81,6 +91,9 @@ func (s *schedule) cancel(pod string) bool {
 		return false
 	}
 	delete(s.byPod, pod)
+	if d.timer != nil {
+		d.timer.Stop()
+	}
 	return !d.immediate
 }
 
@@ -112,4 +125,17 @@ func (s *schedule) scheduled() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byPod)
+}
+
+// stop stops the timers of the deletions still waiting (the controller
+// stops; they are dropped).
+func (s *schedule) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for pod, d := range s.byPod {
+		if d.timer != nil {
+			d.timer.Stop()
+		}
+		delete(s.byPod, pod)
+	}
 }

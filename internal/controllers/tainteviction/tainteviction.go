@@ -74,7 +74,7 @@ type Config struct {
 	Log       *slog.Logger
 	// Clock tells the time and fires the scheduled deletions; the real
 	// clock if nil (tests step a fake one).
-	Clock clock.WithTicker
+	Clock clock.WithTickerAndDelayedExecution
 	// Caches are the watch caches the controller shares with the
 	// others of the process, started by their maker once every reader
 	// is made (Caches.Start); nil means its own, started by Run.
@@ -92,7 +92,7 @@ type Controller struct {
 	client    kubernetes.Interface
 	recorder  record.EventRecorder
 	log       *slog.Logger
-	clock     clock.WithTicker
+	clock     clock.WithTickerAndDelayedExecution
 	metrics   *Metrics
 	compareOp bool
 	caches    *controllers.Caches
@@ -156,6 +156,7 @@ func New(cfg Config) (*Controller, error) {
 // Run follows storage, handles changes and runs the deletions as they
 // fall due until ctx ends; deletions not yet run are dropped.
 func (c *Controller) Run(ctx context.Context) {
+	defer c.deletions.stop()
 	if c.ownCaches {
 		c.caches.Start(ctx) // shared caches are started by their maker
 	}

@@ -175,18 +175,21 @@ var (
 // A pod that does not tolerate its node's NoExecute taint gets the
 // DisruptionTarget condition and is deleted at once, with an event; a pod
 // on a node tainted NoSchedule only and one tolerating the taint for ever
-// stay, and an unbound one until it is bound to the tainted node.
+// stay (so does one whose tolerationSeconds is past a Duration's range),
+// and an unbound one until it is bound to the tainted node.
 func TestUntoleratedDeletedAtOnce(t *testing.T) {
 	e := start(t)
 	e.node("tainted", noExec, noSched)
 	e.node("nosched", noSched)
 	e.pod("victim", "tainted")
 	e.pod("forever", "tainted", toleration("dedicated", "*", corev1.TaintEffectNoExecute, -1), toleration("", "*", corev1.TaintEffectNoSchedule, -1))
+	// tolerationSeconds past a Duration's range: for ever too, as upstream
+	e.pod("huge", "tainted", toleration("dedicated", "*", corev1.TaintEffectNoExecute, 9223372037))
 	e.pod("nosched-pod", "nosched")
 	e.pod("unbound", "")
 	e.waitState("victim", marked)
 	e.waitEvents("Pod/victim: taint-eviction-controller Normal TaintManagerEviction: Marking for deletion Pod default/victim")
-	for _, name := range []string{"forever", "nosched-pod", "unbound"} {
+	for _, name := range []string{"forever", "huge", "nosched-pod", "unbound"} {
 		e.stays(name)
 	}
 	// bound at last, the pod is judged against its node's taints

@@ -182,3 +182,13 @@ func TestStatusPatch(t *testing.T) {
 		t.Errorf("statusPatch =\n%s\nwant\n%s", patch, want)
 	}
 }
+
+// TestTolerationTimePastDurationRange: tolerationSeconds too large for a
+// Duration wraps negative, as upstream's, and the pod is tolerated for
+// ever rather than deleted at once.
+func TestTolerationTimePastDurationRange(t *testing.T) {
+	huge := int64(9223372037)
+	if got := tolerationTime([]corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &huge}}); got >= 0 {
+		t.Fatalf("tolerationTime(%d s) = %v, want a negative (wrapped) wait", huge, got)
+	}
+}

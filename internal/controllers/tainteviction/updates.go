@@ -156,17 +156,19 @@ func (c *Controller) judge(namespace, name string, tolerations []corev1.Tolerati
 		return
 	}
 	wait := tolerationTime(matched)
-	if wait == forever {
+	if wait < 0 { // forever, or tolerationSeconds past a Duration's range
+		// (negative once multiplied, as upstream's, which tolerates it too)
 		c.cancelDeletion(namespace, name)
 		return
 	}
 	createdAt := now
 	if since, ok := c.deletions.createdAt(key); ok {
 		// The deletion scheduled earlier stands, even if the wait is now
-		// shorter or longer. Upstream replaces it only when it was
-		// scheduled at this very time (with the same time of deletion):
-		// that never happens on a real clock, and on a fake one would only
-		// add a cancelling event, so a deletion of the same time stands too.
+		// shorter or longer. Upstream replaces it (cancelling, with its
+		// event, and scheduling it at now plus the new wait) only when it
+		// was scheduled at this very time: that never happens on a real
+		// clock, and on a fake one would only add a cancelling event, so
+		// such a deletion stands too.
 		if !since.After(now) {
 			return
 		}
