@@ -162,7 +162,9 @@ func (c *Controller) queueTaintEviction(ctx context.Context, node *corev1.Node, 
 		if !hasTaint(node.Spec.Taints, own) {
 			q.remove(node.Name) // a node tainted before, untainted since, is queued again
 		}
-		q.add(node.Name, string(node.UID))
+		if q.add(node.Name, string(node.UID)) {
+			c.wakeTaintPasses()
+		}
 	}
 }
 

@@ -33,6 +33,8 @@ package nodelifecycle
 import (
 	"context"
 	"log/slog"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,7 +163,10 @@ type Controller struct {
 	// from the server was newer than the cached one (upstream's lease
 	// circuit breaker, for the whole controller).
 	leaseRevisionNeeded atomic.Int64
-	retry               map[string]bool // nodes whose pods are still to be marked not ready
+	// taintWake wakes the NoExecute taint passes, which sleep while no
+	// node is waiting.
+	taintWake chan struct{}
+	retry     map[string]bool // nodes whose pods are still to be marked not ready
 }
 
 type podKey struct{ namespace, name string }
@@ -173,7 +178,8 @@ func New(cfg Config) (*Controller, error) {
 		nodeQueue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "node_lifecycle_controller"}),
 		podQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[podKey](),
 			workqueue.TypedRateLimitingQueueConfig[podKey]{Name: "node_lifecycle_controller_pods"}),
-		health: map[string]*nodeHealth{}, known: map[string]*corev1.Node{}, zoneStates: map[string]zoneState{}, tainters: map[string]*taintQueue{}, retry: map[string]bool{}}
+		health: map[string]*nodeHealth{}, known: map[string]*corev1.Node{}, zoneStates: map[string]zoneState{}, tainters: map[string]*taintQueue{}, retry: map[string]bool{},
+		taintWake: make(chan struct{}, 1)}
 	if c.caches = cfg.Caches; c.caches == nil {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
 		c.ownCaches = true
@@ -227,7 +233,7 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	go c.nodeWorker(ctx)
 	go c.podWorker(ctx)
-	go c.every(ctx, taintPassPeriod, c.noExecuteTaintPass)
+	go c.taintPasses(ctx)
 	c.every(ctx, c.cfg.MonitorPeriod, c.monitorNodeHealth)
 }
 
@@ -244,6 +250,46 @@ func (c *Controller) every(ctx context.Context, period time.Duration, pass func(
 		case <-t.C():
 		}
 	}
+}
+
+// taintPasses runs the NoExecute taint pass every taintPassPeriod while
+// some node waits in a zone's queue, and sleeps until one is queued
+// otherwise (upstream polls all the time; the taints come as soon).
+func (c *Controller) taintPasses(ctx context.Context) {
+	for {
+		c.noExecuteTaintPass(ctx)
+		if !c.nodesWaiting() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.taintWake:
+				continue
+			}
+		}
+		t := c.clock.NewTimer(taintPassPeriod)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// wakeTaintPasses wakes the taint passes for a node just queued.
+func (c *Controller) wakeTaintPasses() {
+	select {
+	case c.taintWake <- struct{}{}:
+	default:
+	}
+}
+
+// nodesWaiting says whether a zone's queue holds a node.
+func (c *Controller) nodesWaiting() bool {
+	c.mu.Lock()
+	queues := slices.Collect(maps.Values(c.tainters))
+	c.mu.Unlock()
+	return slices.ContainsFunc(queues, (*taintQueue).waitingAny)
 }
 
 func (c *Controller) nodeWorker(ctx context.Context) {

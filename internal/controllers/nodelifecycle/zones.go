@@ -81,6 +81,13 @@ func (q *taintQueue) insert(n timedNode) {
 	q.waiting = slices.Insert(q.waiting, i, n)
 }
 
+// waitingAny says whether a node waits in the queue.
+func (q *taintQueue) waitingAny() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting) > 0
+}
+
 // remove forgets a node, queued or not; false when it was not known.
 func (q *taintQueue) remove(name string) bool {
 	q.mu.Lock()
