@@ -81,6 +81,15 @@ func (s *schedule) createdAt(pod string) (time.Time, bool) {
 	return d.createdAt, true
 }
 
+// immediatePending says whether the pod's deletion is one due at once,
+// not yet run.
+func (s *schedule) immediatePending(pod string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.byPod[pod]
+	return d != nil && d.immediate
+}
+
 // cancel forgets the pod's deletion, and reports whether one that waited
 // was cancelled (a "Cancelling deletion" event is due).
 func (s *schedule) cancel(pod string) bool {

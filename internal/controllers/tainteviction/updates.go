@@ -151,6 +151,12 @@ func (c *Controller) judge(namespace, name string, tolerations []corev1.Tolerati
 	matched, ok := matchTolerations(taints, tolerations, c.compareOp)
 	if !ok {
 		c.log.Debug("pod does not tolerate its node's NoExecute taints", "pod", key)
+		if c.deletions.immediatePending(key) {
+			// judged again (its node's update and its own) before the
+			// deletion ran: upstream would queue a second one, and delete
+			// twice; one is enough
+			return
+		}
 		c.cancelDeletion(namespace, name) // replaced by one at once
 		c.deletions.add(key, now, now)
 		return
