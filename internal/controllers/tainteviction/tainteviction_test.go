@@ -285,3 +285,24 @@ func TestMarkedPodNotPatchedAgain(t *testing.T) {
 		t.Errorf("the condition's observedGeneration is %d, want 0 kept (no patch)", got)
 	}
 }
+
+// A scheduled deletion stands, as upstream's: a new taint that would
+// shorten the wait does not move it, and deleting the pod's node does
+// not cancel it; it runs at its time, with no cancelling event.
+func TestScheduledDeletionStands(t *testing.T) {
+	e := start(t)
+	e.node("n1", noExec)
+	e.pod("p", "n1", toleration("dedicated", "db", corev1.TaintEffectNoExecute, 60), toleration("other", "*", corev1.TaintEffectNoExecute, 10))
+	e.waitScheduled(1)
+	e.setTaints("n1", noExec, taint("other", "", corev1.TaintEffectNoExecute))
+	e.clock.Step(15 * time.Second)
+	e.stays("p")
+	if err := e.admin.CoreV1().Nodes().Delete(e.s.Ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.stays("p")
+	e.waitScheduled(1)
+	e.clock.Step(46 * time.Second)
+	e.waitState("p", marked)
+	e.waitEvents("Pod/p: taint-eviction-controller Normal TaintManagerEviction: Marking for deletion Pod default/p")
+}
