@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +46,17 @@ func TestNodeRestriction(t *testing.T) {
 		t.Errorf("kubelet creating its mirror pod: %v", err)
 	}
 
+	// The node lifecycle controller takes off the not-ready taint
+	// TaintNodesByCondition gave n1 (it has no conditions): wait for that,
+	// so that the kubelet's update below changes only its labels.
+	for deadline := time.Now().Add(10 * time.Second); len(n1.Spec.Taints) > 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if n1, err = admin.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(n1.Spec.Taints) > 0 {
+		t.Fatalf("n1 still has taints %v after 10s", n1.Spec.Taints)
+	}
 	n1.Labels = map[string]string{"node-restriction.kubernetes.io/role": "db"}
 	_, err = kubelet.CoreV1().Nodes().Update(ctx, n1, metav1.UpdateOptions{})
 	wantForbidden(t, "labelling itself", err, `nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/role`)
