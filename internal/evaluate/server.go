@@ -68,7 +68,8 @@ type ServerConfig struct {
 // EndpointSlices), nor those that would rewrite
 // or remove the objects given while they are evaluated (finished Jobs,
 // budgets' status, pods a GC would collect, certificate requests signed,
-// approved or cleaned up).
+// approved or cleaned up, nodes' taints and conditions, pods on tainted
+// nodes deleted).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
@@ -78,7 +79,7 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-" + controllers.EndpointSliceMirroringControllerName,
 	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
-	"-certificatesigningrequest-approving-controller"}
+	"-certificatesigningrequest-approving-controller", "-node-lifecycle-controller", "-taint-eviction-controller"}
 
 // sessionCompactionInterval is how often a Session's server compacts its
 // store's history: its controllers' watches and lists need little of it.
