@@ -44,3 +44,25 @@ func PodsOfController(pods *watchcache.Cache[*corev1.Pod], owner metav1.Object, 
 	}
 	return out
 }
+
+// podNodeIndex is the index of a pod cache by spec.nodeName (none for an
+// unbound pod), upstream's PodNodeNameKeyIndex: the node lifecycle and
+// taint eviction controllers find a node's pods through it.
+const podNodeIndex = "spec.nodeName"
+
+// IndexPodsByNode adds the node index to a pod cache (once, however many
+// controllers share the cache).
+func IndexPodsByNode(pods *watchcache.Cache[*corev1.Pod]) {
+	pods.AddIndex(podNodeIndex, func(p *corev1.Pod) []string {
+		if p.Spec.NodeName == "" {
+			return nil
+		}
+		return []string{p.Spec.NodeName}
+	})
+}
+
+// PodsOnNode returns the pods bound to node, shared with the cache: copy
+// one before changing it. The cache must have the index (IndexPodsByNode).
+func PodsOnNode(pods *watchcache.Cache[*corev1.Pod], node string) []*corev1.Pod {
+	return pods.ByIndex(podNodeIndex, node)
+}

@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // nodeHealthUpdateRetries and retrySleep are upstream's
@@ -121,7 +123,7 @@ func (c *Controller) updateNode(ctx context.Context, cached *corev1.Node, readyB
 		c.nodeStatusEvent(node, "NodeNotReady")
 	}
 	if becameNotReady || (retry && observed.Status != corev1.ConditionTrue) {
-		if err := c.markPodsNotReady(ctx, c.pods.ByIndex(podsByNode, node.Name), node.Name); err != nil {
+		if err := c.markPodsNotReady(ctx, controllers.PodsOnNode(c.pods, node.Name), node.Name); err != nil {
 			c.log.Warn("marking the pods of a node not ready; tried again next pass", "node", node.Name, "err", err)
 			c.mu.Lock()
 			c.retry[node.Name] = true

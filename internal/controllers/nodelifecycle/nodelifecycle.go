@@ -79,9 +79,6 @@ const (
 // (upstream's NodeEvictionPeriod).
 const taintPassPeriod = 100 * time.Millisecond
 
-// podsByNode indexes the shared pod cache by spec.nodeName.
-const podsByNode = "spec.nodeName"
-
 // Config is what the controller needs. A zero period, rate or threshold
 // is kube-controller-manager's default; a negative rate is its rate 0 (one
 // node tainted NoExecute per zone, the first token of the zone's bucket,
@@ -196,12 +193,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.pods.AddIndex(podsByNode, func(p *corev1.Pod) []string {
-		if p.Spec.NodeName == "" {
-			return nil
-		}
-		return []string{p.Spec.NodeName}
-	})
+	controllers.IndexPodsByNode(c.pods)
 	c.leases, err = controllers.Shared(c.caches, coordinationv1.SchemeGroupVersion.WithResource("leases"), watchcache.Handlers[*coordinationv1.Lease]{})
 	if err != nil {
 		return nil, err

@@ -112,10 +112,6 @@ type Controller struct {
 	deletions *schedule
 }
 
-// podNodeIndex indexes pods by spec.nodeName (none for an unbound pod), as
-// kube-controller-manager's shared pod informer does.
-const podNodeIndex = "spec.nodeName"
-
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
 	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, clock: cfg.Clock, metrics: cfg.Metrics,
@@ -139,12 +135,7 @@ func New(cfg Config) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.pods.AddIndex(podNodeIndex, func(p *corev1.Pod) []string {
-		if p.Spec.NodeName == "" {
-			return nil
-		}
-		return []string{p.Spec.NodeName}
-	})
+	controllers.IndexPodsByNode(c.pods)
 	c.nodes, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("nodes"), watchcache.Handlers[*corev1.Node]{
 		Add: func(n *corev1.Node) { c.nodeChanged(nil, n) }, Update: c.nodeChanged, Remove: func(n *corev1.Node) { c.nodeChanged(n, nil) }})
 	if err != nil {

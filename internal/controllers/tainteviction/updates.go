@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // podUpdate is a pod that changed, with the node it was bound to then.
@@ -111,7 +113,7 @@ func (c *Controller) nodeUpdated(name string) {
 	}
 	// pods read after the taints are recorded: a pod change later than
 	// this listing is judged against them when it is handled
-	pods := c.pods.ByIndex(podNodeIndex, name)
+	pods := controllers.PodsOnNode(c.pods, name)
 	if len(taints) == 0 {
 		for _, p := range pods {
 			c.cancelDeletion(p.Namespace, p.Name)
