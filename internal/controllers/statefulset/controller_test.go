@@ -293,6 +293,25 @@ func TestRevisionHistoryLimit(t *testing.T) {
 			got = append(got, fmt.Sprint(r.Revision))
 		}
 		sort.Strings(got)
-		return strings.Join(got, ",") == "3,4", "revisions " + strings.Join(got, ",")
+		return strings.Join(got, ",") == "3,4", "revisions " + strings.Join(got, ",") + "; " + e.revisionsInUse()
 	})
+}
+
+// revisionsInUse names the revisions web's status and pods hold: what the
+// controller keeps as live (for a failure's message).
+func (e *env) revisionsInUse() string {
+	e.t.Helper()
+	set, err := e.admin.AppsV1().StatefulSets("ns").Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	pods, err := e.admin.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	out := fmt.Sprintf("status current %s update %s", set.Status.CurrentRevision, set.Status.UpdateRevision)
+	for _, p := range pods.Items {
+		out += fmt.Sprintf(", pod %s %s", p.Name, p.Labels[appsv1.StatefulSetRevisionLabel])
+	}
+	return out
 }
