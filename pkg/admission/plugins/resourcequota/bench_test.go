@@ -67,3 +67,35 @@ func BenchmarkPodCreate10Quotas(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConfigMapCreateWithoutQuotas is admission of a create in a
+// namespace without quotas, the common case.
+func BenchmarkConfigMapCreateWithoutQuotas(b *testing.B) {
+	p := resourcequota.New(fixedCache(nil), &copyWriter{}, quota.NewRegistry(quota.Options{}), nil)
+	ctx := context.Background()
+	a := &admission.Attributes{Name: "c", Namespace: "shop", Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
+		Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Object: configMap("c"), Record: admission.NewRecord()}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Validate(ctx, a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A create in a namespace without quotas (none limited) is admitted
+// without waiting for a batch: nothing is allocated for it.
+func TestNoQuotaNoBatch(t *testing.T) {
+	p := resourcequota.New(fixedCache(nil), &copyWriter{}, quota.NewRegistry(quota.Options{}), nil)
+	ctx := context.Background()
+	a := &admission.Attributes{Name: "c", Namespace: "shop", Operation: admission.Create, Resource: corev1.SchemeGroupVersion.WithResource("configmaps"),
+		Kind: corev1.SchemeGroupVersion.WithKind("ConfigMap"), Object: configMap("c"), Record: admission.NewRecord()}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := p.Validate(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per create, want 0 (a batch was waited for)", allocs)
+	}
+}

@@ -85,7 +85,21 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if e == nil || !e.Handles(a) {
 		return nil
 	}
+	if p.nothingToCharge(ctx, a.Namespace) {
+		return nil
+	}
 	return p.batches.wait(ctx, a)
+}
+
+// nothingToCharge: no quota in ns and no resource that needs one. Its batch
+// would decide the request as admitted (evaluateBatch reads the same
+// cache), so the request does not wait for one.
+func (p *Plugin) nothingToCharge(ctx context.Context, ns string) bool {
+	if len(p.limited) != 0 {
+		return false
+	}
+	objs, err := p.quotas.cache.ListCachedObjects(ctx, quotasResource, ns, nil)
+	return err == nil && len(objs) == 0
 }
 
 // evaluateBatch decides the waiting requests of one namespace.
