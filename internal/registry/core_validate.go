@@ -247,6 +247,7 @@ func validatePVCUpdate(obj, old runtime.Object) field.ErrorList {
 	if oldSpec.VolumeName == "" {
 		oldSpec.VolumeName = newSpec.VolumeName
 	}
+	errs = append(errs, pvcClassUpgrade(pvc, oldPVC, newSpec, oldSpec)...)
 	if pvc.Status.Phase == corev1.ClaimBound {
 		if newSpec.Resources.Requests != nil {
 			newSpec.Resources.Requests[corev1.ResourceStorage] = oldPVC.Spec.Resources.Requests[corev1.ResourceStorage]
@@ -262,6 +263,30 @@ func validatePVCUpdate(obj, old runtime.Object) field.ErrorList {
 		errs = append(errs, field.Forbidden(specPath.Child("resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
 	return append(errs, apivalidation.ValidateImmutableField(pvc.Spec.VolumeMode, oldPVC.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+}
+
+// pvcClassUpgrade lets a claim without storageClassName get one (as the
+// persistent volume binder gives the default class): the one its beta
+// storage-class annotation names, when it has that annotation, which
+// may then be dropped; any, when it has not. Otherwise the beta
+// annotation is immutable. It makes newSpec's class oldSpec's when the
+// change is allowed.
+func pvcClassUpgrade(pvc, oldPVC *corev1.PersistentVolumeClaim, newSpec, oldSpec *corev1.PersistentVolumeClaimSpec) field.ErrorList {
+	oldAnn, oldHas := oldPVC.Annotations[corev1.BetaStorageClassAnnotation]
+	newAnn, newHas := pvc.Annotations[corev1.BetaStorageClassAnnotation]
+	newClass := pvc.Spec.StorageClassName
+	if oldHas && oldPVC.Spec.StorageClassName == nil && newClass != nil && *newClass == oldAnn && (!newHas || newAnn == oldAnn) {
+		newSpec.StorageClassName = nil
+		return nil
+	}
+	var errs field.ErrorList
+	if newAnn != oldAnn {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations", corev1.BetaStorageClassAnnotation), newAnn, fieldImmutable))
+	}
+	if newClass != nil && oldPVC.Spec.StorageClassName == nil && (!oldHas || *newClass == oldAnn) {
+		newSpec.StorageClassName = oldSpec.StorageClassName
+	}
+	return errs
 }
 
 func derefInt32(p *int32) int32 {
