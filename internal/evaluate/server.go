@@ -69,7 +69,8 @@ type ServerConfig struct {
 // or remove the objects given while they are evaluated (finished Jobs,
 // budgets' status, pods a GC would collect, certificate requests signed,
 // approved or cleaned up, nodes' taints and conditions, pods on tainted
-// nodes deleted).
+// nodes deleted, claims and volumes bound, released or marked Lost, the
+// bindings written through admission).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
@@ -79,7 +80,8 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-" + controllers.EndpointSliceMirroringControllerName,
 	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
-	"-certificatesigningrequest-approving-controller", "-node-lifecycle-controller", "-taint-eviction-controller"}
+	"-certificatesigningrequest-approving-controller", "-node-lifecycle-controller", "-taint-eviction-controller",
+	"-persistentvolume-binder-controller"}
 
 // sessionCompactionInterval is how often a Session's server compacts its
 // store's history: its controllers' watches and lists need little of it.

@@ -134,9 +134,11 @@ type Options struct {
 	// cluster (admitd audit): the garbage collector, which would delete
 	// those whose owners were not copied, the root CA publisher, which
 	// would rewrite their kube-root-ca.crt ConfigMaps, the pod garbage
-	// collector, and the node lifecycle and taint eviction controllers,
+	// collector, the node lifecycle and taint eviction controllers,
 	// which would take the copied nodes, whose kubelets report elsewhere,
-	// for unreachable, stay off.
+	// for unreachable, and the persistent volume binder, which would bind,
+	// release, fail or mark Lost the copied volumes and claims (a claim
+	// whose volume was not copied is Lost), stay off.
 	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
