@@ -34,6 +34,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/ephemeral"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
+	"github.com/admitd/admitd/internal/controllers/pvbinder"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/ipallocator"
@@ -377,9 +378,12 @@ type apiParts struct {
 	// node_collector series, kept as ephemeralMetrics.
 	nodeLifecycleMetrics *nodelifecycle.Metrics
 	taintEvictionMetrics *tainteviction.Metrics
-	store                storage.Store
-	aggregator           *aggregator.Aggregator
-	frontProxy           *frontProxy
+	// pvBinderMetrics are the persistent volume binder's pv_collector
+	// and retroactive_storageclass series, kept as ephemeralMetrics.
+	pvBinderMetrics *pvbinder.Metrics
+	store           storage.Store
+	aggregator      *aggregator.Aggregator
+	frontProxy      *frontProxy
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -507,7 +511,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics,
 		objectCounts: newObjectCounts(metricsReg, store, cat), tlsHandshakeErrors: newTLSHandshakeErrors(metricsReg), metrics: metricsReg,
 		ephemeralMetrics: ephemeral.NewMetrics(), nodeLifecycleMetrics: nodelifecycle.NewMetrics(),
-		taintEvictionMetrics: tainteviction.NewMetrics()}
+		taintEvictionMetrics: tainteviction.NewMetrics(), pvBinderMetrics: pvbinder.NewMetrics()}
 	metricsReg.MustRegister(newStorageSize(o, store), apiServiceAvailability{store: store, cat: cat})
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

@@ -52,6 +52,24 @@ func TestStaticBindBestFit(t *testing.T) {
 	if _, v := e.waitBound("shared"); v.Name != "multi" {
 		t.Fatalf("claim asking RWO,RWX bound to %s, want multi", v.Name)
 	}
+	e.createClaim(claim("waiting", "100Gi", rwo))
+	e.waitMetrics(`
+# HELP pv_collector_bound_pv_count [ALPHA] Gauge measuring number of persistent volume currently bound
+# TYPE pv_collector_bound_pv_count gauge
+pv_collector_bound_pv_count{storage_class=""} 2
+# HELP pv_collector_unbound_pv_count [ALPHA] Gauge measuring number of persistent volume currently unbound
+# TYPE pv_collector_unbound_pv_count gauge
+pv_collector_unbound_pv_count{storage_class=""} 2
+# HELP pv_collector_total_pv_count [ALPHA] Gauge measuring total number of persistent volumes
+# TYPE pv_collector_total_pv_count gauge
+pv_collector_total_pv_count{plugin_name="kubernetes.io/host-path",volume_mode="Filesystem"} 4
+# HELP pv_collector_bound_pvc_count [ALPHA] Gauge measuring number of persistent volume claim currently bound
+# TYPE pv_collector_bound_pvc_count gauge
+pv_collector_bound_pvc_count{namespace="default",storage_class="",volume_attributes_class=""} 2
+# HELP pv_collector_unbound_pvc_count [ALPHA] Gauge measuring number of persistent volume claim currently unbound
+# TYPE pv_collector_unbound_pvc_count gauge
+pv_collector_unbound_pvc_count{namespace="default",storage_class="",volume_attributes_class=""} 1
+`, "pv_collector_bound_pv_count", "pv_collector_unbound_pv_count", "pv_collector_total_pv_count", "pv_collector_bound_pvc_count", "pv_collector_unbound_pvc_count")
 }
 
 // A volume pre-bound to a claim by spec.claimRef is bound to it (rather

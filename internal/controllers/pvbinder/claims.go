@@ -61,10 +61,12 @@ func (c *Controller) syncClaimWithoutVolume(ctx context.Context, claim *corev1.P
 	}
 	updated, err := c.assignDefaultStorageClass(ctx, claim)
 	if err != nil {
+		c.metrics.retroactiveAssignment(true)
 		return fmt.Errorf("can't update PersistentVolumeClaim[%q]: %w", claimKey(claim), err)
 	}
 	if updated {
 		// the update queues the claim again
+		c.metrics.retroactiveAssignment(false)
 		return nil
 	}
 	switch {

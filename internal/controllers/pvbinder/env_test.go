@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -16,6 +20,16 @@ import (
 	"github.com/admitd/admitd/internal/controllers/controllertest"
 )
 
+// waitMetrics waits until the registry's families of the names hold
+// exactly want (the Prometheus text format).
+func (e *env) waitMetrics(want string, names ...string) {
+	e.t.Helper()
+	controllertest.Eventually(e.t, 10*time.Second, "metrics "+strings.Join(names, ","), func() (bool, string) {
+		err := testutil.GatherAndCompare(e.metrics, strings.NewReader(want), names...)
+		return err == nil, fmt.Sprint(err)
+	})
+}
+
 var ctx = context.Background()
 
 const ns = "default"
@@ -23,20 +37,25 @@ const ns = "default"
 // env is an in-process server running the controller with a short
 // resync, and an admin client.
 type env struct {
-	t     *testing.T
-	admin kubernetes.Interface
+	t       *testing.T
+	admin   kubernetes.Interface
+	metrics *prometheus.Registry
 }
 
 func start(t *testing.T) *env {
 	t.Helper()
 	s := controllertest.Start(t)
 	client, recorder := s.Controller(User, Component)
-	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log, ResyncPeriod: 100 * time.Millisecond})
+	m, reg := NewMetrics(), prometheus.NewRegistry()
+	if err := m.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: client, Recorder: recorder, Log: s.Log, ResyncPeriod: 100 * time.Millisecond, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go c.Run(s.Ctx)
-	return &env{t: t, admin: s.Admin}
+	return &env{t: t, admin: s.Admin, metrics: reg}
 }
 
 // volume is a PersistentVolume of size and access modes, a host path one

@@ -126,6 +126,14 @@ func TestRetroactiveDefaultClass(t *testing.T) {
 		return *c.Spec.StorageClassName == "standard", *c.Spec.StorageClassName
 	})
 	e.waitProvisioner("classless", "csi.example.com")
+	e.waitMetrics(`
+# HELP retroactive_storageclass_total [ALPHA] Total number of retroactive StorageClass assignments to persistent volume claim
+# TYPE retroactive_storageclass_total counter
+retroactive_storageclass_total 1
+# HELP retroactive_storageclass_errors_total [ALPHA] Total number of failed retroactive StorageClass assignments to persistent volume claim
+# TYPE retroactive_storageclass_errors_total counter
+retroactive_storageclass_errors_total 0
+`, "retroactive_storageclass_total", "retroactive_storageclass_errors_total")
 
 	// a claim of class "" keeps it
 	e.createClaim(claim("explicitly-none", "1Gi", rwo))

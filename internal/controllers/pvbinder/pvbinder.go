@@ -77,6 +77,9 @@ type Config struct {
 	// ResyncPeriod is how often every claim and volume is synced again;
 	// zero is DefaultResyncPeriod.
 	ResyncPeriod time.Duration
+	// Metrics count the volumes, claims and default class assignments;
+	// nil counts nothing.
+	Metrics *Metrics
 }
 
 // Controller binds claims and volumes.
@@ -91,6 +94,7 @@ type Controller struct {
 	claims    *watchcache.Cache[*corev1.PersistentVolumeClaim]
 	classes   *watchcache.Cache[*storagev1.StorageClass]
 	pods      *watchcache.Cache[*corev1.Pod]
+	metrics   *Metrics
 	// claimQueue holds namespace/name keys of claims, volumeQueue names of
 	// volumes.
 	claimQueue  workqueue.TypedRateLimitingInterface[string]
@@ -99,7 +103,7 @@ type Controller struct {
 
 // New returns the controller.
 func New(cfg Config) (*Controller, error) {
-	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, resync: cfg.ResyncPeriod, caches: cfg.Caches,
+	c := &Controller{client: cfg.Client, recorder: cfg.Recorder, log: cfg.Log, resync: cfg.ResyncPeriod, caches: cfg.Caches, metrics: cfg.Metrics,
 		claimQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"}),
 		volumeQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
@@ -114,7 +118,13 @@ func New(cfg Config) (*Controller, error) {
 		c.caches = controllers.NewCaches(cfg.Store, cfg.Catalogue, c.log)
 		c.ownCaches = true
 	}
-	return c, c.watch()
+	if err := c.watch(); err != nil {
+		return nil, err
+	}
+	if c.metrics != nil {
+		c.metrics.source.Store(c)
+	}
+	return c, nil
 }
 
 // watch adds the controller's handlers to the caches it reads.

@@ -138,10 +138,12 @@ func deleterOf(volume *corev1.PersistentVolume) (external bool, err error) {
 	if metav1.HasAnnotation(volume.ObjectMeta, storagehelpers.AnnMigratedTo) || volume.Spec.CSI != nil {
 		return true, nil
 	}
+	// the binder's plugins are the host path one and the NFS one, which
+	// recycles but does not delete
 	switch src := &volume.Spec.PersistentVolumeSource; {
 	case src.HostPath != nil:
 		return false, nil
-	case src.NFS != nil, src.FC != nil, src.ISCSI != nil:
+	case src.NFS != nil:
 		err = errors.New("no deletable volume plugin matched")
 	default:
 		err = errNoPluginMatched
