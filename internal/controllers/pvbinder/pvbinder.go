@@ -18,11 +18,15 @@
 //     ExternalProvisioning event), or waits for a consumer when the class
 //     binds WaitForFirstConsumer; one without a class gets FailedBinding;
 //   - a bound claim whose volume is gone is Lost; a volume whose claim is
-//     gone is Released and reclaimed by its policy: Retain keeps it,
-//     Delete and Recycle fail as upstream's fail for volumes no plugin of
-//     kube-controller-manager handles (VolumeFailedDelete,
-//     VolumeFailedRecycle, phase Failed), and a volume an external
-//     provisioner made (or a CSI volume) is left to its deleter.
+//     gone is Released and reclaimed by its policy: Retain keeps it;
+//     Delete leaves a volume an external provisioner made (or a CSI one)
+//     to its deleter, deletes a host path volume under /tmp (the
+//     PersistentVolume only: upstream also removes the directory on its
+//     own host) and fails the others with upstream's VolumeFailedDelete
+//     event and phase Failed; Recycle fails with VolumeFailedRecycle, as
+//     upstream's does for a volume without a recycler (it has one, a pod
+//     scrubbing the volume, for host path and NFS volumes; admitd has
+//     none).
 //
 // Every claim and volume is looked at again every resync period (upstream's
 // --pvclaimbinder-sync-period, 15 s), which is how a Pending claim finds a
