@@ -3,6 +3,7 @@ package controllers
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/storage/ephemeral"
 
 	"github.com/admitd/admitd/internal/controllers/watchcache"
 )
@@ -65,4 +66,37 @@ func IndexPodsByNode(pods *watchcache.Cache[*corev1.Pod]) {
 // one before changing it. The cache must have the index (IndexPodsByNode).
 func PodsOnNode(pods *watchcache.Cache[*corev1.Pod], node string) []*corev1.Pod {
 	return pods.ByIndex(podNodeIndex, node)
+}
+
+// podClaimIndex is the index of a pod cache by the claims its volumes name
+// or create, "<namespace>/<claim>" (upstream's PodPVCIndex): the
+// ephemeral volume and persistent volume binder controllers find a claim's
+// pods through it.
+const podClaimIndex = "pod-pvc-index"
+
+// IndexPodsByClaim adds the claim index to a pod cache (once, however many
+// controllers share the cache).
+func IndexPodsByClaim(pods *watchcache.Cache[*corev1.Pod]) {
+	pods.AddIndex(podClaimIndex, podClaimKeys)
+}
+
+func podClaimKeys(pod *corev1.Pod) []string {
+	var keys []string
+	for i := range pod.Spec.Volumes {
+		vol := &pod.Spec.Volumes[i]
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
+		case vol.Ephemeral != nil:
+			keys = append(keys, pod.Namespace+"/"+ephemeral.VolumeClaimName(pod, vol))
+		}
+	}
+	return keys
+}
+
+// PodsUsingClaim returns the pods whose volumes name or create the claim
+// namespace/name, shared with the cache: copy one before changing it. The
+// cache must have the index (IndexPodsByClaim).
+func PodsUsingClaim(pods *watchcache.Cache[*corev1.Pod], namespace, name string) []*corev1.Pod {
+	return pods.ByIndex(podClaimIndex, namespace+"/"+name)
 }

@@ -44,10 +44,6 @@ var User = controllers.ControllerUser("ephemeral-volume-controller")
 // defaultWorkers is --concurrent-ephemeralvolume-syncs.
 const defaultWorkers = 5
 
-// podClaimIndex is upstream's PodPVCIndex: a pod under
-// "<namespace>/<claim>" for each claim its volumes name or create.
-const podClaimIndex = "pod-pvc-index"
-
 // Config is what the controller needs.
 type Config struct {
 	Store     storage.Store
@@ -92,25 +88,10 @@ func New(cfg Config) (*Controller, error) {
 		watchcache.Handlers[*corev1.Pod]{Add: c.enqueue}); err != nil {
 		return nil, err
 	}
-	c.pods.AddIndex(podClaimIndex, claimKeys)
+	controllers.IndexPodsByClaim(c.pods)
 	c.claims, err = controllers.Shared(c.caches, corev1.SchemeGroupVersion.WithResource("persistentvolumeclaims"),
 		watchcache.Handlers[*corev1.PersistentVolumeClaim]{Remove: c.claimDeleted})
 	return c, err
-}
-
-// claimKeys are the index keys of the claims pod's volumes name or create.
-func claimKeys(pod *corev1.Pod) []string {
-	var keys []string
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
-		case vol.Ephemeral != nil:
-			keys = append(keys, pod.Namespace+"/"+ephemeral.VolumeClaimName(pod, vol))
-		}
-	}
-	return keys
 }
 
 // Run follows storage and creates claims until ctx ends.
@@ -137,7 +118,7 @@ func (c *Controller) enqueue(pod *corev1.Pod) {
 // claimDeleted queues the pods that use a deleted claim: one waiting for
 // its ephemeral claim's namesake to go creates it now.
 func (c *Controller) claimDeleted(claim *corev1.PersistentVolumeClaim) {
-	for _, pod := range c.pods.ByIndex(podClaimIndex, claim.Namespace+"/"+claim.Name) {
+	for _, pod := range controllers.PodsUsingClaim(c.pods, claim.Namespace, claim.Name) {
 		c.enqueue(pod)
 	}
 }

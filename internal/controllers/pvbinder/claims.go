@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // The reasons of the controller's events (upstream's
@@ -85,7 +87,7 @@ func (c *Controller) syncClaimWithoutVolume(ctx context.Context, claim *corev1.P
 // waits: for a pod that uses it to be scheduled, or for one at all.
 func (c *Controller) eventForDelayBindingClaim(claim *corev1.PersistentVolumeClaim) {
 	var waiting []string
-	for _, pod := range c.pods.ByIndex(podClaimIndex, claimKey(claim)) {
+	for _, pod := range controllers.PodsUsingClaim(c.pods, claim.Namespace, claim.Name) {
 		if !podTerminated(pod) && pod.Spec.NodeName == "" {
 			waiting = append(waiting, pod.Name)
 		}

@@ -4,27 +4,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/component-helpers/storage/ephemeral"
 )
-
-// podClaimIndex indexes the pods by the namespace/name of the claims their
-// volumes use, generic ephemeral volumes' included (upstream's
-// common.PodPVCIndex).
-const podClaimIndex = "pvbinder-claims"
-
-func podClaimKeys(pod *corev1.Pod) []string {
-	var keys []string
-	for i := range pod.Spec.Volumes {
-		vol := &pod.Spec.Volumes[i]
-		switch {
-		case vol.PersistentVolumeClaim != nil:
-			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
-		case vol.Ephemeral != nil:
-			keys = append(keys, pod.Namespace+"/"+ephemeral.VolumeClaimName(pod, vol))
-		}
-	}
-	return keys
-}
 
 func claimKey(pvc *corev1.PersistentVolumeClaim) string { return pvc.Namespace + "/" + pvc.Name }
 

@@ -158,7 +158,7 @@ func (c *Controller) watch() error {
 	if err != nil {
 		return err
 	}
-	c.pods.AddIndex(podClaimIndex, podClaimKeys)
+	controllers.IndexPodsByClaim(c.pods)
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	storagehelpers "k8s.io/component-helpers/storage/volume"
+
+	"github.com/admitd/admitd/internal/controllers"
 )
 
 // reclaimVolume applies a released volume's reclaim policy. A volume
@@ -56,7 +58,7 @@ func (c *Controller) recycleVolume(ctx context.Context, volume *corev1.Persisten
 // use the claim ref names, sorted.
 func (c *Controller) podsUsingClaim(ref *corev1.ObjectReference) []string {
 	var names []string
-	for _, pod := range c.pods.ByIndex(podClaimIndex, claimRefKey(ref)) {
+	for _, pod := range controllers.PodsUsingClaim(c.pods, ref.Namespace, ref.Name) {
 		if !podTerminated(pod) {
 			names = append(names, pod.Namespace+"/"+pod.Name)
 		}
