@@ -70,7 +70,8 @@ type ServerConfig struct {
 // budgets' status, pods a GC would collect, certificate requests signed,
 // approved or cleaned up, nodes' taints and conditions, pods on tainted
 // nodes deleted, claims and volumes bound, released or marked Lost, the
-// bindings written through admission).
+// bindings written through admission, workloads rescaled to their
+// autoscalers' bounds and the autoscalers' status).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
@@ -81,7 +82,7 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
 	"-certificatesigningrequest-approving-controller", "-node-lifecycle-controller", "-taint-eviction-controller",
-	"-persistentvolume-binder-controller"}
+	"-persistentvolume-binder-controller", "-horizontal-pod-autoscaler-controller"}
 
 // sessionCompactionInterval is how often a Session's server compacts its
 // store's history: its controllers' watches and lists need little of it.

@@ -15,6 +15,7 @@ import (
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
+	"github.com/admitd/admitd/internal/controllers/hpa"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
@@ -140,7 +141,7 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 	}
 	if o.CopiedObjects {
 		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name,
-			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name)
+			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name, "-"+hpa.Name)
 	}
 	return controllers.ParseControllers(list)
 }

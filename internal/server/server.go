@@ -33,6 +33,7 @@ import (
 	"github.com/admitd/admitd/internal/backgroundaudit"
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/ephemeral"
+	"github.com/admitd/admitd/internal/controllers/hpa"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
@@ -139,7 +140,10 @@ type Options struct {
 	// which would take the copied nodes, whose kubelets report elsewhere,
 	// for unreachable, and the persistent volume binder, which would bind,
 	// release, fail or mark Lost the copied volumes and claims (a claim
-	// whose volume was not copied is Lost), stay off.
+	// whose volume was not copied is Lost), and the horizontal pod
+	// autoscaler, which would rescale the copied workloads to their
+	// autoscalers' bounds and rewrite the autoscalers' status (their
+	// metrics are the cluster's, not served here), stay off.
 	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
@@ -381,9 +385,13 @@ type apiParts struct {
 	// pvBinderMetrics are the persistent volume binder's pv_collector
 	// and retroactive_storageclass series, kept as ephemeralMetrics.
 	pvBinderMetrics *pvbinder.Metrics
-	store           storage.Store
-	aggregator      *aggregator.Aggregator
-	frontProxy      *frontProxy
+	// hpaMetrics are the horizontal pod autoscaler's
+	// horizontal_pod_autoscaler_controller series, kept as
+	// ephemeralMetrics.
+	hpaMetrics *hpa.Metrics
+	store      storage.Store
+	aggregator *aggregator.Aggregator
+	frontProxy *frontProxy
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -511,7 +519,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics,
 		objectCounts: newObjectCounts(metricsReg, store, cat), tlsHandshakeErrors: newTLSHandshakeErrors(metricsReg), metrics: metricsReg,
 		ephemeralMetrics: ephemeral.NewMetrics(), nodeLifecycleMetrics: nodelifecycle.NewMetrics(),
-		taintEvictionMetrics: tainteviction.NewMetrics(), pvBinderMetrics: pvbinder.NewMetrics()}
+		taintEvictionMetrics: tainteviction.NewMetrics(), pvBinderMetrics: pvbinder.NewMetrics(), hpaMetrics: hpa.NewMetrics()}
 	metricsReg.MustRegister(newStorageSize(o, store), apiServiceAvailability{store: store, cat: cat})
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

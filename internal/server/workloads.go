@@ -14,6 +14,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/disruption"
 	"github.com/admitd/admitd/internal/controllers/endpointslicemirroring"
 	"github.com/admitd/admitd/internal/controllers/ephemeral"
+	"github.com/admitd/admitd/internal/controllers/hpa"
 	"github.com/admitd/admitd/internal/controllers/job"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
@@ -33,7 +34,7 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
 	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name,
-	nodelifecycle.Name, tainteviction.Name, pvbinder.Name}
+	nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -76,6 +77,9 @@ func startWorkloadControllers(ctx context.Context, p *apiParts, caches *controll
 		return err
 	}
 	if err := startPVBinderController(ctx, p, caches, sel, log); err != nil {
+		return err
+	}
+	if err := startHPAController(ctx, p, caches, sel, log); err != nil {
 		return err
 	}
 	if err := startStatefulSetController(ctx, api, store, cat, caches, sel, log); err != nil {

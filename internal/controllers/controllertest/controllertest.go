@@ -11,6 +11,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,12 @@ func (s *Server) Client(user authenticationv1.UserInfo) kubernetes.Interface {
 		s.t.Fatal(err)
 	}
 	return c
+}
+
+// Loopback is the server's loopback transport acting as user, for a
+// controller that builds its own clients (a scale or a metrics client).
+func (s *Server) Loopback(user authenticationv1.UserInfo) http.RoundTripper {
+	return s.api.Loopback(user)
 }
 
 // Controller is the client and the event recorder (events from component)
