@@ -117,6 +117,15 @@ func newMetricsAPIs(rt http.RoundTripper, disc discovery.DiscoveryInterface) (*m
 	return m, nil
 }
 
+// withSelector adds a selector parameter unless the selector is nil or
+// selects everything (as list options are encoded: empty is left out).
+func withSelector(req *rest.Request, param string, selector labels.Selector) *rest.Request {
+	if selector == nil || selector.String() == "" {
+		return req
+	}
+	return req.Param(param, selector.String())
+}
+
 // decodeResult is the typed clients' Into: the server's Status as the
 // error when there is one, else the body decoded into out.
 func decodeResult(res rest.Result, out any) error {
@@ -134,8 +143,7 @@ func decodeResult(res rest.Result, out any) error {
 // its containers when container is empty) and the first sample's time.
 func (m *metricsAPIs) resourceMetric(ctx context.Context, res corev1.ResourceName, namespace string, selector labels.Selector, container string) (podMetricsInfo, time.Time, error) {
 	var list podMetricsList
-	err := decodeResult(m.resources.Get().Namespace(namespace).Resource("pods").
-		VersionedParams(&metav1.ListOptions{LabelSelector: selector.String()}, scheme.ParameterCodec).Do(ctx), &list)
+	err := decodeResult(withSelector(m.resources.Get().Namespace(namespace).Resource("pods"), "labelSelector", selector).Do(ctx), &list)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("unable to fetch metrics from resource metrics API: %w", err)
 	}
@@ -310,12 +318,7 @@ func (m *metricsAPIs) customValues(ctx context.Context, namespace, res, object, 
 	} else {
 		req = req.Name(object).SubResource(metric)
 	}
-	if selector != nil && selector.String() != "" {
-		req = req.Param("labelSelector", selector.String())
-	}
-	if s := metricSelector.String(); s != "" {
-		req = req.Param("metricLabelSelector", s)
-	}
+	req = withSelector(withSelector(req, "labelSelector", selector), "metricLabelSelector", metricSelector)
 	var list metricValueList
 	if err := decodeResult(req.Do(ctx), &list); err != nil {
 		return nil, err
@@ -326,8 +329,7 @@ func (m *metricsAPIs) customValues(ctx context.Context, namespace, res, object, 
 // externalMetric is each value of the external metric selector picks.
 func (m *metricsAPIs) externalMetric(ctx context.Context, name, namespace string, selector labels.Selector) ([]int64, time.Time, error) {
 	var list externalMetricValueList
-	err := decodeResult(m.external.Get().Namespace(namespace).Resource(name).
-		VersionedParams(&metav1.ListOptions{LabelSelector: selector.String()}, scheme.ParameterCodec).Do(ctx), &list)
+	err := decodeResult(withSelector(m.external.Get().Namespace(namespace).Resource(name), "labelSelector", selector).Do(ctx), &list)
 	if err != nil {
 		return []int64{}, time.Time{}, fmt.Errorf("unable to fetch metrics from external metrics API: %w", err)
 	}
