@@ -1,0 +1,62 @@
+package hpa
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// fakeMetrics serves a resource metrics API (metrics.k8s.io/v1beta1
+// pods, filtered by the label selector asked) in front of next, which
+// answers every other request; with no next those are a plain 404.
+type fakeMetrics struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	pods []podMetrics
+	// asked are the label selectors asked for.
+	asked []string
+}
+
+func (f *fakeMetrics) set(pods ...podMetrics) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pods = pods
+}
+
+func (f *fakeMetrics) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(r.URL.Path, "/apis/metrics.k8s.io/v1beta1/namespaces/") || !strings.HasSuffix(r.URL.Path, "/pods") {
+		if f.next != nil {
+			return f.next.RoundTrip(r)
+		}
+		return respond(r, http.StatusNotFound, "text/plain; charset=utf-8", []byte("404 page not found\n")), nil
+	}
+	selector, err := labels.Parse(r.URL.Query().Get("labelSelector"))
+	if err != nil {
+		return respond(r, http.StatusBadRequest, "text/plain", []byte(err.Error())), nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.asked = append(f.asked, selector.String())
+	list := podMetricsList{Items: []podMetrics{}}
+	for _, pm := range f.pods {
+		if selector.Matches(labels.Set(pm.Labels)) {
+			list.Items = append(list.Items, pm)
+		}
+	}
+	body, _ := json.Marshal(struct {
+		Kind       string       `json:"kind"`
+		APIVersion string       `json:"apiVersion"`
+		Items      []podMetrics `json:"items"`
+	}{"PodMetricsList", "metrics.k8s.io/v1beta1", list.Items})
+	return respond(r, http.StatusOK, "application/json", body), nil
+}
+
+func respond(r *http.Request, code int, contentType string, body []byte) *http.Response {
+	return &http.Response{StatusCode: code, Header: http.Header{"Content-Type": {contentType}}, Body: io.NopCloser(bytes.NewReader(body)), Request: r,
+		ContentLength: int64(len(body))}
+}
