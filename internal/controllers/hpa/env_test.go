@@ -34,10 +34,15 @@ type env struct {
 
 func start(t *testing.T) *env {
 	t.Helper()
-	s := controllertest.Start(t)
-	e := &env{t: t, server: s, admin: s.Admin, metrics: prometheus.NewRegistry()}
+	e := newEnv(t)
 	e.run(Config{})
 	return e
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	s := controllertest.Start(t)
+	return &env{t: t, server: s, admin: s.Admin, metrics: prometheus.NewRegistry()}
 }
 
 // run starts a controller of cfg (its server, clients and a 200 ms sync
@@ -50,7 +55,10 @@ func (e *env) run(cfg Config) *Controller {
 	if err := m.Register(e.metrics); err != nil {
 		e.t.Fatal(err)
 	}
-	cfg.Store, cfg.Catalogue, cfg.Transport, cfg.Recorder, cfg.Log, cfg.Metrics = s.Store, s.Catalogue, s.Loopback(User), recorder, s.Log, m
+	cfg.Store, cfg.Catalogue, cfg.Recorder, cfg.Log, cfg.Metrics = s.Store, s.Catalogue, recorder, s.Log, m
+	if cfg.Transport == nil {
+		cfg.Transport = s.Loopback(User)
+	}
 	if cfg.SyncPeriod == 0 {
 		cfg.SyncPeriod = 200 * time.Millisecond
 	}
