@@ -202,3 +202,41 @@ func (e *env) waitMetrics(want string, names ...string) {
 		return err == nil, fmt.Sprint(err)
 	})
 }
+
+// counter is the value of the series (name{labels}) in the registry, -1
+// when absent.
+func (e *env) counter(series string) float64 {
+	e.t.Helper()
+	families, err := e.metrics.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			if f.GetName()+"{"+strings.Join(labels, ",")+"}" == series {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+func (e *env) waitCounter(series string, want float64) {
+	e.t.Helper()
+	controllertest.Eventually(e.t, 10*time.Second, series, func() (bool, string) {
+		got := e.counter(series)
+		return got == want, fmt.Sprint(got)
+	})
+}
+
+func (e *env) waitCounterAtLeast(series string, want float64) {
+	e.t.Helper()
+	controllertest.Eventually(e.t, 10*time.Second, series, func() (bool, string) {
+		got := e.counter(series)
+		return got >= want, fmt.Sprint(got)
+	})
+}
