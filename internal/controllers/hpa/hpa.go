@@ -123,6 +123,7 @@ type Controller struct {
 	selectors   *selectorStore
 	mu          sync.Mutex
 	history     map[string]*history
+	consistency consistency
 }
 
 // New returns the controller.
@@ -156,6 +157,7 @@ func New(cfg Config) (*Controller, error) {
 	if err := c.watch(); err != nil {
 		return nil, err
 	}
+	c.consistency = consistency{seen: c.autoscalers.Revision, pending: map[string]int64{}}
 	c.calc = &calculator{metrics: c.metrics, mapper: c.target, pods: c.podsMatching,
 		cpuInitialization: orDefault(cfg.CPUInitializationPeriod, DefaultCPUInitializationPeriod),
 		readinessDelay:    orDefault(cfg.InitialReadinessDelay, DefaultInitialReadinessDelay)}
@@ -208,6 +210,7 @@ func (c *Controller) updated(old, cur *autoscalingv2.HorizontalPodAutoscaler) {
 
 func (c *Controller) removed(h *autoscalingv2.HorizontalPodAutoscaler) {
 	key := keyOf(h)
+	c.consistency.forget(key)
 	c.queue.Forget(key)
 	c.selectors.remove(h.Namespace, key)
 	c.monitor.autoscalerDeleted()
@@ -244,9 +247,14 @@ func (c *Controller) processNext(ctx context.Context) bool {
 // reconcileKey reconciles the autoscaler of key; deleted reports it gone
 // (its recommendations and scale events forgotten).
 func (c *Controller) reconcileKey(ctx context.Context, key string) (deleted bool, err error) {
+	if err := c.consistency.ensureCaughtUp(key); err != nil {
+		c.monitor.staleSkip()
+		return false, err
+	}
 	ns, name, _ := strings.Cut(key, "/")
 	h, ok := c.autoscalers.Get(ns, name)
 	if !ok {
+		c.consistency.forget(key)
 		c.mu.Lock()
 		delete(c.history, key)
 		c.mu.Unlock()

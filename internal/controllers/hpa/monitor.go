@@ -10,9 +10,9 @@ import (
 
 // Metrics are upstream's horizontal_pod_autoscaler_controller families
 // (pkg/controller/podautoscaler/monitor), with their names, labels,
-// buckets and help texts. stale_sync_skips_total is registered but never
-// counted: admitd's controllers read caches that are never behind their
-// own writes.
+// buckets and help texts; stale_sync_skips_total counts the
+// reconciliations put off until the autoscalers' cache sees the
+// controller's last status write.
 type Metrics struct {
 	reconciliations, computations       *prometheus.CounterVec
 	reconciliationTime, computationTime *prometheus.HistogramVec
@@ -102,5 +102,11 @@ func (m *Metrics) autoscalerDeleted() {
 func (m *Metrics) desiredReplicas(namespace, name string, n int32) {
 	if m != nil {
 		m.desired.WithLabelValues(namespace, name).Set(float64(n))
+	}
+}
+
+func (m *Metrics) staleSkip() {
+	if m != nil {
+		m.staleSkips.WithLabelValues("autoscaling", "horizontalpodautoscalers").Inc()
 	}
 }

@@ -194,11 +194,12 @@ func (c *Controller) writeStatusIfChanged(ctx context.Context, original *autosca
 	if apiequality.Semantic.DeepEqual(original, &h.Status) {
 		return nil
 	}
-	_, err := c.client.AutoscalingV2().HorizontalPodAutoscalers(h.Namespace).UpdateStatus(ctx, h, metav1.UpdateOptions{})
+	updated, err := c.client.AutoscalingV2().HorizontalPodAutoscalers(h.Namespace).UpdateStatus(ctx, h, metav1.UpdateOptions{})
 	if err != nil {
 		c.recorder.Event(h, corev1.EventTypeWarning, "FailedUpdateStatus", err.Error())
 		return fmt.Errorf("failed to update status for %s: %w", h.Name, err)
 	}
+	c.consistency.wrote(keyOf(updated), updated.ResourceVersion)
 	return nil
 }
 
