@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // scenario is one of upstream's replica calculator cases: pods of two
@@ -219,6 +220,54 @@ func TestCPUReadiness(t *testing.T) {
 			g := groupPods([]*corev1.Pod{p}, metrics, corev1.ResourceCPU, 5*time.Minute, 30*time.Second)
 			if got := g.unready.Has("bentham"); got != tc.wantUnready {
 				t.Errorf("unready %v, want %v", got, tc.wantUnready)
+			}
+		})
+	}
+}
+
+// Upstream's pods metric cases: the pods' average value against the
+// target, pods without a value assumed at the target when scaling down.
+func TestPodsMetricReplicas(t *testing.T) {
+	cases := []struct {
+		name    string
+		current int32
+		values  []int64
+		target  int64
+		tol     tolerances
+		want    int32
+		usage   int64
+	}{
+		{"scale up", 3, []int64{20000, 10000, 30000}, 15000, tolerances{0.1, 0.1}, 4, 20000},
+		{"scale down", 5, []int64{12000, 12000, 12000, 12000, 12000}, 20000, tolerances{0.1, 0.1}, 3, 12000},
+		{"within default tolerance", 3, []int64{20000, 21000, 21000}, 20000, tolerances{0.1, 0.1}, 3, 20666},
+		{"outside a configured 1% tolerance", 3, []int64{20000, 21000, 21000}, 20000, tolerances{0.01, 0.01}, 4, 20666},
+		{"missing metrics: no change", 5, []int64{20000, 19000, 21000}, 20000, tolerances{0.1, 0.1}, 5, 20000},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &fakeMetrics{}
+			var pods []*corev1.Pod
+			for i := range tc.current {
+				name := fmt.Sprintf("test-pod-%d", i)
+				pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: podLabels},
+					Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: isReady}}}})
+				if int(i) < len(tc.values) {
+					fake.custom = append(fake.custom, metricValue{DescribedObject: corev1.ObjectReference{Kind: "Pod", Name: name, Namespace: ns},
+						Timestamp: metav1.Now(), Value: *resource.NewMilliQuantity(tc.values[i], resource.DecimalSI)})
+				}
+			}
+			apis, err := newMetricsAPIs(fake, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The version discovery would choose, chosen already.
+			if apis.customClient, err = restClientFor(fake, schema.GroupVersion{Group: "custom.metrics.k8s.io", Version: "v1beta2"}); err != nil {
+				t.Fatal(err)
+			}
+			c := &calculator{metrics: apis, pods: func(string, labels.Selector) []*corev1.Pod { return pods }}
+			n, usage, _, err := c.podsMetricReplicas(ctx, tc.current, tc.target, "qps", tc.tol, ns, labels.SelectorFromSet(podLabels), labels.Everything())
+			if err != nil || n != tc.want || usage != tc.usage {
+				t.Errorf("replicas %d usage %d err %v, want %d %d", n, usage, err, tc.want, tc.usage)
 			}
 		})
 	}

@@ -18,6 +18,8 @@ type fakeMetrics struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	pods []podMetrics
+	// custom are the custom metrics API's values of pods.
+	custom []metricValue
 	// asked are the label selectors asked for.
 	asked []string
 }
@@ -29,6 +31,12 @@ func (f *fakeMetrics) set(pods ...podMetrics) {
 }
 
 func (f *fakeMetrics) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(r.URL.Path, "/apis/custom.metrics.k8s.io/v1beta2/namespaces/") && strings.Contains(r.URL.Path, "/pods/*/") {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		body, _ := json.Marshal(map[string]any{"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta2", "items": f.custom})
+		return respond(r, http.StatusOK, "application/json", body), nil
+	}
 	if !strings.HasPrefix(r.URL.Path, "/apis/metrics.k8s.io/v1beta1/namespaces/") || !strings.HasSuffix(r.URL.Path, "/pods") {
 		if f.next != nil {
 			return f.next.RoundTrip(r)
