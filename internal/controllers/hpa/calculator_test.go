@@ -272,3 +272,60 @@ func TestPodsMetricReplicas(t *testing.T) {
 		})
 	}
 }
+
+// Upstream's external metric cases: a value target against the ready
+// pods, an average value target against the status replicas.
+func TestExternalMetricReplicas(t *testing.T) {
+	readyPods := func(readiness ...corev1.ConditionStatus) []*corev1.Pod {
+		var pods []*corev1.Pod
+		for i, r := range readiness {
+			pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("test-pod-%d", i), Namespace: ns},
+				Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: r}}}})
+		}
+		return pods
+	}
+	calc := func(t *testing.T, value int64, pods []*corev1.Pod) *calculator {
+		apis, err := newMetricsAPIs(&fakeMetrics{external: []int64{value}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &calculator{metrics: apis, pods: func(string, labels.Selector) []*corev1.Pod { return pods }}
+	}
+	def := tolerances{0.1, 0.1}
+	value := []struct {
+		name          string
+		current       int32
+		pods          []*corev1.Pod
+		target        int64
+		tol           tolerances
+		want          int32
+		wantUsage     int64
+		usage         int64
+		perPod        bool
+		perPodCurrent int32
+	}{
+		{name: "value: scale down, unready pods not counted", current: 3, pods: readyPods(notReady, isReady, notReady), usage: 8600, target: 4400, tol: def, want: 2, wantUsage: 8600},
+		{name: "value: scale down", current: 5, pods: readyPods(isReady, isReady, isReady, isReady, isReady), usage: 8600, target: 14334, tol: def, want: 3, wantUsage: 8600},
+		{name: "value: within default tolerance", current: 3, pods: readyPods(isReady, isReady, isReady), usage: 8600, target: 8888, tol: def, want: 3, wantUsage: 8600},
+		{name: "value: outside a 1% tolerance", current: 3, pods: readyPods(isReady, isReady, isReady), usage: 8900, target: 8800, tol: tolerances{0.01, 0.01}, want: 4, wantUsage: 8900},
+		{name: "per pod: scale up", perPod: true, current: 3, usage: 8600, target: 2150, tol: def, want: 4, wantUsage: 2867},
+		{name: "per pod: scale down", perPod: true, current: 5, usage: 8600, target: 2867, tol: def, want: 3, wantUsage: 1720},
+		{name: "per pod: within default tolerance", perPod: true, current: 3, usage: 8600, target: 2900, tol: def, want: 3, wantUsage: 2867},
+	}
+	for _, tc := range value {
+		t.Run(tc.name, func(t *testing.T) {
+			c := calc(t, tc.usage, tc.pods)
+			var n int32
+			var usage int64
+			var err error
+			if tc.perPod {
+				n, usage, _, err = c.externalPerPodReplicas(ctx, tc.current, tc.target, "qps", tc.tol, ns, nil)
+			} else {
+				n, usage, _, err = c.externalReplicas(ctx, tc.current, tc.target, "qps", tc.tol, ns, nil, labels.Everything())
+			}
+			if err != nil || n != tc.want || usage != tc.wantUsage {
+				t.Errorf("replicas %d usage %d err %v, want %d %d", n, usage, err, tc.want, tc.wantUsage)
+			}
+		})
+	}
+}

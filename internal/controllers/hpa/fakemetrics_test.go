@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/labels"
 )
 
@@ -18,6 +19,8 @@ type fakeMetrics struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	pods []podMetrics
+	// external are the external metrics API's values of any metric.
+	external []int64
 	// custom are the custom metrics API's values of pods.
 	custom []metricValue
 	// asked are the label selectors asked for.
@@ -31,6 +34,16 @@ func (f *fakeMetrics) set(pods ...podMetrics) {
 }
 
 func (f *fakeMetrics) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(r.URL.Path, "/apis/external.metrics.k8s.io/v1beta1/namespaces/") && f.external != nil {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		var items []map[string]any
+		for _, v := range f.external {
+			items = append(items, map[string]any{"metricName": "qps", "timestamp": "2026-01-01T00:00:00Z", "value": resource.NewMilliQuantity(v, resource.DecimalSI).String()})
+		}
+		body, _ := json.Marshal(map[string]any{"kind": "ExternalMetricValueList", "apiVersion": "external.metrics.k8s.io/v1beta1", "items": items})
+		return respond(r, http.StatusOK, "application/json", body), nil
+	}
 	if strings.HasPrefix(r.URL.Path, "/apis/custom.metrics.k8s.io/v1beta2/namespaces/") && strings.Contains(r.URL.Path, "/pods/*/") {
 		f.mu.Lock()
 		defer f.mu.Unlock()
