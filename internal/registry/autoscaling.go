@@ -12,6 +12,10 @@ import (
 // autoscaling/v1. One strategy serves both versions: v1 objects are
 // defaulted as v1, then checked in their v2 form.
 //
+// metadata.generation starts at 1 and grows with every spec change
+// (upstream's HPAGeneration, on by default in 1.37), which the
+// autoscaler controller reports as status.observedGeneration.
+//
 // Validation is upstream's spec checks (replica bounds, scale target
 // reference); the per-metric and behavior checks are not implemented.
 
@@ -24,7 +28,7 @@ func autoscalingKinds() []descriptor {
 		ValidateUpdate: func(obj, _ runtime.Object) field.ErrorList { return validateHPA(obj) },
 	}
 	return []descriptor{{gv: "autoscaling/v2", alsoServed: []string{"v1"}, resource: "horizontalpodautoscalers", kind: "HorizontalPodAutoscaler",
-		namespaced: true, short: []string{"hpa"}, categories: all, status: statusReset, strategy: s}}
+		namespaced: true, short: []string{"hpa"}, categories: all, status: statusReset, generation: true, strategy: s}}
 }
 
 var (

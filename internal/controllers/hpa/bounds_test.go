@@ -6,6 +6,8 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -32,9 +34,27 @@ func TestAboveMaxScalesToMax(t *testing.T) {
 		return s.CurrentReplicas == 3 && s.DesiredReplicas == 3 && s.LastScaleTime != nil && len(s.CurrentMetrics) == 1 && s.CurrentMetrics[0].Type == "",
 			fmt.Sprintf("current %d desired %d last scale %v metrics %v", s.CurrentReplicas, s.DesiredReplicas, s.LastScaleTime, s.CurrentMetrics)
 	})
-	if h.Status.ObservedGeneration == nil || *h.Status.ObservedGeneration != h.Generation {
-		t.Errorf("observedGeneration %v, generation %d", h.Status.ObservedGeneration, h.Generation)
+	if h.Generation != 1 || h.Status.ObservedGeneration == nil || *h.Status.ObservedGeneration != 1 {
+		t.Errorf("observedGeneration %v, generation %d: want both 1", h.Status.ObservedGeneration, h.Generation)
 	}
+	// A spec change is a new generation, reconciled at once.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := e.getAutoscaler("web")
+		h.Spec.MaxReplicas = 2
+		_, err := e.admin.AutoscalingV2().HorizontalPodAutoscalers(ns).Update(ctx, h, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitReplicas("web", 2)
+	e.waitConditions("web", []cond{
+		{autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale"},
+		{autoscalingv2.ScaledToZero, corev1.ConditionFalse, "NotScaledToZero", "the HPA controller did not scale the workload to zero"},
+		{autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetResourceMetric", "the HPA was unable to compute the replica count: " + noMetricsAPI},
+	}, func(s autoscalingv2.HorizontalPodAutoscalerStatus) (bool, string) {
+		return ptr.Deref(s.ObservedGeneration, 0) == 2, fmt.Sprintf("observedGeneration %v", s.ObservedGeneration)
+	})
 }
 
 // A target below minReplicas is scaled to it; the first status says so.
