@@ -131,8 +131,8 @@ func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request, group str
 			return
 		}
 	}
-	if len(s.cat.Versions(group)) == 0 {
-		writeError(w, r, errNotFoundPath())
+	if s.unservedGroup("apis", group) {
+		writeNotFoundPage(w, r)
 		return
 	}
 	grp := s.apiGroup(group)

@@ -287,8 +287,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 		return
 	}
 	info := rq.info
-	if info.APIPrefix == "" {
-		writeError(w, r, errNotFoundPath())
+	if info.APIPrefix == "" || s.unservedGroup(info.APIPrefix, info.Group) {
+		writeNotFoundPage(w, r)
 		return
 	}
 	if !info.IsResource {

@@ -3,12 +3,10 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/validation/path"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -17,17 +15,6 @@ import (
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *request) {
 	info := rq.info
 	res, ok := s.cat.Lookup(info.gvr())
-	if !ok && !slices.Contains(s.cat.Versions(info.Group), info.Version) {
-		// A group/version nobody serves: kube-apiserver's handler chain
-		// ends in its not-found handler, a plain-text 404 (clients report
-		// "the server could not find the requested resource (get
-		// pods.metrics.k8s.io)" when no metrics server is aggregated).
-		if rq.event != nil {
-			rq.event.Status = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound}
-		}
-		http.NotFound(w, r)
-		return
-	}
 	if !ok {
 		writeError(w, r, errNotFoundPath())
 		return

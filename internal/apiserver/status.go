@@ -45,6 +45,25 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeObject(w, r, int(st.Code), st)
 }
 
+// writeNotFoundPage answers a path outside every API group served (not
+// /api, not /apis/<group> of a served group) as kube-apiserver's last
+// handler does: a plain-text 404 page, not a Status. Clients tell the two
+// apart: client-go reports this one as "the server could not find the
+// requested resource (get pods.metrics.k8s.io)".
+func writeNotFoundPage(w http.ResponseWriter, r *http.Request) {
+	if rq := requestFrom(r.Context()); rq != nil {
+		rq.event.Status = &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusNotFound}
+	}
+	http.NotFound(w, r)
+}
+
+// unservedGroup: the group under prefix ("apis") has no version served
+// here (aggregated groups were answered before). The legacy group is
+// always served.
+func (s *Server) unservedGroup(prefix, group string) bool {
+	return prefix == "apis" && len(s.cat.Versions(group)) == 0
+}
+
 // errNotFoundPath is the 404 for a path that names no resource.
 func errNotFoundPath() error {
 	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "the server could not find the requested resource", 0, false)
