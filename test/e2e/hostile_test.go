@@ -205,6 +205,9 @@ type probe struct {
 	watch       bool   // a watch: only the response headers are awaited
 	want        want
 	upstream    string // for uncertain cases: what upstream's code suggests
+	// notFoundPage: kube-apiserver answers with its plain-text 404 page,
+	// not a Status (a path outside every API group it serves)
+	notFoundPage bool
 }
 
 func (p *probe) label() string {
@@ -252,6 +255,10 @@ func (p *probe) deviation(a answer) string {
 		return fmt.Sprintf("%s: %v, want %v", p.label(), a, p.want)
 	case !p.want.accepts(a.code):
 		return fmt.Sprintf("%s = %v, want %v", p.label(), a, p.want)
+	case p.notFoundPage && a.code == http.StatusNotFound:
+		if a.isStatus {
+			return fmt.Sprintf("%s = %v, want the plain-text 404 page", p.label(), a)
+		}
 	case a.code >= 400 && p.method != http.MethodHead && (!a.isStatus || a.status.Code != a.code):
 		return fmt.Sprintf("%s = %v without a Status body of kind Status and code %d", p.label(), a, a.code)
 	case a.code == http.StatusUnauthorized && a.isStatus && a.status.Reason != "Unauthorized",
