@@ -9,6 +9,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/admitd/admitd/pkg/admission"
@@ -35,7 +36,7 @@ func TestHPAServedInTwoVersions(t *testing.T) {
 	// A v2-only metric survives a v1 update through the annotations.
 	v2.Spec.Metrics = append(v2.Spec.Metrics, autoscalingv2.MetricSpec{Type: autoscalingv2.PodsMetricSourceType,
 		Pods: &autoscalingv2.PodsMetricSource{Metric: autoscalingv2.MetricIdentifier{Name: "qps"},
-			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType}}})
+			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptrTo(resource.MustParse("10"))}}})
 	body, _ := json.Marshal(&v2)
 	ts.must(200, "PUT", hpaV2Path+"/web", "", string(body))
 	var v1 autoscalingv1.HorizontalPodAutoscaler
@@ -52,14 +53,14 @@ func TestHPAServedInTwoVersions(t *testing.T) {
 	}
 
 	w := ts.do("POST", hpaV2Path, "", `{"metadata":{"name":"bad"},"spec":{"scaleTargetRef":{"kind":"Deployment"},"maxReplicas":0}}`)
-	if code, msg := statusMessage(t, w.Body.Bytes()); code != 422 || !strings.Contains(msg, "spec.maxReplicas: Invalid value: 0: must be greater than 0") {
+	if code, msg := statusMessage(t, w.Body.Bytes()); code != 422 || !strings.Contains(msg, "spec.maxReplicas: Required value") {
 		t.Errorf("invalid HPA = %d %q", code, msg)
 	}
 }
 
 func TestHPATable(t *testing.T) {
 	ts := newTestServer(t)
-	ts.must(201, "POST", hpaV1Path, "", `{"metadata":{"name":"web"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":5}}`)
+	ts.must(201, "POST", hpaV1Path, "", `{"metadata":{"name":"web"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5}}`)
 	for _, path := range []string{hpaV1Path, hpaV2Path} {
 		r := httptest.NewRequest("GET", path, nil)
 		r.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")

@@ -100,6 +100,13 @@ func (c *Controller) computeMetric(ctx context.Context, h *autoscalingv2.Horizon
 	selector labels.Selector, status *autoscalingv2.MetricStatus) (p proposal, cond autoscalingv2.HorizontalPodAutoscalerCondition, err error) {
 	start := time.Now()
 	defer func() { c.monitor.metricComputed(h, p.replicas, err, time.Since(start), spec.Type) }()
+	if sourceMissing(spec) {
+		// validation refuses such a spec; one stored otherwise (written to
+		// etcd directly, or before that validation) must not stop the
+		// controller
+		err = fmt.Errorf("metric source of type %q is missing%w", string(spec.Type), errSpec)
+		return proposal{}, c.unableToCompute(h, "InvalidMetricSourceType", err), err
+	}
 	switch spec.Type {
 	case autoscalingv2.ObjectMetricSourceType:
 		metricSelector, err := metav1.LabelSelectorAsSelector(spec.Object.Metric.Selector)
@@ -293,4 +300,22 @@ func (c *Controller) tolerancesOf(h *autoscalingv2.HorizontalPodAutoscaler) tole
 		t.up = b.ScaleUp.Tolerance.AsApproximateFloat64()
 	}
 	return t
+}
+
+// sourceMissing: the metric's type names a source the spec lacks (or a
+// pods metric has no averageValue, the only target it reads).
+func sourceMissing(spec autoscalingv2.MetricSpec) bool {
+	switch spec.Type {
+	case autoscalingv2.ObjectMetricSourceType:
+		return spec.Object == nil
+	case autoscalingv2.PodsMetricSourceType:
+		return spec.Pods == nil || spec.Pods.Target.AverageValue == nil
+	case autoscalingv2.ResourceMetricSourceType:
+		return spec.Resource == nil
+	case autoscalingv2.ContainerResourceMetricSourceType:
+		return spec.ContainerResource == nil
+	case autoscalingv2.ExternalMetricSourceType:
+		return spec.External == nil
+	}
+	return false
 }
