@@ -42,3 +42,39 @@ func TestPVCClassUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// A bound claim's volume attributes class may change, but not go once one
+// has been applied (upstream's ValidatePersistentVolumeClaimUpdate).
+func TestPVCKeepsAppliedVolumeAttributesClass(t *testing.T) {
+	claim := func(vac *string, applied bool) *corev1.PersistentVolumeClaim {
+		c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", ResourceVersion: "1"},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				StorageClassName: ptr.To("standard"), VolumeMode: ptr.To(corev1.PersistentVolumeFilesystem), VolumeAttributesClassName: vac,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+			Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound}}
+		if applied {
+			c.Status.CurrentVolumeAttributesClassName = ptr.To("gold")
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *corev1.PersistentVolumeClaim
+		want     string
+	}{
+		{"changed", claim(ptr.To("gold"), true), claim(ptr.To("silver"), true), ""},
+		{"removed before applied", claim(ptr.To("gold"), false), claim(nil, false), ""},
+		{"removed once applied", claim(ptr.To("gold"), true), claim(nil, true),
+			"spec.volumeAttributesClassName: Forbidden: update to nil is forbidden when status.currentVolumeAttributesClassName is not nil"},
+		{"emptied once applied", claim(ptr.To("gold"), true), claim(ptr.To(""), true),
+			"spec.volumeAttributesClassName: Forbidden: update to empty string is forbidden when status.currentVolumeAttributesClassName is not nil"},
+	} {
+		got := ""
+		if agg := validatePVCUpdate(tc.new, tc.old).ToAggregate(); agg != nil {
+			got = agg.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

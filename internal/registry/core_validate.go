@@ -262,7 +262,25 @@ func validatePVCUpdate(obj, old runtime.Object) field.ErrorList {
 	if newSize.Cmp(oldSize) < 0 && newSize.Cmp(statusSize) <= 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("resources", "requests", "storage"), "field can not be less than status.capacity"))
 	}
-	return append(errs, apivalidation.ValidateImmutableField(pvc.Spec.VolumeMode, oldPVC.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	errs = append(errs, apivalidation.ValidateImmutableField(pvc.Spec.VolumeMode, oldPVC.Spec.VolumeMode, field.NewPath("volumeMode"))...)
+	return append(errs, keepAppliedVolumeAttributesClass(pvc, oldPVC)...)
+}
+
+// keepAppliedVolumeAttributesClass: once a volume attributes class has been
+// applied (status.currentVolumeAttributesClassName), the claim's may change
+// but not go away.
+func keepAppliedVolumeAttributesClass(pvc, old *corev1.PersistentVolumeClaim) field.ErrorList {
+	name, p := pvc.Spec.VolumeAttributesClassName, specPath.Child("volumeAttributesClassName")
+	if old.Status.CurrentVolumeAttributesClassName == nil || apiequality.Semantic.DeepEqual(old.Spec.VolumeAttributesClassName, name) {
+		return nil
+	}
+	switch {
+	case name == nil:
+		return field.ErrorList{field.Forbidden(p, "update to nil is forbidden when status.currentVolumeAttributesClassName is not nil")}
+	case *name == "":
+		return field.ErrorList{field.Forbidden(p, "update to empty string is forbidden when status.currentVolumeAttributesClassName is not nil")}
+	}
+	return nil
 }
 
 // pvcClassUpgrade lets a claim without storageClassName get one (as the
