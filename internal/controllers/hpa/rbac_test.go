@@ -5,8 +5,7 @@ import (
 
 	rbacv1 "k8s.io/api/rbac/v1"
 
-	"github.com/admitd/admitd/internal/auth/rbac"
-	"github.com/admitd/admitd/internal/auth/rbac/bootstrap"
+	"github.com/admitd/admitd/internal/controllers/controllertest"
 )
 
 // The bootstrap policy lets User (system:controller:horizontal-pod-autoscaler,
@@ -15,22 +14,6 @@ import (
 // autoscalers' status, reading and writing any scale subresource, asking
 // the three metrics APIs, discovery, and recording events.
 func TestBootstrapRBACCoversTheController(t *testing.T) {
-	policy, err := bootstrap.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var roles []*rbacv1.ClusterRole
-	for i := range policy.ClusterRoles {
-		roles = append(roles, &policy.ClusterRoles[i])
-	}
-	var bindings []*rbacv1.ClusterRoleBinding
-	for i := range policy.ClusterRoleBindings {
-		bindings = append(bindings, &policy.ClusterRoleBindings[i])
-	}
-	rules, err := rbac.NewSnapshot(nil, roles, nil, bindings).RulesFor(User, "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	needed := []rbacv1.PolicyRule{
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers"}, Verbs: []string{"list", "watch"}},
 		{APIGroups: []string{"autoscaling"}, Resources: []string{"horizontalpodautoscalers/status"}, Verbs: []string{"update"}},
@@ -44,7 +27,5 @@ func TestBootstrapRBACCoversTheController(t *testing.T) {
 		{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*"}, Verbs: []string{"get"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 	}
-	if ok, missing := rbac.Covers(rules, needed); !ok {
-		t.Fatalf("the bootstrap policy does not let %s %v", User.Username, missing)
-	}
+	controllertest.RequireBootstrapRBAC(t, User, needed)
 }
