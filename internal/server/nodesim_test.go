@@ -179,14 +179,17 @@ func TestSimulatedPodUnschedulable(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	// the scheduler's node cache may lag the API's ready, untainted nodes
+	// at its first attempt (as kube-scheduler's informers may); a node
+	// update sends the pod back to it, so the condition is waited for
 	var cond *corev1.PodCondition
-	waitUntil(t, 10*time.Second, "the Unschedulable condition", func() bool {
+	waitUntil(t, 10*time.Second, "the Unschedulable condition for the ready nodes", func() bool {
 		p, err := c.CoreV1().Pods("default").Get(ctx, "big", metav1.GetOptions{})
 		if err != nil || len(p.Status.Conditions) == 0 {
 			return false
 		}
 		pod, cond = p, &p.Status.Conditions[0]
-		return true
+		return cond.Message == want
 	})
 	if cond.Type != corev1.PodScheduled || cond.Status != corev1.ConditionFalse || cond.Reason != "Unschedulable" || cond.Message != want {
 		t.Errorf("condition %+v, want PodScheduled False Unschedulable %q", cond, want)
@@ -194,17 +197,19 @@ func TestSimulatedPodUnschedulable(t *testing.T) {
 	if pod.Spec.NodeName != "" || pod.Status.Phase != corev1.PodPending {
 		t.Errorf("nodeName %q phase %s, want unbound and Pending", pod.Spec.NodeName, pod.Status.Phase)
 	}
-	events, err := c.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, e := range events.Items {
-		found = found || e.Reason == "FailedScheduling" && e.Type == "Warning" && e.Note == want && e.Regarding.Name == "big"
-	}
-	if !found {
-		t.Errorf("no FailedScheduling event among %+v", events.Items)
-	}
+	// the scheduler's event recorder writes after the condition
+	waitUntil(t, 10*time.Second, "a FailedScheduling event for the ready nodes", func() bool {
+		events, err := c.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range events.Items {
+			if e.Reason == "FailedScheduling" && e.Type == "Warning" && e.Note == want && e.Regarding.Name == "big" {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // A pod deleted with a grace period is deleted for good by its kubelet
