@@ -26,27 +26,72 @@ type sent struct {
 	warnings []string
 }
 
+// updateTries bounds how often an UPDATE is sent again because a
+// controller of the server wrote the object between its read and the send.
+const updateTries = 5
+
 // send sends q as its user and returns the answer. The object's kind
 // names the resource (unless q.Resource does); an UPDATE replaces the
 // stored object, whatever resourceVersion and uid the object says (a
 // review from a cluster names that cluster's uid, not the seeded copy's).
+// An UPDATE refused with a conflict while the stored object changed (a
+// controller wrote it, as the TTL controller annotates a new node) is sent
+// again, as a new request with its own audit ID, so its trace and webhook
+// calls are those of the answer.
 func (c *cluster) send(ctx context.Context, in *instance, q Request) (*sent, error) {
 	obj := q.Object.DeepCopy()
 	gvr, err := c.target(obj, q)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("the request: %w", err)}
 	}
-	if q.Operation == Update {
-		ri := on(c.dyn, gvr, obj)
-		cur, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if q.Operation != Update {
+		return c.sendOnce(ctx, in, q, gvr, obj)
+	}
+	for try := 1; ; try++ {
+		rv, err := c.takeStoredVersion(ctx, gvr, obj)
 		if err != nil {
-			return nil, &ConfigError{Err: fmt.Errorf("UPDATE of %s %s: reading the stored object: %w", obj.GetKind(), name(obj), err)}
+			return nil, err
 		}
-		obj.SetResourceVersion(cur.GetResourceVersion())
-		if obj.GetUID() != "" {
-			obj.SetUID(cur.GetUID())
+		out, err := c.sendOnce(ctx, in, q, gvr, obj.DeepCopy())
+		if err != nil || try == updateTries || !refusedAsStale(out) {
+			return out, err
+		}
+		if now, err := c.storedVersion(ctx, gvr, obj); err != nil || now == rv {
+			return out, nil // the conflict is the answer, not a race
 		}
 	}
+}
+
+// refusedAsStale says whether the answer is a conflict.
+func refusedAsStale(out *sent) bool {
+	return out.status != nil && out.status.Reason == metav1.StatusReasonConflict
+}
+
+// takeStoredVersion gives obj the stored object's resourceVersion (and uid,
+// when obj names one) and returns that resourceVersion.
+func (c *cluster) takeStoredVersion(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (string, error) {
+	cur, err := on(c.dyn, gvr, obj).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return "", &ConfigError{Err: fmt.Errorf("UPDATE of %s %s: reading the stored object: %w", obj.GetKind(), name(obj), err)}
+	}
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	if obj.GetUID() != "" {
+		obj.SetUID(cur.GetUID())
+	}
+	return cur.GetResourceVersion(), nil
+}
+
+// storedVersion is the stored object's resourceVersion now.
+func (c *cluster) storedVersion(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (string, error) {
+	cur, err := on(c.dyn, gvr, obj).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	return cur.GetResourceVersion(), nil
+}
+
+// sendOnce sends obj, the request of q, as q's user.
+func (c *cluster) sendOnce(ctx context.Context, in *instance, q Request, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*sent, error) {
 	out := &sent{auditID: uuid.NewString()}
 	warnings := &warningCollector{}
 	client, err := dynamic.NewForConfig(in.requestConfig(q, out.auditID, warnings))
