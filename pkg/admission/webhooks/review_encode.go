@@ -39,7 +39,26 @@ func reviewSizeHint(req *admissionv1.AdmissionRequest) int {
 	if req == nil {
 		return 64
 	}
-	return 640 + len(req.Object.Raw) + len(req.OldObject.Raw)
+	n := 512 + len(req.Object.Raw) + len(req.OldObject.Raw) + len(req.Options.Raw)
+	// the strings the envelope writes (the kinds and resources twice)
+	n += len(req.UID) + len(req.Name) + len(req.Namespace) + len(req.Operation) + len(req.SubResource) +
+		2*(len(req.Kind.Group)+len(req.Kind.Version)+len(req.Kind.Kind)+len(req.Resource.Group)+len(req.Resource.Resource))
+	return n + userInfoSizeHint(&req.UserInfo)
+}
+
+// userInfoSizeHint estimates the encoded size of u beyond its field names.
+func userInfoSizeHint(u *authenticationv1.UserInfo) int {
+	n := len(u.Username) + len(u.UID)
+	for _, g := range u.Groups {
+		n += len(g) + 3
+	}
+	for k, vs := range u.Extra {
+		n += len(k) + 6
+		for _, v := range vs {
+			n += len(v) + 3
+		}
+	}
+	return n
 }
 
 func appendReview(b []byte, apiVersion string, req *admissionv1.AdmissionRequest) ([]byte, error) {

@@ -115,3 +115,49 @@ func BenchmarkEncodeReview_X509User(b *testing.B) {
 		inv.objectJSON = nil
 	}
 }
+
+// TestReviewSizeHintCoversOrdinaryReviews: the buffer encodeReview starts
+// with holds the whole review of an ordinary create or update (an x509
+// admin, a ConfigMap, its options), so it is written without growing.
+func TestReviewSizeHintCoversOrdinaryReviews(t *testing.T) {
+	data := map[string]string{}
+	for _, k := range []string{"a", "bb", "ccc"} {
+		data[k] = string(bytes.Repeat([]byte(k), 300))
+	}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: "load-12345", Namespace: "loadgen", Labels: map[string]string{"app": "loadgen"}}, Data: data}
+	users := []authenticationv1.UserInfo{{Username: "admin", Groups: []string{"system:masters", "system:authenticated"},
+		Extra: map[string]authenticationv1.ExtraValue{"authentication.kubernetes.io/credential-id": {"X509SHA256=" + string(bytes.Repeat([]byte("ab"), 32))}}},
+		{Username: "system:serviceaccount:kube-system:replicaset-controller", UID: "0b3c7a54-5d6e-4f0a-9b1c-2d3e4f5a6b7c",
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"},
+			Extra: map[string]authenticationv1.ExtraValue{"authentication.kubernetes.io/node-name": {"node-1"},
+				"authentication.kubernetes.io/pod-name": {"kube-controller-manager-node-1"}, "authentication.kubernetes.io/pod-uid": {"9f8e7d6c-5b4a-3210-fedc-ba9876543210"},
+				"authentication.kubernetes.io/credential-id": {"JTI=4c5d6e7f-8091-a2b3-c4d5-e6f708192a3b"}}}}
+	ops := []struct {
+		op       admission.Operation
+		old      runtime.Object
+		options  runtime.Object
+		resource string
+	}{
+		{admission.Create, nil, &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"}, FieldManager: "loadgen"}, "configmaps"},
+		{admission.Update, cm, &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"}, FieldManager: "kubectl-client-side-apply"}, "configmaps"},
+	}
+	for _, u := range users {
+		for _, o := range ops {
+			a := &admission.Attributes{Name: cm.Name, Namespace: cm.Namespace, Operation: o.op, UserInfo: u, Options: o.options,
+				Resource: schema.GroupVersionResource{Version: "v1", Resource: o.resource}, Kind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}
+			inv := &invocation{Resource: a.Resource, Kind: a.Kind, Object: cm, OldObject: o.old}
+			req, err := newRequest(a, inv, types.UID("6b1c1c39-3b0f-4f7e-8a39-9a3a3ef1e7b2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := encodeReview("admission.k8s.io/v1", req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if hint := reviewSizeHint(req); len(got) > hint {
+				t.Errorf("%s by %s: the review is %d bytes, its size hint %d: the buffer grows", o.op, u.Username, len(got), hint)
+			}
+		}
+	}
+}
