@@ -39,7 +39,10 @@ func reviewSizeHint(req *admissionv1.AdmissionRequest) int {
 	if req == nil {
 		return 64
 	}
-	n := 512 + len(req.Object.Raw) + len(req.OldObject.Raw) + len(req.Options.Raw)
+	n := 640 + len(req.Object.Raw) + len(req.OldObject.Raw) + len(req.Options.Raw)
+	if req.Options.Raw == nil && req.Options.Object != nil {
+		n += 160 // encoded as the review is written: kind, apiVersion, a field manager
+	}
 	// the strings the envelope writes (the kinds and resources twice)
 	n += len(req.UID) + len(req.Name) + len(req.Namespace) + len(req.Operation) + len(req.SubResource) +
 		2*(len(req.Kind.Group)+len(req.Kind.Version)+len(req.Kind.Kind)+len(req.Resource.Group)+len(req.Resource.Resource))
