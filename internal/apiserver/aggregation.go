@@ -71,7 +71,7 @@ func (s *Server) serveAggregatedOpenAPIV3(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return false
 	}
-	p := strings.TrimSuffix(r.URL.Path, "/")
+	p := r.URL.Path
 	if p != "/openapi/v3" {
 		path := strings.TrimPrefix(p, "/openapi/v3/")
 		if _, ok := local[path]; ok {

@@ -276,10 +276,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 	case strings.HasPrefix(p, "/apis/") && strings.Count(p, "/") == 2:
 		s.serveAPIGroup(w, r, strings.TrimPrefix(p, "/apis/"))
 		return
-	case p == "/openapi/v3" || strings.HasPrefix(p, "/openapi/v3/"):
+	case r.URL.Path == "/openapi/v3" || strings.HasPrefix(r.URL.Path, "/openapi/v3/"):
 		s.serveOpenAPIV3(w, r)
 		return
-	case p == "/openapi/v2":
+	case r.URL.Path == "/openapi/v2":
 		s.serveOpenAPIV2(w, r)
 		return
 	}

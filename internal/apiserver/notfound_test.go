@@ -13,28 +13,40 @@ import (
 func TestNotFoundPageOrStatus(t *testing.T) {
 	ts := newTestServer(t)
 	for _, c := range []struct {
-		path string
-		page bool
+		path  string
+		page  bool
+		empty bool // as the OpenAPI v3 handler: no body at all
 	}{
-		{"/foo", true},
-		{"/foo/bar", true},
-		{"/apis/unknown.io", true},
-		{"/apis/unknown.io/v1", true},
-		{"/apis/unknown.io/v1/things", true},
-		{"/apis/unknown.io/v1/namespaces/default/things", true},
-		{"/apis/unknown.io/v1/things?watch=1", true},
-		{"/apis/apps/v9", false},
-		{"/apis/apps/v9/deployments", false},
-		{"/api/v9", false},
-		{"/api/v9/pods", false},
-		{"/apis/apps/v1/nopes", false},
-		{"/api/v1/nopes", false},
+		{path: "/foo", page: true},
+		{path: "/foo/bar", page: true},
+		{path: "/apis/unknown.io", page: true},
+		{path: "/apis/unknown.io/v1", page: true},
+		{path: "/apis/unknown.io/v1/things", page: true},
+		{path: "/apis/unknown.io/v1/namespaces/default/things", page: true},
+		{path: "/apis/unknown.io/v1/things?watch=1", page: true},
+		{path: "/apis/apps/v9", page: false},
+		{path: "/apis/apps/v9/deployments", page: false},
+		{path: "/api/v9", page: false},
+		{path: "/api/v9/pods", page: false},
+		{path: "/apis/apps/v1/nopes", page: false},
+		{path: "/api/v1/nopes", page: false},
+		{path: "/openapi/v2/", page: true},
+		{path: "/openapi/v2/x", page: true},
+		{path: "/openapi/v3/", empty: true},
+		{path: "/openapi/v3/bogus", empty: true},
+		{path: "/openapi/v3/apis/bogus/v1", empty: true},
+		{path: "/openapi/v3/apis/apps/v1/", empty: true},
+		{path: "/openapi/v3/apis/apps/v1/extra", empty: true},
+		{path: "/openapi/v3//api/v1", empty: true},
 	} {
 		w := ts.do(http.MethodGet, c.path, "", "")
 		ct := w.Header().Get("Content-Type")
 		switch {
 		case w.Code != http.StatusNotFound:
 			t.Errorf("GET %s = %d, want 404", c.path, w.Code)
+		case c.empty && (ct != "" || w.Body.Len() != 0):
+			t.Errorf("GET %s = %q %q, want a 404 without a body", c.path, ct, w.Body.String())
+		case c.empty:
 		case c.page && (!strings.HasPrefix(ct, "text/plain") || w.Body.String() != "404 page not found\n"):
 			t.Errorf("GET %s = %s %q, want the plain-text 404 page", c.path, ct, w.Body.String())
 		case !c.page && (ct != "application/json" || !strings.Contains(w.Body.String(), `"the server could not find the requested resource"`)):

@@ -40,7 +40,8 @@ type Options struct {
 	// /.well-known/openid-configuration and /openid/v1/jwks (set when the
 	// server serves them); default false.
 	ServiceAccountIssuerDiscovery bool
-	// NotFound answers unknown paths and group-versions; default
+	// NotFound answers paths other than /openapi/v2, /openapi/v3 and
+	// /openapi/v3/<document> (an unknown document gets an empty 404); default
 	// http.NotFound.
 	NotFound http.Handler
 }
@@ -96,7 +97,7 @@ func New(cat Catalogue, opts Options) *Service {
 
 // ServeHTTP answers /openapi/v2, /openapi/v3 and /openapi/v3/<index path>.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p := strings.TrimSuffix(r.URL.Path, "/")
+	p := r.URL.Path // exact, as upstream's mux: /openapi/v3/ is no document
 	switch {
 	case p == "/openapi/v2":
 		s.serveV2(w, r)
@@ -215,8 +216,8 @@ func (s *Service) serveDocument(w http.ResponseWriter, r *http.Request, indexPat
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
-	case doc == nil:
-		s.opts.NotFound.ServeHTTP(w, r)
+	case doc == nil: // as upstream's handler: a 404 without a body
+		w.WriteHeader(http.StatusNotFound)
 		return
 	case negotiate(r, "json") == "":
 		w.WriteHeader(http.StatusNotAcceptable)
