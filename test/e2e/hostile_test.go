@@ -208,6 +208,9 @@ type probe struct {
 	// notFoundPage: kube-apiserver answers with its plain-text 404 page,
 	// not a Status (a path outside every API group it serves)
 	notFoundPage bool
+	// emptyNotFound: kube-apiserver answers 404 with an empty body (the
+	// OpenAPI v3 handler for a document it does not serve)
+	emptyNotFound bool
 }
 
 func (p *probe) label() string {
@@ -230,6 +233,7 @@ type answer struct {
 	code     int
 	status   status
 	isStatus bool
+	bodyLen  int
 	err      error
 	took     time.Duration
 }
@@ -258,6 +262,10 @@ func (p *probe) deviation(a answer) string {
 	case p.notFoundPage && a.code == http.StatusNotFound:
 		if a.isStatus {
 			return fmt.Sprintf("%s = %v, want the plain-text 404 page", p.label(), a)
+		}
+	case p.emptyNotFound && a.code == http.StatusNotFound:
+		if a.bodyLen != 0 {
+			return fmt.Sprintf("%s = %v with a %d-byte body, want an empty 404", p.label(), a, a.bodyLen)
 		}
 	case a.code >= 400 && p.method != http.MethodHead && (!a.isStatus || a.status.Code != a.code):
 		return fmt.Sprintf("%s = %v without a Status body of kind Status and code %d", p.label(), a, a.code)
@@ -364,6 +372,7 @@ func (hc *hostileClient) send(p *probe) answer {
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	a.took = time.Since(start)
+	a.bodyLen = len(data)
 	if err != nil {
 		a.err = fmt.Errorf("reading the %d answer: %w", resp.StatusCode, err)
 		return a

@@ -224,6 +224,10 @@ func isResourcePath(path string) bool {
 // plain-text 404 page: no API group it serves holds them.
 var notFoundPages = []string{"/apis/bogus.example.com", "/apis/bogus.example.com/v1", "/openapi"}
 
+// emptyNotFounds are the granted paths kube-apiserver answers with a 404
+// without a body: OpenAPI v3 documents it does not serve.
+var emptyNotFounds = []string{"/openapi/v3/", "/openapi/v3/apis/bogus/v1"}
+
 // nonResourceProbes: discovery, health, version, OpenAPI (granted: get),
 // everything else (metrics, debug, OIDC discovery, admission traces, the
 // dashboard, tricks with dots and slashes, random paths) refused.
@@ -250,6 +254,7 @@ func nonResourceProbes(gvPaths []string) []probe {
 				p.want = served
 				// recorded from kube-apiserver 1.37.2
 				p.notFoundPage = slices.Contains(notFoundPages, path)
+				p.emptyNotFound = slices.Contains(emptyNotFounds, path)
 			}
 			if m != http.MethodGet && m != http.MethodDelete {
 				p.contentType, p.body = "application/json", []byte("{}")
