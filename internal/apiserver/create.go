@@ -26,7 +26,7 @@ func (s *Server) serveCreate(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	if rq.info.Subresource != "" {
-		writeError(w, r, errMethodNotSupported(res.GroupResource(), "create"))
+		writeError(w, r, errMethodNotAllowed())
 		return
 	}
 	if s.serveReview(w, r, rq, res) {

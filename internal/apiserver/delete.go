@@ -70,7 +70,7 @@ func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) err
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
 	if rq.info.Subresource != "" {
-		writeError(w, r, errMethodNotSupported(res.GroupResource(), "delete"))
+		writeError(w, r, errMethodNotAllowed())
 		return
 	}
 	n, err := negotiateOutput(r, res)

@@ -34,6 +34,9 @@ type requestInfo struct {
 	FieldSelector fields.Selector
 	// WatchPath marks the deprecated /watch/ prefix.
 	WatchPath bool
+	// Trailing marks segments after the subresource
+	// (/api/v1/nodes/{name}/proxy/{path}): only a proxy serves them.
+	Trailing bool
 }
 
 // objectName is the object the request names, in its path or, for a list
@@ -101,6 +104,7 @@ func parseRequestInfo(r *http.Request) *requestInfo {
 	if len(parts) > 2 {
 		ri.Subresource = parts[2]
 	}
+	ri.Trailing = len(parts) > 3
 	ri.Verb = verbFor(r, ri)
 	if watchPath {
 		ri.Verb = "watch"

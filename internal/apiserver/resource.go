@@ -26,18 +26,13 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, errNotFoundPath())
 		return
 	}
-	if info.Subresource != "" {
-		if _, ok := res.Subresource(info.Subresource); !ok {
-			writeError(w, r, errNotFoundPath())
-			return
-		}
-	}
-	if err := s.checkVerb(res, info); err != nil {
+	if err := routeError(res, info, r.Method); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if info.WatchPath && r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeError(w, r, errMethodNotAllowed())
+	if info.Verb == "watch" && !res.HasVerb("watch") {
+		// a list's ?watch=true, where the resource lists only
+		writeError(w, r, errMethodNotSupported(res.GroupResource(), "watch"))
 		return
 	}
 	rq.metered = true
@@ -68,37 +63,8 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 	case "connect":
 		s.serveConnect(w, r, rq, res)
 	default:
-		writeError(w, r, errMethodNotSupported(res.GroupResource(), info.Verb))
+		writeError(w, r, errMethodNotAllowed())
 	}
-}
-
-// checkVerb refuses verbs the resource or subresource does not serve with
-// upstream's 405.
-func (s *Server) checkVerb(res *registry.Resource, info *requestInfo) error {
-	verb := info.Verb
-	if info.Subresource != "" {
-		sub, _ := res.Subresource(info.Subresource)
-		if verb == "connect" {
-			return nil
-		}
-		for _, v := range sub.Verbs {
-			if v == verb {
-				return nil
-			}
-		}
-		return errMethodNotSupported(res.GroupResource(), verb)
-	}
-	if (verb == "create" && info.Name != "") || ((verb == "update" || verb == "patch") && info.Name == "") {
-		return errMethodNotAllowed()
-	}
-	checked := verb
-	if verb == "watch" && info.Name != "" {
-		checked = "watch"
-	}
-	if !res.HasVerb(checked) {
-		return errMethodNotSupported(res.GroupResource(), verb)
-	}
-	return nil
 }
 
 func errNotFound(res *registry.Resource, name string) error {
