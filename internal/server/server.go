@@ -180,6 +180,9 @@ type Options struct {
 	SimulatedNodes SimulatedNodesOptions
 	// Logger defaults to a text logger on stderr.
 	Logger *slog.Logger
+	// logLevel is the default Logger's level, set through /debug/flags/v;
+	// nil for a Logger given.
+	logLevel *slog.LevelVar
 	// Serving are the connection and request-lifetime flags.
 	Serving ServingOptions
 	// Aggregation are the front-proxy and aggregation-layer flags (see
@@ -256,7 +259,8 @@ func (s *Server) AdmissionPlugins() []string {
 // runs until Close or until ctx ends.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		o.logLevel = new(slog.LevelVar)
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	}
 	if err := validateAuthorization(o); err != nil {
 		return nil, err
@@ -498,6 +502,7 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		for name, h := range map[string]http.HandlerFunc{"cmdline": pprof.Cmdline, "profile": pprof.Profile, "symbol": pprof.Symbol, "trace": pprof.Trace} {
 			cfg.Extra["/debug/pprof/"+name] = h
 		}
+		maps.Copy(cfg.Extra, debugFlagRoutes(o.logLevel))
 	}
 	self := &atomic.Pointer[string]{}
 	agg := newAggregator(o, store, adm, cat, fp, self)
