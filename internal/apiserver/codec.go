@@ -247,6 +247,19 @@ func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj a
 	writeJSON(w, code, obj)
 }
 
+// writeIndentedJSON writes obj as JSON indented by two spaces, without a
+// newline at the end (upstream's raw JSON answers, as /version).
+func writeIndentedJSON(w http.ResponseWriter, code int, obj any) {
+	data, err := json.MarshalIndent(obj, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", mediaJSON)
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}
+
 func writeJSON(w http.ResponseWriter, code int, obj any) {
 	writeJSONAs(w, code, mediaJSON, obj)
 }

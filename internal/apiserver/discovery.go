@@ -170,9 +170,12 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, info 
 			list.APIResources = append(list.APIResources, ar)
 		}
 	}
-	if !found {
+	switch {
+	case !found:
 		writeError(w, r, errNotFoundPath())
-		return
+	case r.Method != http.MethodGet:
+		writeError(w, r, errMethodNotAllowed())
+	default:
+		writeObject(w, r, http.StatusOK, list)
 	}
-	writeObject(w, r, http.StatusOK, list)
 }

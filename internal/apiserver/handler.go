@@ -147,6 +147,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveStream(w, r, info)
 		return
 	}
+	if wantsPretty(r) {
+		pw := &prettyWriter{w: w, api: isAPIPath(r.URL.Path)}
+		defer pw.finish()
+		w = pw
+	}
 	timeout, err := s.requestTimeout(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -251,7 +256,15 @@ func (s *Server) servePublic(w http.ResponseWriter, r *http.Request) bool {
 	}
 	switch r.URL.Path {
 	case "/version", "/version/":
-		writeJSON(w, http.StatusOK, versionInfo())
+		if r.Method != http.MethodGet {
+			writeError(w, r, errMethodNotAllowed())
+			return true
+		}
+		writeIndentedJSON(w, http.StatusOK, versionInfo())
+		return true
+	}
+	if strings.HasPrefix(r.URL.Path, "/version/") {
+		writeError(w, r, errNotFoundPath()) // no route below /version
 		return true
 	}
 	return false
@@ -270,6 +283,11 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, rq *request) {
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
 	switch {
+	case p == "/api" && r.Method != http.MethodGet:
+		// kube-apiserver's /api and group versions route GET only; /apis
+		// and /apis/<group> take every method
+		writeError(w, r, errMethodNotAllowed())
+		return
 	case p == "/api" || p == "/apis":
 		s.serveDiscoveryRoot(w, r, p)
 		return

@@ -77,3 +77,41 @@ func TestRouteErrors(t *testing.T) {
 		}
 	}
 }
+
+// Discovery and /version route GET only, except /apis and /apis/<group>,
+// which take any method, as kube-apiserver 1.37.2 answers (recorded).
+func TestNonResourceRouteMethods(t *testing.T) {
+	ts := newTestServer(t)
+	for _, c := range []struct {
+		method, path string
+		code         int
+	}{
+		{http.MethodHead, "/api", 405},
+		{http.MethodPost, "/api", 405},
+		{http.MethodHead, "/api/v1", 405},
+		{http.MethodPost, "/api/v1", 405},
+		{http.MethodPut, "/api/v1", 405},
+		{http.MethodDelete, "/api/v1", 405},
+		{http.MethodPost, "/apis/apps/v1", 405},
+		{http.MethodHead, "/apis/apps/v1", 405},
+		{http.MethodPost, "/apis/apps/v9", 404},
+		{http.MethodPost, "/version", 405},
+		{http.MethodPost, "/version/", 405},
+		{http.MethodHead, "/version", 405},
+		{http.MethodHead, "/apis", 200},
+		{http.MethodPost, "/apis", 200},
+		{http.MethodPost, "/apis/apps", 200},
+		{http.MethodHead, "/apis/apps", 200},
+		{http.MethodGet, "/api/v1", 200},
+		{http.MethodGet, "/version/x", 404},
+	} {
+		w := ts.do(c.method, c.path, "", "")
+		if w.Code != c.code {
+			t.Errorf("%s %s = %d %q, want %d", c.method, c.path, w.Code, w.Body, c.code)
+		}
+		var st metav1.Status
+		if c.code >= 400 && c.method != http.MethodHead && (json.Unmarshal(w.Body.Bytes(), &st) != nil || int(st.Code) != c.code) {
+			t.Errorf("%s %s = %q, want a Status of code %d", c.method, c.path, w.Body, c.code)
+		}
+	}
+}

@@ -78,6 +78,20 @@ func errBadRequest(format string, args ...any) error {
 	return apierrors.NewBadRequest(fmt.Sprintf(format, args...))
 }
 
+// WriteMethodNotAllowed answers, for a handler served beside the API, a
+// method its path does not take as kube-apiserver's routes do: the
+// generic 405 Status.
+func WriteMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, errMethodNotAllowed())
+}
+
+// WriteRouteNotFound answers, for a handler served beside the API, a path
+// below its own that no route has, as kube-apiserver's routes do: the
+// generic 404 Status.
+func WriteRouteNotFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, errNotFoundPath())
+}
+
 // errMethodNotAllowed is the 405 for a method no route of the path serves.
 func errMethodNotAllowed() error {
 	return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "the server does not allow this method on the requested resource", 0, false)

@@ -3,8 +3,10 @@ package server
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
+	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/serviceaccount"
 )
 
@@ -26,9 +28,12 @@ func openIDRoutes(t *saTokens, log *slog.Logger) (*openID, map[string]http.Handl
 		log.Info("service account issuer discovery is off", "reason", err)
 		return o, nil
 	}
+	config := o.handler(serviceaccount.OpenIDConfigPath, "application/json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.Config })
+	keys := o.handler(serviceaccount.JWKSPath, "application/jwk-set+json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.KeySet })
+	// kube-apiserver's routes take the paths with a slash at the end too
 	return o, map[string]http.Handler{
-		serviceaccount.OpenIDConfigPath: o.handler("application/json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.Config }),
-		serviceaccount.JWKSPath:         o.handler("application/jwk-set+json", func(m *serviceaccount.OpenIDMetadata) []byte { return m.KeySet }),
+		serviceaccount.OpenIDConfigPath: config, serviceaccount.OpenIDConfigPath + "/": config,
+		serviceaccount.JWKSPath: keys, serviceaccount.JWKSPath + "/": keys,
 	}
 }
 
@@ -44,16 +49,21 @@ func (o *openID) listening(address string) {
 	}
 }
 
-func (o *openID) handler(contentType string, body func(*serviceaccount.OpenIDMetadata) []byte) http.Handler {
+// handler serves the document at path (and path/) to GET; any other
+// method is the generic 405 Status, as kube-apiserver's routes answer.
+func (o *openID) handler(path, contentType string, body func(*serviceaccount.OpenIDMetadata) []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.TrimSuffix(r.URL.Path, "/") != path {
+			apiserver.WriteRouteNotFound(w, r) // path/<more>, which the prefix match of path/ routes here
+			return
+		}
+		if r.Method != http.MethodGet {
+			apiserver.WriteMethodNotAllowed(w, r)
+			return
+		}
 		m := o.meta.Load()
 		if m == nil {
 			http.Error(w, "service account issuer discovery is not ready", http.StatusServiceUnavailable)
-			return
-		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
 		w.Header().Set("Content-Type", contentType)

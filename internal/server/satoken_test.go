@@ -182,6 +182,36 @@ func TestOpenIDDiscoveryNeedsAuthentication(t *testing.T) {
 	if doc["issuer"] != "https://issuer.example" || doc["jwks_uri"] != s.URL+serviceaccount.JWKSPath {
 		t.Errorf("discovery document %s, want issuer https://issuer.example and jwks_uri %s", raw, s.URL+serviceaccount.JWKSPath)
 	}
+	checkOpenIDRoutes(t, admin.CoreV1().RESTClient())
+}
+
+// checkOpenIDRoutes: the documents are served with a slash at the end too,
+// to GET only (anything else the generic 405 Status), and nothing below
+// them, as kube-apiserver 1.37.2 answers (recorded).
+func checkOpenIDRoutes(t *testing.T, c rest.Interface) {
+	t.Helper()
+	for _, r := range []struct {
+		method, path string
+		code         int
+	}{
+		{http.MethodGet, serviceaccount.OpenIDConfigPath + "/", 200},
+		{http.MethodGet, serviceaccount.JWKSPath + "/", 200},
+		{http.MethodPost, serviceaccount.OpenIDConfigPath, 405},
+		{http.MethodPost, serviceaccount.JWKSPath, 405},
+		{http.MethodHead, serviceaccount.JWKSPath, 405},
+		{http.MethodGet, serviceaccount.JWKSPath + "/x", 404},
+	} {
+		res := c.Verb(r.method).AbsPath(r.path).Do(context.Background())
+		var code int
+		res.StatusCode(&code)
+		raw, _ := res.Raw()
+		if code != r.code {
+			t.Errorf("%s %s = %d %s, want %d", r.method, r.path, code, raw, r.code)
+		}
+		if r.code == 405 && r.method != http.MethodHead && !apierrors.IsMethodNotSupported(res.Error()) {
+			t.Errorf("%s %s = %s, want the 405 Status", r.method, r.path, raw)
+		}
+	}
 }
 
 func TestServiceAccountOptionsValidate(t *testing.T) {
