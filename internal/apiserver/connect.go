@@ -1,12 +1,14 @@
 package apiserver
 
 import (
+	"fmt"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
@@ -16,6 +18,10 @@ import (
 // proxy, and nodes/ and services/proxy) as CONNECT, before looking at the
 // object as upstream does, and then answers as kubelet.go says.
 func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
+	if _, ok := r.URL.Query()["dryRun"]; ok {
+		writeError(w, r, apierrors.NewBadRequest("dryRun is not supported"))
+		return
+	}
 	sub, _ := res.Subresource(rq.info.Subresource)
 	opts, err := connectOptions(r, sub.Kind)
 	if err != nil {
@@ -31,7 +37,22 @@ func (s *Server) serveConnect(w http.ResponseWriter, r *http.Request, rq *reques
 		writeError(w, r, err)
 		return
 	}
-	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, rq.info.Name)
+	name := rq.info.Name
+	if rq.info.Subresource == "proxy" {
+		// a proxy's name may carry a scheme and a port:
+		// [scheme:]name[:port], as upstream's ResourceLocations read it
+		_, target, port, ok := utilnet.SplitSchemeNamePort(name)
+		switch {
+		case !ok:
+			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid %s request %q", res.Singular, name)))
+			return
+		case res.Group == "" && res.Resource == "services":
+			writeError(w, r, s.serviceProxyError(r.Context(), rq.info.Namespace, target, port))
+			return
+		}
+		name = target
+	}
+	obj, err := s.getObject(r.Context(), res, rq.info.Namespace, name)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -24,8 +24,7 @@ import (
 // request), and then that the backend cannot be reached.
 
 var (
-	nodesGVR     = corev1.SchemeGroupVersion.WithResource("nodes")
-	endpointsGVR = corev1.SchemeGroupVersion.WithResource("endpoints")
+	nodesGVR = corev1.SchemeGroupVersion.WithResource("nodes")
 )
 
 // kubeletPort is the port kube-apiserver dials a kubelet on when the node
@@ -60,8 +59,6 @@ func (s *Server) connectBackendError(r *http.Request, rq *request, res *registry
 		return s.podConnectError(ctx, r, rq, o)
 	case *corev1.Node:
 		return s.nodeProxyError(ctx, o, r)
-	case *corev1.Service:
-		return s.serviceProxyError(ctx, o)
 	}
 	return apierrors.NewBadRequest("Upgrade request required")
 }
@@ -107,25 +104,6 @@ func (s *Server) nodeProxyError(ctx context.Context, node *corev1.Node, r *http.
 		rest = r.URL.Path[i+len("/proxy"):]
 	}
 	return s.kubeletUnreachable(ctx, node.Name, rest)
-}
-
-// serviceProxyError follows upstream's service ResourceLocation: an
-// ExternalName Service is reached at its name, any other at a ready
-// endpoint, of which there must be one.
-func (s *Server) serviceProxyError(ctx context.Context, svc *corev1.Service) error {
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: admitd does not proxy to %s", svc.Spec.ExternalName))
-	}
-	if res, ok := s.cat.Lookup(endpointsGVR); ok {
-		if obj, err := s.getObject(ctx, res, svc.Namespace, svc.Name); err == nil {
-			for _, sub := range obj.(*corev1.Endpoints).Subsets {
-				if len(sub.Addresses) > 0 {
-					return apierrors.NewServiceUnavailable(fmt.Sprintf("error trying to reach service: admitd does not proxy to endpoint %s", sub.Addresses[0].IP))
-				}
-			}
-		}
-	}
-	return apierrors.NewServiceUnavailable(fmt.Sprintf("no endpoints available for service %q", svc.Name))
 }
 
 // kubeletUnreachable is the error of a request for path on node's kubelet:

@@ -67,8 +67,14 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 }
 
+// errNotFound is the NotFound Status of res's object name. Upstream's
+// ComponentStatus storage names its resource in the singular.
 func errNotFound(res *registry.Resource, name string) error {
-	return apierrors.NewNotFound(res.GroupResource(), name)
+	gr := res.GroupResource()
+	if gr.Group == "" && gr.Resource == "componentstatuses" {
+		gr.Resource = "componentstatus"
+	}
+	return apierrors.NewNotFound(gr, name)
 }
 
 // checkPathName refuses, as upstream's storage key functions do, a name in

@@ -159,6 +159,9 @@ func (s *Server) serveUpdateScale(w http.ResponseWriter, r *http.Request, rq *re
 		return
 	}
 	body, err := decodeScale(rq, mediaTypeOf(r), data, opts.FieldValidation)
+	if err == nil {
+		err = checkBodyName(body.Name, rq.info.Name)
+	}
 	if err != nil {
 		writeError(w, r, err)
 		return

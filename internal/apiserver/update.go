@@ -29,6 +29,18 @@ const optimisticLockMsg = "the object has been modified; please apply your chang
 // object does not exist.
 type transform func(current runtime.Object) (runtime.Object, error)
 
+// checkBodyName is upstream's check of an update's body before anything
+// is read: it names the object the URL names.
+func checkBodyName(bodyName, urlName string) error {
+	if bodyName == "" {
+		return errBadRequest("the name of the object (%s based on URL) was undeterminable: name must be provided", urlName)
+	}
+	if bodyName != urlName {
+		return errBadRequest("the name of the object (%s) does not match the name on the URL (%s)", bodyName, urlName)
+	}
+	return nil
+}
+
 func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
 	opts, err := parseUpdateOptions(r)
 	if err != nil {
@@ -44,8 +56,8 @@ func (s *Server) serveUpdate(w http.ResponseWriter, r *http.Request, rq *request
 		writeError(w, r, err)
 		return
 	}
-	if n := accessor(body).GetName(); n != rq.info.Name {
-		writeError(w, r, errBadRequest("the name of the object (%s) does not match the name on the URL (%s)", n, rq.info.Name))
+	if err := checkBodyName(accessor(body).GetName(), rq.info.Name); err != nil {
+		writeError(w, r, err)
 		return
 	}
 	// as upstream's handler, before the store: a body in another
