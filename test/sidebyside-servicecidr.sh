@@ -54,10 +54,10 @@ for s in sorted(json.load(sys.stdin)["items"], key=lambda s: s["metadata"]["name
     for f in sorted(m.get("managedFields", []), key=lambda f: (f["manager"], f["operation"], f.get("subresource", ""))):
         fields = f.get("fieldsV1")
         if f["manager"] == "kubernetes-service-cidr-controller":
-            # kube-apiserver's Ready and the controller's forced one share lastTransitionTime
-            # when both fall in the same second (admitd: at start), not when the
-            # controller-manager comes seconds later: who co-owns it is timing
-            fields["f:status"]["f:conditions"]['k:{"type":"Ready"}'].pop("f:lastTransitionTime", None)
+            # the Ready of kube-apiserver and the forced one of the controller share
+            # lastTransitionTime when both fall in the same second (admitd: at start), not
+            # when the controller manager comes seconds later: who co-owns it is timing
+            fields["f:status"]["f:conditions"]["k:{\"type\":\"Ready\"}"].pop("f:lastTransitionTime", None)
         print("  manager", f["manager"], f["operation"], f.get("subresource", ""), json.dumps(fields, sort_keys=True))'
   "${k[@]}" get events -n default --field-selector involvedObject.kind=ServiceCIDR -o json | python3 -c '
 import json, sys
