@@ -3,7 +3,9 @@
 # kube-controller-manager 1.37.2 (../shared/tools/kube-apiserver with KCM=1), both with
 # --service-cluster-ip-range=127.1.0.0/24, one session against each at once: ServiceCIDRs "extra"
 # (127.2.0.0/24, holding Service web's 127.2.0.10), "empty" (127.3.0.0/24) and "inner"
-# (127.1.0.0/28, inside the default range, holding Service in's 127.1.0.5); all three deleted; then
+# (127.1.0.0/28, inside the default range, holding Service in's 127.1.0.5) and "refused", whose
+# status a ValidatingAdmissionPolicy refuses (the controller's warning event); the first three
+# deleted; then
 # "wide" (127.2.0.0/16) created, which covers extra's address; then wide deleted and Service web
 # after it. After each step each server's ServiceCIDRs (finalizers, being deleted or not, Ready
 # conditions without times, field managers; kube-apiserver's own Ready of the default ServiceCIDR
@@ -69,11 +71,36 @@ for e in json.load(sys.stdin)["items"]:
 print("\n".join(sorted(seen)))'
 }
 
+# refuseStatus: a policy refusing every write of the status of the ServiceCIDR "refused", so that
+# the controller cannot make it Ready
+refuseStatus() {
+  cat <<EOF
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: refuse-servicecidr-status}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [networking.k8s.io], apiVersions: ["*"], operations: [UPDATE], resources: [servicecidrs/status]}
+  validations:
+  - {expression: 'object.metadata.name != "refused"', message: status writes are refused}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: refuse-servicecidr-status}
+spec: {policyName: refuse-servicecidr-status, validationActions: [Deny]}
+EOF
+}
+
 # session KUBECONFIG VIEWFILE: the steps, each followed by a view
 session() {
   local k=(kubectl --kubeconfig "$1") v=$2
   until "${k[@]}" get servicecidr kubernetes -o jsonpath='{.metadata.finalizers}' 2>/dev/null | grep -q service-cidr-finalizer; do sleep 0.5; done
-  { cidr extra 127.2.0.0/24; cidr empty 127.3.0.0/24; cidr inner 127.1.0.0/28; } | "${k[@]}" create -f - > /dev/null
+  refuseStatus | "${k[@]}" create -f - > /dev/null
+  sleep 2 # kube-apiserver's policies take effect within a second
+  { cidr extra 127.2.0.0/24; cidr empty 127.3.0.0/24; cidr inner 127.1.0.0/28; cidr refused 127.4.0.0/24; } | "${k[@]}" create -f - > /dev/null
   service "${k[@]}" web 127.2.0.10
   service "${k[@]}" in 127.1.0.5
   sleep 3
