@@ -10,9 +10,9 @@
 // allocation which addresses to skip.
 //
 // It is not the ServiceCIDR controllers (the default ServiceCIDR is kept by
-// internal/controllers; kube-controller-manager's finalizer and Ready
-// condition of other ServiceCIDRs are not done), and it allocates no node
-// ports (internal/serviceip).
+// internal/controllers, kube-controller-manager's finalizer and Ready
+// condition of every ServiceCIDR by internal/controllers/servicecidrs), and
+// it allocates no node ports (internal/serviceip).
 package ipallocator
 
 import (

@@ -22,8 +22,14 @@ import (
 // startWithRange starts a whole admitd on dir (bolt) allocating from cidr.
 func startWithRange(t *testing.T, dir, cidr string) (*Server, kubernetes.Interface) {
 	t.Helper()
+	return startWithRangeAndControllers(t, dir, cidr, nil)
+}
+
+// startWithRangeAndControllers is startWithRange with --controllers.
+func startWithRangeAndControllers(t *testing.T, dir, cidr string, controllers []string) (*Server, kubernetes.Interface) {
+	t.Helper()
 	o := DefaultOptions()
-	o.DataDir, o.SecurePort, o.KubeconfigOut, o.ServiceClusterIPRange = dir, 0, "-", cidr
+	o.DataDir, o.SecurePort, o.KubeconfigOut, o.ServiceClusterIPRange, o.Controllers = dir, 0, "-", cidr, controllers
 	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := Start(context.Background(), o)
 	if err != nil {
@@ -150,10 +156,12 @@ func TestServiceClusterIPDryRun(t *testing.T) {
 
 // The default ServiceCIDR is kube-apiserver's: "kubernetes" with the range,
 // created as kube-apiserver and made Ready by
-// kubernetes-service-cidr-controller (as kube-apiserver 1.37.2 showed it),
-// and /readyz names its post-start hook and the IP repair's.
+// kubernetes-service-cidr-controller (as kube-apiserver 1.37.2 showed it,
+// without kube-controller-manager, whose service-cidr-controller is off
+// here: TestServiceCIDRControllerKeepsTheDefault has it on), and /readyz
+// names its post-start hook and the IP repair's.
 func TestDefaultServiceCIDR(t *testing.T) {
-	s, cs := startWithRange(t, t.TempDir(), "127.1.0.5/24")
+	s, cs := startWithRangeAndControllers(t, t.TempDir(), "127.1.0.5/24", []string{"*", "-service-cidr-controller"})
 	defer func() { _ = s.Close() }()
 	sc, err := cs.NetworkingV1().ServiceCIDRs().Get(context.Background(), "kubernetes", metav1.GetOptions{})
 	if err != nil {

@@ -45,8 +45,19 @@ func TestKubectlServiceCIDRsAndIPAddresses(t *testing.T) {
 	if out := a.MustKubectl(t, "", "get", "servicecidrs"); !hasLine(out, []string{"NAME", "CIDRS", "AGE"}) || !hasLine(out, []string{"kubernetes", "127.1.0.0/24"}) {
 		t.Errorf("kubectl get servicecidrs:\n%s", out)
 	}
-	if got := a.MustKubectl(t, "", "get", "servicecidr", "kubernetes", "-o", `jsonpath={.status.conditions[0].type}={.status.conditions[0].status}: {.status.conditions[0].message}`); got != "Ready=True: Kubernetes default Service CIDR is ready" {
-		t.Errorf("default ServiceCIDR condition = %q", got)
+	// kube-apiserver makes it Ready, then kube-controller-manager's
+	// service-cidr-controller adds its finalizer and its own Ready message
+	// (test/sidebyside-servicecidr.sh)
+	const wantReady = "[\"networking.k8s.io/service-cidr-finalizer\"] Ready=True: Kubernetes Service CIDR is ready"
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		got := a.MustKubectl(t, "", "get", "servicecidr", "kubernetes", "-o", `jsonpath={.metadata.finalizers} {.status.conditions[0].type}={.status.conditions[0].status}: {.status.conditions[0].message}`)
+		if got == wantReady {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Errorf("default ServiceCIDR = %q, want %q", got, wantReady)
+			break
+		}
 	}
 	// the kubernetes Service is created beside the server
 	for start := time.Now(); !hasLine(a.MustKubectl(t, "", "get", "ipaddresses"), []string{"127.1.0.1", "services/default/kubernetes"}); {

@@ -18,11 +18,15 @@ import (
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/admitd/admitd/internal/admissionsource"
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/controllers"
+	"github.com/admitd/admitd/internal/ipallocator"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage"
@@ -52,22 +56,61 @@ var AdminUser = func() authenticationv1.UserInfo {
 }()
 
 // Start starts a server whose admission chain is plugins (none: every
-// request is admitted).
+// request is admitted). Services get no cluster IP.
 func Start(t testing.TB, plugins ...admission.NamedPlugin) *Server {
+	t.Helper()
+	return start(t, plugins, nil)
+}
+
+// StartWithClusterIPs is Start with Services given cluster IPs of family
+// as admitd serve gives them: an IPAddress each (managed by
+// ipallocator.k8s.io) from the ServiceCIDRs the test creates (there is no
+// default one).
+func StartWithClusterIPs(t testing.TB, family corev1.IPFamily, plugins ...admission.NamedPlugin) *Server {
+	t.Helper()
+	return start(t, plugins, func(s *Server, cfg *apiserver.Config) {
+		cidrs, ips := s.sourceCache("servicecidrs"), s.sourceCache("ipaddresses")
+		alloc, err := ipallocator.New(ipallocator.Config{Store: s.Store, Catalogue: s.Catalogue, Family: family, ServiceCIDRs: cidrs, IPAddresses: ips})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ClusterIPs = alloc
+	})
+}
+
+// start starts a server of plugins, its configuration changed by
+// configure when not nil.
+func start(t testing.TB, plugins []admission.NamedPlugin, configure func(*Server, *apiserver.Config)) *Server {
 	t.Helper()
 	s := &Server{t: t, Store: memory.New(), Catalogue: registry.NewCatalogue(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if testing.Verbose() {
 		s.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	s.api = apiserver.New(apiserver.Config{Store: s.Store, Catalogue: s.Catalogue, Admission: admission.NewChain(plugins...)})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	s.Ctx = ctx
+	cfg := apiserver.Config{Store: s.Store, Catalogue: s.Catalogue, Admission: admission.NewChain(plugins...)}
+	if configure != nil {
+		configure(s, &cfg)
+	}
+	s.api = apiserver.New(cfg)
 	if err := s.api.Bootstrap(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s.Admin = s.Client(AdminUser)
 	return s
+}
+
+// sourceCache is a watch-fed cache of the networking.k8s.io/v1 resource,
+// as the server's admission sources keep, followed until the test ends.
+func (s *Server) sourceCache(resource string) *admissionsource.Cache {
+	res, ok := s.Catalogue.Lookup(networkingv1.SchemeGroupVersion.WithResource(resource))
+	if !ok {
+		s.t.Fatalf("%s are not served", resource)
+	}
+	cache := admissionsource.NewCache(s.Store, res)
+	go cache.Run(s.Ctx, s.Log)
+	return cache
 }
 
 // Client is a clientset writing as user through the server's loopback.
