@@ -72,8 +72,9 @@ func mediaTypeOf(r *http.Request) string {
 }
 
 func errUnsupportedMediaType(mt string, accepted ...string) error {
-	return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "", schema.GroupResource{}, "",
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(accepted, ", ")), 0, false)
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType,
+		Reason:  metav1.StatusReasonUnsupportedMediaType,
+		Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s", strings.Join(accepted, ", "))}}
 }
 
 // decodeObject decodes a create/update body into an object of the resource's
@@ -229,14 +230,8 @@ func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj a
 	if wantsProtobuf(r) && writeProtobuf(w, code, obj) {
 		return
 	}
-	if wantsYAML(r) {
-		data, err := yaml.Marshal(obj)
-		if err == nil {
-			w.Header().Set("Content-Type", mediaYAML)
-			w.WriteHeader(code)
-			_, _ = w.Write(data)
-			return
-		}
+	if wantsYAML(r) && writeYAML(w, code, obj) {
+		return
 	}
 	if encoded != nil {
 		w.Header().Set("Content-Type", mediaJSON)
@@ -245,6 +240,18 @@ func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj a
 		return
 	}
 	writeJSON(w, code, obj)
+}
+
+// writeYAML writes obj in YAML, if it can be.
+func writeYAML(w http.ResponseWriter, code int, obj any) bool {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", mediaYAML)
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+	return true
 }
 
 // writeIndentedJSON writes obj as JSON indented by two spaces, without a

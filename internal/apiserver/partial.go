@@ -51,6 +51,7 @@ func (s *Server) transformObject(r *http.Request, res *registry.Resource, n nego
 	case asTable:
 		t := s.tableFor(res, []runtime.Object{obj}, "", tableIncludeObject(r))
 		t.APIVersion = n.metaAPIVersion()
+		t.ResourceVersion = accessor(obj).GetResourceVersion() // upstream's, as for a list
 		return t, nil
 	case asPartial:
 		return partialOf(obj, n.version), nil

@@ -30,6 +30,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 		writeError(w, r, err)
 		return
 	}
+	if err := routeMediaError(res, info, r); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if info.Verb == "watch" && !res.HasVerb("watch") {
 		// a list's ?watch=true, where the resource lists only
 		writeError(w, r, errMethodNotSupported(res.GroupResource(), "watch"))

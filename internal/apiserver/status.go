@@ -3,6 +3,7 @@ package apiserver
 import (
 	"errors"
 	"fmt"
+	"github.com/munnerz/goautoneg"
 	"net/http"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,7 +43,53 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if rq := requestFrom(r.Context()); rq != nil {
 		rq.event.Status = st
 	}
-	writeObject(w, r, int(st.Code), st)
+	setWarnings(w, requestFrom(r.Context()))
+	code := int(st.Code)
+	media, ok := statusMedia(r)
+	switch {
+	case !ok:
+		writeIndentedJSON(w, code, st)
+	case media == mediaProtobuf && writeProtobuf(w, code, st):
+	case media == mediaYAML && writeYAML(w, code, st):
+	default:
+		writeJSON(w, code, st)
+	}
+}
+
+// statusMedia is the media type a Status is written in for r, as
+// upstream's negotiation of errors (which transforms nothing: a clause
+// with as, g or v is passed over, and only JSON and protobuf stream);
+// ok is false when no clause is acceptable: upstream then writes the
+// Status as indented JSON.
+func statusMedia(r *http.Request) (media string, ok bool) {
+	header := r.Header.Get("Accept")
+	switch header {
+	case "", mediaJSON:
+		return mediaJSON, true
+	}
+	for _, clause := range goautoneg.ParseAccept(header) {
+		if !plainClause(clause.Params) {
+			continue
+		}
+		for _, media := range outputMediaTypes {
+			if clauseMatches(clause, media) && (media != mediaYAML || clause.Params["stream"] == "") {
+				return media, true
+			}
+		}
+	}
+	return "", false
+}
+
+// plainClause: an Accept clause's parameters ask for the object itself,
+// at most as a watch stream.
+func plainClause(params map[string]string) bool {
+	for _, transform := range []string{"as", "g", "v"} {
+		if _, ok := params[transform]; ok {
+			return false
+		}
+	}
+	stream := params["stream"]
+	return stream == "" || stream == "watch"
 }
 
 // writeNotFoundPage answers a path outside every API group served (not

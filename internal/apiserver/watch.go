@@ -113,6 +113,7 @@ func (ws *watchStream) payload(typ string, obj runtime.Object) any {
 		}
 		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", true)
 		t.APIVersion = ws.out.metaAPIVersion()
+		t.ResourceVersion = accessor(obj).GetResourceVersion()
 		if !ws.first {
 			t.ColumnDefinitions = nil
 		}
