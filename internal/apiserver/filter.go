@@ -41,22 +41,25 @@ func newObjectFilter(res *registry.Resource, labelSel labels.Selector, fieldSel 
 			}
 			continue
 		}
-		if res.StrictFieldLabels {
-			if req.Field == "metadata.name" || containsString(res.FieldLabels, req.Field) {
-				continue
-			}
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported for %s: %s", res.GroupVersionKind(), req.Field))
-		}
-		if req.Field == "metadata.name" || req.Field == "metadata.namespace" || containsString(res.FieldLabels, req.Field) {
+		if req.Field == "metadata.name" || !res.StrictFieldLabels && req.Field == "metadata.namespace" || containsString(res.FieldLabels, req.Field) {
 			continue
 		}
-		if len(res.FieldLabels) == 0 {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q", req.Field, "metadata.name", "metadata.namespace"))
-		}
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		return nil, fieldLabelRefused(res, req.Field)
 	}
 	f.fields = fieldSel
 	return f, nil
+}
+
+// fieldLabelRefused is the 400 refusing label as res's upstream label
+// conversion words it.
+func fieldLabelRefused(res *registry.Resource, label string) error {
+	switch {
+	case res.FieldLabelRefusal != nil:
+		return apierrors.NewBadRequest(res.FieldLabelRefusal(label))
+	case len(res.FieldLabels) == 0 && !res.StrictFieldLabels:
+		return apierrors.NewBadRequest(fmt.Sprintf("%q is not a known field selector: only %q, %q", label, "metadata.name", "metadata.namespace"))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", label))
 }
 
 // customFieldLabel checks a field selector label of a custom resource as

@@ -19,7 +19,6 @@ func appsKinds() []descriptor {
 				ResetStatusMetadata: resetStatusLabels, Warnings: deploymentWarnings}},
 		{gv: "apps/v1", resource: "replicasets", kind: "ReplicaSet", namespaced: true, short: []string{"rs"}, categories: all,
 			status: statusReset, generation: true, subresources: []Subresource{scaleSub()}, name: apivalidation.NameIsDNSSubdomain,
-			fields:   []string{"status.replicas"},
 			strategy: Strategy{Default: defaultReplicaSet, Validate: validateReplicaSet, ValidateUpdate: validateReplicaSetUpdate, Warnings: replicaSetWarnings}},
 		{gv: "apps/v1", resource: "statefulsets", kind: "StatefulSet", namespaced: true, short: []string{"sts"}, categories: all,
 			status: statusReset, generation: true, subresources: []Subresource{scaleSub()}, name: apivalidation.NameIsDNSLabel,

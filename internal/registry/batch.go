@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 )
 
@@ -13,8 +15,8 @@ func batchKinds() []descriptor {
 			strategy: Strategy{Default: defaultCronJob, Validate: validateCronJob, ValidateUpdate: validateCronJobUpdate, Warnings: cronJobWarnings}},
 		{gv: "batch/v1", resource: "jobs", kind: "Job", namespaced: true, categories: all,
 			status: statusReset, generation: true, name: apivalidation.NameIsDNSSubdomain,
-			gc:       OrphanDependents, // with a warning, see the API server
-			fields:   []string{"status.successful"},
+			gc:     OrphanDependents, // with a warning, see the API server
+			fields: []string{"status.successful"}, fieldRefusal: func(label string) string { return fmt.Sprintf("field label %q not supported for Job", label) },
 			strategy: Strategy{Default: defaultJob, PrepareForCreate: prepareJobForCreate, Validate: validateJob, ValidateUpdate: validateJobUpdate, Warnings: jobWarnings}},
 	}
 }

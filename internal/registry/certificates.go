@@ -30,12 +30,12 @@ func certificatesKinds() []descriptor {
 	csr := schema.GroupVersionKind{Group: "certificates.k8s.io", Version: "v1", Kind: "CertificateSigningRequest"}
 	return []descriptor{
 		{gv: "certificates.k8s.io/v1", resource: "certificatesigningrequests", kind: "CertificateSigningRequest", short: []string{"csr"},
-			status: statusSubresource, fields: []string{"spec.signerName"},
+			status: statusSubresource, fields: []string{"spec.signerName"}, strictFields: true,
 			subresources: []Subresource{{Name: "approval", Kind: csr, Verbs: subVerbs}}, strategy: csrStrategy()},
 		{gv: "certificates.k8s.io/v1", resource: "clustertrustbundles", kind: "ClusterTrustBundle",
-			fields: []string{"spec.signerName"}, strategy: clusterTrustBundleStrategy()},
+			fields: []string{"spec.signerName"}, strictFields: true, strategy: clusterTrustBundleStrategy()},
 		{gv: "certificates.k8s.io/v1", resource: "podcertificaterequests", kind: "PodCertificateRequest", namespaced: true,
-			status: statusReset, name: apivalidation.NameIsDNSSubdomain, fields: []string{"spec.signerName", "spec.podName", "spec.nodeName"},
+			status: statusReset, name: apivalidation.NameIsDNSSubdomain, fields: []string{"spec.signerName", "spec.podName", "spec.nodeName"}, strictFields: true,
 			strategy: podCertificateRequestStrategy()},
 	}
 }

@@ -23,7 +23,7 @@ func coreKinds() []descriptor {
 			strategy: Strategy{Default: defaultLimitRange}},
 		namespaces(),
 		{gv: "v1", resource: "nodes", kind: "Node", short: []string{"no"}, status: statusSubresource, name: apivalidation.NameIsDNSSubdomain,
-			fields: []string{"spec.unschedulable"}, subresources: []Subresource{{Name: "proxy",
+			fields: []string{"spec.unschedulable"}, strictFields: true, subresources: []Subresource{{Name: "proxy",
 				Kind: schema.GroupVersionKind{Version: "v1", Kind: "NodeProxyOptions"}, Verbs: []string{"create", "delete", "get", "patch", "update"}}},
 			strategy: Strategy{PrepareForCreate: prepareNodeForCreate, PrepareForUpdate: prepareNodeForUpdate, Warnings: nodeWarnings}},
 		{gv: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"},
@@ -57,6 +57,7 @@ func namespaces() descriptor {
 		verbs:        []string{"create", "delete", "get", "list", "patch", "update", "watch"},
 		name:         apivalidation.ValidateNamespaceName,
 		fields:       []string{"status.phase"},
+		strictFields: true,
 		strategy: Strategy{Default: defaultNamespace, PrepareForCreate: prepareNamespaceForCreate, PrepareForUpdate: prepareNamespaceForUpdate,
 			Validate: validateNamespace, ValidateUpdate: validateNamespaceUpdate}}
 }
@@ -74,7 +75,7 @@ func services() descriptor {
 	return descriptor{gv: "v1", resource: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all, status: statusReset,
 		subresources: []Subresource{{Name: "proxy", Kind: schema.GroupVersionKind{Version: "v1", Kind: "ServiceProxyOptions"},
 			Verbs: []string{"create", "delete", "get", "patch", "update"}}},
-		name: apivalidation.NameIsDNS1035Label,
+		name: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"},
 		strategy: Strategy{Default: defaultService, PrepareForCreate: prepareServiceForCreate, PrepareForUpdate: prepareServiceForUpdate,
 			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings,
 			Subresources: statusWarnings(serviceStatusWarnings)}}

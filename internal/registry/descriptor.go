@@ -46,6 +46,9 @@ type descriptor struct {
 	// strictFields: metadata.namespace is not a field label either
 	// (Resource.StrictFieldLabels).
 	strictFields bool
+	// fieldRefusal words the refusal of a field label
+	// (Resource.FieldLabelRefusal).
+	fieldRefusal func(label string) string
 }
 
 // statusRule says whether a kind has a status subresource and what a create
@@ -129,6 +132,7 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 		DefaultGCPolicy:      d.gc,
 		FieldLabels:          d.fields,
 		StrictFieldLabels:    d.strictFields,
+		FieldLabelRefusal:    d.fieldRefusal,
 	}
 	if d.storedAs != "" {
 		stored := d.storedGroupVersion()

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"fmt"
 	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
@@ -50,7 +51,10 @@ func draKinds() []descriptor {
 		{gv: "resource.k8s.io/v1", resource: "resourceclaimtemplates", kind: "ResourceClaimTemplate", namespaced: true, name: dns,
 			strategy: resourceClaimTemplateStrategy()},
 		{gv: "resource.k8s.io/v1", resource: "resourceslices", kind: "ResourceSlice", name: dns,
-			fields: []string{"spec.nodeName", "spec.driver", "spec.pool.name"}, strictFields: true, strategy: resourceSliceStrategy()},
+			fields: []string{"spec.nodeName", "spec.driver", "spec.pool.name"}, strictFields: true, strategy: resourceSliceStrategy(),
+			fieldRefusal: func(label string) string {
+				return fmt.Sprintf("field label not supported for %s: %s", resourcev1.SchemeGroupVersion.WithKind("ResourceSlice"), label)
+			}},
 	}
 }
 

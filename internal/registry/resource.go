@@ -204,9 +204,14 @@ type Resource struct {
 	// conversion functions); custom resources accept any.
 	FieldLabels []string
 	// StrictFieldLabels: the field labels are metadata.name and
-	// FieldLabels only (not metadata.namespace), and a selector naming
-	// another is refused naming the kind (ResourceSlice's label conversion).
+	// FieldLabels only, not metadata.namespace (the kinds whose upstream
+	// label conversion leaves it out, namespaced ones too).
 	StrictFieldLabels bool
+	// FieldLabelRefusal, when set, is the message refusing a field label
+	// (upstream's conversion words some of its own: Job's, ResourceSlice's);
+	// nil: "field label not supported: <label>", or apimachinery's default
+	// for a kind without labels of its own.
+	FieldLabelRefusal func(label string) string
 	// Converter converts a custom resource between its definition's
 	// versions (nil: relabelling); nil for built-in resources.
 	Converter Converter
