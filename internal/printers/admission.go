@@ -53,7 +53,7 @@ func paramKind(k *admissionregistrationv1.ParamKind) string {
 var policyBindingColumns = []metav1.TableColumnDefinition{
 	nameColumn,
 	str("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
-	str("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+	str("ParamRef", "ParamRef indicates the param resource which sets the configuration param"),
 	ageColumn,
 }
 

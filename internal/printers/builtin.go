@@ -4,7 +4,7 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 
 // builtinPrinters are the built-in kinds upstream has a printer for, by group
 // and resource. Kinds not listed (Roles, ClusterRoles, LimitRanges,
-// CustomResourceDefinitions, …) get upstream's default Name / Created At.
+// …) get upstream's default Name / Created At.
 var builtinPrinters = map[schema.GroupResource]printer{
 	{Resource: "pods"}:                   podPrinter,
 	{Resource: "namespaces"}:             namespacePrinter,
@@ -22,7 +22,8 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Resource: "podtemplates"}:           podTemplatePrinter,
 	{Resource: "componentstatuses"}:      componentStatusPrinter,
 
-	{Group: "apiregistration.k8s.io", Resource: "apiservices"}: apiServicePrinter,
+	{Group: "apiregistration.k8s.io", Resource: "apiservices"}:             apiServicePrinter,
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}: crdPrinter,
 
 	{Group: "apps", Resource: "deployments"}:         deploymentPrinter,
 	{Group: "apps", Resource: "replicasets"}:         replicaSetPrinter,
@@ -44,6 +45,7 @@ var builtinPrinters = map[schema.GroupResource]printer{
 	{Group: "certificates.k8s.io", Resource: "podcertificaterequests"}:     podCertificateRequestPrinter,
 	{Group: "storage.k8s.io", Resource: "csidrivers"}:                      csiDriverPrinter,
 	{Group: "storage.k8s.io", Resource: "csinodes"}:                        csiNodePrinter,
+	{Group: "storage.k8s.io", Resource: "csistoragecapacities"}:            csiStorageCapacityPrinter,
 	{Group: "storage.k8s.io", Resource: "volumeattachments"}:               volumeAttachmentPrinter,
 	{Group: "storage.k8s.io", Resource: "volumeattributesclasses"}:         volumeAttributesClassPrinter,
 	{Group: "resource.k8s.io", Resource: "deviceclasses"}:                  deviceClassPrinter,

@@ -12,8 +12,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
-	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -88,7 +86,7 @@ var ingressClassPrinter = kind([]metav1.TableColumnDefinition{
 
 var networkPolicyPrinter = kind([]metav1.TableColumnDefinition{
 	nameColumn,
-	str("Pod-Selector", extensionsv1beta1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]),
+	str("Pod-Selector", networkingv1.NetworkPolicySpec{}.SwaggerDoc()["podSelector"]),
 	ageColumn,
 }, func(np *networkingv1.NetworkPolicy, now time.Time) []any {
 	return []any{np.Name, metav1.FormatLabelSelector(&np.Spec.PodSelector), since(np.CreationTimestamp, now)}
@@ -294,7 +292,7 @@ var podDisruptionBudgetPrinter = kind([]metav1.TableColumnDefinition{
 	return []any{pdb.Name, minAvailable, maxUnavailable, int64(pdb.Status.DisruptionsAllowed), since(pdb.CreationTimestamp, now)}
 })
 
-var endpointSliceDoc = discoveryv1beta1.EndpointSlice{}.SwaggerDoc()
+var endpointSliceDoc = discoveryv1.EndpointSlice{}.SwaggerDoc()
 
 var endpointSlicePrinter = kind([]metav1.TableColumnDefinition{
 	nameColumn,

@@ -38,12 +38,12 @@ var secretPrinter = kind([]metav1.TableColumnDefinition{
 	return []any{s.Name, string(s.Type), int64(len(s.Data)), since(s.CreationTimestamp, now)}
 })
 
+// serviceAccountPrinter: no Secrets column since 1.37.
 var serviceAccountPrinter = kind([]metav1.TableColumnDefinition{
 	nameColumn,
-	str("Secrets", corev1.ServiceAccount{}.SwaggerDoc()["secrets"]),
 	ageColumn,
 }, func(sa *corev1.ServiceAccount, now time.Time) []any {
-	return []any{sa.Name, int64(len(sa.Secrets)), since(sa.CreationTimestamp, now)}
+	return []any{sa.Name, since(sa.CreationTimestamp, now)}
 })
 
 var serviceSpecDoc = corev1.ServiceSpec{}.SwaggerDoc()

@@ -132,14 +132,34 @@ func TestDefaultColumns(t *testing.T) {
 		{"rbac.authorization.k8s.io", "v1", "clusterroles", &rbacv1.ClusterRole{ObjectMeta: objMeta("admin")}},
 		{"rbac.authorization.k8s.io", "v1", "roles", &rbacv1.Role{ObjectMeta: objMeta("admin")}},
 		{"", "v1", "limitranges", &corev1.LimitRange{ObjectMeta: objMeta("admin")}},
-		{"apiextensions.k8s.io", "v1", "customresourcedefinitions", &unstructured.Unstructured{Object: map[string]any{
-			"metadata": map[string]any{"name": "admin", "creationTimestamp": created.UTC().Format(time.RFC3339)}}}},
 	}
 	for _, k := range kinds {
 		checkKind(t, lookup(t, k.group, k.version, k.resource), []string{"Name", "Created At"}, []cellCase{
 			{name: k.resource, obj: k.obj, cells: []any{"admin", "2026-03-01T11:55:00Z"}},
 		})
 	}
+}
+
+// CustomResourceDefinitions print as apiextensions-apiserver 1.37's table
+// convertor (recorded from kube-apiserver 1.37.2): served versions sorted,
+// the storage one marked, the creation time as a date.
+func TestCustomResourceDefinitionColumns(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "widgets.example.com", "creationTimestamp": created.UTC().Format(time.RFC3339)},
+		"spec": map[string]any{"group": "example.com", "scope": "Namespaced",
+			"names": map[string]any{"plural": "widgets", "kind": "Widget", "shortNames": []any{"wd", "w"}},
+			"versions": []any{
+				map[string]any{"name": "v2", "served": true, "storage": false},
+				map[string]any{"name": "v1", "served": true, "storage": true},
+				map[string]any{"name": "v0", "served": false, "storage": false}}},
+		"status": map[string]any{"conditions": []any{map[string]any{"type": "Established", "status": "True"}}},
+	}}
+	checkKind(t, lookup(t, "apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+		[]string{"Name", "Scope", "Versions", "Created At", "+Group", "+Kind", "+ShortNames", "+Established"}, []cellCase{
+			{name: "widgets", obj: u, cells: []any{"widgets.example.com", "Namespaced", "v1(storage),v2", "2026-03-01T11:55:00Z",
+				"example.com", "Widget", "wd,w", true}},
+		})
 }
 
 // TestConvertsOtherTypes: a built-in printer reads an object of another Go

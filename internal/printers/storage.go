@@ -85,3 +85,18 @@ var volumeAttributesClassPrinter = kind([]metav1.TableColumnDefinition{
 }, func(c *storagev1.VolumeAttributesClass, now time.Time) []any {
 	return []any{c.Name, c.DriverName, since(c.CreationTimestamp, now)}
 })
+
+// The CSIStorageCapacity table, as upstream's printCSIStorageCapacity:
+// the StorageClass and the capacity ("<unset>" when the driver reported
+// none), no Age.
+var csiStorageCapacityPrinter = kind([]metav1.TableColumnDefinition{
+	nameColumn,
+	str("StorageClassName", storagev1.CSIStorageCapacity{}.SwaggerDoc()["storageClassName"]),
+	str("Capacity", storagev1.CSIStorageCapacity{}.SwaggerDoc()["capacity"]),
+}, func(c *storagev1.CSIStorageCapacity, _ time.Time) []any {
+	capacity := "<unset>"
+	if c.Capacity != nil {
+		capacity = c.Capacity.String()
+	}
+	return []any{c.Name, c.StorageClassName, capacity}
+})

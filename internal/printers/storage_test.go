@@ -46,8 +46,10 @@ func TestCSINodeTable(t *testing.T) {
 func TestCSIStorageCapacityTable(t *testing.T) {
 	res := lookup(t, "storage.k8s.io", "v1", "csistoragecapacities")
 	obj := &storagev1.CSIStorageCapacity{ObjectMeta: objMeta("cap"), StorageClassName: "fast", Capacity: ptr.To(resource.MustParse("1Gi"))}
-	checkKind(t, res, []string{"Name", "Created At"}, []cellCase{
-		{name: "default columns", obj: obj, cells: []any{"cap", created.UTC().Format("2006-01-02T15:04:05Z07:00")}},
+	unset := &storagev1.CSIStorageCapacity{ObjectMeta: objMeta("none"), StorageClassName: "slow"}
+	checkKind(t, res, []string{"Name", "StorageClassName", "Capacity"}, []cellCase{
+		{name: "capacity", obj: obj, cells: []any{"cap", "fast", "1Gi"}},
+		{name: "no capacity", obj: unset, cells: []any{"none", "slow", "<unset>"}},
 	})
 }
 

@@ -6,23 +6,21 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	appsv1beta1 "k8s.io/api/apps/v1beta1"
 	batchv1 "k8s.io/api/batch/v1"
-	batchv1beta1 "k8s.io/api/batch/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
 )
 
-// Upstream takes some column descriptions from the older API versions.
+// Column descriptions, from the API versions upstream's printers take
+// them from (1.37: the v1 types).
 var (
-	deploymentSpecDoc, deploymentStatusDoc = extensionsv1beta1.DeploymentSpec{}.SwaggerDoc(), extensionsv1beta1.DeploymentStatus{}.SwaggerDoc()
-	replicaSetSpecDoc, replicaSetStatusDoc = extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc(), extensionsv1beta1.ReplicaSetStatus{}.SwaggerDoc()
-	daemonSetStatusDoc                     = extensionsv1beta1.DaemonSetStatus{}.SwaggerDoc()
-	cronJobSpecDoc, cronJobStatusDoc       = batchv1beta1.CronJobSpec{}.SwaggerDoc(), batchv1beta1.CronJobStatus{}.SwaggerDoc()
+	deploymentSpecDoc, deploymentStatusDoc = appsv1.DeploymentSpec{}.SwaggerDoc(), appsv1.DeploymentStatus{}.SwaggerDoc()
+	replicaSetSpecDoc, replicaSetStatusDoc = appsv1.ReplicaSetSpec{}.SwaggerDoc(), appsv1.ReplicaSetStatus{}.SwaggerDoc()
+	daemonSetStatusDoc                     = appsv1.DaemonSetStatus{}.SwaggerDoc()
+	cronJobSpecDoc, cronJobStatusDoc       = batchv1.CronJobSpec{}.SwaggerDoc(), batchv1.CronJobStatus{}.SwaggerDoc()
 	jobSelectorColumn                      = wide(str("Selector", batchv1.JobSpec{}.SwaggerDoc()["selector"]))
 )
 
@@ -83,7 +81,7 @@ var daemonSetPrinter = kind([]metav1.TableColumnDefinition{
 	ageColumn,
 	containersColumn,
 	imagesColumn,
-	wide(str("Selector", extensionsv1beta1.DaemonSetSpec{}.SwaggerDoc()["selector"])),
+	wide(str("Selector", appsv1.DaemonSetSpec{}.SwaggerDoc()["selector"])),
 }, func(ds *appsv1.DaemonSet, now time.Time) []any {
 	st := ds.Status
 	names, images := containerCells(ds.Spec.Template.Spec.Containers)
@@ -177,7 +175,7 @@ var cronJobPrinter = kind([]metav1.TableColumnDefinition{
 var controllerRevisionPrinter = kind([]metav1.TableColumnDefinition{
 	nameColumn,
 	str("Controller", "Controller of the object"),
-	str("Revision", appsv1beta1.ControllerRevision{}.SwaggerDoc()["revision"]),
+	str("Revision", appsv1.ControllerRevision{}.SwaggerDoc()["revision"]),
 	ageColumn,
 }, func(cr *appsv1.ControllerRevision, now time.Time) []any {
 	controller := "<none>"
