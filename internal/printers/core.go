@@ -35,7 +35,7 @@ var secretPrinter = kind([]metav1.TableColumnDefinition{
 	str("Data", corev1.Secret{}.SwaggerDoc()["data"]),
 	ageColumn,
 }, func(s *corev1.Secret, now time.Time) []any {
-	return []any{s.Name, string(s.Type), int64(len(s.Data)), since(s.CreationTimestamp, now)}
+	return []any{s.Name, string(s.Type), int64(secretKeys(s)), since(s.CreationTimestamp, now)}
 })
 
 // serviceAccountPrinter: no Secrets column since 1.37.
@@ -57,12 +57,9 @@ var servicePrinter = kind([]metav1.TableColumnDefinition{
 	ageColumn,
 	wide(str("Selector", serviceSpecDoc["selector"])),
 }, func(svc *corev1.Service, now time.Time) []any {
-	clusterIP := "<none>"
-	switch {
-	case len(svc.Spec.ClusterIPs) > 0:
+	clusterIP := "<none>" // upstream reads clusterIPs only
+	if len(svc.Spec.ClusterIPs) > 0 {
 		clusterIP = svc.Spec.ClusterIPs[0]
-	case svc.Spec.ClusterIP != "":
-		clusterIP = svc.Spec.ClusterIP
 	}
 	ports := make([]string, len(svc.Spec.Ports))
 	for i, p := range svc.Spec.Ports {
@@ -221,3 +218,15 @@ var componentStatusPrinter = kind([]metav1.TableColumnDefinition{
 	}
 	return []any{cs.Name, status, message, errText}
 })
+
+// secretKeys counts the keys of data and stringData together, as
+// upstream's internal Secret holds them (stringData merged into data).
+func secretKeys(s *corev1.Secret) int {
+	n := len(s.Data)
+	for k := range s.StringData {
+		if _, ok := s.Data[k]; !ok {
+			n++
+		}
+	}
+	return n
+}

@@ -58,10 +58,11 @@ func TestServiceTable(t *testing.T) {
 		{name: "external name", obj: svc(corev1.ServiceTypeExternalName, func(s *corev1.Service) {
 			s.Spec.ExternalName, s.Spec.ClusterIPs, s.Spec.Ports = "db.example.com", nil, nil
 		}), cells: []any{"web", "ExternalName", "<none>", "db.example.com", "<none>", "5m", "<none>"}},
+		// upstream's printer reads clusterIPs only (test/upstream/printercolumns)
 		{name: "headless, clusterIP only", obj: svc(corev1.ServiceTypeClusterIP, func(s *corev1.Service) {
 			s.Spec.ClusterIPs, s.Spec.ClusterIP = nil, "None"
 			s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Protocol: "UDP", Port: 53})
-		}), cells: []any{"web", "ClusterIP", "None", "<none>", "2233/TCP,53/UDP", "5m", "<none>"}},
+		}), cells: []any{"web", "ClusterIP", "<none>", "<none>", "2233/TCP,53/UDP", "5m", "<none>"}},
 	})
 }
 

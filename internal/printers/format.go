@@ -102,10 +102,10 @@ func firstWithMore(list []string, max int) string {
 	if len(list) > max {
 		return fmt.Sprintf("%s + %d more...", strings.Join(list[:max], ","), len(list)-max)
 	}
-	if len(list) == 0 {
-		return "<unset>"
+	if joined := strings.Join(list, ","); joined != "" {
+		return joined
 	}
-	return strings.Join(list, ",")
+	return "<unset>" // none, or only empty names
 }
 
 // loadBalancerAddresses joins the distinct IPs (or hostnames when an entry has

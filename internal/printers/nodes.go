@@ -40,8 +40,17 @@ var nodePrinter = kind([]metav1.TableColumnDefinition{
 	info := n.Status.NodeInfo
 	return []any{n.Name, strings.Join(status, ","), orNone(strings.Join(nodeRoles(n), ",")), since(n.CreationTimestamp, now), info.KubeletVersion,
 		nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP),
-		orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion)}
+		orUnknown(info.OSImage), kernelVersion(info), orUnknown(info.ContainerRuntimeVersion)}
 })
+
+// kernelVersion is the node's kernel version, then its architecture in
+// parentheses when it reports one (since 1.37).
+func kernelVersion(info corev1.NodeSystemInfo) string {
+	if info.Architecture == "" {
+		return orUnknown(info.KernelVersion)
+	}
+	return orUnknown(info.KernelVersion) + " (" + info.Architecture + ")"
+}
 
 // nodeRoles are the sorted roles named by node-role.kubernetes.io/<role>
 // labels and the kubernetes.io/role label.

@@ -182,11 +182,12 @@ func hasCondition(conds []corev1.PodCondition, t corev1.PodConditionType) bool {
 	return false
 }
 
+// podIP is the first of podIPs (upstream's internal type has no podIP).
 func podIP(pod *corev1.Pod) string {
 	if len(pod.Status.PodIPs) > 0 {
 		return pod.Status.PodIPs[0].IP
 	}
-	return pod.Status.PodIP
+	return ""
 }
 
 // readinessGates is "<true>/<gates>", or "<none>" without gates.
