@@ -187,17 +187,26 @@ func compareTypeMeta(apiVersion, kind string, want schema.GroupVersionKind) erro
 	if kind == "" {
 		got.Kind = want.Kind
 	}
-	if got.GroupVersion() == want.GroupVersion() && got.Kind != want.Kind {
+	builtin := registry.Scheme().Recognizes(want)
+	switch {
+	case got == want:
+		return nil
+	case builtin && !registry.Scheme().Recognizes(got):
+		// upstream's decoder knows no such kind: the body is not decoded
+		return &undecodableBody{typeKnown: true, kind: got.Kind, version: got.Version,
+			StatusError: apierrors.NewBadRequest(fmt.Sprintf("no kind %q is registered for version %q in scheme %q", got.Kind, got.GroupVersion(), upstreamSchemeName))}
+	case got.Kind != want.Kind && (builtin || got.GroupVersion() == want.GroupVersion()):
 		// upstream decodes the body as its own kind, then fails to
 		// convert it to the URL's
 		return &undecodableBody{typeKnown: true, kind: got.Kind, version: got.Version,
 			StatusError: apierrors.NewBadRequest(fmt.Sprintf("converting (%s.%s) to (%s.%s): unknown conversion", got.Version, got.Kind, internalGroupPackage(want.Group), want.Kind))}
 	}
-	if got != want {
-		return typeMetaMismatch(got, want)
-	}
-	return nil
+	return typeMetaMismatch(got, want)
 }
+
+// upstreamSchemeName is how kube-apiserver's errors name its scheme
+// (legacyscheme's, named after the line that made it).
+const upstreamSchemeName = "pkg/runtime/scheme.go:111"
 
 // typeMetaMismatch is upstream's error for a body of another group, version
 // or kind than the URL's.

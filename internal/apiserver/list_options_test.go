@@ -128,11 +128,28 @@ func TestUndecodableBodiesAnswerAsUpstream(t *testing.T) {
 		{mediaJSON, `[1]`, unrecognized + `couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" } (5b315d)`},
 		{mediaJSON, `{"metadata":{"name":"t3"},"data":{"a":1}}`, `ConfigMap in version \"v1\" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string`},
 		{mediaJSON, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"t2"}}`, `Secret in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Secret) to (core.ConfigMap): unknown conversion`},
+		// a kind no version of which upstream's scheme knows, and one it knows
+		{mediaJSON, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"t4"}}`, `ConfigMap in version \"v2\" cannot be handled as a ConfigMap: no kind \"ConfigMap\" is registered for version \"v2\" in scheme \"pkg/runtime/scheme.go:111\"`},
+		{mediaJSON, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t5"}}`, `Deployment in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Deployment) to (core.ConfigMap): unknown conversion`},
 		{mediaYAML, "metadata:\n\tname: x", unrecognized + `yaml: line 2: found character that cannot start any token (6d657461646174613a0a096e616d653a2078)`},
 	} {
 		w := ts.do("POST", cmPath, tc.contentType, tc.body)
 		if w.Code != 400 || !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
 			t.Errorf("POST %q = %d %.400s, want 400 %s", tc.body, w.Code, w.Body, tc.message)
+		}
+	}
+	// to apps/v1 deployments: another registered version of the kind, one
+	// not registered, another kind (recorded)
+	for _, tc := range []struct{ apiVersion, kind, message string }{
+		{"apps/v1beta1", "Deployment", `the API version in the data (apps/v1beta1) does not match the expected API version (apps/v1)`},
+		{"extensions/v1beta1", "Deployment", `the API version in the data (extensions/v1beta1) does not match the expected API version (apps/v1)`},
+		{"v1", "Deployment", `Deployment in version \"v1\" cannot be handled as a Deployment: no kind \"Deployment\" is registered for version \"v1\" in scheme \"pkg/runtime/scheme.go:111\"`},
+		{"apps/v1", "StatefulSet", `StatefulSet in version \"v1\" cannot be handled as a Deployment: converting (v1.StatefulSet) to (apps.Deployment): unknown conversion`},
+	} {
+		body := `{"apiVersion":"` + tc.apiVersion + `","kind":"` + tc.kind + `","metadata":{"name":"t6"}}`
+		w := ts.do("POST", "/apis/apps/v1/namespaces/default/deployments", mediaJSON, body)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
+			t.Errorf("POST %s to deployments = %d %.400s, want 400 %s", body, w.Code, w.Body, tc.message)
 		}
 	}
 }
