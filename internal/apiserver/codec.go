@@ -90,7 +90,7 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 		into, _ := registry.Scheme().New(gvk)
 		out, _, err := protobufSerializer().Decode(data, &gvk, into)
 		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(err.Error())
+			return nil, nil, undecodable(err.Error(), false)
 		}
 		return out, nil, checkKind(out, gvk)
 	case mediaYAML:

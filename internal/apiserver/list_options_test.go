@@ -131,12 +131,19 @@ func TestUndecodableBodiesAnswerAsUpstream(t *testing.T) {
 		// a kind no version of which upstream's scheme knows, and one it knows
 		{mediaJSON, `{"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"t4"}}`, `ConfigMap in version \"v2\" cannot be handled as a ConfigMap: no kind \"ConfigMap\" is registered for version \"v2\" in scheme \"pkg/runtime/scheme.go:111\"`},
 		{mediaJSON, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"t5"}}`, `Deployment in version \"v1\" cannot be handled as a ConfigMap: converting (v1.Deployment) to (core.ConfigMap): unknown conversion`},
+		{mediaProtobuf, `{}`, unrecognized + `provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] ({})`},
 		{mediaYAML, "metadata:\n\tname: x", unrecognized + `yaml: line 2: found character that cannot start any token (6d657461646174613a0a096e616d653a2078)`},
 	} {
 		w := ts.do("POST", cmPath, tc.contentType, tc.body)
 		if w.Code != 400 || !strings.Contains(w.Body.String(), `"message":"`+tc.message+`"`) {
 			t.Errorf("POST %q = %d %.400s, want 400 %s", tc.body, w.Code, w.Body, tc.message)
 		}
+	}
+	ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"patched"}}`)
+	w := ts.do("PATCH", cmPath+"/patched", mediaJSONPatch, `{}`)
+	const notOps = `error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp`
+	if w.Code != 400 || !strings.Contains(w.Body.String(), `"message":"`+notOps+`"`) {
+		t.Errorf("a JSON patch that is not a list = %d %.400s, want 400 %s", w.Code, w.Body, notOps)
 	}
 	// to apps/v1 deployments: another registered version of the kind, one
 	// not registered, another kind (recorded)

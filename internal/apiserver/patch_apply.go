@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"net/http"
 	"sync/atomic"
 
@@ -130,7 +131,9 @@ func applyJSONPatch(cur, patch []byte, strict bool) ([]byte, []error, error) {
 		var ops []jsonPatchOp
 		errs, err := sigsjson.UnmarshalStrict(patch, &ops)
 		if err != nil {
-			return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: %v", err))
+			// the decoder names the Go type: upstream's is in its handlers package
+			msg := strings.ReplaceAll(err.Error(), "apiserver.jsonPatchOp", "handlers.jsonPatchOp")
+			return nil, nil, apierrors.NewBadRequest("error decoding patch: " + msg)
 		}
 		for _, e := range errs {
 			strictErrs = append(strictErrs, fmt.Errorf("json patch %v", e))
