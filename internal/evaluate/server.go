@@ -71,7 +71,9 @@ type ServerConfig struct {
 // approved or cleaned up, nodes' taints and conditions, pods on tainted
 // nodes deleted, claims and volumes bound, released or marked Lost, the
 // bindings written through admission, workloads rescaled to their
-// autoscalers' bounds and the autoscalers' status).
+// autoscalers' bounds and the autoscalers' status, pods' ResourceClaims
+// made from their templates through admission, claims' reservations
+// dropped).
 var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "-" + controllers.ReplicaSetControllerName,
 	"-" + controllers.ReplicationControllerControllerName, "-" + controllers.DeploymentControllerName,
 	"-daemonset-controller", "-job-controller",
@@ -82,7 +84,8 @@ var DefaultControllers = []string{"*", "-" + controllers.RootCAControllerName, "
 	"-ttl-after-finished-controller", "-disruption-controller", "-pod-garbage-collector-controller",
 	"-certificatesigningrequest-signing-controller", "-certificatesigningrequest-cleaner-controller",
 	"-certificatesigningrequest-approving-controller", "-node-lifecycle-controller", "-taint-eviction-controller",
-	"-persistentvolume-binder-controller", "-horizontal-pod-autoscaler-controller"}
+	"-persistentvolume-binder-controller", "-horizontal-pod-autoscaler-controller",
+	"-resourceclaim-controller"}
 
 // sessionCompactionInterval is how often a Session's server compacts its
 // store's history: its controllers' watches and lists need little of it.

@@ -19,6 +19,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
+	"github.com/admitd/admitd/internal/controllers/resourceclaim"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
@@ -141,7 +142,7 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 	}
 	if o.CopiedObjects {
 		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name,
-			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name, "-"+hpa.Name)
+			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name, "-"+hpa.Name, "-"+resourceclaim.Name)
 	}
 	return controllers.ParseControllers(list)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
+	"github.com/admitd/admitd/internal/controllers/resourceclaim"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 )
 
@@ -15,7 +16,7 @@ import (
 // none of the controllers that would delete or rewrite the copies, and
 // the others as selected.
 func TestCopiedObjectsLeaveTheCopiesAlone(t *testing.T) {
-	off := []string{controllers.GarbageCollectorControllerName, controllers.RootCAControllerName, podgc.Name, nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name}
+	off := []string{controllers.GarbageCollectorControllerName, controllers.RootCAControllerName, podgc.Name, nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, resourceclaim.Name}
 	for _, copied := range []bool{false, true} {
 		sel, err := controllerSelection(Options{CopiedObjects: copied})
 		if err != nil {

@@ -36,6 +36,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/hpa"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
+	"github.com/admitd/admitd/internal/controllers/resourceclaim"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/conversion"
 	"github.com/admitd/admitd/internal/ipallocator"
@@ -143,7 +144,10 @@ type Options struct {
 	// whose volume was not copied is Lost), and the horizontal pod
 	// autoscaler, which would rescale the copied workloads to their
 	// autoscalers' bounds and rewrite the autoscalers' status (their
-	// metrics are the cluster's, not served here), stay off.
+	// metrics are the cluster's, not served here), and the resource claim
+	// controller, which would drop the claims' reservations of pods not
+	// copied, delete the copied claims of finished pods and make claims
+	// for copied pods whose own were not copied, stay off.
 	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
@@ -396,6 +400,9 @@ type apiParts struct {
 	store      storage.Store
 	aggregator *aggregator.Aggregator
 	frontProxy *frontProxy
+	// resourceClaimMetrics are the resource claim controller's
+	// dynamic_resource_allocation series, kept as ephemeralMetrics.
+	resourceClaimMetrics *resourceclaim.Metrics
 	// clientCA is the PEM bundle x509 client certificates are verified
 	// with (published for extension servers).
 	clientCA []byte
@@ -524,7 +531,8 @@ func newAPI(ctx context.Context, o Options, store storage.Store, probe storagePr
 		store: store, aggregator: agg, frontProxy: fp, clientCA: clientCA, self: self, requestMetrics: requestMetrics,
 		objectCounts: newObjectCounts(metricsReg, store, cat), tlsHandshakeErrors: newTLSHandshakeErrors(metricsReg), metrics: metricsReg,
 		ephemeralMetrics: ephemeral.NewMetrics(), nodeLifecycleMetrics: nodelifecycle.NewMetrics(),
-		taintEvictionMetrics: tainteviction.NewMetrics(), pvBinderMetrics: pvbinder.NewMetrics(), hpaMetrics: hpa.NewMetrics()}
+		taintEvictionMetrics: tainteviction.NewMetrics(), pvBinderMetrics: pvbinder.NewMetrics(), hpaMetrics: hpa.NewMetrics(),
+		resourceClaimMetrics: resourceclaim.NewMetrics()}
 	metricsReg.MustRegister(newStorageSize(o, store), apiServiceAvailability{store: store, cat: cat})
 	inject := controllers.NewCAInjection(adm.sources.Secrets(), o.Logger)
 	cfg.WriteSteps = []admission.NamedPlugin{{Name: controllers.CAInjectionName, Plugin: inject}}

@@ -20,6 +20,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
 	"github.com/admitd/admitd/internal/controllers/replicaset"
+	"github.com/admitd/admitd/internal/controllers/resourceclaim"
 	"github.com/admitd/admitd/internal/controllers/servicecidrs"
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/controllers/ttl"
@@ -35,7 +36,7 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
 	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name,
-	nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, servicecidrs.Name}
+	nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, servicecidrs.Name, resourceclaim.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -84,6 +85,9 @@ func startWorkloadControllers(ctx context.Context, p *apiParts, caches *controll
 		return err
 	}
 	if err := startServiceCIDRController(ctx, p, caches, sel, log); err != nil {
+		return err
+	}
+	if err := startResourceClaimController(ctx, p, caches, sel, log); err != nil {
 		return err
 	}
 	if err := startStatefulSetController(ctx, api, store, cat, caches, sel, log); err != nil {
