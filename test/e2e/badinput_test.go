@@ -29,7 +29,7 @@ func TestBadInputGetsUpstreamStatus(t *testing.T) {
 		reason, message                       string
 	}{
 		{"malformed json", "POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":`, 400, "BadRequest", ""},
-		{"wrong kind for url", "POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}`, 400, "BadRequest", "the API version in the data (apps/v1) does not match the expected API version (v1)"},
+		{"wrong kind for url", "POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}`, 400, "BadRequest", `Deployment in version "v1" cannot be handled as a ConfigMap: converting (v1.Deployment) to (core.ConfigMap): unknown conversion`},
 		{"body too large", "POST", "/api/v1/namespaces/default/configmaps", "application/json", big, 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728"},
 		{"unknown resource", "GET", "/api/v1/namespaces/default/widgets", "", "", 404, "NotFound", "the server could not find the requested resource"},
 		{"namespace mismatch", "POST", "/api/v1/namespaces/default/configmaps", "application/json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x","namespace":"other"}}`, 400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request"},

@@ -66,8 +66,8 @@ func TestKubectlCSIKinds(t *testing.T) {
 		{"csidriver.storage.k8s.io/vault.csi.example.com", "true", "false", "false", "vault", "false", "Persistent"},
 		{"NAME", "DRIVERS", "AGE"},
 		{"csinode.storage.k8s.io/n1", "1"},
-		{"NAME", "CREATED", "AT"},
-		{"csistoragecapacity.storage.k8s.io/cap-1"},
+		{"NAME", "STORAGECLASSNAME", "CAPACITY"},
+		{"csistoragecapacity.storage.k8s.io/cap-1", "fast", "10Gi"},
 	} {
 		if !hasLine(out, want) {
 			t.Errorf("kubectl get csidrivers,csinodes,csistoragecapacities: no line starting with %q in\n%s", want, out)
