@@ -15,37 +15,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
-	_ "k8s.io/kubernetes/pkg/apis/admissionregistration/install"
-	_ "k8s.io/kubernetes/pkg/apis/apiserverinternal/install"
-	_ "k8s.io/kubernetes/pkg/apis/apps/install"
-	_ "k8s.io/kubernetes/pkg/apis/authentication/install"
-	_ "k8s.io/kubernetes/pkg/apis/authorization/install"
-	_ "k8s.io/kubernetes/pkg/apis/autoscaling/install"
-	_ "k8s.io/kubernetes/pkg/apis/batch/install"
-	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
-	_ "k8s.io/kubernetes/pkg/apis/coordination/install"
-	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	_ "k8s.io/kubernetes/pkg/apis/discovery/install"
-	_ "k8s.io/kubernetes/pkg/apis/events/install"
-	_ "k8s.io/kubernetes/pkg/apis/flowcontrol/install"
-	_ "k8s.io/kubernetes/pkg/apis/networking/install"
-	_ "k8s.io/kubernetes/pkg/apis/node/install"
-	_ "k8s.io/kubernetes/pkg/apis/policy/install"
-	_ "k8s.io/kubernetes/pkg/apis/rbac/install"
-	_ "k8s.io/kubernetes/pkg/apis/resource/install"
-	_ "k8s.io/kubernetes/pkg/apis/scheduling/install"
-	_ "k8s.io/kubernetes/pkg/apis/storage/install"
-	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 
 	"github.com/admitd/admitd/internal/apiserver"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/admission"
 	"github.com/admitd/admitd/pkg/storage/memory"
+	"github.com/admitd/admitd/test/upstream/internal/legacyinstall"
 )
-
-// ownSchemes are the groups kube-apiserver serves from schemes of their
-// own (apiextensions-apiserver, kube-aggregator), not legacyscheme.
-var ownSchemes = []string{"apiextensions.k8s.io", "apiregistration.k8s.io"}
 
 // TestFieldLabelsLikeUpstream: for every served built-in resource that
 // lists, every label any kind knows (and some none does) is taken or
@@ -66,7 +42,7 @@ func TestFieldLabelsLikeUpstream(t *testing.T) {
 	}
 	compared := 0
 	for _, res := range cat.Resources() {
-		if res.Unstructured || !res.HasVerb("list") || slices.Contains(ownSchemes, res.Group) {
+		if res.Unstructured || !res.HasVerb("list") || slices.Contains(legacyinstall.OwnSchemes, res.Group) {
 			continue
 		}
 		for _, label := range labels {

@@ -19,6 +19,7 @@ import (
 
 	ourprinters "github.com/admitd/admitd/internal/printers"
 	"github.com/admitd/admitd/internal/registry"
+	"github.com/admitd/admitd/test/upstream/internal/legacyinstall"
 )
 
 // objectsPerKind is how many filled objects each kind's rows compare on.
@@ -36,7 +37,7 @@ func TestPrinterRowsLikeUpstream(t *testing.T) {
 	created := metav1.NewTime(time.Now().Add(-time.Hour))
 	compared := 0
 	for _, res := range cat.Resources() {
-		if res.Unstructured || !res.HasVerb("list") || slices.Contains(ownSchemes, res.Group) {
+		if res.Unstructured || !res.HasVerb("list") || slices.Contains(legacyinstall.OwnSchemes, res.Group) {
 			continue
 		}
 		internal, err := legacyscheme.Scheme.New(schema.GroupVersionKind{Group: res.Group, Version: runtime.APIVersionInternal, Kind: res.Kind})
