@@ -80,8 +80,9 @@ func TestKubectlGetTables(t *testing.T) {
 			[]string{"NAME", "STATUS", "AGE"}, []string{"team-a", "Active"}},
 		{[]string{"get", "widgets", "-n", "team-a", "-o", "wide"},
 			[]string{"NAME", "SIZE", "COLOR", "AGE"}, []string{"w1", "3", "red"}},
+		// apiextensions-apiserver 1.37's columns
 		{[]string{"get", "crd"},
-			[]string{"NAME", "CREATED", "AT"}, []string{"widgets.example.com"}},
+			[]string{"NAME", "SCOPE", "VERSIONS", "CREATED", "AT"}, []string{"widgets.example.com", "Namespaced", "v1(storage)"}},
 	}
 	for _, st := range steps {
 		out := a.MustKubectl(t, "", st.args...)
