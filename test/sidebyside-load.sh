@@ -12,7 +12,9 @@
 #       server on net/http: the share of the rate its watchers leave bounds admitd's);
 #   (c) the plain create load of ../shared/tools/loadgen (8 clients, LOADGEN_COUNT creates), also
 #       against test/h2floor: Go's HTTPS server echoing each create's body, nothing else (the
-#       floor of any server built on net/http), and WEBHOOK_COUNT (LOADGEN_COUNT) creates through
+#       floor of any server built on net/http), and against `h2floor -durable` (the same, each
+#       create's body appended to a file and synced before the answer, concurrent creates sharing
+#       a sync: the floor of a server that keeps what it acknowledges), and WEBHOOK_COUNT (LOADGEN_COUNT) creates through
 #       loadgen's 1 mutating + 1 validating HTTPS webhook;
 #   (d) issue 27's other verbs, as (c) for creates: VERB_OPS (20000) gets, updates, JSON merge
 #       patches and server-side applies of VERB_OBJECTS (800) ConfigMaps from 8 clients on one
@@ -51,8 +53,11 @@ EPID=$(awk '$1=="etcd"{print $2}' "$OUT/kas/pids")
 APID=$!
 "$OUT/h2floor" -kubeconfig-out "$OUT/h2floor.kubeconfig" > "$OUT/h2floor.log" 2>&1 &
 FPID=$!
-trap 'kill $APID $FPID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
-for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && [ -s "$OUT/h2floor.kubeconfig" ] && break; sleep 0.2; done
+mkdir -p "$OUT/h2floor-durable-data"
+"$OUT/h2floor" -kubeconfig-out "$OUT/h2floor-durable.kubeconfig" -durable "$OUT/h2floor-durable-data" > "$OUT/h2floor-durable.log" 2>&1 &
+DPID=$!
+trap 'kill $APID $FPID $DPID 2>/dev/null; "$TOOLS/kube-apiserver/stop.sh" "$OUT/kas" >/dev/null 2>&1' EXIT
+for _ in $(seq 1 100); do [ -s "$OUT/admitd.kubeconfig" ] && [ -s "$OUT/h2floor.kubeconfig" ] && [ -s "$OUT/h2floor-durable.kubeconfig" ] && break; sleep 0.2; done
 echo "results and logs in $OUT"
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -80,8 +85,8 @@ peaks() {
 }
 # kib PID: its RSS now in KiB, split: "anon file" (shared memory counted as file).
 kib() { awk '/^RssAnon/{a=$2} /^RssFile/{f=$2} /^RssShmem/{s=$2} END{print a, f+s}' "/proc/$1/status"; }
-# run NAME SERVER OPS_FROM COMMAND...: one measured run. SERVER is admitd, kube-apiserver or
-# h2floor; OPS_FROM is a number of operations, or "lists" to read it from the output. Each run
+# run NAME SERVER OPS_FROM COMMAND...: one measured run. SERVER is admitd, kube-apiserver,
+# h2floor or h2floor-durable; OPS_FROM is a number of operations, or "lists" to read it from the output. Each run
 # adds a line to $OUT/results for the summary: round, name, server, CPU-ms per op (etcd's
 # included), peak RSS and anonymous RSS after (KiB, etcd's included), then the tool's own line.
 run() {
@@ -89,6 +94,7 @@ run() {
   local pids="$APID" cpu0 cpu1 e0=0 e1=0
   [ "$server" = kube-apiserver ] && pids="$KPID $EPID"
   [ "$server" = h2floor ] && pids="$FPID"
+  [ "$server" = h2floor-durable ] && pids="$DPID"
   settle
   local main=${pids%% *}
   cpu0=$(ticks $main); [ "$server" = kube-apiserver ] && e0=$(ticks $EPID)
@@ -142,8 +148,12 @@ for round in $(seq 1 "$ROUNDS"); do
       run "(c) loadgen creates" $server "$LOADGEN_COUNT" "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$LOADGEN_COUNT"
       run "(c) the same through 1+1 webhooks" $server "$WEBHOOK_COUNT" \
         "$OUT/loadgen" -kubeconfig "$kc" -clients 8 -count "$WEBHOOK_COUNT" -webhooks
-      [ "$server" = admitd ] && run "(c) loadgen creates" h2floor "$LOADGEN_COUNT" \
-        "$OUT/loadgen" -kubeconfig "$OUT/h2floor.kubeconfig" -clients 8 -count "$LOADGEN_COUNT";;
+      if [ "$server" = admitd ]; then
+        for floor in h2floor h2floor-durable; do
+          run "(c) loadgen creates" $floor "$LOADGEN_COUNT" \
+            "$OUT/loadgen" -kubeconfig "$OUT/$floor.kubeconfig" -clients 8 -count "$LOADGEN_COUNT"
+        done
+      fi;;
     esac
     case ",$WORKLOADS," in *,d,*)
       "$OUT/loadmix" -kubeconfig "$kc" -mode verbs -verb seed -verb-objects "$VERB_OBJECTS" > /dev/null

@@ -62,6 +62,7 @@ END {
     w = names[i]
     for (rd in rounds) {
       a = rd SUBSEP w SUBSEP "admitd"; kas = rd SUBSEP w SUBSEP "kube-apiserver"; f = rd SUBSEP w SUBSEP "h2floor"
+      d = rd SUBSEP w SUBSEP "h2floor-durable"
       if (!(a in cpu) || !(kas in cpu)) continue
       widen(w SUBSEP "cpu", ratio(cpu[kas], cpu[a]))
       widen(w SUBSEP "rate", ratio(r[a], r[kas]))
@@ -72,11 +73,19 @@ END {
         widen(w SUBSEP "fcpu", ratio(cpu[kas], cpu[f]))
         widen(w SUBSEP "fp99", ratio(p[kas], p[f]))
       }
+      if (d in cpu) {
+        widen(w SUBSEP "dcpu", ratio(cpu[kas], cpu[d]))
+        widen(w SUBSEP "dp99", ratio(p[kas], p[d]))
+        widen(w SUBSEP "over", ratio(cpu[a], cpu[d]))
+      }
     }
     printf "%-34s CPU/op %s  rate %s  p99 %s  peak RSS %s  anon RSS after %s\n", w,
       span(w SUBSEP "cpu"), span(w SUBSEP "rate"), span(w SUBSEP "p99"), span(w SUBSEP "peak"), span(w SUBSEP "anon")
     if ((w SUBSEP "fcpu") in lo)
       printf "%-34s h2floor against kube-apiserver: CPU/op %s  p99 %s\n", "", span(w SUBSEP "fcpu"), span(w SUBSEP "fp99")
+    if ((w SUBSEP "dcpu") in lo)
+      printf "%-34s h2floor -durable against kube-apiserver: CPU/op %s  p99 %s; admitd's CPU/op is %s the durable floor's\n", "",
+        span(w SUBSEP "dcpu"), span(w SUBSEP "dp99"), span(w SUBSEP "over")
     kept(w)
   }
 }

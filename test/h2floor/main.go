@@ -15,7 +15,10 @@
 // The CPU it uses per create (from /proc/<pid>/stat, as test/sidebyside-load.sh
 // counts it) is the floor of issue 27's ratios: what HTTP/2, TLS and the
 // goroutines of Go's server cost, before any decoding, admission or storage.
-// Nothing is authenticated or stored; it binds to 127.0.0.1 only.
+// With -durable DIR, each create's body is also appended to a file in DIR
+// and synced before it is answered (see durableLog): the floor of a server
+// that keeps what it acknowledges, as admitd (its embedded store) and etcd
+// do. Nothing is authenticated; it binds to 127.0.0.1 only.
 package main
 
 import (
@@ -37,7 +40,16 @@ import (
 func main() {
 	out := flag.String("kubeconfig-out", "h2floor.kubeconfig", "where to write a kubeconfig for the server")
 	window := flag.Duration("watch-window", 50*time.Millisecond, "how long a watcher gathers events before it writes them (admitd's default coalescing)")
+	durable := flag.String("durable", "", "a directory: append each create's body to a file there and sync it before answering")
 	flag.Parse()
+	h := newHub(*window)
+	if *durable != "" {
+		l, err := openDurableLog(*durable)
+		if err != nil {
+			log.Fatal(err)
+		}
+		h.log = l
+	}
 	ca, err := webhooktest.NewCA("h2floor")
 	if err != nil {
 		log.Fatal(err)
@@ -56,7 +68,7 @@ func main() {
 	}
 	fmt.Println("h2floor serving on", url)
 	srv := &http.Server{
-		Handler:   newHub(*window),
+		Handler:   h,
 		TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}, MinVersion: tls.VersionTLS12},
 	}
 	log.Fatal(srv.ServeTLS(ln, "", ""))
@@ -89,6 +101,12 @@ func (h *hub) echo(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
 	if r.Method == http.MethodPost {
+		if h.log != nil {
+			if err := h.log.append(body); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+		}
 		w.WriteHeader(http.StatusCreated)
 		if ev, ok := h.addedEvent(body, namespaceOf(r.URL.Path)); ok {
 			h.publish(r.URL.Path, ev)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,7 +18,12 @@ import (
 
 func floorClient(t *testing.T, window time.Duration) *rest.Config {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(newHub(window))
+	return floorClientOf(t, newHub(window))
+}
+
+func floorClientOf(t *testing.T, h *hub) *rest.Config {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -45,6 +51,42 @@ func TestCreateThroughTheFloorServer(t *testing.T) {
 	}
 	if out.Name != "cm-1" || out.Data["k"] != "v" {
 		t.Errorf("created = %+v, want the object sent", out)
+	}
+}
+
+// With a durable log, concurrent creates are answered once their bodies
+// are in the log's file, each one whole.
+func TestDurableCreatesAreInTheLog(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openDurableLog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHub(0)
+	h.log = l
+	cs := kubernetes.NewForConfigOrDie(floorClientOf(t, h))
+	names := []string{"durable-a", "durable-b", "durable-c", "durable-d"}
+	errs := make(chan error, len(names))
+	for _, name := range names {
+		go func() {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
+			_, err := cs.CoreV1().ConfigMaps("d").Create(t.Context(), cm, metav1.CreateOptions{})
+			errs <- err
+		}()
+	}
+	for range names {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "h2floor.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if !bytes.Contains(data, []byte(name)) {
+			t.Errorf("the log has no create of %s: %q", name, data)
+		}
 	}
 }
 

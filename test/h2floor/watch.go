@@ -23,6 +23,7 @@ type hub struct {
 	rev    atomic.Int64
 	mu     sync.Mutex
 	subs   map[string]map[*subscriber]struct{} // by the collection watched
+	log    *durableLog                         // nil: creates are not kept
 }
 
 type subscriber struct {

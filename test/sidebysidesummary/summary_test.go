@@ -26,6 +26,7 @@ const results = `1|(a) lists|admitd|5.0|300000|100000|lists: 10000 done (200.0/s
 2|(b) 2000 creates, 1000 watchers|admitd|1.5|240000|50000|watchers: 1000 watches (set up in 300ms), 2000 creates in 2.5s (800/s, 0 failed); events
 1|(c) creates|admitd|0.2|100000|40000|creates=10000 clients=8 webhooks=false rate=5000/s p50=1.50ms p99=5.00ms failures=0
 1|(c) creates|h2floor|0.05|13000|6000|creates=10000 clients=8 webhooks=false rate=10000/s p50=0.60ms p99=2.50ms failures=0
+1|(c) creates|h2floor-durable|0.08|14000|6000|creates=10000 clients=8 webhooks=false rate=8000/s p50=0.80ms p99=3.00ms failures=0
 1|(c) creates|kube-apiserver|1.0|400000|320000|creates=10000 clients=8 webhooks=false rate=1250/s p50=5.00ms p99=15.00ms failures=0
 2|(c) creates|admitd|0.25|110000|40000|creates=10000 clients=8 webhooks=false rate=4000/s p50=1.50ms p99=5000µs failures=0
 2|(c) creates|h2floor|0.1|13000|6000|creates=10000 clients=8 webhooks=false rate=10000/s p50=0.60ms p99=2.50ms failures=0
@@ -59,6 +60,8 @@ func TestSummaryRatios(t *testing.T) {
 		// round 1: 5×, 4×, 3×, 4×, 8×; round 2: 4×, 4×, 4× (5,000 µs), 4×, 9×
 		"(c) creates                        CPU/op 4.0–5.0×  rate 4.0×  p99 3.0–4.0×  peak RSS 4.0×  anon RSS after 8.0–9.0×",
 		"                                   h2floor against kube-apiserver: CPU/op 10.0–20.0×  p99 6.0–8.0×",
+		// round 1 only: 1.0/0.08, 15/3, and admitd's 0.2 over 0.08
+		"                                   h2floor -durable against kube-apiserver: CPU/op 12.5×  p99 5.0×; admitd's CPU/op is 2.5× the durable floor's",
 		// no kube-apiserver run of (d): nothing to compare
 		"(d) gets                           CPU/op -  rate -  p99 -  peak RSS -  anon RSS after -",
 	}
