@@ -38,7 +38,7 @@ type patchAuditAnnotation struct {
 
 // appendPlainPatchAnnotation writes the annotation straight from the
 // decoded operations when every value is one that encoding/json writes
-// byte for byte as it is: null, true, false or a string without escapes.
+// byte for byte as it is (see plainJSONValue).
 // ok is false for any other patch.
 func appendPlainPatchAnnotation(b []byte, h *hook, patch jsonpatch.Patch) ([]byte, bool) {
 	if len(patch) == 0 {
@@ -91,15 +91,28 @@ func sortedOperationKeys(op jsonpatch.Operation, keys []string) []string {
 	return keys
 }
 
-// plainJSONValue reports whether encoding/json writes a raw JSON value as
-// it is.
+// plainJSONValue reports whether encoding/json writes a raw JSON value
+// (a json.RawMessage, as the decoded patch holds them) as it is: it only
+// compacts the value and escapes <, >, & and U+2028/U+2029 in it, so a
+// value with no whitespace outside its strings and none of those
+// characters comes out byte for byte. v is valid JSON (it was decoded).
 func plainJSONValue(v []byte) bool {
-	switch string(v) {
-	case "null", "true", "false":
-		return true
+	inString, escaped := false, false
+	for i, c := range v {
+		switch {
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case c == 0xE2 && i+2 < len(v) && v[i+1] == 0x80 && (v[i+2] == 0xA8 || v[i+2] == 0xA9):
+			return false
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
 	}
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return false
-	}
-	return plainJSONString(string(v[1 : len(v)-1]))
+	return true
 }
