@@ -314,8 +314,10 @@ func (s *Server) bookmarkTicker(lq *listQuery) (<-chan time.Time, func()) {
 }
 
 // eventFor turns a shared storage event into a watch event, honouring
-// the selector: an object that stops matching is reported as DELETED, one
-// that starts matching as ADDED. typ is empty when the event is filtered
+// the selector: an object that stops matching is reported as DELETED with
+// its previous content (what the watcher last saw, at the event's
+// revision, as upstream's watch cache sends it), one that starts matching
+// as ADDED. typ is empty when the event is filtered
 // out; fromPrev says the object sent is the previous one.
 func (se *sharedEvent) eventFor(ctx context.Context, res *registry.Resource, ev storage.Event, f *objectFilter) (typ string, fromPrev bool, obj runtime.Object, err error) {
 	cur, prev, err := se.decoded(ctx, res, ev)
@@ -332,7 +334,7 @@ func (se *sharedEvent) eventFor(ctx context.Context, res *registry.Resource, ev 
 	case curMatch:
 		return "ADDED", false, cur, nil
 	case prevMatch && cur != nil:
-		return "DELETED", false, cur, nil
+		return "DELETED", true, prev, nil
 	}
 	return "", false, nil, nil
 }

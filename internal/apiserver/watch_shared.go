@@ -102,13 +102,16 @@ func (s *sharedEvents) get(res *registry.Resource, ev storage.Event) *sharedEven
 	return se
 }
 
-// decoded decodes the event's object and previous object once; a deleted
-// object carries the deletion's revision, as upstream's DELETED events.
+// decoded decodes the event's object and previous object once. The
+// previous object carries the event's revision: it is sent only as a
+// DELETED event (the object deleted, or the object as it was when it last
+// matched a watch's selector), which upstream's watch cache gives the
+// event's revision.
 func (se *sharedEvent) decoded(ctx context.Context, res *registry.Resource, ev storage.Event) (cur, prev runtime.Object, err error) {
 	se.decodeOnce.Do(func() {
 		// not the first watcher's context: its end must not fail the others
 		se.cur, se.prev, se.err = decodeEvent(context.WithoutCancel(ctx), res, ev)
-		if se.err == nil && ev.Type == storage.EventDelete && se.prev != nil {
+		if se.err == nil && se.prev != nil {
 			accessor(se.prev).SetResourceVersion(strconv.FormatInt(ev.KV.ModRevision, 10))
 		}
 	})
