@@ -139,6 +139,7 @@ func FuzzServeRequest(f *testing.F) {
 		f.Add(uint8(5), seed)
 	}
 	ts := newTestServer(f)
+	ts.s.cfg.RevisionWait = time.Millisecond // a revision the store has not reached: 504 at once
 	ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"c","labels":{"a":"b"}},"data":{"k":"v"}}`)
 	f.Fuzz(func(t *testing.T, m uint8, target string) {
 		method := fuzzMethods[int(m)%len(fuzzMethods)]
@@ -208,6 +209,7 @@ func FuzzQueryOptions(f *testing.F) {
 		f.Add(seed)
 	}
 	ts := newTestServer(f)
+	ts.s.cfg.RevisionWait = time.Millisecond // a revision the store has not reached: 504 at once
 	configmaps, _ := ts.s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
 	f.Fuzz(func(t *testing.T, rawQuery string) {
 		r := &http.Request{Method: http.MethodGet, URL: &url.URL{Path: "/", RawQuery: rawQuery}, Header: http.Header{}, Body: http.NoBody}
@@ -385,6 +387,7 @@ func FuzzApplyPatch(f *testing.F) {
 // but upstream's 504 for a revision the store has not reached.
 func FuzzContinueToken(f *testing.F) {
 	ts := newTestServer(f)
+	ts.s.cfg.RevisionWait = time.Millisecond // a revision the store has not reached: 504 at once
 	for _, name := range []string{"c1", "c2", "c3"} {
 		ts.must(201, "POST", cmPath, mediaJSON, `{"metadata":{"name":"`+name+`"}}`)
 	}

@@ -29,7 +29,11 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 		s.servePodLog(w, r, rq, res)
 		return
 	}
-	if err := checkGetOptions(r.URL.Query()); err != nil {
+	rev, err := checkGetOptions(r.URL.Query())
+	if err == nil {
+		err = s.waitForRevision(r.Context(), rev)
+	}
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -44,21 +48,21 @@ func (s *Server) serveGet(w http.ResponseWriter, r *http.Request, rq *request, r
 // checkGetOptions reads a get's query as upstream's get handler does: the
 // export parameter, gone since 1.14, is a 400 unless false; GetOptions
 // that do not decode are a 400; a resourceVersion that does not parse is
-// the storage's error (upstream answers it 500). Any resourceVersion is
-// then served from the latest state.
-func checkGetOptions(q url.Values) error {
+// the storage's error (upstream answers it 500). It returns the revision
+// asked for: the get waits until the store has reached it (as upstream's
+// watch cache does), then serves the latest state.
+func checkGetOptions(q url.Values) (int64, error) {
 	if len(q) == 0 {
-		return nil
+		return 0, nil
 	}
 	if queryBool(q["export"]) {
-		return apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
+		return 0, apierrors.NewBadRequest("the export parameter, deprecated since v1.14, is no longer supported")
 	}
 	var opts metav1.GetOptions
 	if err := metainternalscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
-		return apierrors.NewBadRequest(err.Error())
+		return 0, apierrors.NewBadRequest(err.Error())
 	}
-	_, err := parseResourceVersion(opts.ResourceVersion)
-	return err
+	return parseResourceVersion(opts.ResourceVersion)
 }
 
 // getObject reads one object, with a NotFound Status when it is missing.

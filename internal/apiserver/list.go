@@ -179,6 +179,9 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 	prefix := layout.ListPrefix(res, namespace)
 	var lm metav1.ListMeta
 	opts, err := storageListOptions(prefix, lq)
+	if err == nil {
+		err = s.waitForRevision(ctx, max(opts.Revision, listedRevision(lq)))
+	}
 	if err != nil {
 		return lm, err
 	}
@@ -210,7 +213,7 @@ func (s *Server) scanPages(ctx context.Context, res *registry.Resource, namespac
 		}
 		page, err := s.store.List(ctx, prefix, opts)
 		if err != nil {
-			return lm, listError(err, lq, prefix)
+			return lm, s.listError(ctx, err, lq, prefix, opts.Revision)
 		}
 		if first && page.More {
 			defer s.readPins.pin(page.Revision)()
@@ -299,7 +302,7 @@ func (ls *listStats) record(s *Server, res *registry.Resource) {
 // selector drops items.
 const maxListPage = 10000
 
-func listError(err error, lq *listQuery, prefix string) error {
+func (s *Server) listError(ctx context.Context, err error, lq *listQuery, prefix string, rev int64) error {
 	if errors.Is(err, storage.ErrCompacted) {
 		if lq.continueToken != "" {
 			return continueExpired(lq.continueToken, prefix)
@@ -307,9 +310,23 @@ func listError(err error, lq *listQuery, prefix string) error {
 		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.resourceVersion))
 	}
 	if errors.Is(err, storage.ErrFutureRevision) {
-		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %s", lq.resourceVersion), 1)
+		// the store went back below a revision it had reached (etcd
+		// restored from a backup)
+		current, revErr := s.store.Revision(ctx)
+		if revErr != nil {
+			return revErr
+		}
+		return tooLargeResourceVersion(max(rev, listedRevision(lq)), current)
 	}
 	return err
+}
+
+// listedRevision is the revision a list's resourceVersion asks for, which
+// the store must have reached before the list is read (0: none, or "0":
+// any); storageListOptions has checked that it parses.
+func listedRevision(lq *listQuery) int64 {
+	rev, _ := parseResourceVersion(lq.resourceVersion)
+	return rev
 }
 
 // continueExpired is upstream's 410 for a continue token whose revision was

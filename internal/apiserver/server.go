@@ -114,6 +114,10 @@ type Config struct {
 	// when it has progressed; default 1 minute (upstream's watch cache
 	// sends them about as often).
 	BookmarkInterval time.Duration
+	// RevisionWait is how long a get or list naming a resourceVersion the
+	// store has not reached waits for it before upstream's 504 "Too large
+	// resource version"; default 3 s, as upstream's watch cache.
+	RevisionWait time.Duration
 	// GracefulPodDeletion deletes pods gracefully, as kube-apiserver: a
 	// bound pod stays, with a deletionTimestamp its grace period away,
 	// until its kubelet deletes it (see graceful.go). Off, a pod goes at
@@ -242,6 +246,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.BookmarkInterval == 0 {
 		cfg.BookmarkInterval = time.Minute
+	}
+	if cfg.RevisionWait == 0 {
+		cfg.RevisionWait = 3 * time.Second
 	}
 	if cfg.TokenIssuer == nil {
 		cfg.TokenIssuer = serviceaccount.NewEphemeralIssuer()
