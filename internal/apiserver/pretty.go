@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"mime"
 	"net/http"
 	"strconv"
@@ -22,55 +20,71 @@ func wantsPretty(r *http.Request) bool {
 	return strings.HasPrefix(ua, "curl") || strings.HasPrefix(ua, "Wget") || strings.HasPrefix(ua, "Mozilla/5.0")
 }
 
-// prettyWriter holds a whole answer and writes it indented when it is
+// prettyWriter lays out an answer indented as it is written when it is
 // JSON (as upstream's pretty JSON serializer: two spaces, no newline at
 // the end) from the API (under /api and /apis) or an error (a Status);
-// else as it came (the OpenAPI documents, for one). Only for answers
-// that are not streams.
+// else it passes the answer through as it comes (the OpenAPI documents,
+// for one). Only for answers that are not streams.
+//
+// It decides at WriteHeader (or the first Write or Flush), from the
+// status code and the Content-Type then set, and streams: a list is
+// indented page by page as it is written, never held whole. There is no
+// falling back to the answer as it came when it is not valid JSON, as
+// there was when the whole answer was held: see jsonIndenter.
 type prettyWriter struct {
 	w      http.ResponseWriter
 	api    bool // the path is under /api or /apis
-	code   int
-	body   bytes.Buffer
 	header bool // WriteHeader was called
+	// indent lays out the answer, when it is to be indented; nil when
+	// it passes through.
+	indent *jsonIndenter
 }
 
 func (p *prettyWriter) Header() http.Header { return p.w.Header() }
 
 func (p *prettyWriter) WriteHeader(code int) {
-	if !p.header {
-		p.code, p.header = code, true
+	if p.header {
+		return
 	}
+	p.header = true
+	h := p.w.Header()
+	if (p.api || code >= 400) && isJSONMedia(h.Get("Content-Type")) {
+		h.Del("Content-Length") // the length of the compact answer
+		p.indent = newJSONIndenter(p.w)
+	}
+	p.w.WriteHeader(code)
 }
 
 func (p *prettyWriter) Write(b []byte) (int, error) {
 	if !p.header {
 		p.WriteHeader(http.StatusOK)
 	}
-	return p.body.Write(b)
+	if p.indent == nil {
+		return p.w.Write(b)
+	}
+	return p.indent.Write(b)
 }
 
-// Flush is a no-op: the answer is written when it is whole.
-func (p *prettyWriter) Flush() {}
-
-// finish writes the answer held.
-func (p *prettyWriter) finish() {
+// Flush writes on what was laid out so far and flushes the connection.
+// As net/http's, a Flush before anything else answers 200.
+func (p *prettyWriter) Flush() {
 	if !p.header {
-		return
+		p.WriteHeader(http.StatusOK)
 	}
-	body := p.body.Bytes()
-	if (p.api || p.code >= 400) && isJSONMedia(p.w.Header().Get("Content-Type")) && len(body) > 0 {
-		var out bytes.Buffer
-		if json.Indent(&out, bytes.TrimRight(body, "\n"), "", "  ") == nil {
-			body = out.Bytes()
-		}
+	if p.indent != nil {
+		_ = p.indent.Flush()
 	}
-	h := p.w.Header()
-	if h.Get("Content-Length") != "" {
-		h.Set("Content-Length", strconv.Itoa(len(body)))
+	if f, ok := p.w.(http.Flusher); ok {
+		f.Flush()
 	}
-	p.w.WriteHeader(p.code)
-	_, _ = p.w.Write(body)
+}
+
+// finish writes on the rest of an indented answer; an answer never begun
+// is left alone.
+func (p *prettyWriter) finish() {
+	if p.indent != nil {
+		_ = p.indent.Flush()
+	}
 }
 
 // isAPIPath: path is /api, /apis or under them.
