@@ -31,8 +31,9 @@ type listResponse struct {
 // listQuery is what a list or watch request asks for.
 type listQuery struct {
 	filter *objectFilter
-	// limit is the page size; 0 is no limit (so is a negative one, as
-	// upstream).
+	// limit is the page size; 0 is no limit (so is a negative one, and
+	// any limit of a list at resourceVersion "0", as upstream's watch
+	// cache serves it whole).
 	limit           int64
 	continueToken   string
 	resourceVersion string
@@ -56,7 +57,11 @@ func parseListQuery(res *registry.Resource, q url.Values) (*listQuery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listQuery{filter: f, limit: max(opts.Limit, 0), continueToken: opts.Continue,
+	limit := max(opts.Limit, 0)
+	if opts.ResourceVersion == "0" && opts.Continue == "" {
+		limit = 0
+	}
+	return &listQuery{filter: f, limit: limit, continueToken: opts.Continue,
 		resourceVersion: opts.ResourceVersion, rvMatch: string(opts.ResourceVersionMatch), allowBookmarks: opts.AllowWatchBookmarks,
 		sendInitialEvents: opts.SendInitialEvents, timeoutSeconds: opts.TimeoutSeconds}, nil
 }
