@@ -82,8 +82,15 @@ func defaultStatefulSet(obj runtime.Object) {
 			u.RollingUpdate = &appsv1.RollingUpdateStatefulSetStrategy{}
 		}
 	}
-	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType && u.RollingUpdate != nil && u.RollingUpdate.Partition == nil {
-		u.RollingUpdate.Partition = ptr.To[int32](0)
+	if u.Type == appsv1.RollingUpdateStatefulSetStrategyType && u.RollingUpdate != nil {
+		if u.RollingUpdate.Partition == nil {
+			u.RollingUpdate.Partition = ptr.To[int32](0)
+		}
+		// MaxUnavailableStatefulSet is on by default from 1.37 (the
+		// defaults read the 1.37 defaults of the gates, as the pods' do)
+		if u.RollingUpdate.MaxUnavailable == nil && (defaultGates{}).Enabled(gateMaxUnavailableStatefulSet) {
+			u.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
+		}
 	}
 	if ss.Spec.PersistentVolumeClaimRetentionPolicy == nil {
 		ss.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{}
@@ -107,3 +114,7 @@ func defaultStatefulSet(obj runtime.Object) {
 		defaultPVC(&ss.Spec.VolumeClaimTemplates[i])
 	}
 }
+
+// gateMaxUnavailableStatefulSet lets a StatefulSet's rolling update take
+// down more than one pod at a time (spec.updateStrategy.rollingUpdate.maxUnavailable).
+const gateMaxUnavailableStatefulSet = "MaxUnavailableStatefulSet"
