@@ -78,5 +78,5 @@ func services() descriptor {
 		name: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"},
 		strategy: Strategy{Default: defaultService, PrepareForCreate: prepareServiceForCreate, PrepareForUpdate: prepareServiceForUpdate,
 			Validate: validateService, ValidateUpdate: validateServiceUpdate, Warnings: serviceWarnings,
-			Subresources: statusWarnings(serviceStatusWarnings)}}
+			Subresources: map[string]SubresourceStrategy{"status": {ValidateUpdate: validateServiceStatusUpdate, Warnings: serviceStatusWarnings}}}}
 }
