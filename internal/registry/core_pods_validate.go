@@ -194,13 +194,7 @@ func validatePodSpecScalars(spec *corev1.PodSpec, fldPath *field.Path) field.Err
 		}
 	}
 	if p := spec.PreemptionPolicy; p != nil {
-		switch *p {
-		case corev1.PreemptLowerPriority, corev1.PreemptNever:
-		case "":
-			errs = append(errs, field.Required(fldPath.Child("preemptionPolicy"), ""))
-		default:
-			errs = append(errs, field.NotSupported(fldPath.Child("preemptionPolicy"), p, []corev1.PreemptionPolicy{corev1.PreemptLowerPriority, corev1.PreemptNever}))
-		}
+		errs = append(errs, validatePreemptionPolicy(p, fldPath.Child("preemptionPolicy"))...)
 	}
 	if os := spec.OS; os != nil {
 		if os.Name == "" {

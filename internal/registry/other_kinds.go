@@ -1,7 +1,9 @@
 package registry
 
 import (
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // otherKinds are the kinds of the remaining groups: metadata validation
@@ -48,6 +50,8 @@ func otherKinds() []descriptor {
 		{gv: "rbac.authorization.k8s.io/v1", resource: "roles", kind: "Role", namespaced: true, name: rbacName,
 			createOnUpdate: true, strategy: roleStrategy()},
 		{gv: "scheduling.k8s.io/v1", resource: "priorityclasses", kind: "PriorityClass", short: []string{"pc"}, name: dns,
-			strategy: Strategy{Default: defaultPriorityClass}},
+			strategy: Strategy{Default: defaultPriorityClass, Validate: validatePriorityClass, ValidateUpdate: validatePriorityClassUpdate,
+				// generation 1 on create, as upstream's strategy, never bumped
+				PrepareForCreate: func(obj runtime.Object) { obj.(*schedulingv1.PriorityClass).Generation = 1 }}},
 	}
 }
