@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
+	"github.com/admitd/admitd/internal/controllers/legacytokencleaner"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/server"
@@ -65,4 +66,16 @@ func addNodeLifecycleFlags(fs *pflag.FlagSet, o *server.NodeLifecycleOptions) {
 		"Number of nodes from which node-lifecycle-controller treats the cluster as large for the eviction logic purposes. --secondary-node-eviction-rate is implicitly overridden to 0 for clusters this size or smaller. Notice: If nodes reside in multiple zones, this threshold will be considered as zone node size threshold for each zone to determine node eviction rate independently.")
 	fs.Float32Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", nodelifecycle.DefaultUnhealthyZoneThreshold,
 		"Fraction of Nodes in a zone which needs to be not Ready (minimum 3) for zone to be treated as unhealthy. ")
+}
+
+// addLegacyTokenCleanerFlags registers kube-controller-manager's
+// --legacy-service-account-token-clean-up-period, and the hidden
+// --legacy-service-account-token-cleaner-sync-period for tests
+// (kube-controller-manager has it fixed at a day).
+func addLegacyTokenCleanerFlags(fs *pflag.FlagSet, o *server.LegacyTokenCleanerOptions) {
+	o.CleanUpPeriod = fs.Duration("legacy-service-account-token-clean-up-period", legacytokencleaner.DefaultCleanUpPeriod,
+		"The period of time since the last usage of an legacy service account token before it can be deleted.")
+	fs.DurationVar(&o.SyncInterval, "legacy-service-account-token-cleaner-sync-period", legacytokencleaner.DefaultSyncInterval,
+		"time between the legacy service account token cleaner's passes (fixed in kube-controller-manager; for tests)")
+	_ = fs.MarkHidden("legacy-service-account-token-cleaner-sync-period")
 }

@@ -104,6 +104,7 @@ func newServeCommand() *cobra.Command {
 	addSimulatedNodeFlags(f, &o.SimulatedNodes)
 	addPodGCFlags(f, &o.PodGC)
 	addNodeLifecycleFlags(f, &o.NodeLifecycle)
+	addLegacyTokenCleanerFlags(f, &o.LegacyTokenCleaner)
 	addCSRSigningFlags(f, &o.CSRSigning)
 	addBackgroundAuditFlags(f, &o.BackgroundAudit)
 	return cmd

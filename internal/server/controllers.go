@@ -16,6 +16,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/csrsigning"
 	"github.com/admitd/admitd/internal/controllers/hpa"
+	"github.com/admitd/admitd/internal/controllers/legacytokencleaner"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
@@ -130,7 +131,7 @@ var admitdControllers = []string{
 	controllers.ServiceAccountControllerName, controllers.RootCAControllerName,
 	controllers.PVCProtectionControllerName, controllers.PVProtectionControllerName,
 	controllers.ResourceQuotaControllerName, controllers.ServiceAccountTokenControllerName,
-	controllers.StorageVersionMigratorControllerName,
+	controllers.StorageVersionMigratorControllerName, legacytokencleaner.Name,
 }
 
 // controllerSelection reads Options.Controllers (kube-controller-manager's
@@ -142,7 +143,8 @@ func controllerSelection(o Options) (controllers.ControllerSelection, error) {
 	}
 	if o.CopiedObjects {
 		list = append(slices.Clone(list), "-"+controllers.GarbageCollectorControllerName, "-"+controllers.RootCAControllerName, "-"+podgc.Name,
-			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name, "-"+hpa.Name, "-"+resourceclaim.Name)
+			"-"+nodelifecycle.Name, "-"+tainteviction.Name, "-"+pvbinder.Name, "-"+hpa.Name, "-"+resourceclaim.Name,
+			"-"+legacytokencleaner.Name)
 	}
 	return controllers.ParseControllers(list)
 }
@@ -180,6 +182,9 @@ type controllerPlan struct {
 func planControllers(o Options) (controllerPlan, error) {
 	sel, err := controllerSelection(o)
 	if err != nil {
+		return controllerPlan{}, err
+	}
+	if err := o.LegacyTokenCleaner.check(sel); err != nil {
 		return controllerPlan{}, err
 	}
 	plan := controllerPlan{sel: sel}
@@ -238,6 +243,9 @@ func (s *Server) startControllerManager(ctx context.Context, p *apiParts, o Opti
 	}
 	if err := startTaintEvictionController(ctx, p, caches, sel, o.Logger); err != nil {
 		return fmt.Errorf("starting the taint eviction controller: %w", err)
+	}
+	if err := startLegacyTokenCleaner(ctx, p, caches, o.LegacyTokenCleaner, sel, o.Logger); err != nil {
+		return fmt.Errorf("starting the legacy service account token cleaner: %w", err)
 	}
 	if sel.Enabled(controllers.ResourceQuotaControllerName) {
 		if err := startQuotaController(ctx, p, s.store, o); err != nil {

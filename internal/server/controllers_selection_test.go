@@ -5,6 +5,7 @@ import (
 
 	"github.com/admitd/admitd/internal/controllers"
 	"github.com/admitd/admitd/internal/controllers/hpa"
+	"github.com/admitd/admitd/internal/controllers/legacytokencleaner"
 	"github.com/admitd/admitd/internal/controllers/nodelifecycle"
 	"github.com/admitd/admitd/internal/controllers/podgc"
 	"github.com/admitd/admitd/internal/controllers/pvbinder"
@@ -16,7 +17,7 @@ import (
 // none of the controllers that would delete or rewrite the copies, and
 // the others as selected.
 func TestCopiedObjectsLeaveTheCopiesAlone(t *testing.T) {
-	off := []string{controllers.GarbageCollectorControllerName, controllers.RootCAControllerName, podgc.Name, nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, resourceclaim.Name}
+	off := []string{controllers.GarbageCollectorControllerName, controllers.RootCAControllerName, podgc.Name, nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, resourceclaim.Name, legacytokencleaner.Name}
 	for _, copied := range []bool{false, true} {
 		sel, err := controllerSelection(Options{CopiedObjects: copied})
 		if err != nil {

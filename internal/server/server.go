@@ -147,7 +147,9 @@ type Options struct {
 	// metrics are the cluster's, not served here), and the resource claim
 	// controller, which would drop the claims' reservations of pods not
 	// copied, delete the copied claims of finished pods and make claims
-	// for copied pods whose own were not copied, stay off.
+	// for copied pods whose own were not copied, and the legacy service
+	// account token cleaner, which would label and delete copied tokens
+	// by the copied tracking ConfigMap's date, stay off.
 	CopiedObjects bool
 	// ServiceMap is a JSON file mapping "<svc>.<ns>.svc" to the host:port
 	// to dial for webhooks behind that Service; re-read when it changes.
@@ -171,6 +173,9 @@ type Options struct {
 	// NodeLifecycle configures the node lifecycle controller
 	// (workloads_nodelifecycle.go).
 	NodeLifecycle NodeLifecycleOptions
+	// LegacyTokenCleaner configures the legacy service account token
+	// cleaner (workloads_legacytokencleaner.go).
+	LegacyTokenCleaner LegacyTokenCleanerOptions
 	// Controllers is kube-controller-manager's --controllers: which of its
 	// controllers run ("*" those on by default, "foo" foo, "-foo" not foo;
 	// its names and aliases, see controllers.ParseControllers). Nil means

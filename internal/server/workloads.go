@@ -25,6 +25,7 @@ import (
 	"github.com/admitd/admitd/internal/controllers/tainteviction"
 	"github.com/admitd/admitd/internal/controllers/ttl"
 	"github.com/admitd/admitd/internal/controllers/ttlafterfinished"
+	"github.com/admitd/admitd/internal/controllers/vacprotection"
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage"
 )
@@ -36,7 +37,8 @@ var workloadControllers = []string{controllers.ReplicaSetControllerName, control
 	controllers.StatefulSetControllerName, controllers.CronJobControllerName,
 	controllers.EndpointSliceControllerName, controllers.EndpointsControllerName, disruption.Name, podgc.Name, csrsigning.Name,
 	csrcleaner.Name, csrapproving.Name, endpointslicemirroring.Name, ephemeral.Name, ttl.Name,
-	nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, servicecidrs.Name, resourceclaim.Name}
+	nodelifecycle.Name, tainteviction.Name, pvbinder.Name, hpa.Name, servicecidrs.Name, resourceclaim.Name,
+	vacprotection.Name}
 
 // startWorkloadControllers runs the ReplicaSet, ReplicationController and
 // Deployment controllers the selection turns on until ctx ends, each writing (and
@@ -88,6 +90,9 @@ func startWorkloadControllers(ctx context.Context, p *apiParts, caches *controll
 		return err
 	}
 	if err := startResourceClaimController(ctx, p, caches, sel, log); err != nil {
+		return err
+	}
+	if err := startVACProtectionController(ctx, p, caches, sel, log); err != nil {
 		return err
 	}
 	if err := startStatefulSetController(ctx, api, store, cat, caches, sel, log); err != nil {
