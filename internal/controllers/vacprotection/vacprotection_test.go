@@ -19,7 +19,7 @@ import (
 )
 
 // start runs the controller on a server whose admission chain is plugins.
-func start(t *testing.T, plugins ...admission.NamedPlugin) *controllertest.Server {
+func start(t *testing.T, plugins ...admission.NamedPlugin) (*controllertest.Server, *Controller) {
 	t.Helper()
 	s := controllertest.Start(t, plugins...)
 	c, err := New(Config{Store: s.Store, Catalogue: s.Catalogue, Client: s.Client(User), Log: s.Log})
@@ -27,7 +27,23 @@ func start(t *testing.T, plugins ...admission.NamedPlugin) *controllertest.Serve
 		t.Fatal(err)
 	}
 	go c.Run(s.Ctx)
-	return s
+	return s, c
+}
+
+// waitInUse waits until the controller's caches have what names each
+// class: a class deleted before they do is released (as upstream's
+// controller, which reads its informers' caches, releases it).
+func waitInUse(t *testing.T, c *Controller, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for _, name := range names {
+		for !c.inUse(name) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the controller's caches never saw what names class %s", name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 func createClass(t *testing.T, s *controllertest.Server, name string) {
@@ -102,12 +118,12 @@ func createClaim(t *testing.T, s *controllertest.Server, pvc *corev1.PersistentV
 // the controller; one created with it has it already, once.
 func TestNewClassGetsFinalizer(t *testing.T) {
 	t.Run("without admission", func(t *testing.T) {
-		s := start(t)
+		s, _ := start(t)
 		createClass(t, s, "gold")
 		waitClass(t, s, "gold", held)
 	})
 	t.Run("with StorageObjectInUseProtection", func(t *testing.T) {
-		s := start(t, admission.NamedPlugin{Name: storageobjectinuseprotection.Name, Plugin: storageobjectinuseprotection.New()})
+		s, _ := start(t, admission.NamedPlugin{Name: storageobjectinuseprotection.Name, Plugin: storageobjectinuseprotection.New()})
 		createClass(t, s, "gold")
 		if got := classState(s, "gold"); got != held {
 			t.Fatalf("VolumeAttributesClass gold after create: %s, want %s", got, held)
@@ -118,7 +134,7 @@ func TestNewClassGetsFinalizer(t *testing.T) {
 
 // A class nothing names goes as soon as it is deleted.
 func TestUnusedClassIsReleased(t *testing.T) {
-	s := start(t)
+	s, _ := start(t)
 	createClass(t, s, "gold")
 	waitClass(t, s, "gold", held)
 	deleteClass(t, s, "gold")
@@ -127,12 +143,13 @@ func TestUnusedClassIsReleased(t *testing.T) {
 
 // A deleted class named by a claim's spec stays until the claim goes.
 func TestClaimSpecHoldsClass(t *testing.T) {
-	s := start(t)
+	s, c := start(t)
 	createClass(t, s, "gold")
 	waitClass(t, s, "gold", held)
 	pvc := newClaim("data")
 	pvc.Spec.VolumeAttributesClassName = ptr.To("gold")
 	createClaim(t, s, pvc)
+	waitInUse(t, c, "gold")
 	deleteClass(t, s, "gold")
 	stays(t, s, "gold", deleting)
 	if err := s.Admin.CoreV1().PersistentVolumeClaims("default").Delete(s.Ctx, "data", metav1.DeleteOptions{}); err != nil {
@@ -145,7 +162,7 @@ func TestClaimSpecHoldsClass(t *testing.T) {
 // a modification in progress. Each holds its class until the status stops
 // naming it, while the spec's class is another.
 func TestClaimStatusHoldsClass(t *testing.T) {
-	s := start(t)
+	s, c := start(t)
 	for _, name := range []string{"gold", "silver", "bronze"} {
 		createClass(t, s, name)
 		waitClass(t, s, name, held)
@@ -159,6 +176,7 @@ func TestClaimStatusHoldsClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitInUse(t, c, "silver", "bronze")
 	deleteClass(t, s, "silver")
 	deleteClass(t, s, "bronze")
 	stays(t, s, "silver", deleting)
@@ -183,7 +201,7 @@ func TestClaimStatusHoldsClass(t *testing.T) {
 // A deleted class named by a volume stays until the volume stops naming
 // it or goes.
 func TestVolumeHoldsClass(t *testing.T) {
-	s := start(t)
+	s, c := start(t)
 	createClass(t, s, "gold")
 	waitClass(t, s, "gold", held)
 	pv := &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv1"},
@@ -195,6 +213,7 @@ func TestVolumeHoldsClass(t *testing.T) {
 	if _, err := s.Admin.CoreV1().PersistentVolumes().Create(s.Ctx, pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitInUse(t, c, "gold")
 	deleteClass(t, s, "gold")
 	stays(t, s, "gold", deleting)
 	if err := s.Admin.CoreV1().PersistentVolumes().Delete(s.Ctx, "pv1", metav1.DeleteOptions{}); err != nil {
