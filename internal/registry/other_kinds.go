@@ -34,7 +34,7 @@ func otherKinds() []descriptor {
 			strategy: serviceCIDRStrategy()},
 		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, strategy: Strategy{Warnings: runtimeClassWarnings}},
 		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
-			status: statusSubresource, generation: true, name: dns},
+			status: statusSubresource, generation: true, name: dns, strategy: pdbStrategy()},
 		{gv: "authentication.k8s.io/v1", resource: "selfsubjectreviews", kind: "SelfSubjectReview", verbs: create},
 		{gv: "authentication.k8s.io/v1", resource: "tokenreviews", kind: "TokenReview", verbs: create},
 		{gv: "authorization.k8s.io/v1", resource: "localsubjectaccessreviews", kind: "LocalSubjectAccessReview", namespaced: true, verbs: create},
