@@ -41,7 +41,7 @@ func storageKinds() []descriptor {
 		{gv: "storage.k8s.io/v1", resource: "csistoragecapacities", kind: "CSIStorageCapacity", namespaced: true, name: dns,
 			strategy: csiStorageCapacityStrategy()},
 		{gv: "storage.k8s.io/v1", resource: "storageclasses", kind: "StorageClass", short: []string{"sc"}, name: dns,
-			strategy: Strategy{Default: defaultStorageClass, Warnings: storageClassWarnings}},
+			strategy: Strategy{Default: defaultStorageClass, Validate: validateStorageClass, ValidateUpdate: validateStorageClassUpdate, Warnings: storageClassWarnings}},
 		{gv: "storage.k8s.io/v1", resource: "volumeattachments", kind: "VolumeAttachment", name: dns, status: statusReset,
 			strategy: volumeAttachmentStrategy()},
 		{gv: "storage.k8s.io/v1", resource: "volumeattributesclasses", kind: "VolumeAttributesClass", short: []string{"vac"}, name: dns,

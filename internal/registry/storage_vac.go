@@ -60,12 +60,12 @@ func validateVolumeAttributesClass(c *storagev1.VolumeAttributesClass) field.Err
 			errs = append(errs, field.Invalid(driverNameFld, lower, msg))
 		}
 	}
-	return append(errs, validateClassParameters(c.Parameters)...)
+	return append(errs, validateClassParameters(c.Parameters, false)...)
 }
 
-// validateClassParameters: 1 to 512 parameters, no empty key, 256 KiB
-// of keys and values in all.
-func validateClassParameters(params map[string]string) field.ErrorList {
+// validateClassParameters: up to 512 parameters (at least one unless
+// allowEmpty), no empty key, 256 KiB of keys and values in all.
+func validateClassParameters(params map[string]string, allowEmpty bool) field.ErrorList {
 	if len(params) > maxParameterCount {
 		return field.ErrorList{field.TooLong(parametersFld, "", maxParameterCount)}
 	}
@@ -80,7 +80,7 @@ func validateClassParameters(params map[string]string) field.ErrorList {
 	if size > maxParameterSize {
 		errs = append(errs, field.TooLong(parametersFld, "", maxParameterSize))
 	}
-	if len(params) == 0 {
+	if !allowEmpty && len(params) == 0 {
 		errs = append(errs, field.Required(parametersFld, "must contain at least one key/value pair"))
 	}
 	return errs
