@@ -1,0 +1,45 @@
+package apiserver
+
+import (
+	"testing"
+)
+
+// scaledWidgetCRD serves a namespaced Widget with status and scale subresources,
+// the custom resource of the HTTP edge-case tests below (walked against
+// kube-apiserver 1.37.2).
+const scaledWidgetCRD = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget","listKind":"WidgetList"},
+"versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}},
+"schema":{"openAPIV3Schema":{"type":"object","properties":{
+"spec":{"type":"object","properties":{"size":{"type":"string"},"replicas":{"type":"integer"}}},
+"status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}}}}]}}`
+
+const widgetsPath = "/apis/example.com/v1/namespaces/default/widgets"
+
+func widget(name string) string {
+	return `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"},"spec":{"size":"big","replicas":2}}`
+}
+
+// newWidgetServer is a test server with scaledWidgetCRD and the Widget w1.
+func newWidgetServer(t *testing.T) *testServer {
+	ts := newTestServer(t)
+	ts.must(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", scaledWidgetCRD)
+	ts.must(201, "POST", widgetsPath, "", widget("w1"))
+	return ts
+}
+
+// A custom resource's update, of the object or its status, must name the
+// resourceVersion it replaces: upstream's strategies do not allow an
+// unconditional update (kube-apiserver answers a PUT without one 422).
+func TestCustomResourceUpdateNeedsResourceVersion(t *testing.T) {
+	ts := newWidgetServer(t)
+	const msg = `widgets.example.com "w1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	for _, path := range []string{widgetsPath + "/w1", widgetsPath + "/w1/status"} {
+		checkAnswer(t, "PUT "+path, ts.do("PUT", path, "", widget("w1")), 200, 422, msg, "")
+	}
+	rv := ts.must(200, "GET", widgetsPath+"/w1", "", "").ResourceVersion
+	withRV := `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","resourceVersion":"` + rv + `"},"spec":{"size":"small"}}`
+	ts.must(200, "PUT", widgetsPath+"/w1", "", withRV)
+	// the Scale of a custom resource takes the stored resourceVersion
+	ts.must(200, "PUT", widgetsPath+"/w1/scale", "", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w1"},"spec":{"replicas":4}}`)
+}
