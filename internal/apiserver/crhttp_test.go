@@ -43,3 +43,52 @@ func TestCustomResourceUpdateNeedsResourceVersion(t *testing.T) {
 	// the Scale of a custom resource takes the stored resourceVersion
 	ts.must(200, "PUT", widgetsPath+"/w1/scale", "", `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"w1"},"spec":{"replicas":4}}`)
 }
+
+// A custom resource's paths are apiextensions-apiserver's: it dispatches on
+// the verb, not on a route table (answers of kube-apiserver 1.37.2).
+func TestCustomResourceRoutes(t *testing.T) {
+	ts := newWidgetServer(t)
+	ts.must(201, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", strictGadgetCRD)
+	const (
+		item     = widgetsPath + "/w1"
+		notFound = "404 page not found\n"
+	)
+	for _, tc := range []struct {
+		method, path, body string
+		code               int
+		answer             string // the Status message, or the page
+	}{
+		{"HEAD", widgetsPath, "", 200, ""},
+		{"HEAD", item + "/status", "", 200, ""},
+		{"OPTIONS", item, "", 405, ` is not supported on resources of kind "widgets.example.com"`},
+		{"DELETE", item + "/status", "", 405, `delete is not supported on resources of kind "widgets.example.com"`},
+		{"POST", item + "/scale", "{}", 405, `create is not supported on resources of kind "widgets.example.com"`},
+		{"POST", item + "/status/extra", "{}", 405, `create is not supported on resources of kind "widgets.example.com"`},
+		{"GET", item + "/status/extra", "", 200, ""},
+		{"GET", item + "/nope", "", 404, `widgets.example.com "w1" not found`},
+		{"PUT", widgetsPath, widget("w1"), 400, "name must be provided"},
+		{"PATCH", widgetsPath, "{}", 400, "name must be provided"},
+		{"POST", item, widget("w2"), 201, ""}, // a create, whatever the name in the path
+		{"GET", "/apis/example.com/v1/widgets", "", 200, ""},
+		{"POST", "/apis/example.com/v1/widgets", widget("w3"), 404, notFound},
+		{"DELETE", "/apis/example.com/v1/widgets", "", 404, notFound},
+		{"GET", "/apis/example.com/v1/widgets/w1", "", 404, notFound},
+		{"GET", "/apis/example.com/v1/namespaces/default/nopes", "", 404, notFound},
+		{"GET", "/apis/example.com/v9/namespaces/default/widgets", "", 404, notFound},
+		{"GET", "/apis/example.com/v9", "", 404, notFound},
+		{"GET", "/apis/example.com/v1/namespaces/default/doohickeys/d/status", "", 404, `doohickeys.example.com "d" not found`},
+	} {
+		ct := ""
+		if tc.method == "PATCH" {
+			ct = mediaMergePatch
+		}
+		w := ts.do(tc.method, tc.path, ct, tc.body)
+		got := w.Body.String()
+		if tc.code >= 400 && tc.answer != notFound {
+			_, got = statusMessage(t, w.Body.Bytes())
+		}
+		if w.Code != tc.code || (tc.answer != "" && got != tc.answer) {
+			t.Errorf("%s %s = %d %q, want %d %q", tc.method, tc.path, w.Code, got, tc.code, tc.answer)
+		}
+	}
+}
