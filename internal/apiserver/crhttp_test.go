@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -89,6 +90,24 @@ func TestCustomResourceRoutes(t *testing.T) {
 		}
 		if w.Code != tc.code || (tc.answer != "" && got != tc.answer) {
 			t.Errorf("%s %s = %d %q, want %d %q", tc.method, tc.path, w.Code, got, tc.code, tc.answer)
+		}
+	}
+}
+
+// A custom resource's list names its continue token even when it is empty,
+// as upstream's unstructured lists do; a built-in list leaves it out.
+func TestCustomResourceListContinue(t *testing.T) {
+	ts := newWidgetServer(t)
+	ts.must(201, "POST", widgetsPath, "", widget("w2"))
+	for _, tc := range []struct{ path, want string }{
+		{widgetsPath, `"metadata":{"continue":"","resourceVersion":"`},
+		{"/apis/example.com/v1/namespaces/other/widgets", `"metadata":{"continue":"","resourceVersion":"`},
+		{widgetsPath + "?limit=1", `"metadata":{"continue":"ey`},
+		{widgetsPath + "?limit=5", `"metadata":{"continue":"","resourceVersion":"`},
+		{"/api/v1/namespaces/default/configmaps", `"metadata":{"resourceVersion":"`},
+	} {
+		if got := ts.do("GET", tc.path, "", "").Body.String(); !strings.Contains(got, tc.want) {
+			t.Errorf("GET %s = %s, want %s", tc.path, got, tc.want)
 		}
 	}
 }
