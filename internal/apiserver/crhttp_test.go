@@ -111,3 +111,15 @@ func TestCustomResourceListContinue(t *testing.T) {
 		}
 	}
 }
+
+// A write of a custom resource's status keeps nothing of the metadata it
+// sends, and its manager owns none of it (upstream's status strategy
+// resets metadata and spec).
+func TestCustomResourceStatusManagesNoMetadata(t *testing.T) {
+	ts := newWidgetServer(t)
+	w := ts.do("PATCH", widgetsPath+"/w1/status?fieldManager=st", mediaMergePatch, `{"metadata":{"labels":{"a":"b"}},"status":{"replicas":1}}`)
+	got := w.Body.String()
+	if w.Code != 200 || strings.Contains(got, `"labels"`) || strings.Contains(got, `"f:labels"`) || !strings.Contains(got, `"f:status":{".":{},"f:replicas":{}}`) {
+		t.Errorf("status patch with labels = %d %s, want 200 without labels, st managing status only", w.Code, got)
+	}
+}
