@@ -14,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -123,16 +122,7 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
 	gvk := res.GroupVersionKind()
 	if res.Unstructured {
-		if err := checkTypeMeta(data, gvk); err != nil {
-			return nil, nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, nil, undecodable(err.Error(), true)
-		}
-		u.SetGroupVersionKind(gvk)
-		strict, err := coerceCustom(res, data, u)
-		return u, strict, err
+		return decodeCustomJSON(res, data)
 	}
 	obj, err := registry.Scheme().New(gvk)
 	if err != nil {

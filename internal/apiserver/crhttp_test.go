@@ -123,3 +123,26 @@ func TestCustomResourceStatusManagesNoMetadata(t *testing.T) {
 		t.Errorf("status patch with labels = %d %s, want 200 without labels, st managing status only", w.Code, got)
 	}
 }
+
+// A custom resource's body is decoded without help from the URL, as
+// upstream's unstructured decoder does (answers of kube-apiserver 1.37.2).
+func TestCustomResourceBodyTypeMeta(t *testing.T) {
+	ts := newWidgetServer(t)
+	for _, tc := range []struct {
+		name, body string
+		code       int
+		msg        string
+	}{
+		{"no kind", `{"apiVersion":"example.com/v1","metadata":{"name":"w2"}}`, 400,
+			`the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{"apiVersion":"example.com/v1","metadata":{"name":"w2"}}' ({"apiVersion":"example.com/v1" ...)`},
+		{"null", `null`, 400, `the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in 'null' (6e756c6c)`},
+		{"no apiVersion", `{"kind":"Widget","metadata":{"name":"w2"}}`, 400,
+			`the API version in the data () does not match the expected API version (example.com/v1)`},
+		{"other kind", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"w2"}}`, 422,
+			`Gadget.example.com "w2" is invalid: kind: Invalid value: "Gadget": must be Widget`},
+		{"list kind", `{"apiVersion":"example.com/v1","kind":"WidgetList","items":[]}`, 422,
+			`WidgetList.example.com "" is invalid: kind: Invalid value: "WidgetList": must be Widget`},
+	} {
+		checkAnswer(t, tc.name, ts.do("POST", widgetsPath, "", tc.body), 201, tc.code, tc.msg, "")
+	}
+}
