@@ -24,3 +24,19 @@ func TestPatchBodyIsCheckedFirst(t *testing.T) {
 	}
 }
 
+// DeleteOptions in a body are typed before they are read, as upstream's
+// decoder does.
+func TestDeleteOptionsBodyTypeMeta(t *testing.T) {
+	ts := newWidgetServer(t)
+	for _, tc := range []struct {
+		body string
+		code int
+		msg  string
+	}{
+		{"{bad", 400, "couldn't get version/kind; json parse error: invalid character 'b' looking for beginning of object key string"},
+		{`{"kind":"Pod","apiVersion":"v1"}`, 400, `no kind "Pod" is registered for version "v1" in scheme "pkg/runtime/scheme.go:111"`},
+	} {
+		checkAnswer(t, tc.body, ts.do("DELETE", widgetsPath+"/w1", "", tc.body), 200, tc.code, tc.msg, "")
+	}
+	ts.must(200, "DELETE", widgetsPath+"/w1", "", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`)
+}
