@@ -157,14 +157,24 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 // checkTypeMeta compares apiVersion/kind in the body with what the URL
 // expects; missing values are filled from the URL, as upstream does.
 func checkTypeMeta(data []byte, want schema.GroupVersionKind) error {
+	apiVersion, kind, err := readTypeMeta(data)
+	if err != nil {
+		return err
+	}
+	return compareTypeMeta(apiVersion, kind, want)
+}
+
+// readTypeMeta reads a JSON body's apiVersion and kind, failing as
+// upstream's decoder does on a body that is no JSON object.
+func readTypeMeta(data []byte) (apiVersion, kind string, err error) {
 	var tm struct {
 		APIVersion string `json:"apiVersion,omitempty"`
 		Kind       string `json:"kind,omitempty"`
 	}
 	if err := json.Unmarshal(data, &tm); err != nil {
-		return undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
+		return "", "", undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
 	}
-	return compareTypeMeta(tm.APIVersion, tm.Kind, want)
+	return tm.APIVersion, tm.Kind, nil
 }
 
 // compareTypeMeta compares a body's apiVersion and kind with what the URL

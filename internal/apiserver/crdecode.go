@@ -1,9 +1,6 @@
 package apiserver
 
 import (
-	"encoding/json"
-	"fmt"
-
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,9 +18,8 @@ import (
 // resource's validation.
 func decodeCustomJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
 	gvk := res.GroupVersionKind()
-	var probe any
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, nil, undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
+	if _, _, err := readTypeMeta(data); err != nil {
+		return nil, nil, err
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(data); err != nil {
