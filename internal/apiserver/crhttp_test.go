@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -110,6 +111,16 @@ func TestCustomResourceListContinue(t *testing.T) {
 			t.Errorf("GET %s = %s, want %s", tc.path, got, tc.want)
 		}
 	}
+	r := httptest.NewRequest("GET", widgetsPath, nil)
+	r.Header.Set("Accept", mediaYAML)
+	w := httptest.NewRecorder()
+	ts.s.ServeHTTP(w, r)
+	if got := w.Body.String(); !strings.Contains(got, "metadata:\n  continue: \"\"\n  resourceVersion:") {
+		t.Errorf("GET %s in YAML = %s, want an empty continue", widgetsPath, got)
+	}
+	if got := ts.do("DELETE", widgetsPath, "", "").Body.String(); !strings.Contains(got, `"metadata":{"continue":"","resourceVersion":"`) {
+		t.Errorf("DELETE %s = %s, want an empty continue", widgetsPath, got)
+	}
 }
 
 // A write of a custom resource's status keeps nothing of the metadata it
@@ -135,6 +146,7 @@ func TestCustomResourceBodyTypeMeta(t *testing.T) {
 	}{
 		{"no kind", `{"apiVersion":"example.com/v1","metadata":{"name":"w2"}}`, 400,
 			`the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in '{"apiVersion":"example.com/v1","metadata":{"name":"w2"}}' ({"apiVersion":"example.com/v1" ...)`},
+		{"array", `[]`, 400, `the object provided is unrecognized (must be of type Widget): couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct`},
 		{"null", `null`, 400, `the object provided is unrecognized (must be of type Widget): Object 'Kind' is missing in 'null' (6e756c6c)`},
 		{"no apiVersion", `{"kind":"Widget","metadata":{"name":"w2"}}`, 400,
 			`the API version in the data () does not match the expected API version (example.com/v1)`},

@@ -323,7 +323,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if deleted == nil {
 		deleted = []runtime.Object{}
 	}
-	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: deleted})
+	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: deleted})
 }
 
 // kindGroup is the group upstream's rest.BeforeDelete names res's kind in:

@@ -24,7 +24,7 @@ import (
 type listResponse struct {
 	Kind       string           `json:"kind"`
 	APIVersion string           `json:"apiVersion"`
-	Metadata   metav1.ListMeta  `json:"metadata"`
+	Metadata   any              `json:"metadata"` // listMetadata's
 	Items      []runtime.Object `json:"items"`
 }
 

@@ -86,7 +86,7 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 	if items == nil {
 		items = []runtime.Object{}
 	}
-	return &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: items}, nil
+	return &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: items}, nil
 }
 
 // internalPackage names the Go package of kube-apiserver's internal types
