@@ -158,3 +158,37 @@ func TestCustomResourceBodyTypeMeta(t *testing.T) {
 		checkAnswer(t, tc.name, ts.do("POST", widgetsPath, "", tc.body), 201, tc.code, tc.msg, "")
 	}
 }
+
+// In a meta.k8s.io/v1beta1 Table, the metadata each row carries is of
+// v1beta1 too, as kube-apiserver converts the whole table.
+func TestTableV1beta1RowsAreV1beta1(t *testing.T) {
+	ts := newWidgetServer(t)
+	for _, path := range []string{widgetsPath, widgetsPath + "/w1", "/api/v1/namespaces"} {
+		r := httptest.NewRequest("GET", path, nil)
+		r.Header.Set("Accept", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
+		w := httptest.NewRecorder()
+		ts.s.ServeHTTP(w, r)
+		got := w.Body.String()
+		if w.Code != 200 || strings.Contains(got, `"apiVersion":"meta.k8s.io/v1"`) || !strings.Contains(got, `"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1beta1"`) {
+			t.Errorf("GET %s as a v1beta1 Table = %d %s, want rows of v1beta1 metadata", path, w.Code, got)
+		}
+	}
+}
+
+// A watch answered as a Table carries each object's metadata in its rows,
+// unless includeObject=Object asks for the whole object, as upstream's.
+func TestWatchTableRowsCarryMetadata(t *testing.T) {
+	ts := newWidgetServer(t)
+	for query, want := range map[string]string{
+		"":                      `"object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1"`,
+		"&includeObject=Object": `"object":{"apiVersion":"example.com/v1","kind":"Widget"`,
+	} {
+		r := httptest.NewRequest("GET", widgetsPath+"?watch=1&timeoutSeconds=1"+query, nil)
+		r.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+		w := httptest.NewRecorder()
+		ts.s.ServeHTTP(w, r)
+		if got := w.Body.String(); !strings.Contains(got, want) {
+			t.Errorf("watch as a Table%s = %s, want rows with %s", query, got, want)
+		}
+	}
+}

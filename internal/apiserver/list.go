@@ -107,7 +107,7 @@ func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request
 		finish = func(lm metav1.ListMeta) any {
 			t := table.Table()
 			t.ListMeta = lm
-			t.APIVersion = n.metaAPIVersion()
+			asTableVersion(t, n)
 			return t
 		}
 	} else {

@@ -50,7 +50,7 @@ func (s *Server) transformObject(r *http.Request, res *registry.Resource, n nego
 	switch n.as {
 	case asTable:
 		t := s.tableFor(res, []runtime.Object{obj}, "", tableIncludeObject(r))
-		t.APIVersion = n.metaAPIVersion()
+		asTableVersion(t, n)
 		t.ResourceVersion = accessor(obj).GetResourceVersion() // upstream's, as for a list
 		return t, nil
 	case asPartial:
@@ -67,7 +67,7 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 	case asTable:
 		t := s.tableFor(res, items, "", tableIncludeObject(r))
 		t.ListMeta = lm
-		t.APIVersion = n.metaAPIVersion()
+		asTableVersion(t, n)
 		return t, nil
 	case asPartialList:
 		return partialList(items, lm, n.version), nil
