@@ -304,7 +304,8 @@ func listError(err error, lq *listQuery, prefix string) error {
 		if lq.continueToken != "" {
 			return continueExpired(lq.continueToken, prefix)
 		}
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.resourceVersion))
+		// upstream's storage's words for a list at a compacted revision
+		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
 	}
 	if errors.Is(err, storage.ErrFutureRevision) {
 		return apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %s", lq.resourceVersion), 1)
