@@ -14,7 +14,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
@@ -123,16 +122,7 @@ func decodeObject(res *registry.Resource, mt string, data []byte) (obj runtime.O
 func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
 	gvk := res.GroupVersionKind()
 	if res.Unstructured {
-		if err := checkTypeMeta(data, gvk); err != nil {
-			return nil, nil, err
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(data); err != nil {
-			return nil, nil, undecodable(err.Error(), true)
-		}
-		u.SetGroupVersionKind(gvk)
-		strict, err := coerceCustom(res, data, u)
-		return u, strict, err
+		return decodeCustomJSON(res, data)
 	}
 	obj, err := registry.Scheme().New(gvk)
 	if err != nil {
@@ -167,14 +157,24 @@ func decodeJSON(res *registry.Resource, data []byte) (runtime.Object, []error, e
 // checkTypeMeta compares apiVersion/kind in the body with what the URL
 // expects; missing values are filled from the URL, as upstream does.
 func checkTypeMeta(data []byte, want schema.GroupVersionKind) error {
+	apiVersion, kind, err := readTypeMeta(data)
+	if err != nil {
+		return err
+	}
+	return compareTypeMeta(apiVersion, kind, want)
+}
+
+// readTypeMeta reads a JSON body's apiVersion and kind, failing as
+// upstream's decoder does on a body that is no JSON object.
+func readTypeMeta(data []byte) (apiVersion, kind string, err error) {
 	var tm struct {
 		APIVersion string `json:"apiVersion,omitempty"`
 		Kind       string `json:"kind,omitempty"`
 	}
 	if err := json.Unmarshal(data, &tm); err != nil {
-		return undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
+		return "", "", undecodable(fmt.Sprintf("couldn't get version/kind; json parse error: %v", err), false)
 	}
-	return compareTypeMeta(tm.APIVersion, tm.Kind, want)
+	return tm.APIVersion, tm.Kind, nil
 }
 
 // compareTypeMeta compares a body's apiVersion and kind with what the URL

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -64,8 +65,25 @@ func decodeDeleteOptions(mt string, data []byte, opts *metav1.DeleteOptions) err
 		}
 		data = j
 	}
+	if err := checkDeleteOptionsKind(data); err != nil {
+		return err
+	}
 	// As upstream's (non-strict) serializer: keys match fields case-sensitively.
 	return sigsjson.UnmarshalCaseSensitivePreserveInts(data, opts)
+}
+
+// checkDeleteOptionsKind reads the body's apiVersion and kind first, as
+// upstream's decoder does: a body that is not JSON fails there, and one of
+// another kind (with its version) is of a kind its options scheme lacks.
+func checkDeleteOptionsKind(data []byte) error {
+	var tm metav1.TypeMeta
+	if err := json.Unmarshal(data, &tm); err != nil {
+		return fmt.Errorf("couldn't get version/kind; json parse error: %w", err)
+	}
+	if tm.Kind != "" && tm.Kind != "DeleteOptions" && tm.APIVersion != "" {
+		return fmt.Errorf("no kind %q is registered for version %q in scheme %q", tm.Kind, tm.APIVersion, upstreamSchemeName)
+	}
+	return nil
 }
 
 func (s *Server) serveDelete(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource) {
@@ -305,7 +323,7 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 	if deleted == nil {
 		deleted = []runtime.Object{}
 	}
-	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: deleted})
+	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: deleted})
 }
 
 // kindGroup is the group upstream's rest.BeforeDelete names res's kind in:

@@ -171,6 +171,8 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, info 
 		}
 	}
 	switch {
+	case !found && info.APIPrefix == "apis" && !s.builtinGroup(info.Group):
+		writeNotFoundPage(w, r) // apiextensions-apiserver's delegate
 	case !found:
 		writeError(w, r, errNotFoundPath())
 	case r.Method != http.MethodGet:

@@ -24,7 +24,7 @@ import (
 type listResponse struct {
 	Kind       string           `json:"kind"`
 	APIVersion string           `json:"apiVersion"`
-	Metadata   metav1.ListMeta  `json:"metadata"`
+	Metadata   any              `json:"metadata"` // listMetadata's
 	Items      []runtime.Object `json:"items"`
 }
 
@@ -112,7 +112,7 @@ func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request
 		finish = func(lm metav1.ListMeta) any {
 			t := table.Table()
 			t.ListMeta = lm
-			t.APIVersion = n.metaAPIVersion()
+			asTableVersion(t, n)
 			return t
 		}
 	} else {
@@ -312,7 +312,8 @@ func (s *Server) listError(ctx context.Context, err error, lq *listQuery, prefix
 		if lq.continueToken != "" {
 			return continueExpired(lq.continueToken, prefix)
 		}
-		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", lq.resourceVersion))
+		// upstream's storage's words for a list at a compacted revision
+		return apierrors.NewResourceExpired("The resourceVersion for the provided list is too old.")
 	}
 	if errors.Is(err, storage.ErrFutureRevision) {
 		// the store went back below a revision it had reached (etcd

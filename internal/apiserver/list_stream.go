@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/internal/storage/layout"
 )
@@ -51,7 +53,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 			return
 		}
 		startJSON(w, rq)
-		_, _ = w.Write(head(lm))
+		_, _ = w.Write(head(listMetadata(res, lm)))
 		_, _ = w.Write(body.Bytes())
 		_, _ = w.Write([]byte("]}\n"))
 		return
@@ -82,7 +84,7 @@ func (s *Server) serveJSONList(w http.ResponseWriter, r *http.Request, rq *reque
 		if !begun {
 			begun = true
 			startJSON(w, rq)
-			_, _ = out.Write(head(map[string]string{"resourceVersion": rv}))
+			_, _ = out.Write(head(listMetadata(res, metav1.ListMeta{ResourceVersion: rv})))
 		}
 	}
 	emit := func(item []byte) error {
@@ -134,4 +136,18 @@ func (iw *listItemWriter) write(item []byte) error {
 	iw.n++
 	_, err := iw.w.Write(item)
 	return err
+}
+
+// listMetadata is a list's metadata as encoded: a custom resource's list
+// (upstream's UnstructuredList, whose storage always sets a continue
+// token) names its continue token even when it is empty.
+func listMetadata(res *registry.Resource, lm metav1.ListMeta) any {
+	if !res.Unstructured {
+		return lm
+	}
+	m := map[string]any{"continue": lm.Continue, "resourceVersion": lm.ResourceVersion}
+	if lm.RemainingItemCount != nil {
+		m["remainingItemCount"] = *lm.RemainingItemCount
+	}
+	return m
 }

@@ -185,10 +185,13 @@ var (
 
 // resetFields are the fields a write through subresource cannot set, so
 // that nobody manages them through it: status on a resource with a status
-// subresource, spec on the status subresource.
+// subresource, spec on the status subresource (and metadata, when the
+// status of a custom resource, which keeps nothing else of the write).
 func resetFields(res *registry.Resource, subresource string) map[fieldpath.APIVersion]fieldpath.Filter {
 	var set *fieldpath.Set
 	switch {
+	case subresource == "status" && res.Unstructured:
+		set = fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec"))
 	case subresource == "status":
 		set = fieldpath.NewSet(fieldpath.MakePathOrDie("spec"))
 	case subresource == "" && res.StatusSubresource:

@@ -50,7 +50,7 @@ func (s *Server) transformObject(r *http.Request, res *registry.Resource, n nego
 	switch n.as {
 	case asTable:
 		t := s.tableFor(res, []runtime.Object{obj}, "", tableIncludeObject(r))
-		t.APIVersion = n.metaAPIVersion()
+		asTableVersion(t, n)
 		t.ResourceVersion = accessor(obj).GetResourceVersion() // upstream's, as for a list
 		return t, nil
 	case asPartial:
@@ -67,7 +67,7 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 	case asTable:
 		t := s.tableFor(res, items, "", tableIncludeObject(r))
 		t.ListMeta = lm
-		t.APIVersion = n.metaAPIVersion()
+		asTableVersion(t, n)
 		return t, nil
 	case asPartialList:
 		return partialList(items, lm, n.version), nil
@@ -86,7 +86,7 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 	if items == nil {
 		items = []runtime.Object{}
 	}
-	return &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: lm, Items: items}, nil
+	return &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: items}, nil
 }
 
 // internalPackage names the Go package of kube-apiserver's internal types

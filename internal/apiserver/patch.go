@@ -44,6 +44,9 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 			writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaApplyPatch))
 			return
 		}
+	case res.Unstructured:
+		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaApplyPatch))
+		return
 	default:
 		writeError(w, r, errUnsupportedMediaType(mt, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch, mediaApplyPatch))
 		return
@@ -56,6 +59,11 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 	patch, err := s.readBody(r)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if mt != mediaApplyPatch && !json.Valid(patch) {
+		// upstream checks a JSON patch is JSON before reading it
+		writeError(w, r, errBadRequest("invalid JSON patch"))
 		return
 	}
 	s.keepRequestPatch(rq, mt, patch)

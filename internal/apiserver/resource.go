@@ -15,6 +15,10 @@ import (
 func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *request) {
 	info := rq.info
 	res, ok := s.cat.Lookup(info.gvr())
+	if !ok && !s.builtinGroup(info.Group) {
+		writeNotFoundPage(w, r) // apiextensions-apiserver's delegate
+		return
+	}
 	if !ok {
 		writeError(w, r, errNotFoundPath())
 		return
@@ -22,11 +26,10 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, rq *reque
 	if res.Deprecation != "" {
 		addWarnings(rq, []string{res.Deprecation})
 	}
-	if !res.Namespaced && info.Namespace != "" && !(res.Group == "" && res.Resource == "namespaces") {
-		writeError(w, r, errNotFoundPath())
+	if page, err := resourceRouteError(res, info, r.Method); page {
+		writeNotFoundPage(w, r)
 		return
-	}
-	if err := routeError(res, info, r.Method); err != nil {
+	} else if err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -92,4 +95,17 @@ func checkPathName(info *requestInfo) error {
 		return apierrors.NewBadRequest(fmt.Sprintf("Name parameter invalid: %q: %s", info.Name, strings.Join(msgs, ";")))
 	}
 	return nil
+}
+
+// resourceRouteError is what answers a request on res's paths that no verb
+// serves: apiextensions-apiserver's handler for a custom resource, the
+// route table for a built-in one. page: the plain-text 404 page.
+func resourceRouteError(res *registry.Resource, info *requestInfo, method string) (page bool, err error) {
+	if res.Unstructured {
+		return customRouteError(res, info, method)
+	}
+	if !res.Namespaced && info.Namespace != "" && !(res.Group == "" && res.Resource == "namespaces") {
+		return false, errNotFoundPath()
+	}
+	return false, routeError(res, info, method)
 }

@@ -35,3 +35,18 @@ func (s *Server) tableFor(res *registry.Resource, objs []runtime.Object, _ strin
 	}
 	return printers.Table(res, objs, s.cfg.Now(), opts)
 }
+
+// asTableVersion makes t a Table of the meta.k8s.io version n asks for:
+// in a v1beta1 Table, the metadata each row carries is of v1beta1 too, as
+// upstream converts the whole table.
+func asTableVersion(t *metav1.Table, n negotiated) {
+	t.APIVersion = n.metaAPIVersion()
+	if n.version != "v1beta1" {
+		return
+	}
+	for i := range t.Rows {
+		if p, ok := t.Rows[i].Object.Object.(*metav1.PartialObjectMetadata); ok {
+			p.APIVersion = t.APIVersion
+		}
+	}
+}

@@ -162,7 +162,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 	if err := ensureNamespace(ns, accessor(obj)); err != nil {
 		return nil, false, err
 	}
-	if clientRV == "" && res.Strategy.RequireResourceVersion {
+	// a Scale without a resourceVersion updates unconditionally whatever
+	// its object's strategy says, as upstream's scale storage does
+	if clientRV == "" && res.Strategy.RequireResourceVersion && rq.info.Subresource != "scale" {
 		return nil, false, resourceVersionRequired(res, rq.info.Name)
 	}
 	if clientRV == "" {

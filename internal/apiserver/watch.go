@@ -35,6 +35,9 @@ type watchStream struct {
 	res     *registry.Resource
 	out     negotiated
 	first   bool
+	// fullObject: Table rows carry whole objects (includeObject=Object),
+	// else their metadata, as upstream's watch of a Table
+	fullObject bool
 	// pending, when set, counts the events waiting behind the one being
 	// sent; writes are then gathered until flushIfIdle.
 	pending   func() int
@@ -111,8 +114,8 @@ func (ws *watchStream) payload(typ string, obj runtime.Object) any {
 		if typ == "BOOKMARK" {
 			return obj
 		}
-		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", true)
-		t.APIVersion = ws.out.metaAPIVersion()
+		t := ws.s.tableFor(ws.res, []runtime.Object{obj}, "", ws.fullObject)
+		asTableVersion(t, ws.out)
 		t.ResourceVersion = accessor(obj).GetResourceVersion()
 		if !ws.first {
 			t.ColumnDefinitions = nil
@@ -160,7 +163,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
-	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true,
+	ws := &watchStream{w: w, flusher: flusher, s: s, res: res, out: out, first: true, fullObject: tableIncludeObject(r),
 		events: s.cfg.RequestMetrics.watchStarted(schema.GroupVersionResource{Group: rq.info.Group, Version: rq.info.Version, Resource: rq.info.Resource})}
 	if err := s.streamWatch(ctx, ws, rq, res, lq); err != nil && ctx.Err() == nil {
 		_ = ws.send("ERROR", statusFor(err))

@@ -62,6 +62,9 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 		sortSubresources(r.Subresources)
 		r.Strategy = customResourceStrategy(v.Schema)
 		r.Strategy.Warnings = customResourceWarnings
+		// a custom resource's update, status included, must name the
+		// resourceVersion it replaces, as upstream's strategies require
+		r.Strategy.RequireResourceVersion = true
 		if v.Schema != nil {
 			r.OpenAPIV3Schema = v.Schema.OpenAPIV3Schema
 		}

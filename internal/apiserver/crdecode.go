@@ -1,0 +1,44 @@
+package apiserver
+
+import (
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// decodeCustomJSON decodes the body of a custom resource as upstream's
+// unstructured decoder does, which takes nothing from the URL: a body
+// without a kind does not decode (its error quotes the body), one without
+// an apiVersion is of another version than the URL's, and one of another
+// kind in the URL's version decodes, to be refused as invalid (422) by the
+// resource's validation.
+func decodeCustomJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
+	gvk := res.GroupVersionKind()
+	if _, _, err := readTypeMeta(data); err != nil {
+		return nil, nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, nil, undecodable(err.Error(), u.GetKind() != "")
+	}
+	got := u.GroupVersionKind()
+	if got.GroupVersion() != gvk.GroupVersion() {
+		return nil, nil, typeMetaMismatch(got, gvk)
+	}
+	if got.Kind != gvk.Kind {
+		return nil, nil, wrongCustomKind(u, gvk)
+	}
+	strict, err := coerceCustom(res, data, u)
+	return u, strict, err
+}
+
+// wrongCustomKind is the validation error of a custom resource of another
+// kind than its definition's, named by the kind it has.
+func wrongCustomKind(u *unstructured.Unstructured, want schema.GroupVersionKind) error {
+	return apierrors.NewInvalid(schema.GroupKind{Group: want.Group, Kind: u.GetKind()}, u.GetName(),
+		field.ErrorList{field.Invalid(field.NewPath("kind"), u.GetKind(), "must be "+want.Kind)})
+}
