@@ -346,4 +346,154 @@ spec: {group: g, version: v1, service: {namespace: "n", name: s}, groupPriorityM
 apiVersion: certificates.k8s.io/v1
 kind: CertificateSigningRequest
 spec: {request: "", signerName: x/y}
+---
+apiVersion: v1
+kind: Service
+spec: {externalIPs: [1.2.3.4], ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+spec: {type: LoadBalancer, loadBalancerClass: x/y, internalTrafficPolicy: Local, ports: [{port: 80, appProtocol: h2c}]}
+---
+apiVersion: v1
+kind: Service
+spec: {type: NodePort, sessionAffinity: ClientIP, sessionAffinityConfig: {clientIP: {}}, ports: [{port: 80}]}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+spec: {scaleTargetRef: {kind: Deployment, name: d}, maxReplicas: 3, metrics: [{type: Pods, pods: {metric: {name: m}, target: {type: AverageValue}}}, {type: Object, object: {metric: {name: m}, describedObject: {kind: K, name: x}, target: {type: Value}}}, {type: External, external: {metric: {name: m}, target: {type: Value}}}, {type: ContainerResource, containerResource: {name: cpu, container: c, target: {type: Utilization}}}], behavior: {scaleUp: {policies: [{type: Percent, value: 10, periodSeconds: 60}]}, scaleDown: {stabilizationWindowSeconds: 5}}}
+---
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+spec: {scaleTargetRef: {kind: Deployment, name: d}, minReplicas: 2, maxReplicas: 3, targetCPUUtilizationPercentage: 50}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+spec: {priorityLevelConfiguration: {name: p}, distinguisherMethod: {type: ByUser}, rules: [{subjects: [{kind: Group, group: {name: g}}, {kind: ServiceAccount, serviceAccount: {namespace: a, name: b}}], resourceRules: [{verbs: [get], apiGroups: [""], resources: [pods], namespaces: ["*"]}], nonResourceRules: [{verbs: [get], nonResourceURLs: [/x]}]}]}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+spec: {type: Limited, limited: {nominalConcurrencyShares: 5, lendablePercent: 10, limitResponse: {type: Queue, queuing: {}}}}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+spec: {type: Limited, limited: {}}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+spec: {defaultBackend: {resource: {kind: K, name: x}}, tls: [{hosts: [a.example]}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+spec: {replicas: 0, strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0}}, progressDeadlineSeconds: 5, template: {spec: {}}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+spec: {updateStrategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 1}}, template: {spec: {}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+spec: {updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 2, maxUnavailable: 50%}}, ordinals: {}, template: {spec: {}}}
+---
+apiVersion: batch/v1
+kind: CronJob
+spec: {schedule: "@hourly", concurrencyPolicy: Forbid, suspend: true, jobTemplate: {spec: {completionMode: Indexed, template: {spec: {}}}}}
+---
+apiVersion: batch/v1
+kind: Job
+spec: {podReplacementPolicy: Failed, managedBy: x/y, template: {spec: {restartPolicy: Never}}}
+---
+apiVersion: v1
+kind: Pod
+# security contexts, OS, DNS, restart policy rules
+spec: {os: {name: windows}, dnsPolicy: None, dnsConfig: {}, restartPolicy: Never, securityContext: {seccompProfile: {type: RuntimeDefault}, windowsOptions: {}},
+  containers: [{name: a, image: "x@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", imagePullPolicy: Never, resizePolicy: [{resourceName: cpu}], restartPolicy: Always, restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [1]}}], resources: {requests: {cpu: 1}}, env: [{name: A, valueFrom: {fileKeyRef: {volumeName: v, path: p, key: k}}}]}],
+  readinessGates: [{conditionType: x}], tolerations: [{key: k, operator: Exists}], topologySpreadConstraints: [{maxSkew: 1, topologyKey: k, whenUnsatisfiable: DoNotSchedule}]}
+---
+apiVersion: v1
+kind: Pod
+# status only
+status: {podIPs: [{ip: 10.0.0.1}, {ip: "fd00::1"}], hostIP: 10.0.0.2}
+---
+apiVersion: v1
+kind: Node
+spec: {podCIDRs: [10.0.0.0/24, "fd00::/64"]}
+status: {capacity: {cpu: "4"}, allocatable: {cpu: "3"}}
+---
+apiVersion: v1
+kind: Secret
+type: kubernetes.io/tls
+stringData: {a: b}
+data: {a: Yw==}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeMode: Block, storageClassName: ""}
+---
+apiVersion: v1
+kind: PersistentVolume
+spec: {capacity: {storage: 1Gi}, csi: {driver: d, volumeHandle: h}, persistentVolumeReclaimPolicy: Delete, nodeAffinity: {required: {nodeSelectorTerms: [{}]}}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+provisioner: p
+reclaimPolicy: Retain
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+spec: {attachRequired: false, podInfoOnMount: true, fsGroupPolicy: None, volumeLifecycleModes: [Ephemeral], tokenRequests: [{audience: a}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+spec: {devices: {requests: [{name: r, exactly: {deviceClassName: c, tolerations: [{key: k}], capacity: {requests: {memory: 1Gi}}}}, {name: f, firstAvailable: [{name: a, deviceClassName: c, tolerations: [{key: k, operator: Exists}]}]}], constraints: [{requests: [r]}]}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+spec: {taint: {key: k, effect: NoExecute}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+spec: {policyName: p, validationActions: [Deny], paramRef: {name: x}}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+spec: {paramKind: {apiVersion: v1, kind: ConfigMap}, matchConstraints: {namespaceSelector: {}, resourceRules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*"], scope: Namespaced}]}, validations: [{expression: "true"}], auditAnnotations: [{key: k, valueExpression: "'x'"}]}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+webhooks: [{name: a.b.c, clientConfig: {service: {namespace: ns, name: s, port: 8443}}, failurePolicy: Ignore, matchPolicy: Exact, timeoutSeconds: 5, namespaceSelector: {}, rules: [{operations: ["*"], apiGroups: ["*"], apiVersions: ["*"], resources: ["*/*"]}], sideEffects: None, admissionReviewVersions: [v1]}]
+---
+apiVersion: admissionregistration.k8s.io/v1beta1
+kind: MutatingAdmissionPolicy
+spec: {matchConstraints: {resourceRules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [pods]}]}, mutations: [{patchType: JSONPatch, jsonPatch: {expression: "[]"}}]}
+---
+apiVersion: admissionregistration.k8s.io/v1alpha1
+kind: MutatingAdmissionPolicyBinding
+spec: {policyName: p, paramRef: {name: x}, matchResources: {}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec: {group: g.example, names: {plural: fs, kind: F}, scope: Cluster, conversion: {strategy: None}, versions: [{name: v1, served: true, storage: true, subresources: {status: {}, scale: {specReplicasPath: .spec.r, statusReplicasPath: .status.r}}, schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {a: {type: string, default: x}}}}}}}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+spec: {minAvailable: 1}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+rules: [{verbs: [get], apiGroups: [""], resources: [pods]}]
+aggregationRule: {clusterRoleSelectors: [{}]}
+---
+apiVersion: events.k8s.io/v1
+kind: Event
+eventTime: "2026-01-01T00:00:00.000000Z"
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+spec: {}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+spec: {policyTypes: [Egress], ingress: [{from: [{ipBlock: {cidr: 10.0.0.0/8}}]}]}
 `)
