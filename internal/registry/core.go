@@ -25,7 +25,7 @@ func coreKinds() []descriptor {
 		{gv: "v1", resource: "nodes", kind: "Node", short: []string{"no"}, status: statusSubresource, name: apivalidation.NameIsDNSSubdomain,
 			fields: []string{"spec.unschedulable"}, strictFields: true, subresources: []Subresource{{Name: "proxy",
 				Kind: schema.GroupVersionKind{Version: "v1", Kind: "NodeProxyOptions"}, Verbs: []string{"create", "delete", "get", "patch", "update"}}},
-			strategy: Strategy{PrepareForCreate: prepareNodeForCreate, PrepareForUpdate: prepareNodeForUpdate, Warnings: nodeWarnings}},
+			strategy: Strategy{Default: defaultNode, PrepareForCreate: prepareNodeForCreate, PrepareForUpdate: prepareNodeForUpdate, Warnings: nodeWarnings}},
 		{gv: "v1", resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true, short: []string{"pvc"},
 			status: statusReset, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultPVC, PrepareForCreate: preparePVCForCreate, Validate: validatePVC, ValidateUpdate: validatePVCUpdate,

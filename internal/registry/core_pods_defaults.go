@@ -15,6 +15,11 @@ import (
 // defaultPod applies the Pod defaults, then the PodSpec defaults.
 func defaultPod(obj runtime.Object) {
 	pod := obj.(*corev1.Pod)
+	// A Pod (not a template) never keeps a negative grace period: it
+	// means "at once", which is one second.
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil && *g < 0 {
+		pod.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	}
 	for i := range pod.Spec.Containers {
 		requestsFromLimits(&pod.Spec.Containers[i].Resources)
 	}
@@ -29,6 +34,19 @@ func defaultPod(obj runtime.Object) {
 		hostPortsFromContainerPorts(pod.Spec.InitContainers)
 	}
 	defaultPodSpec(&pod.Spec)
+	defaultPodIPs(&pod.Status)
+}
+
+// defaultPodIPs keeps the singular pod IP and the list it heads in
+// agreement, the singular one authoritative for older kubelets (as
+// syncFirst, on PodIP items).
+func defaultPodIPs(st *corev1.PodStatus) {
+	switch {
+	case st.PodIP == "" && len(st.PodIPs) > 0:
+		st.PodIP = st.PodIPs[0].IP
+	case st.PodIP != "" && (len(st.PodIPs) == 0 || st.PodIPs[0].IP != st.PodIP):
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
 }
 
 // requestsFromLimits copies each limit without a matching request into the

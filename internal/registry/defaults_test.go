@@ -6,6 +6,7 @@ package registry
 // k8s.io/api v0.37.2 (core/v1/types.go).
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -100,6 +101,74 @@ func TestDefaultPodHostNetwork(t *testing.T) {
 	}
 }
 
+// TestDefaultNodePodCIDRs: the singular podCIDR and the list agree, the
+// singular one winning, as upstream's conversion of every Node it decodes.
+func TestDefaultNodePodCIDRs(t *testing.T) {
+	for _, tc := range []struct {
+		cidr      string
+		cidrs     []string
+		wantCIDR  string
+		wantCIDRs []string
+	}{
+		{"", nil, "", nil},
+		{"10.0.0.0/24", nil, "10.0.0.0/24", []string{"10.0.0.0/24"}},
+		{"", []string{"10.0.0.0/24", "fd00::/64"}, "10.0.0.0/24", []string{"10.0.0.0/24", "fd00::/64"}},
+		{"10.0.0.0/24", []string{"10.0.0.0/24", "fd00::/64"}, "10.0.0.0/24", []string{"10.0.0.0/24", "fd00::/64"}},
+		{"10.1.0.0/24", []string{"10.0.0.0/24", "fd00::/64"}, "10.1.0.0/24", []string{"10.1.0.0/24"}},
+	} {
+		node := &corev1.Node{Spec: corev1.NodeSpec{PodCIDR: tc.cidr, PodCIDRs: tc.cidrs}}
+		defaultNode(node)
+		if node.Spec.PodCIDR != tc.wantCIDR || !slices.Equal(node.Spec.PodCIDRs, tc.wantCIDRs) {
+			t.Errorf("defaultNode(%q, %q) = %q, %q, want %q, %q", tc.cidr, tc.cidrs, node.Spec.PodCIDR, node.Spec.PodCIDRs, tc.wantCIDR, tc.wantCIDRs)
+		}
+	}
+}
+
+// TestDefaultPodStatusIPs: the singular pod IP and the list agree, the
+// singular one winning, as upstream's PodStatus defaults.
+func TestDefaultPodStatusIPs(t *testing.T) {
+	ips := func(s ...string) []corev1.PodIP {
+		var out []corev1.PodIP
+		for _, ip := range s {
+			out = append(out, corev1.PodIP{IP: ip})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		ip      string
+		ips     []corev1.PodIP
+		wantIP  string
+		wantIPs []corev1.PodIP
+	}{
+		{"", nil, "", nil},
+		{"10.0.0.1", nil, "10.0.0.1", ips("10.0.0.1")},
+		{"10.0.0.1", []corev1.PodIP{}, "10.0.0.1", ips("10.0.0.1")},
+		{"", ips("10.0.0.1", "fd00::1"), "10.0.0.1", ips("10.0.0.1", "fd00::1")},
+		{"10.0.0.2", ips("10.0.0.1", "fd00::1"), "10.0.0.2", ips("10.0.0.2")},
+	} {
+		pod := &corev1.Pod{Status: corev1.PodStatus{PodIP: tc.ip, PodIPs: tc.ips}}
+		defaultPod(pod)
+		if pod.Status.PodIP != tc.wantIP || !slices.Equal(pod.Status.PodIPs, tc.wantIPs) {
+			t.Errorf("defaultPod(%q, %v) status = %q, %v, want %q, %v", tc.ip, tc.ips, pod.Status.PodIP, pod.Status.PodIPs, tc.wantIP, tc.wantIPs)
+		}
+	}
+}
+
+// TestDefaultPodNegativeGracePeriod: a Pod's negative grace period becomes
+// one second; a template's is left for validation.
+func TestDefaultPodNegativeGracePeriod(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](-5)}}
+	defaultPod(pod)
+	if got := *pod.Spec.TerminationGracePeriodSeconds; got != 1 {
+		t.Errorf("defaulted pod grace period = %d, want 1", got)
+	}
+	tmpl := &corev1.PodTemplate{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{TerminationGracePeriodSeconds: ptr.To[int64](-5)}}}
+	defaultPodTemplate(tmpl)
+	if got := *tmpl.Template.Spec.TerminationGracePeriodSeconds; got != -5 {
+		t.Errorf("defaulted template grace period = %d, want -5 (kept)", got)
+	}
+}
+
 func TestDefaultPullPolicy(t *testing.T) {
 	digest := "@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	for _, tc := range []struct {
@@ -174,6 +243,13 @@ func TestDefaultCoreKinds(t *testing.T) {
 		name: "Secret",
 		in:   &corev1.Secret{Data: map[string][]byte{"a": []byte("1")}, StringData: map[string]string{"a": "2", "b": "3"}},
 		out:  &corev1.Secret{Type: corev1.SecretTypeOpaque, Data: map[string][]byte{"a": []byte("2"), "b": []byte("3")}},
+	}, {
+		name: "Node",
+		in: &corev1.Node{Spec: corev1.NodeSpec{PodCIDR: "10.0.0.0/24"},
+			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}},
+		out: &corev1.Node{Spec: corev1.NodeSpec{PodCIDR: "10.0.0.0/24", PodCIDRs: []string{"10.0.0.0/24"}},
+			Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}}},
 	}, {
 		name: "ConfigMap",
 		in:   &corev1.ConfigMap{},
