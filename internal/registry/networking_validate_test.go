@@ -244,3 +244,25 @@ func TestNetworkPolicyValidation(t *testing.T) {
 		{name: "update: stored bad label value kept", obj: networkPolicy(badLabel), old: networkPolicy(badLabel)},
 	})
 }
+
+// As upstream's strategies: an Ingress is created with an empty status,
+// and an IngressClass's generation starts at 1 and grows with its spec.
+func TestIngressPreparation(t *testing.T) {
+	in := ingressWith(nil)
+	in.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "1.2.3.4"}}
+	PrepareForCreate(resourceFor(t, in), in)
+	if len(in.Status.LoadBalancer.Ingress) != 0 {
+		t.Errorf("Ingress create kept status %v, want it empty", in.Status)
+	}
+	ic := ingressClass("example.com/a", nil)
+	r := resourceFor(t, ic)
+	PrepareForCreate(r, ic)
+	if ic.Generation != 1 {
+		t.Errorf("IngressClass created with generation %d, want 1", ic.Generation)
+	}
+	next := ic.DeepCopy()
+	next.Spec.Parameters = &networkingv1.IngressClassParametersReference{Kind: "K", Name: "n"}
+	if got := PrepareForUpdate(r, "", next, ic).(*networkingv1.IngressClass).Generation; got != 2 {
+		t.Errorf("IngressClass spec change: generation %d, want 2", got)
+	}
+}
