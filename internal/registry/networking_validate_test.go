@@ -116,6 +116,24 @@ func TestIngressValidation(t *testing.T) {
 			in.Annotations = map[string]string{ingressClassAnnotation: "traefik"}
 			return in
 		}(), old: ingressWith(nil)},
+		// Recorded from kube-apiserver 1.37.2 (POST, 422): every kind of
+		// mistake at once, in upstream's order.
+		{name: "many mistakes", obj: func() runtime.Object {
+			in := ingressWith(func(s *networkingv1.IngressSpec) {
+				s.IngressClassName = ptr.To("n")
+				s.DefaultBackend = &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web"}}
+				s.TLS = []networkingv1.IngressTLS{{Hosts: []string{"*"}, SecretName: "Bad_S"}}
+				s.Rules[0].Host = "1.2.3.4"
+				firstPath(s).Path, firstPath(s).PathType, firstPath(s).Backend.Service.Name = "a//b", ptr.To(networkingv1.PathType("Bogus")), "web.x"
+			})
+			in.Annotations = map[string]string{ingressClassAnnotation: "t"}
+			return in
+		}(), want: "[spec.defaultBackend: Required value: port name or number is required, " +
+			`spec.rules[0].host: Invalid value: "1.2.3.4": must be a DNS name, not an IP address, ` +
+			`spec.rules[0].http.paths[0].pathType: Unsupported value: "Bogus": supported values: "Exact", "ImplementationSpecific", "Prefix", ` +
+			`spec.rules[0].http.paths[0].backend.service.name: Invalid value: "web.x": must not contain dots, ` +
+			`spec.tls[0].hosts[0]: Invalid value: "*": ` + wildcardMsg + `, spec.tls[0].secretName: Invalid value: "Bad_S": ` + dnsSubdomainMsg +
+			`, annotations.kubernetes.io/ingress.class: Invalid value: "t": must match ` + "`ingressClassName`" + ` when both are specified]`},
 		{name: "update: stored invalid wildcard rule kept", obj: badWildcardRule.DeepCopy(), old: badWildcardRule},
 		{name: "update: invalid wildcard rule new", obj: badWildcardRule.DeepCopy(), old: ingressWith(nil),
 			want: `spec.rules[0].http.paths[0].path: Invalid value: "relative": must be an absolute path`},
@@ -182,6 +200,7 @@ func TestIngressClassValidation(t *testing.T) {
 			want: "spec.parameters.namespace: Forbidden: `parameters.scope` is set to 'Cluster'"},
 		{name: "unknown scope", obj: ingressClass("example.com/i", params("Params", "p", "World", nil)),
 			want: `spec.parameters.scope: Unsupported value: "World": supported values: "Cluster", "Namespace"`},
+		// Recorded from kube-apiserver 1.37.2 (POST, 422).
 		{name: "kind and name required, declarative errors last", obj: ingressClass("example.com/i", params("", "", "World", nil)),
 			want: `[spec.parameters.scope: Unsupported value: "World": supported values: "Cluster", "Namespace", spec.parameters.kind: Required value, spec.parameters.name: Required value]`},
 		{name: "update: controller immutable", obj: ingressClass("example.com/b", nil), old: ingressClass("example.com/a", nil),
@@ -221,6 +240,7 @@ func TestNetworkPolicyValidation(t *testing.T) {
 		{name: "except not inside", obj: networkPolicy(ipBlockRule("10.0.0.0/16", "10.0.0.0/16", "11.0.0.0/24")),
 			want: `[spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: "10.0.0.0/16": must be a strict subset of ` + "`cidr`" +
 				`, spec.ingress[0].from[0].ipBlock.except[1]: Invalid value: "11.0.0.0/24": must be a strict subset of ` + "`cidr`]"},
+		// Recorded from kube-apiserver 1.37.2 (POST, 422).
 		{name: "empty cidr: declarative error last", obj: networkPolicy(networkingv1.NetworkPolicySpec{
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{}}, {}}}}}),
 			want: "[spec.ingress[0].from[1]: Required value: must specify a peer, spec.ingress[0].from[0].ipBlock.cidr: Required value]"},
@@ -241,6 +261,14 @@ func TestNetworkPolicyValidation(t *testing.T) {
 			want: `spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes`},
 		{name: "bad label value", obj: networkPolicy(badLabel),
 			want: `spec.podSelector.matchExpressions[0].values[0]: Invalid value: "bad value!": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`},
+		// Recorded from kube-apiserver 1.37.2 (POST, 422).
+		{name: "leading zeros, except outside, too many policyTypes", obj: func() runtime.Object {
+			np := networkPolicy(ipBlockRule("010.0.0.0/8", "11.0.0.0/24"))
+			np.Spec.PolicyTypes = []networkingv1.PolicyType{"Ingress", "Egress", "Ingress"}
+			return np
+		}(), want: `[spec.ingress[0].from[0].ipBlock.cidr: Invalid value: "010.0.0.0/8": must not have leading 0s in IP or prefix length, ` +
+			`spec.ingress[0].from[0].ipBlock.except[0]: Invalid value: "11.0.0.0/24": must be a strict subset of ` + "`cidr`" +
+			`, spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes]`},
 		{name: "update: stored bad label value kept", obj: networkPolicy(badLabel), old: networkPolicy(badLabel)},
 	})
 }
