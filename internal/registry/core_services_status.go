@@ -8,7 +8,7 @@ import (
 	netutils "k8s.io/utils/net"
 )
 
-// gateStrictIPCIDRValidation makes legacy IP fields refuse the forms
+// gateStrictIPCIDRValidation makes legacy IP and CIDR fields refuse the forms
 // (leading zeros, IPv4-mapped IPv6) the old parser took, except values
 // already stored.
 const gateStrictIPCIDRValidation = "StrictIPCIDRValidation"
@@ -60,12 +60,20 @@ func validateLoadBalancerIngress(in corev1.LoadBalancerIngress, oldIPs []string,
 		errs = append(errs, field.NotSupported(p.Child("ipMode"), in.IPMode, supportedLoadBalancerIPModes))
 	}
 	if in.Hostname != "" {
-		for _, msg := range validation.IsDNS1123Subdomain(in.Hostname) {
-			errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, msg))
-		}
-		if netutils.ParseIPSloppy(in.Hostname) != nil {
-			errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
-		}
+		errs = append(errs, loadBalancerHostnameErrors(in.Hostname, p.Child("hostname"))...)
+	}
+	return errs
+}
+
+// loadBalancerHostnameErrors: a load balancer's hostname (a Service's or
+// an Ingress's) is a DNS name, not an IP address.
+func loadBalancerHostnameErrors(hostname string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(hostname) {
+		errs = append(errs, field.Invalid(p, hostname, msg))
+	}
+	if netutils.ParseIPSloppy(hostname) != nil {
+		errs = append(errs, field.Invalid(p, hostname, "must be a DNS name, not an IP address"))
 	}
 	return errs
 }

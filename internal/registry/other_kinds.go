@@ -8,8 +8,8 @@ import (
 
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
-// the RBAC kinds (rbac_defaults.go, rbac_validate.go) and ServiceCIDR and
-// IPAddress (networking_ips.go). The certificates kinds are in
+// the RBAC kinds (rbac_defaults.go, rbac_validate.go) and the
+// networking.k8s.io kinds (networking_*.go). The certificates kinds are in
 // certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
@@ -21,15 +21,17 @@ func otherKinds() []descriptor {
 		{gv: "events.k8s.io/v1", storedAs: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported,
 			fields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion",
 				"regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"}},
-		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns,
-			strategy: Strategy{Default: defaultIngressClass}},
+		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns, generation: true,
+			strategy: Strategy{Default: defaultIngressClass, Validate: validateIngressClass, ValidateUpdate: validateIngressClassUpdate}},
 		{gv: "networking.k8s.io/v1", resource: "ingresses", kind: "Ingress", namespaced: true, short: []string{"ing"},
-			status: statusSubresource, generation: true, name: dns,
-			strategy: Strategy{Warnings: ingressWarnings, Subresources: statusWarnings(ingressStatusWarnings)}},
+			status: statusReset, generation: true, name: dns,
+			strategy: Strategy{Validate: validateIngress, ValidateUpdate: validateIngressUpdate, Warnings: ingressWarnings,
+				Subresources: map[string]SubresourceStrategy{"status": {ValidateUpdate: validateIngressStatusUpdate, Warnings: ingressStatusWarnings}}}},
 		{gv: "networking.k8s.io/v1", resource: "ipaddresses", kind: "IPAddress", short: []string{"ip"}, name: ipAddressName,
 			strategy: ipAddressStrategy()},
 		{gv: "networking.k8s.io/v1", resource: "networkpolicies", kind: "NetworkPolicy", namespaced: true, short: []string{"netpol"},
-			generation: true, name: dns, strategy: Strategy{Default: defaultNetworkPolicy, Warnings: networkPolicyWarnings}},
+			generation: true, name: dns, strategy: Strategy{Default: defaultNetworkPolicy, Validate: validateNetworkPolicy,
+				ValidateUpdate: validateNetworkPolicyUpdate, Warnings: networkPolicyWarnings}},
 		{gv: "networking.k8s.io/v1", resource: "servicecidrs", kind: "ServiceCIDR", name: dns, status: statusReset,
 			strategy: serviceCIDRStrategy()},
 		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, strategy: Strategy{Warnings: runtimeClassWarnings}},
