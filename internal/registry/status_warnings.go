@@ -54,9 +54,3 @@ func ingressStatusWarnings(obj, _ runtime.Object) []string {
 	}
 	return w
 }
-
-// statusWarnings is a Subresources entry that only warns: the status rule
-// prepares and validates the write as for any other kind.
-func statusWarnings(f func(obj, old runtime.Object) []string) map[string]SubresourceStrategy {
-	return map[string]SubresourceStrategy{"status": {Warnings: f}}
-}
