@@ -226,8 +226,8 @@ func checkKind(obj runtime.Object, want schema.GroupVersionKind) error {
 	return nil
 }
 
-// writeObject encodes obj as JSON, YAML when the client asks only for it,
-// or protobuf when the client prefers it and obj has it.
+// writeObject encodes obj in the media type the client prefers among
+// those obj can be written in (objectMedia), JSON when it names none.
 func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 	writeObjectWithJSON(w, r, code, obj, nil)
 }
@@ -236,11 +236,15 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 // write it) already at hand, or nil.
 func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj any, encoded []byte) {
 	setWarnings(w, requestFrom(r.Context()))
-	if wantsProtobuf(r) && writeProtobuf(w, code, obj) {
-		return
-	}
-	if wantsYAML(r) && writeYAML(w, code, obj) {
-		return
+	switch objectMedia(r, hasProtobufForm(obj)) {
+	case mediaProtobuf:
+		if writeProtobuf(w, code, obj) {
+			return
+		}
+	case mediaYAML:
+		if writeYAML(w, code, obj) {
+			return
+		}
 	}
 	if encoded != nil {
 		w.Header().Set("Content-Type", mediaJSON)
@@ -290,11 +294,6 @@ func writeJSONAs(w http.ResponseWriter, code int, contentType string, obj any) {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
-}
-
-func wantsYAML(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	return strings.HasPrefix(accept, mediaYAML) && !strings.Contains(accept, mediaJSON)
 }
 
 // checkYAML refuses, with a 413, a YAML body whose aliases would expand

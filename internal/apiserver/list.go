@@ -72,15 +72,14 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		writeError(w, r, err)
 		return
 	}
+	n = collectionMedia(r, n)
 	lq, err := parseListQuery(res, r.URL.Query())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	switch {
-	case n.as == "" && !wantsYAML(r):
-		// a list is answered in JSON even to a client preferring protobuf
-		// (which accepts JSON too), as writeObject would
+	case n.as == "" && n.media == mediaJSON:
 		s.serveJSONList(w, r, rq, res, lq)
 		return
 	case n.as == asTable || n.as == asPartialList:

@@ -146,6 +146,7 @@ func TestListAsTableAndMetadataByPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			n = collectionMedia(r, n)
 			whole, err := ts.s.transformList(r, res, n, items, lm)
 			if err != nil {
 				t.Fatal(err)

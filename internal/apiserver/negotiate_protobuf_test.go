@@ -8,25 +8,60 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func TestWantsProtobuf(t *testing.T) {
+// The media type of a plain answer, as kube-apiserver 1.37.2 chose it for
+// GET /api/v1/namespaces/default and for the 404 of a missing namespace
+// (curl beside start.sh): clauses by q (q=0 included, q>1 first), then
+// the more specific; a conversion clause passed over; JSON when nothing
+// matches.
+func TestObjectMedia(t *testing.T) {
+	for _, tc := range []struct {
+		accept      string
+		hasProtobuf bool
+		want        string
+	}{
+		{"application/vnd.kubernetes.protobuf,application/json", true, mediaProtobuf},
+		{"application/vnd.kubernetes.protobuf, */*", true, mediaProtobuf},
+		{"application/vnd.kubernetes.protobuf, */*", false, mediaJSON},
+		{"application/vnd.kubernetes.protobuf, application/yaml", false, mediaYAML},
+		{"application/json, application/vnd.kubernetes.protobuf", true, mediaJSON},
+		{"application/json;q=0.5, application/vnd.kubernetes.protobuf", true, mediaProtobuf},
+		{"application/vnd.kubernetes.protobuf;q=0.5, application/json", true, mediaJSON},
+		{"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json", true, mediaJSON},
+		{"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json", true, mediaJSON},
+		{"application/vnd.kubernetes.protobuf;q=0", true, mediaProtobuf},
+		{" application/vnd.kubernetes.protobuf , application/json;q=0.9", true, mediaProtobuf},
+		{"application/vnd.kubernetes.protobuf, application/json;q=2", true, mediaJSON},
+		{"text/plain;x, application/vnd.kubernetes.protobuf", true, mediaProtobuf},
+		{"application/json;q=0, application/yaml", true, mediaYAML},
+		{"*/*, application/yaml", true, mediaYAML},
+		{"application/yaml;as=Table;g=meta.k8s.io;v=v1, application/json", true, mediaJSON},
+		{"application/yaml;q=0.5, application/vnd.kubernetes.protobuf;q=0.4", true, mediaYAML},
+		{"text/html", true, mediaJSON},
+		{"", true, mediaJSON},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Accept", tc.accept)
+		if got := objectMedia(r, tc.hasProtobuf); got != tc.want {
+			t.Errorf("objectMedia(%q, protobuf form %v) = %s, want %s", tc.accept, tc.hasProtobuf, got, tc.want)
+		}
+	}
+}
+
+func TestAcceptsJSON(t *testing.T) {
 	for accept, want := range map[string]bool{
-		"application/vnd.kubernetes.protobuf,application/json":                                             true,
-		"application/vnd.kubernetes.protobuf, */*":                                                         true,
-		"application/json, application/vnd.kubernetes.protobuf":                                            false,
-		"application/json;q=0.5, application/vnd.kubernetes.protobuf":                                      true,
-		"application/vnd.kubernetes.protobuf;q=0.5, application/json":                                      false,
-		"application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json":                 false,
-		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json": false,
-		"application/vnd.kubernetes.protobuf;q=0":                                                          false,
-		" application/vnd.kubernetes.protobuf , application/json;q=0.9":                                    true,
-		"application/vnd.kubernetes.protobuf, application/json;q=2":                                        false,
-		"text/plain;x, application/vnd.kubernetes.protobuf":                                                true,
-		"": false,
+		"": true,
+		"application/vnd.kubernetes.protobuf, */*":                                          true,
+		"application/vnd.kubernetes.protobuf,application/json":                              true,
+		"application/vnd.kubernetes.protobuf;q=1, application/*":                            true,
+		"application/vnd.kubernetes.protobuf":                                               false,
+		"application/vnd.kubernetes.protobuf, application/json;q=0":                         false,
+		"application/vnd.kubernetes.protobuf, application/json;as=Table;g=meta.k8s.io;v=v1": false,
+		"application/yaml": false,
 	} {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Accept", accept)
-		if got := wantsProtobuf(r); got != want {
-			t.Errorf("wantsProtobuf(%q) = %v, want %v", accept, got, want)
+		if got := acceptsJSON(r); got != want {
+			t.Errorf("acceptsJSON(%q) = %v, want %v", accept, got, want)
 		}
 	}
 }

@@ -83,6 +83,9 @@ func (s *Server) transformList(r *http.Request, res *registry.Resource, n negoti
 			it.GetObjectKind().SetGroupVersionKind(emptyGVK)
 		}
 	}
+	if n.media == mediaProtobuf && !res.Unstructured {
+		return typedList(res, items, lm)
+	}
 	if items == nil {
 		items = []runtime.Object{}
 	}

@@ -134,6 +134,7 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, rq *request,
 		writeError(w, r, err)
 		return
 	}
+	out = collectionMedia(r, out)
 	q := r.URL.Query()
 	lq, err := parseListQuery(res, q)
 	if err != nil {

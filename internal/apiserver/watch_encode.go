@@ -25,8 +25,8 @@ func negotiateWatch(r *http.Request, res *registry.Resource) (negotiated, error)
 	return n, nil
 }
 
-// streamContentType is the Content-Type of a watch stream negotiated as n.
-// Events are JSON except metadata-only events asked for in protobuf.
+// streamContentType is the Content-Type of a watch stream negotiated as n
+// (and collectionMedia).
 func (n negotiated) streamContentType() string {
 	if n.protobufEvents() {
 		return mediaProtobuf + ";stream=watch"
@@ -37,7 +37,7 @@ func (n negotiated) streamContentType() string {
 // protobufEvents says whether the events of a watch negotiated as n are
 // protobuf frames.
 func (n negotiated) protobufEvents() bool {
-	return n.media == mediaProtobuf && n.as == asPartial
+	return n.media == mediaProtobuf
 }
 
 // eventSize is the size of the event a frame of this stream holds: the
