@@ -42,3 +42,29 @@ func wrongCustomKind(u *unstructured.Unstructured, want schema.GroupVersionKind)
 	return apierrors.NewInvalid(schema.GroupKind{Group: want.Group, Kind: u.GetKind()}, u.GetName(),
 		field.ErrorList{field.Invalid(field.NewPath("kind"), u.GetKind(), "must be "+want.Kind)})
 }
+
+// patchedCustomTypeMeta is the error of a patch that changed a custom
+// resource's apiVersion or kind: upstream decodes the patched object
+// whatever they say, and the resource's validation refuses it, citing
+// both fields; nil when they are right or the object does not decode.
+func patchedCustomTypeMeta(res *registry.Resource, patched []byte) error {
+	if !res.Unstructured {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(patched); err != nil {
+		return nil
+	}
+	want := res.GroupVersionKind()
+	var errs field.ErrorList
+	if u.GetKind() != want.Kind {
+		errs = append(errs, field.Invalid(field.NewPath("kind"), u.GetKind(), "must be "+want.Kind))
+	}
+	if gv := want.GroupVersion().String(); u.GetAPIVersion() != gv {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), u.GetAPIVersion(), "must be "+gv))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(schema.GroupKind{Group: u.GroupVersionKind().Group, Kind: u.GetKind()}, u.GetName(), errs)
+}

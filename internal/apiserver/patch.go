@@ -84,7 +84,15 @@ func (s *Server) servePatch(w http.ResponseWriter, r *http.Request, rq *request,
 		if current == nil {
 			return nil, errNotFound(res, rq.info.Name)
 		}
-		return applyPatch(rq, res, mt, patch, current, opts.FieldValidation)
+		obj, err := applyPatch(rq, res, mt, patch, current, opts.FieldValidation)
+		if err != nil {
+			return nil, err
+		}
+		// as upstream, a patch may not rename the object
+		if err := checkBodyName(accessor(obj).GetName(), rq.info.Name); err != nil {
+			return nil, err
+		}
+		return obj, nil
 	}
 	if mt == mediaApplyPatch {
 		if next, err = s.applyTransform(rq, res, patch, opts); err != nil {

@@ -106,9 +106,15 @@ func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, cu
 			return nil, strategicMergePatchError(err)
 		}
 		invalidValue = func() string { return fmt.Sprintf("%+v", patchMap) }
+		if patched, err = keepTypeMeta(patchMap, patched, current); err != nil {
+			return nil, err
+		}
 	}
 	obj, objErrs, err := decodeJSON(res, patched)
 	if err != nil {
+		if terr := patchedCustomTypeMeta(res, patched); terr != nil {
+			return nil, terr
+		}
 		return nil, invalidPatch(invalidValue(), err.Error())
 	}
 	if !strictMode {
@@ -121,6 +127,25 @@ func applyPatch(rq *request, res *registry.Resource, mt string, patch []byte, cu
 		addStrictDecodingWarnings(rq, errs)
 	}
 	return obj, nil
+}
+
+// keepTypeMeta undoes what a strategic merge patch did to apiVersion and
+// kind: upstream converts the patched map into the typed object, which
+// does not take them from it, so such a patch changes neither (where a
+// merge or JSON patch that changes them fails).
+func keepTypeMeta(patchMap map[string]any, patched []byte, current runtime.Object) ([]byte, error) {
+	_, kind := patchMap["kind"]
+	_, apiVersion := patchMap["apiVersion"]
+	if !kind && !apiVersion {
+		return patched, nil
+	}
+	var m map[string]any
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(patched, &m); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	gvk := current.GetObjectKind().GroupVersionKind()
+	m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+	return json.Marshal(m)
 }
 
 // applyJSONPatch applies a JSON patch to cur; with strict, it also returns

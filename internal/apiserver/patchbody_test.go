@@ -40,3 +40,36 @@ func TestDeleteOptionsBodyTypeMeta(t *testing.T) {
 	}
 	ts.must(200, "DELETE", widgetsPath+"/w1", "", `{"kind":"DeleteOptions","apiVersion":"v1","dryRun":["All"]}`)
 }
+
+// What a patch may not change, as kube-apiserver 1.37.2 answered (curl
+// beside start.sh): the name (400, whatever the patch type); a custom
+// resource's apiVersion and kind (its validation's 422, citing both); a
+// built-in object's apiVersion and kind through a strategic merge patch,
+// which upstream does not take from the patched map (200, unchanged).
+func TestPatchMayNotRenameOrRetype(t *testing.T) {
+	ts := newWidgetServer(t)
+	const cm = "/api/v1/namespaces/default/configmaps/c"
+	ts.must(201, "POST", "/api/v1/namespaces/default/configmaps", "", `{"metadata":{"name":"c"}}`)
+	for _, tc := range []struct {
+		path, contentType, body string
+		code                    int
+		msg                     string
+	}{
+		{cm, mediaMergePatch, `{"metadata":{"name":"other"}}`, 400, "the name of the object (other) does not match the name on the URL (c)"},
+		{cm, mediaStrategicPatch, `{"metadata":{"name":"other"}}`, 400, "the name of the object (other) does not match the name on the URL (c)"},
+		{cm, mediaJSONPatch, `[{"op":"replace","path":"/metadata/name","value":"x"}]`, 400, "the name of the object (x) does not match the name on the URL (c)"},
+		{cm, mediaMergePatch, `{"metadata":{"name":null}}`, 400, "the name of the object (c based on URL) was undeterminable: name must be provided"},
+		{cm, mediaStrategicPatch, `{"kind":"Secret","apiVersion":"v2"}`, 200, ""},
+		{cm, mediaMergePatch, `{"kind":"Secret"}`, 422, "converting (v1.Secret) to (core.ConfigMap): unknown conversion"},
+		{widgetsPath + "/w1", mediaMergePatch, `{"metadata":{"name":"other"}}`, 400, "the name of the object (other) does not match the name on the URL (w1)"},
+		{widgetsPath + "/w1", mediaMergePatch, `{"kind":"Gadget","apiVersion":"other.io/v3"}`, 422,
+			`Gadget.other.io "w1" is invalid: [kind: Invalid value: "Gadget": must be Widget, apiVersion: Invalid value: "other.io/v3": must be example.com/v1]`},
+		{widgetsPath + "/w1", mediaJSONPatch, `[{"op":"replace","path":"/apiVersion","value":"example.com/v2"}]`, 422,
+			`Widget.example.com "w1" is invalid: apiVersion: Invalid value: "example.com/v2": must be example.com/v1`},
+	} {
+		checkAnswer(t, tc.contentType+" "+tc.body, ts.do("PATCH", tc.path, tc.contentType, tc.body), 200, tc.code, tc.msg, "")
+	}
+	if got := ts.must(200, "GET", cm, "", ""); got.Kind != "ConfigMap" || got.APIVersion != "v1" || got.Name != "c" {
+		t.Errorf("config map after the patches: %s %s %s", got.APIVersion, got.Kind, got.Name)
+	}
+}
