@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1beta1 "k8s.io/apimachinery/pkg/apis/meta/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -115,13 +114,9 @@ func internalGroupPackage(group string) string {
 	return first
 }
 
-// writeNegotiated writes a response negotiated as n: as writeObject does
-// for the object itself, in n's media type for a converted one.
+// writeNegotiated writes a response (the object, or what it was turned
+// into) in the media type negotiated for its endpoint, n's.
 func writeNegotiated(w http.ResponseWriter, r *http.Request, code int, n negotiated, obj any) {
-	if n.as == "" {
-		writeObject(w, r, code, obj)
-		return
-	}
 	setWarnings(w, requestFrom(r.Context()))
 	switch n.media {
 	case mediaProtobuf:
@@ -129,10 +124,7 @@ func writeNegotiated(w http.ResponseWriter, r *http.Request, code int, n negotia
 			return
 		}
 	case mediaYAML:
-		if data, err := yaml.Marshal(obj); err == nil {
-			w.Header().Set("Content-Type", mediaYAML)
-			w.WriteHeader(code)
-			_, _ = w.Write(data)
+		if writeYAML(w, code, obj) {
 			return
 		}
 	}

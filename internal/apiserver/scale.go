@@ -144,7 +144,7 @@ func (s *Server) serveGetScale(w http.ResponseWriter, r *http.Request, rq *reque
 	if err == nil {
 		var sc *autoscalingv1.Scale
 		if sc, err = toScale(res, obj); err == nil {
-			writeObject(w, r, http.StatusOK, sc)
+			s.writeScale(w, r, res, sc)
 			return
 		}
 	}
@@ -181,7 +181,7 @@ func (s *Server) finishScaleWrite(w http.ResponseWriter, r *http.Request, rq *re
 	if err == nil {
 		var sc *autoscalingv1.Scale
 		if sc, err = toScale(res, out); err == nil {
-			writeObject(w, r, http.StatusOK, sc)
+			s.writeScale(w, r, res, sc)
 			return
 		}
 	}

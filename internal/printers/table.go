@@ -65,7 +65,10 @@ type TableBuilder struct {
 
 // NewTableBuilder starts a table of res's kind.
 func NewTableBuilder(res *registry.Resource, now time.Time, opts Options) *TableBuilder {
-	p := printerFor(res)
+	return newTableBuilder(printerFor(res), now, opts)
+}
+
+func newTableBuilder(p printer, now time.Time, opts Options) *TableBuilder {
 	return &TableBuilder{p: p, now: now, opts: opts, table: &metav1.Table{
 		TypeMeta:          metav1.TypeMeta{Kind: "Table", APIVersion: "meta.k8s.io/v1"},
 		ColumnDefinitions: slices.Clone(p.columns), // callers may edit them
