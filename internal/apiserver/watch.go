@@ -27,6 +27,10 @@ type watchEvent struct {
 	Object any    `json:"object"`
 }
 
+// errWatchOfPartialList ends a watch asked to send its objects as
+// PartialObjectMetadataList.
+var errWatchOfPartialList = errors.New("a watch event's object is not a list")
+
 // watchStream writes events to one client.
 type watchStream struct {
 	w       http.ResponseWriter
@@ -57,6 +61,11 @@ func (ws *watchStream) send(typ string, obj runtime.Object) error {
 
 // frame encodes one event as this stream sends it.
 func (ws *watchStream) frame(typ string, obj runtime.Object) ([]byte, error) {
+	if ws.out.as == asPartialList {
+		// upstream cannot turn an event's object into a list: its watch
+		// ends at the first event, having sent nothing
+		return nil, errWatchOfPartialList
+	}
 	payload := ws.payload(typ, obj)
 	if ws.out.protobufEvents() {
 		return protobufEventFrame(typ, payload)
