@@ -303,27 +303,29 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 		writeError(w, r, err)
 		return
 	}
-	var deleted []runtime.Object
 	for _, it := range items {
 		m := accessor(it)
 		sub := *rq
 		info := *rq.info
 		info.Namespace = m.GetNamespace()
 		sub.info = &info
-		out, _, err := s.delete(r.Context(), &sub, res, m.GetName(), "", opts)
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
+		if _, _, err := s.delete(r.Context(), &sub, res, m.GetName(), "", opts); err != nil && !apierrors.IsNotFound(err) {
 			writeError(w, r, err)
 			return
 		}
-		deleted = append(deleted, out)
 	}
-	if deleted == nil {
-		deleted = []runtime.Object{}
+	// As upstream, the answer is the list as it was read, before the
+	// deletions: deletion fields a delete set (a finalizer, a timestamp)
+	// are not in it.
+	for _, it := range items {
+		if !res.Unstructured {
+			it.GetObjectKind().SetGroupVersionKind(emptyGVK)
+		}
 	}
-	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: deleted})
+	if items == nil {
+		items = []runtime.Object{}
+	}
+	writeObject(w, r, http.StatusOK, &listResponse{Kind: res.ListKind, APIVersion: res.GroupVersion().String(), Metadata: listMetadata(res, lm), Items: items})
 }
 
 // kindGroup is the group upstream's rest.BeforeDelete names res's kind in:
