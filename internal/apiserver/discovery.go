@@ -161,6 +161,7 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, info 
 		list.APIResources = append(list.APIResources, metav1.APIResource{
 			Name: res.Resource, SingularName: res.Singular, Namespaced: res.Namespaced, Kind: res.Kind,
 			Verbs: res.Verbs, ShortNames: res.ShortNames, Categories: res.Categories,
+			StorageVersionHash: storageVersionHash(res),
 		})
 		for _, sub := range res.Subresources {
 			ar := metav1.APIResource{Name: res.Resource + "/" + sub.Name, Namespaced: res.Namespaced, Kind: sub.Kind.Kind, Verbs: sub.Verbs}

@@ -32,7 +32,7 @@ func CustomResources(crd *apiextensionsv1.CustomResourceDefinition) []*Resource 
 			ShortNames:           names.ShortNames,
 			Categories:           names.Categories,
 			Namespaced:           crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-			Verbs:                StandardVerbs,
+			Verbs:                customResourceVerbs,
 			TracksGeneration:     true,
 			StorageVersion:       storage,
 			Unstructured:         true,
@@ -149,3 +149,7 @@ func selectableFields(fields []apiextensionsv1.SelectableField) []string {
 	}
 	return out
 }
+
+// customResourceVerbs are a custom resource's verbs in the order the
+// apiextensions server lists them in discovery.
+var customResourceVerbs = []string{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"}

@@ -30,8 +30,9 @@ const discoveryNotYetServedFile = "testdata/discovery-not-yet-served.txt"
 // TestDiscoveryAsKubeAPIServer: every group, version and resource of
 // kube-apiserver 1.37.2's discovery (legacy and aggregated: kind, scope,
 // singular name, verbs, short names, categories, subresources, preferred
-// versions in order) is admitd's, and admitd serves nothing more, but for
-// the lines of discoveryNotYetServedFile.
+// versions in order, legacy storage version hashes) is admitd's, and
+// admitd serves nothing more, but for the lines of
+// discoveryNotYetServedFile.
 func TestDiscoveryAsKubeAPIServer(t *testing.T) {
 	raw, err := os.ReadFile("testdata/discovery-kube-apiserver-1.37.2.json")
 	if err != nil {
@@ -147,8 +148,8 @@ func legacyLines(t *testing.T, get func(path string) []byte) []string {
 		for _, r := range list.APIResources {
 			verbs := slices.Clone([]string(r.Verbs))
 			slices.Sort(verbs)
-			lines = append(lines, fmt.Sprintf("legacy %s %s singular=%s namespaced=%t kind=%s group=%s version=%s verbs=%v short=%v categories=%v",
-				list.GroupVersion, r.Name, r.SingularName, r.Namespaced, r.Kind, r.Group, r.Version, verbs, r.ShortNames, r.Categories))
+			lines = append(lines, fmt.Sprintf("legacy %s %s singular=%s namespaced=%t kind=%s group=%s version=%s verbs=%v short=%v categories=%v storageVersionHash=%s",
+				list.GroupVersion, r.Name, r.SingularName, r.Namespaced, r.Kind, r.Group, r.Version, verbs, r.ShortNames, r.Categories, r.StorageVersionHash))
 		}
 	}
 	return lines
