@@ -15,7 +15,7 @@ func coreKinds() []descriptor {
 		{gv: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"}, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultConfigMap, Validate: validateConfigMap, ValidateUpdate: validateConfigMapUpdate}},
 		{gv: "v1", resource: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"}, name: apivalidation.NameIsDNSSubdomain,
-			strategy: Strategy{Default: defaultEndpoints, Warnings: endpointsWarnings}},
+			strategy: Strategy{Default: defaultEndpoints, Validate: validateEndpoints, ValidateUpdate: validateEndpointsUpdate, Warnings: endpointsWarnings}},
 		{gv: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: apivalidation.NameIsDNSSubdomain,
 			gc: GCUnsupported, fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
 				"involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}},
