@@ -14,7 +14,7 @@ func coreKinds() []descriptor {
 		{gv: "v1", resource: "componentstatuses", kind: "ComponentStatus", short: []string{"cs"}, verbs: []string{"get", "list"}},
 		{gv: "v1", resource: "configmaps", kind: "ConfigMap", namespaced: true, short: []string{"cm"}, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultConfigMap, Validate: validateConfigMap, ValidateUpdate: validateConfigMapUpdate}},
-		{gv: "v1", resource: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"}, name: apivalidation.NameIsDNSSubdomain,
+		{gv: "v1", resource: "endpoints", kind: "Endpoints", namespaced: true, short: []string{"ep"}, name: apivalidation.NameIsDNSSubdomain, createOnUpdate: true,
 			strategy: Strategy{Default: defaultEndpoints, Validate: validateEndpoints, ValidateUpdate: validateEndpointsUpdate, Warnings: endpointsWarnings}},
 		{gv: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: apivalidation.NameIsDNSSubdomain,
 			gc: GCUnsupported, fields: []string{"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
