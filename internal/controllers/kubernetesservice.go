@@ -48,7 +48,8 @@ var (
 )
 
 // NewKubernetesService returns the controller for a server reachable at
-// publicIP:port whose Service has clusterIP; it writes through client.
+// publicIP:port whose Service has clusterIP; it writes through client. A
+// nil publicIP keeps the Service only.
 func NewKubernetesService(client dynamic.Interface, clusterIP, publicIP net.IP, port int, log *slog.Logger) *KubernetesService {
 	return &KubernetesService{client: client, clusterIP: clusterIP, publicIP: publicIP, port: int32(port), log: log}
 }
@@ -72,7 +73,7 @@ func (c *KubernetesService) Run(ctx context.Context) {
 // Sync creates the Service if it is missing and brings its Endpoints and
 // EndpointSlice to this server's address.
 func (c *KubernetesService) Sync(ctx context.Context) error {
-	if err := c.ensureService(ctx); err != nil {
+	if err := c.ensureService(ctx); err != nil || c.publicIP == nil {
 		return err
 	}
 	ep, err := c.ensureEndpoints(ctx)

@@ -20,7 +20,7 @@ import (
 func TestKubernetesService(t *testing.T) {
 	c := newCluster(t)
 	apiserver := authenticationv1.UserInfo{Username: "system:apiserver", Groups: []string{"system:masters"}}
-	ctl := NewKubernetesService(c.client(apiserver), net.ParseIP("10.0.0.1"), net.ParseIP("127.0.0.1"), 6443, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctl := NewKubernetesService(c.client(apiserver), net.ParseIP("10.0.0.1"), net.ParseIP("192.0.2.10"), 6443, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	ctx := context.Background()
 	sync := func() {
 		t.Helper()
@@ -44,13 +44,13 @@ func TestKubernetesService(t *testing.T) {
 		t.Helper()
 		var ep corev1.Endpoints
 		c.decode(epPath, &ep)
-		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != "127.0.0.1" ||
+		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != "192.0.2.10" ||
 			ep.Subsets[0].Ports[0].Port != 6443 || ep.Labels[discoveryv1.LabelSkipMirror] != "true" {
 			t.Errorf("%s: Endpoints = %+v", what, ep)
 		}
 		var slice discoveryv1.EndpointSlice
 		c.decode(slicePath, &slice)
-		if len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "127.0.0.1" || *slice.Ports[0].Port != 6443 ||
+		if len(slice.Endpoints) != 1 || slice.Endpoints[0].Addresses[0] != "192.0.2.10" || *slice.Ports[0].Port != 6443 ||
 			slice.Labels[discoveryv1.LabelServiceName] != "kubernetes" || slice.AddressType != discoveryv1.AddressTypeIPv4 {
 			t.Errorf("%s: EndpointSlice = %+v", what, slice)
 		}

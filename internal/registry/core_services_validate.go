@@ -2,7 +2,6 @@ package registry
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 )
 
 // Service validation (upstream ValidateService, ValidateServiceUpdate and
@@ -272,10 +272,15 @@ func validateTrafficPolicies(spec *corev1.ServiceSpec) field.ErrorList {
 	return errs
 }
 
+// validateNonSpecialIP refuses addresses a destination may not have
+// (unspecified, loopback, link-local), as upstream's ValidateEndpointIP
+// for external IPs, Endpoints and EndpointSlices. It parses as the legacy
+// parser does (leading zeros taken), since Endpoints check it even after
+// the IP itself was refused.
 func validateNonSpecialIP(ip string, path *field.Path) field.ErrorList {
-	parsed := net.ParseIP(ip)
+	parsed := netutils.ParseIPSloppy(ip)
 	if parsed == nil {
-		return field.ErrorList{field.Invalid(path, ip, "must be a valid IP address")}
+		return field.ErrorList{field.Invalid(path, ip, "must be a valid IP address").WithOrigin("format=ip-sloppy")}
 	}
 	var errs field.ErrorList
 	if parsed.IsUnspecified() {
@@ -290,5 +295,5 @@ func validateNonSpecialIP(ip string, path *field.Path) field.ErrorList {
 	if parsed.IsLinkLocalMulticast() {
 		errs = append(errs, field.Invalid(path, ip, "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)"))
 	}
-	return errs
+	return errs.WithOrigin("format=endpoint-ip")
 }

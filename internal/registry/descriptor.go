@@ -133,6 +133,7 @@ func (d descriptor) buildVersion(gv schema.GroupVersion) *Resource {
 		FieldLabels:          d.fields,
 		StrictFieldLabels:    d.strictFields,
 		FieldLabelRefusal:    d.fieldRefusal,
+		Deprecation:          deprecationWarning(gv.WithKind(d.kind)),
 	}
 	if d.storedAs != "" {
 		stored := d.storedGroupVersion()

@@ -8,8 +8,9 @@ import (
 
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
-// the RBAC kinds (rbac_defaults.go, rbac_validate.go) and the
-// networking.k8s.io kinds (networking_*.go). The certificates kinds are in
+// the RBAC kinds (rbac_defaults.go, rbac_validate.go), the
+// networking.k8s.io kinds (networking_*.go) and EndpointSlices
+// (discovery_*.go). The certificates kinds are in
 // certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
@@ -17,7 +18,9 @@ func otherKinds() []descriptor {
 	return []descriptor{
 		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
 		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns, generation: true,
-			strategy: Strategy{Default: defaultEndpointSlice, PrepareForUpdate: bumpEndpointSliceGenerationOnLabels, Warnings: endpointSliceWarnings}},
+			strategy: Strategy{Default: defaultEndpointSlice, PrepareForCreate: prepareEndpointSliceForCreate,
+				PrepareForUpdate: prepareEndpointSliceForUpdate, Validate: validateEndpointSlice, ValidateUpdate: validateEndpointSliceUpdate,
+				Warnings: endpointSliceWarnings}},
 		{gv: "events.k8s.io/v1", storedAs: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported,
 			fields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion",
 				"regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"}},

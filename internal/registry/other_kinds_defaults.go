@@ -6,7 +6,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
@@ -77,16 +76,5 @@ func defaultEndpointSlice(obj runtime.Object) {
 		if p.Protocol == nil {
 			p.Protocol = ptr.To(corev1.ProtocolTCP)
 		}
-	}
-}
-
-// bumpEndpointSliceGenerationOnLabels: a change of an EndpointSlice's
-// labels also grows its generation, as upstream's strategy (the
-// EndpointSlice controllers' trackers compare generations to notice
-// slices changed by others).
-func bumpEndpointSliceGenerationOnLabels(obj, old runtime.Object) {
-	es, oldES := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
-	if !equality.Semantic.DeepEqual(es.Labels, oldES.Labels) {
-		es.Generation = oldES.Generation + 1
 	}
 }
