@@ -152,6 +152,9 @@ func (s *Server) serveGroupVersion(w http.ResponseWriter, r *http.Request, info 
 		gv = info.Group + "/" + info.Version
 	}
 	list := &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv}
+	if info.APIPrefix == "api" {
+		list.APIVersion = "" // upstream's /api/v1 document names no apiVersion
+	}
 	found := false
 	for _, res := range s.cat.Resources() {
 		if res.Group != info.Group || res.Version != info.Version {

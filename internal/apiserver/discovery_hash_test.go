@@ -45,3 +45,15 @@ func TestDiscoveryStorageVersionHash(t *testing.T) {
 		t.Errorf("custom resource verbs %v, want the apiextensions server's order", got)
 	}
 }
+
+// /api/v1's resource list names no apiVersion; the groups' lists do, as
+// kube-apiserver 1.37.2's.
+func TestLegacyResourceListTypeMeta(t *testing.T) {
+	ts := newTestServer(t)
+	for path, want := range map[string]string{"/api/v1": "", "/apis/apps/v1": "v1"} {
+		var tm metav1.TypeMeta
+		if err := json.Unmarshal(ts.do("GET", path, "", "").Body.Bytes(), &tm); err != nil || tm.Kind != "APIResourceList" || tm.APIVersion != want {
+			t.Errorf("%s: %+v, %v; want apiVersion %q", path, tm, err, want)
+		}
+	}
+}
