@@ -63,8 +63,11 @@ func NewClient(rt http.RoundTripper) (dynamic.Interface, error) {
 // client-go from working out its default for every group version's client
 // (the requests' User-Agent is userAgentTransport's or the caller's: the
 // transport is ours, not one client-go builds from the configuration).
+// Warnings the server gives the controllers (v1 Endpoints is deprecated,
+// on every write of the endpoints controller) are not logged: they are
+// addressed to the controllers' authors, which is the server itself.
 func loopbackConfig() *rest.Config {
-	return &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: userAgent}
+	return &rest.Config{Host: "http://loopback", QPS: -1, UserAgent: userAgent, WarningHandler: rest.NoWarnings{}}
 }
 
 // userAgent is the User-Agent of the controllers' requests:
