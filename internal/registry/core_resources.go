@@ -182,3 +182,21 @@ func validateClaimRefs(refs []corev1.ResourceClaim, podClaims sets.Set[string], 
 	}
 	return errs
 }
+
+// integerResources are the standard resources counted in whole units.
+var integerResources = sets.New[corev1.ResourceName](corev1.ResourcePods, corev1.ResourceQuotas, corev1.ResourceServices,
+	corev1.ResourceReplicationControllers, corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
+	corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers)
+
+// validateResourceQuantityValue: not negative, and whole for the integer
+// resources and extended ones (upstream's ValidateResourceQuantityValue).
+func validateResourceQuantityValue(name corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q.Cmp(resource.Quantity{}) < 0 {
+		errs = append(errs, field.Invalid(path, q.String(), apivalidation.IsNegativeErrorMsg))
+	}
+	if (integerResources.Has(name) || isExtendedResource(name)) && q.MilliValue()%1000 != 0 {
+		errs = append(errs, field.Invalid(path, q, "must be an integer"))
+	}
+	return errs
+}
