@@ -74,7 +74,9 @@ func TestLeaseValidation(t *testing.T) {
 	if bad.Spec.Strategy != nil || bad.Spec.PreferredHolder != nil {
 		t.Errorf("create kept strategy %v and preferred holder %v, want both dropped", bad.Spec.Strategy, bad.Spec.PreferredHolder)
 	}
-	stored := lease(func(s *coordinationv1.LeaseSpec) { s.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("Other")) })
+	stored := lease(func(s *coordinationv1.LeaseSpec) {
+		s.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("Other"))
+	})
 	update := lease(func(s *coordinationv1.LeaseSpec) {
 		s.Strategy, s.PreferredHolder = ptr.To(coordinationv1.CoordinatedLeaseStrategy("Other")), ptr.To("n2")
 	})
