@@ -408,6 +408,11 @@ func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) f
 			if t.Value != "" {
 				errs = append(errs, field.Invalid(path.Child("operator"), t.Value, "value must be empty when `operator` is 'Exists'"))
 			}
+		case corev1.TolerationOpLt, corev1.TolerationOpGt:
+			// The comparison operators' gate (TaintTolerationComparisonOperators)
+			// is off in 1.37: upstream names them among the supported values.
+			errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, []corev1.TolerationOperator{corev1.TolerationOpEqual,
+				corev1.TolerationOpExists, corev1.TolerationOpLt, corev1.TolerationOpGt}))
 		default:
 			errs = append(errs, field.NotSupported(path.Child("operator"), t.Operator, []corev1.TolerationOperator{corev1.TolerationOpEqual, corev1.TolerationOpExists}))
 		}

@@ -77,17 +77,6 @@ func validateContainerResourceName(name corev1.ResourceName, path *field.Path) f
 	return errs
 }
 
-func validateResourceQuantity(name corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if q.Cmp(resource.Quantity{}) < 0 {
-		errs = append(errs, field.Invalid(path, q.String(), apivalidation.IsNegativeErrorMsg))
-	}
-	if isExtendedResource(name) && q.MilliValue()%1000 != 0 {
-		errs = append(errs, field.Invalid(path, q, "must be an integer"))
-	}
-	return errs
-}
-
 // validateHugePageValue requires hugepage quantities to be whole pages.
 func validateHugePageValue(name corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
 	size, err := resource.ParseQuantity(strings.TrimPrefix(string(name), hugePagesPrefix))
@@ -110,7 +99,7 @@ func validateRequirements(r *corev1.ResourceRequirements, nameRule func(corev1.R
 	for _, name := range sortedResourceNames(r.Limits) {
 		q, path := r.Limits[name], limPath.Key(string(name))
 		errs = append(errs, nameRule(name, path)...)
-		errs = append(errs, validateResourceQuantity(name, q, path)...)
+		errs = append(errs, validateResourceQuantityValue(name, q, path)...)
 		if isHugePages(name) {
 			hugePages = true
 			errs = append(errs, validateHugePageValue(name, q, path)...)
@@ -120,7 +109,7 @@ func validateRequirements(r *corev1.ResourceRequirements, nameRule func(corev1.R
 	for _, name := range sortedResourceNames(r.Requests) {
 		q, path := r.Requests[name], reqPath.Key(string(name))
 		errs = append(errs, nameRule(name, path)...)
-		errs = append(errs, validateResourceQuantity(name, q, path)...)
+		errs = append(errs, validateResourceQuantityValue(name, q, path)...)
 		if limit, ok := r.Limits[name]; ok {
 			if q.Cmp(limit) != 0 && !isOvercommitAllowed(name) {
 				errs = append(errs, field.Invalid(reqPath, q.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
@@ -179,6 +168,24 @@ func validateClaimRefs(refs []corev1.ResourceClaim, podClaims sets.Set[string], 
 			}
 			errs = append(errs, e)
 		}
+	}
+	return errs
+}
+
+// integerResources are the standard resources counted in whole units.
+var integerResources = sets.New[corev1.ResourceName](corev1.ResourcePods, corev1.ResourceQuotas, corev1.ResourceServices,
+	corev1.ResourceReplicationControllers, corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
+	corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers)
+
+// validateResourceQuantityValue: not negative, and whole for the integer
+// resources and extended ones (upstream's ValidateResourceQuantityValue).
+func validateResourceQuantityValue(name corev1.ResourceName, q resource.Quantity, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q.Cmp(resource.Quantity{}) < 0 {
+		errs = append(errs, field.Invalid(path, q.String(), apivalidation.IsNegativeErrorMsg))
+	}
+	if (integerResources.Has(name) || isExtendedResource(name)) && q.MilliValue()%1000 != 0 {
+		errs = append(errs, field.Invalid(path, q, "must be an integer"))
 	}
 	return errs
 }

@@ -60,21 +60,6 @@ func nodeWarnings(obj, _ runtime.Object) []string {
 	return w
 }
 
-// prepareNodeForCreate drops what upstream's node strategy does not let a
-// create set: a configSource and status.config.
-func prepareNodeForCreate(obj runtime.Object) {
-	n := obj.(*corev1.Node)
-	n.Spec.ConfigSource = nil
-	n.Status.Config = nil
-}
-
-// prepareNodeForUpdate drops a configSource the stored node did not have.
-func prepareNodeForUpdate(obj, old runtime.Object) {
-	if old.(*corev1.Node).Spec.ConfigSource == nil {
-		obj.(*corev1.Node).Spec.ConfigSource = nil
-	}
-}
-
 // betaStorageClassAnnotation is the annotation a claim or volume named
 // its class with before storageClassName.
 const betaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"

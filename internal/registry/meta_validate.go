@@ -86,8 +86,9 @@ func ValidateObjectMetaUpdate(obj, old runtime.Object) field.ErrorList {
 
 // usesCoreMetaRules reports whether upstream validates the object's metadata
 // with the core helper (which adds the finalizer-name rule): every typed
-// built-in object except the admissionregistration, apiextensions and
-// apiregistration groups.
+// built-in object except the admissionregistration, apiextensions,
+// apiregistration, coordination and node groups (whose validation uses
+// apimachinery's helper).
 func usesCoreMetaRules(obj runtime.Object) bool {
 	if _, ok := obj.(*unstructured.Unstructured); ok {
 		return false
@@ -97,7 +98,7 @@ func usesCoreMetaRules(obj runtime.Object) bool {
 		return false
 	}
 	switch kinds[0].Group {
-	case "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io":
+	case "admissionregistration.k8s.io", "apiextensions.k8s.io", "apiregistration.k8s.io", "coordination.k8s.io", "node.k8s.io":
 		return false
 	}
 	return true

@@ -30,7 +30,7 @@ var (
 
 func validateIngressClass(obj runtime.Object) field.ErrorList {
 	spec := &obj.(*networkingv1.IngressClass).Spec
-	return withNetworkingDeclarative(validateIngressClassSpec(spec), declarativeIngressClassParameters(spec.Parameters, nil))
+	return withEnforcedDeclarative(validateIngressClassSpec(spec), declarativeIngressClassParameters(spec.Parameters, nil))
 }
 
 // validateIngressClassUpdate: the controller stays, then the new object is
@@ -40,7 +40,7 @@ func validateIngressClassUpdate(obj, old runtime.Object) field.ErrorList {
 	errs := apivalidation.ValidateImmutableField(ic.Spec.Controller, was.Spec.Controller, ingressClassControllerPath)
 	errs = append(errs, ValidateObjectMeta(ic, false, apivalidation.NameIsDNSSubdomain)...)
 	errs = append(errs, validateIngressClassSpec(&ic.Spec)...)
-	return withNetworkingDeclarative(errs, declarativeIngressClassParameters(ic.Spec.Parameters, was.Spec.Parameters))
+	return withEnforcedDeclarative(errs, declarativeIngressClassParameters(ic.Spec.Parameters, was.Spec.Parameters))
 }
 
 func validateIngressClassSpec(spec *networkingv1.IngressClassSpec) field.ErrorList {

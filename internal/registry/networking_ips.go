@@ -102,7 +102,7 @@ func ipAddressStrategy() Strategy {
 		GenerateName: func(base string) string { return base },
 		Validate: func(obj runtime.Object) field.ErrorList {
 			ref := obj.(*networkingv1.IPAddress).Spec.ParentRef
-			return withNetworkingDeclarative(validateParentRef(ref), declarativeParentRef(ref, nil, false))
+			return withEnforcedDeclarative(validateParentRef(ref), declarativeParentRef(ref, nil, false))
 		},
 		ValidateUpdate: func(obj, old runtime.Object) field.ErrorList {
 			ip, was := obj.(*networkingv1.IPAddress), old.(*networkingv1.IPAddress)
@@ -110,7 +110,7 @@ func ipAddressStrategy() Strategy {
 			errs = append(errs, validateParentRef(ip.Spec.ParentRef)...)
 			errs = append(errs, apivalidation.ValidateImmutableField(ip.Spec.ParentRef, was.Spec.ParentRef, parentRefPath).
 				MarkCoveredByDeclarative().WithOrigin("immutable")...)
-			return uniqueMessages(withNetworkingDeclarative(errs, declarativeParentRef(ip.Spec.ParentRef, was.Spec.ParentRef, true)))
+			return uniqueMessages(withEnforcedDeclarative(errs, declarativeParentRef(ip.Spec.ParentRef, was.Spec.ParentRef, true)))
 		},
 	}
 }
@@ -173,10 +173,12 @@ func declarativeParentRef(ref, old *networkingv1.ParentReference, update bool) f
 	return errs.MarkBeta()
 }
 
-// withNetworkingDeclarative is what kube-apiserver makes of handwritten errors and
-// enforced beta declarative ones: the handwritten less those a declarative
-// one repeats, then the declarative.
-func withNetworkingDeclarative(handwritten, declarative field.ErrorList) field.ErrorList {
+// withEnforcedDeclarative is what kube-apiserver makes of handwritten
+// errors and enforced declarative ones (of any kind whose strategy runs
+// declarative validation, networking's, Node's, RuntimeClass's, Lease's):
+// the handwritten less those a beta declarative one covers and less any
+// repeating an earlier message, then the declarative.
+func withEnforcedDeclarative(handwritten, declarative field.ErrorList) field.ErrorList {
 	kept := validate.FilterCoveredHandwrittenErrors(context.Background(), handwritten, declarative, true)
 	return append(kept, declarative...)
 }

@@ -43,7 +43,7 @@ type networkPolicyLeniency struct {
 
 func validateNetworkPolicy(obj runtime.Object) field.ErrorList {
 	spec := &obj.(*networkingv1.NetworkPolicy).Spec
-	return withNetworkingDeclarative(validateNetworkPolicySpec(spec, networkPolicyLeniency{}), declarativeIPBlockCIDRs(spec, nil))
+	return withEnforcedDeclarative(validateNetworkPolicySpec(spec, networkPolicyLeniency{}), declarativeIPBlockCIDRs(spec, nil))
 }
 
 func validateNetworkPolicyUpdate(obj, old runtime.Object) field.ErrorList {
@@ -52,7 +52,7 @@ func validateNetworkPolicyUpdate(obj, old runtime.Object) field.ErrorList {
 		invalidLabelValues: len(metav1validation.ValidateLabelSelector(&was.PodSelector, metav1validation.LabelSelectorValidationOptions{}, nil)) > 0,
 		storedCIDRs:        ipBlockCIDRs(was),
 	}
-	return withNetworkingDeclarative(validateNetworkPolicySpec(spec, lenient), declarativeIPBlockCIDRs(spec, was))
+	return withEnforcedDeclarative(validateNetworkPolicySpec(spec, lenient), declarativeIPBlockCIDRs(spec, was))
 }
 
 // ipBlockCIDRs are every CIDR and exception of the policy's ipBlocks.

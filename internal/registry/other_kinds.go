@@ -16,7 +16,9 @@ func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
 	return []descriptor{
-		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns},
+		{gv: "coordination.k8s.io/v1", resource: "leases", kind: "Lease", namespaced: true, name: dns, createOnUpdate: true,
+			strategy: Strategy{PrepareForCreate: prepareLeaseForCreate, PrepareForUpdate: prepareLeaseForUpdate, Validate: validateLease,
+				ValidateUpdate: validateLeaseUpdate, RequireResourceVersion: true}},
 		{gv: "discovery.k8s.io/v1", resource: "endpointslices", kind: "EndpointSlice", namespaced: true, name: dns, generation: true,
 			strategy: Strategy{Default: defaultEndpointSlice, PrepareForCreate: prepareEndpointSliceForCreate,
 				PrepareForUpdate: prepareEndpointSliceForUpdate, Validate: validateEndpointSlice, ValidateUpdate: validateEndpointSliceUpdate,
@@ -37,7 +39,8 @@ func otherKinds() []descriptor {
 				ValidateUpdate: validateNetworkPolicyUpdate, Warnings: networkPolicyWarnings}},
 		{gv: "networking.k8s.io/v1", resource: "servicecidrs", kind: "ServiceCIDR", name: dns, status: statusReset,
 			strategy: serviceCIDRStrategy()},
-		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, strategy: Strategy{Warnings: runtimeClassWarnings}},
+		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, strategy: Strategy{Validate: validateRuntimeClass,
+			ValidateUpdate: validateRuntimeClassUpdate, Warnings: runtimeClassWarnings, RequireResourceVersion: true}},
 		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
 			status: statusSubresource, generation: true, name: dns, strategy: pdbStrategy()},
 		{gv: "authentication.k8s.io/v1", resource: "selfsubjectreviews", kind: "SelfSubjectReview", verbs: create},
