@@ -51,14 +51,14 @@ var (
 
 func validateEndpointSlice(obj runtime.Object) field.ErrorList {
 	s := obj.(*discoveryv1.EndpointSlice)
-	return withNetworkingDeclarative(validateEndpointSliceFields(s, nil), declarativeEndpointSlice(s, nil))
+	return withEnforcedDeclarative(validateEndpointSliceFields(s, nil), declarativeEndpointSlice(s, nil))
 }
 
 func validateEndpointSliceUpdate(obj, old runtime.Object) field.ErrorList {
 	s, was := obj.(*discoveryv1.EndpointSlice), old.(*discoveryv1.EndpointSlice)
 	errs := validateEndpointSliceFields(s, was)
 	errs = append(errs, apivalidation.ValidateImmutableField(s.AddressType, was.AddressType, addressTypePath).WithOrigin("immutable").MarkCoveredByDeclarative()...)
-	return withNetworkingDeclarative(errs, declarativeEndpointSlice(s, was))
+	return withEnforcedDeclarative(errs, declarativeEndpointSlice(s, was))
 }
 
 // validateEndpointSliceFields are the handwritten checks; old is nil on
