@@ -22,6 +22,7 @@ func otherKinds() []descriptor {
 				PrepareForUpdate: prepareEndpointSliceForUpdate, Validate: validateEndpointSlice, ValidateUpdate: validateEndpointSliceUpdate,
 				Warnings: endpointSliceWarnings}},
 		{gv: "events.k8s.io/v1", storedAs: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported,
+			createOnUpdate: true, strategy: Strategy{GenericMetadata: true, Validate: validateEventsV1Event, ValidateUpdate: validateEventsV1EventUpdate},
 			fields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion",
 				"regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"}},
 		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns, generation: true,
