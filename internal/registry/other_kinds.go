@@ -9,8 +9,9 @@ import (
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
 // the RBAC kinds (rbac_defaults.go, rbac_validate.go), the
-// networking.k8s.io kinds (networking_*.go) and EndpointSlices
-// (discovery_*.go). The certificates kinds are in
+// networking.k8s.io kinds (networking_*.go), EndpointSlices
+// (discovery_*.go) and events.k8s.io Events (core_event_validate.go). The
+// certificates kinds are in
 // certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
