@@ -31,18 +31,22 @@ func (g *generator) timestamp() metav1.Time {
 	return metav1.NewTime(eventAt.Truncate(time.Second))
 }
 
-func (g *generator) objectRef() corev1.ObjectReference {
-	return corev1.ObjectReference{Kind: g.mostly("Pod", "", "Node"), Namespace: g.pick("default", "", "kube-system", "team-a"),
+// objectRef is a reference to an object, mostly in namespace ns.
+func (g *generator) objectRef(ns string) corev1.ObjectReference {
+	return corev1.ObjectReference{Kind: g.mostly("Pod", "", "Node"), Namespace: g.mostly(ns, "", "default", "kube-system", "team-a"),
 		Name: g.mostly("web-1", "", "Bad_Name"), UID: "u1", APIVersion: g.mostly("v1", "", "apps/v1"), FieldPath: g.mostly("", "spec.containers{web}")}
 }
 
-func (g *generator) event() *corev1.Event {
-	ev := &corev1.Event{ObjectMeta: g.meta("web-1.17a"), InvolvedObject: g.objectRef(),
+// event is an Event as a client of the old API (no eventTime; sometimes
+// one) or of the new one (less often when oldStyle is rare) writes it.
+func (g *generator) event(oldStyle int) *corev1.Event {
+	m := g.meta("web-1.17a")
+	ev := &corev1.Event{ObjectMeta: m, InvolvedObject: g.objectRef(m.Namespace),
 		Reason:  g.mostly("Started", "", strings.Repeat("r", 129)),
 		Message: g.mostly("Started container web", "", strings.Repeat("m", 1025)),
 		Type:    g.mostly(g.pick("Normal", "Warning"), "", "Bogus"),
 	}
-	if g.chance(2) { // an old client's event
+	if g.chance(oldStyle) {
 		ev.Source = corev1.EventSource{Component: g.mostly("kubelet", ""), Host: g.mostly("", "node-1")}
 		ev.FirstTimestamp, ev.LastTimestamp = g.timestamp(), g.timestamp()
 		ev.Count = int32(g.rng.Intn(3))
@@ -59,7 +63,7 @@ func (g *generator) event() *corev1.Event {
 		ev.Series = &corev1.EventSeries{Count: int32(g.rng.Intn(4)), LastObservedTime: g.microTime()}
 	}
 	if g.chance(4) {
-		r := g.objectRef()
+		r := g.objectRef(m.Namespace)
 		ev.Related = &r
 	}
 	if g.chance(6) {
@@ -86,8 +90,8 @@ func eventsV1Of(ev *corev1.Event) *eventsv1.Event {
 	return out
 }
 
-func (g *generator) changeEvent(ev *corev1.Event) {
-	f := g.event()
+func (g *generator) changeEvent(ev *corev1.Event, oldStyle int) {
+	f := g.event(oldStyle)
 	switch g.rng.Intn(8) {
 	case 0:
 		ev.Series = &corev1.EventSeries{Count: int32(g.rng.Intn(5)), LastObservedTime: g.microTime()}
@@ -116,10 +120,10 @@ func (g *generator) change(obj runtime.Object) {
 	case *appsv1.ControllerRevision:
 		g.changeRevision(o)
 	case *corev1.Event:
-		g.changeEvent(o)
+		g.changeEvent(o, 2)
 	case *eventsv1.Event:
 		ev := coreOf(o)
-		g.changeEvent(ev)
+		g.changeEvent(ev, 5)
 		*o = *eventsV1Of(ev)
 	default:
 		panic(fmt.Sprintf("%T", obj))

@@ -26,6 +26,7 @@ func TestGenerated(t *testing.T) {
 	cat := registry.NewCatalogue()
 	var c tally
 	for ki, kind := range kinds {
+		var own tally
 		g := &generator{rng: rand.New(rand.NewSource(int64(ki + 1)))}
 		for i := range writesPerKind {
 			w := write{Name: fmt.Sprintf("%s #%d create", kind, i), Defaulted: !g.chance(8)}
@@ -40,8 +41,11 @@ func TestGenerated(t *testing.T) {
 				w.Status = kind == "ResourceQuota"
 				w.Name, w.Obj, w.Defaulted = fmt.Sprintf("%s #%d update (status %v)", kind, i, w.Status), g.changed(w.Old), true
 			}
-			compare(t, cat, w, &c)
+			compare(t, cat, w, &own)
 		}
+		t.Logf("%s: %d writes, %d refused, %d accepted (%d with warnings), %d mismatches", kind,
+			own.Creates+own.Updates+own.StatusWrites, own.Refused, own.Accepted, own.Warned, own.Mismatches)
+		addTally(&c, own)
 	}
 	t.Log(c.String())
 	if c.Refused < len(kinds)*writesPerKind/4 || c.Accepted < len(kinds)*writesPerKind/8 {
@@ -91,9 +95,9 @@ func (g *generator) object(kind string) runtime.Object {
 	case "ControllerRevision":
 		return g.revision()
 	case "Event":
-		return g.event()
+		return g.event(2)
 	case "EventsV1":
-		return eventsV1Of(g.event())
+		return eventsV1Of(g.event(5))
 	}
 	panic(kind)
 }
@@ -142,4 +146,21 @@ func metaOf(obj runtime.Object) metav1.Object {
 		panic(err)
 	}
 	return m
+}
+
+// addTally counts what other saw into c.
+func addTally(c *tally, other tally) {
+	c.Creates += other.Creates
+	c.Updates += other.Updates
+	c.StatusWrites += other.StatusWrites
+	c.Refused += other.Refused
+	c.Accepted += other.Accepted
+	c.Warned += other.Warned
+	c.Mismatches += other.Mismatches
+	for k, n := range other.FirstErrors {
+		if c.FirstErrors == nil {
+			c.FirstErrors = map[string]int{}
+		}
+		c.FirstErrors[k] += n
+	}
 }
