@@ -160,8 +160,12 @@ func eventSeriesErrors(series *corev1.EventSeries) field.ErrorList {
 }
 
 // coreEventOf is an events.k8s.io/v1 Event as the core Event it is stored
-// as (the fields upstream's validation names).
+// as (the fields upstream's validation names); a core Event (a stored one
+// handed over as it is) is itself.
 func coreEventOf(obj runtime.Object) *corev1.Event {
+	if ev, ok := obj.(*corev1.Event); ok {
+		return ev
+	}
 	out := &corev1.Event{}
 	convertEventsV1ToCoreEvent(obj.(*eventsv1.Event), out)
 	return out
