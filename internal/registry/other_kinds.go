@@ -11,8 +11,7 @@ import (
 // the RBAC kinds (rbac_defaults.go, rbac_validate.go), the
 // networking.k8s.io kinds (networking_*.go), EndpointSlices
 // (discovery_*.go) and events.k8s.io Events (core_event_validate.go). The
-// certificates kinds are in
-// certificates.go.
+// certificates kinds are in certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
