@@ -8,7 +8,8 @@ import (
 // apps_prepare.go and apps_validate.go).
 func appsKinds() []descriptor {
 	return []descriptor{
-		{gv: "apps/v1", resource: "controllerrevisions", kind: "ControllerRevision", namespaced: true, name: apivalidation.NameIsDNSSubdomain},
+		{gv: "apps/v1", resource: "controllerrevisions", kind: "ControllerRevision", namespaced: true, name: apivalidation.NameIsDNSSubdomain,
+			strategy: Strategy{Validate: validateControllerRevision, ValidateUpdate: validateControllerRevisionUpdate}},
 		{gv: "apps/v1", resource: "daemonsets", kind: "DaemonSet", namespaced: true, short: []string{"ds"}, categories: all,
 			status: statusReset, generation: true, name: apivalidation.NameIsDNSSubdomain,
 			strategy: Strategy{Default: defaultDaemonSet, PrepareForCreate: prepareDaemonSetForCreate, PrepareForUpdate: prepareDaemonSetForUpdate,

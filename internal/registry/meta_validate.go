@@ -122,3 +122,48 @@ func kubeFinalizerNames(finalizers []string, fldPath *field.Path) field.ErrorLis
 	}
 	return errs
 }
+
+// commonObjectMeta is k8s.io/apiserver's own metadata check of every write:
+// the path-segment name rule and no core finalizer rule.
+func commonObjectMeta(obj runtime.Object, namespaced bool) field.ErrorList {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	return apivalidation.ValidateObjectMetaAccessor(accessor, namespaced, pathSegmentName, metadataPath)
+}
+
+// commonObjectMetaUpdate is k8s.io/apiserver's own check of a metadata
+// change, without the core finalizer rule.
+func commonObjectMetaUpdate(obj, old runtime.Object) field.ErrorList {
+	accessor, err := meta.Accessor(obj)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	oldAccessor, err := meta.Accessor(old)
+	if err != nil {
+		return field.ErrorList{field.InternalError(metadataPath, err)}
+	}
+	return apivalidation.ValidateObjectMetaAccessorUpdate(accessor, oldAccessor, metadataPath)
+}
+
+// commonObjectMetaBeyondUpdate are the errors of k8s.io/apiserver's own
+// check of the new metadata on update (rest.ValidateUpdate runs
+// commonObjectMeta before the kind's rules) that ValidateObjectMetaUpdate
+// does not report already: what an update of a kind whose rules do not
+// check the new metadata whole gets besides (a malformed finalizer, for
+// one), for kinds under declarative validation, which drops repeated
+// messages.
+func commonObjectMetaBeyondUpdate(obj, old runtime.Object, namespaced bool) field.ErrorList {
+	reported := map[string]bool{}
+	for _, e := range ValidateObjectMetaUpdate(obj, old) {
+		reported[e.Error()] = true
+	}
+	var out field.ErrorList
+	for _, e := range commonObjectMeta(obj, namespaced) {
+		if !reported[e.Error()] {
+			out = append(out, e)
+		}
+	}
+	return out
+}

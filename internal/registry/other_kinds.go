@@ -9,9 +9,9 @@ import (
 // otherKinds are the kinds of the remaining groups: metadata validation
 // only, and the strategies hold just their decoding defaults, except for
 // the RBAC kinds (rbac_defaults.go, rbac_validate.go), the
-// networking.k8s.io kinds (networking_*.go) and EndpointSlices
-// (discovery_*.go). The certificates kinds are in
-// certificates.go.
+// networking.k8s.io kinds (networking_*.go), EndpointSlices
+// (discovery_*.go) and events.k8s.io Events (core_event_validate.go). The
+// certificates kinds are in certificates.go.
 func otherKinds() []descriptor {
 	dns := apivalidation.NameIsDNSSubdomain
 	create := []string{"create"}
@@ -24,6 +24,7 @@ func otherKinds() []descriptor {
 				PrepareForUpdate: prepareEndpointSliceForUpdate, Validate: validateEndpointSlice, ValidateUpdate: validateEndpointSliceUpdate,
 				Warnings: endpointSliceWarnings}},
 		{gv: "events.k8s.io/v1", storedAs: "v1", resource: "events", kind: "Event", namespaced: true, short: []string{"ev"}, name: dns, gc: GCUnsupported,
+			createOnUpdate: true, strategy: Strategy{GenericMetadata: true, Validate: validateEventsV1Event, ValidateUpdate: validateEventsV1EventUpdate},
 			fields: []string{"regarding.kind", "regarding.namespace", "regarding.name", "regarding.uid", "regarding.apiVersion",
 				"regarding.resourceVersion", "regarding.fieldPath", "reason", "reportingController", "type"}},
 		{gv: "networking.k8s.io/v1", resource: "ingressclasses", kind: "IngressClass", name: dns, generation: true,

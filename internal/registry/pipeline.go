@@ -145,6 +145,9 @@ func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
 	if r.Strategy.NameFor != nil {
 		name = r.Strategy.NameFor(obj)
 	}
+	if r.Strategy.GenericMetadata {
+		return r.applyPolicy(r.validateNewGeneric(obj))
+	}
 	errs := ValidateObjectMeta(obj, r.Namespaced, name)
 	if r.Strategy.Validate != nil {
 		errs = append(errs, r.Strategy.Validate(obj)...)
@@ -154,11 +157,33 @@ func (r *Resource) ValidateNew(obj runtime.Object) field.ErrorList {
 
 // ValidateChange checks an update of old into obj.
 func (r *Resource) ValidateChange(obj, old runtime.Object) field.ErrorList {
+	if r.Strategy.GenericMetadata {
+		return r.applyPolicy(r.validateChangeGeneric(obj, old))
+	}
 	errs := ValidateObjectMetaUpdate(obj, old)
 	if r.Strategy.ValidateUpdate != nil {
 		errs = append(errs, r.Strategy.ValidateUpdate(obj, old)...)
 	}
 	return r.applyPolicy(errs)
+}
+
+// validateNewGeneric checks a new object of a GenericMetadata kind: its
+// own rules, then, only when they pass, the common metadata checks; errors
+// whose message repeats are dropped, as declarative validation does.
+func (r *Resource) validateNewGeneric(obj runtime.Object) field.ErrorList {
+	errs := r.Strategy.Validate(obj)
+	if len(errs) == 0 {
+		errs = commonObjectMeta(obj, r.Namespaced)
+	}
+	return uniqueMessages(errs)
+}
+
+// validateChangeGeneric checks an update of a GenericMetadata kind: the
+// common metadata checks (of the new metadata and of its change), then
+// the kind's own rules.
+func (r *Resource) validateChangeGeneric(obj, old runtime.Object) field.ErrorList {
+	errs := append(commonObjectMeta(obj, r.Namespaced), commonObjectMetaUpdate(obj, old)...)
+	return uniqueMessages(append(errs, r.Strategy.ValidateUpdate(obj, old)...))
 }
 
 // ValidateSubresourceChange checks an update of old into obj through

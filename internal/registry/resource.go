@@ -121,6 +121,12 @@ type Strategy struct {
 	NameFor func(obj runtime.Object) NameValidator
 	// Validate checks a new object (metadata is checked generically).
 	Validate func(obj runtime.Object) field.ErrorList
+	// GenericMetadata: the kind's own rules check no metadata (upstream's
+	// Event strategy, whose rules depend on the request's version), so
+	// metadata gets only k8s.io/apiserver's common checks, as
+	// rest.ValidateCreate and rest.ValidateUpdate run them: on create after
+	// the kind's rules and only when they pass, on update first.
+	GenericMetadata bool
 	// ValidateUpdate checks an update (metadata is checked generically).
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
 	// Checks, when set, are what a write of the main resource (old nil on
