@@ -68,9 +68,11 @@ func upstreamStrategy(obj runtime.Object, status bool) (s strategydiff.Strategy,
 	panic(fmt.Sprintf("not a node, runtime class or lease: %T", obj))
 }
 
-// mapOrdered: a Node's capacity and allocatable are checked in map order.
+// mapOrdered: a Node's capacity and allocatable and a RuntimeClass's
+// overhead are checked in map order.
 func mapOrdered(f string) bool {
-	return strings.HasPrefix(f, "status.capacity") || strings.HasPrefix(f, "status.allocatable")
+	return strings.HasPrefix(f, "status.capacity") || strings.HasPrefix(f, "status.allocatable") ||
+		strings.HasPrefix(f, "overhead.limits") // a RuntimeClass's overhead.podFixed
 }
 
 type (
