@@ -161,14 +161,21 @@ func (c *Cluster) resources() ([]schema.GroupVersionResource, error) {
 			continue
 		}
 		for _, r := range l.APIResources {
-			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") {
+			gvr := gv.WithResource(r.Name)
+			if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") || servedTwice[gvr.GroupResource()] {
 				continue
 			}
-			out = append(out, gv.WithResource(r.Name))
+			out = append(out, gvr)
 		}
 	}
 	return out, nil
 }
+
+// servedTwice are resources whose objects are another group's, listed
+// there: events.k8s.io's Events are the core group's (audited once, as
+// the core Events they are; an Event a legacy recorder made is not valid
+// written back through events.k8s.io).
+var servedTwice = map[schema.GroupResource]bool{{Group: "events.k8s.io", Resource: "events"}: true}
 
 func hasVerb(verbs []string, v string) bool {
 	for _, x := range verbs {
