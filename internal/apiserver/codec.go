@@ -236,15 +236,8 @@ func writeObject(w http.ResponseWriter, r *http.Request, code int, obj any) {
 // write it) already at hand, or nil.
 func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj any, encoded []byte) {
 	setWarnings(w, requestFrom(r.Context()))
-	switch objectMedia(r, hasProtobufForm(obj)) {
-	case mediaProtobuf:
-		if writeProtobuf(w, code, obj) {
-			return
-		}
-	case mediaYAML:
-		if writeYAML(w, code, obj) {
-			return
-		}
+	if writeUnlessJSON(w, code, objectMedia(r, hasProtobufForm(obj)), obj) {
+		return
 	}
 	if encoded != nil {
 		w.Header().Set("Content-Type", mediaJSON)
@@ -253,6 +246,19 @@ func writeObjectWithJSON(w http.ResponseWriter, r *http.Request, code int, obj a
 		return
 	}
 	writeJSON(w, code, obj)
+}
+
+// writeUnlessJSON writes obj in media when that is protobuf or YAML and obj
+// can be written in it, and reports whether it did; the caller writes
+// JSON otherwise.
+func writeUnlessJSON(w http.ResponseWriter, code int, media string, obj any) bool {
+	switch media {
+	case mediaProtobuf:
+		return writeProtobuf(w, code, obj)
+	case mediaYAML:
+		return writeYAML(w, code, obj)
+	}
+	return false
 }
 
 // writeYAML writes obj in YAML, if it can be.

@@ -118,15 +118,7 @@ func internalGroupPackage(group string) string {
 // into) in the media type negotiated for its endpoint, n's.
 func writeNegotiated(w http.ResponseWriter, r *http.Request, code int, n negotiated, obj any) {
 	setWarnings(w, requestFrom(r.Context()))
-	switch n.media {
-	case mediaProtobuf:
-		if writeProtobuf(w, code, obj) {
-			return
-		}
-	case mediaYAML:
-		if writeYAML(w, code, obj) {
-			return
-		}
+	if !writeUnlessJSON(w, code, n.media, obj) {
+		writeJSON(w, code, obj)
 	}
-	writeJSON(w, code, obj)
 }

@@ -40,7 +40,7 @@ func otherKinds() []descriptor {
 				ValidateUpdate: validateNetworkPolicyUpdate, Warnings: networkPolicyWarnings}},
 		{gv: "networking.k8s.io/v1", resource: "servicecidrs", kind: "ServiceCIDR", name: dns, status: statusReset,
 			strategy: serviceCIDRStrategy()},
-		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, strategy: Strategy{Validate: validateRuntimeClass,
+		{gv: "node.k8s.io/v1", resource: "runtimeclasses", kind: "RuntimeClass", name: dns, createOnUpdate: true, strategy: Strategy{Validate: validateRuntimeClass,
 			ValidateUpdate: validateRuntimeClassUpdate, Warnings: runtimeClassWarnings, RequireResourceVersion: true}},
 		{gv: "policy/v1", resource: "poddisruptionbudgets", kind: "PodDisruptionBudget", namespaced: true, short: []string{"pdb"},
 			status: statusSubresource, generation: true, name: dns, strategy: pdbStrategy()},
