@@ -16,14 +16,12 @@ package apiregistrationvalidation
 
 import (
 	"context"
-	"flag"
 	"os"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/kube-aggregator/pkg/apis/apiregistration/install"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	"k8s.io/kube-aggregator/pkg/registry/apiservice"
@@ -35,10 +33,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	// kube-apiserver serves APIServices from the aggregator's scheme; the
 	// comparison converts through legacyscheme.
 	install.Install(legacyscheme.Scheme)

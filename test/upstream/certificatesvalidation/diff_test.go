@@ -22,7 +22,6 @@ package certificatesvalidation
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -39,7 +38,6 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/certificates/install"
 	csrregistry "k8s.io/kubernetes/pkg/registry/certificates/certificates"
@@ -53,12 +51,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Declarative validation logs, as errors, every mismatch it finds
-	// between its errors and the handwritten ones.
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	os.Exit(m.Run())
 }
 

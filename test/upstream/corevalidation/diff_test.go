@@ -19,7 +19,6 @@
 package corevalidation
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -29,7 +28,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	_ "k8s.io/kubernetes/pkg/apis/apps/install"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	_ "k8s.io/kubernetes/pkg/apis/events/install"
@@ -44,12 +42,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Declarative validation logs, as errors, every mismatch it finds
-	// between its errors and the handwritten ones.
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	os.Exit(m.Run())
 }
 

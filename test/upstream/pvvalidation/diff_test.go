@@ -17,7 +17,6 @@
 package pvvalidation
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -26,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
 	"k8s.io/kubernetes/pkg/registry/core/persistentvolume"
 
@@ -36,12 +34,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Declarative validation logs, as errors, every mismatch it finds
-	// between its errors and the handwritten ones.
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	os.Exit(m.Run())
 }
 

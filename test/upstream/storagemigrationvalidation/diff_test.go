@@ -18,13 +18,11 @@
 package storagemigrationvalidation
 
 import (
-	"flag"
 	"os"
 	"testing"
 
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	_ "k8s.io/kubernetes/pkg/apis/storagemigration/install"
 	"k8s.io/kubernetes/pkg/registry/storagemigration/storagemigration"
 
@@ -34,12 +32,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Declarative validation logs, as errors, every mismatch it finds
-	// between its errors and the handwritten ones.
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	os.Exit(m.Run())
 }
 

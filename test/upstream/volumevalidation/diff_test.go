@@ -19,14 +19,12 @@
 package volumevalidation
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"testing"
 
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/klog/v2"
 	_ "k8s.io/kubernetes/pkg/apis/storage/install"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattachment"
 	"k8s.io/kubernetes/pkg/registry/storage/volumeattributesclass"
@@ -37,12 +35,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Declarative validation logs, as errors, every mismatch it finds
-	// between its errors and the handwritten ones.
-	quietklog.Silence()
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	_ = fs.Set("stderrthreshold", "FATAL")
+	quietklog.SilenceErrors()
 	os.Exit(m.Run())
 }
 
