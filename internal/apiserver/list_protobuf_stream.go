@@ -1,0 +1,182 @@
+package apiserver
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"math/bits"
+	"net/http"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// A built-in list in Kubernetes protobuf is the "k8s\x00" prefix and a
+// runtime.Unknown whose raw bytes are the list message: its ListMeta as
+// field 1 and each item as field 2, every one preceded by its length. The
+// lengths come first, so the list's size must be known before its first
+// byte is written. serveProtobufList learns it without holding the
+// decoded objects: it encodes each item as storage is read and keeps the
+// encoded bytes while they stay under protobufListKeepBytes; a larger
+// list keeps only its size and is read a second time, at the same
+// revision, to be written an item at a time (as upstream's streaming
+// collection encoding, which holds the items in its watch cache instead).
+
+// protobufListKeepBytes bounds the encoded items a protobuf list holds.
+const protobufListKeepBytes = 1 << 20
+
+const (
+	protobufListMetaTag = 1<<3 | 2 // field 1, length-delimited
+	protobufListItemTag = 2<<3 | 2 // field 2, length-delimited
+)
+
+// protobufItem is what the generated code of every built-in type has.
+type protobufItem interface {
+	Size() int
+	MarshalToSizedBuffer([]byte) (int, error)
+}
+
+// canStreamProtobuf reports whether res's objects encode as protobuf items.
+func canStreamProtobuf(res *registry.Resource) bool {
+	if res.Unstructured {
+		return false
+	}
+	obj, err := registry.Scheme().New(res.GroupVersion().WithKind(res.Kind))
+	if err != nil {
+		return false
+	}
+	_, ok := obj.(protobufItem)
+	return ok
+}
+
+// protobufListPass is one read of a protobuf list: the size of its items
+// with their headers and, while they fit, the items encoded.
+type protobufListPass struct {
+	itemsSize int
+	kept      [][]byte
+	keptBytes int
+	dropped   bool // kept went over protobufListKeepBytes
+}
+
+func (p *protobufListPass) add(obj runtime.Object) error {
+	obj.GetObjectKind().SetGroupVersionKind(emptyGVK)
+	item := obj.(protobufItem)
+	n := item.Size()
+	p.itemsSize += protobufFieldSize(n)
+	if p.dropped {
+		return nil
+	}
+	if p.keptBytes += n; p.keptBytes > protobufListKeepBytes {
+		p.kept, p.dropped = nil, true
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := item.MarshalToSizedBuffer(b); err != nil {
+		return err
+	}
+	p.kept = append(p.kept, b)
+	return nil
+}
+
+// serveProtobufList answers a built-in list to a client that takes only
+// protobuf; see above.
+func (s *Server) serveProtobufList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery) {
+	var pass protobufListPass
+	unpin := func() {}
+	defer func() { unpin() }()
+	lm, err := s.scanList(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(rv string) error {
+		rev, err := parseResourceVersion(rv)
+		if err == nil {
+			unpin = s.readPins.pin(rev)
+		}
+		return err
+	}, pass.add)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	setWarnings(w, rq)
+	w.Header().Set("Content-Type", mediaProtobuf)
+	w.WriteHeader(http.StatusOK)
+	out := bufio.NewWriterSize(w, listWriteChunk)
+	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: res.GroupVersion().String(), Kind: res.ListKind}}
+	listMeta, err := lm.Marshal()
+	if err == nil {
+		_, _ = out.Write([]byte("k8s\x00"))
+		size := protobufFieldSize(len(listMeta)) + pass.itemsSize
+		_, err = unknown.MarshalToWriter(out, size, func(out io.Writer) (int, error) {
+			n, err := writeProtobufField(out, protobufListMetaTag, listMeta)
+			if err != nil {
+				return n, err
+			}
+			written, err := s.writeProtobufItems(r, rq, res, lq, lm, &pass, out)
+			if err == nil && written != pass.itemsSize {
+				err = io.ErrShortWrite // the second read found other items
+			}
+			return n + written, err
+		})
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if err != nil {
+		panic(http.ErrAbortHandler) // the answer has begun: end it broken
+	}
+}
+
+// writeProtobufItems writes the items pass kept or, when it kept too
+// many, reads them again at the list's revision and writes them one by
+// one.
+func (s *Server) writeProtobufItems(r *http.Request, rq *request, res *registry.Resource, lq *listQuery, lm metav1.ListMeta,
+	pass *protobufListPass, out io.Writer) (int, error) {
+	written := 0
+	if !pass.dropped {
+		for _, item := range pass.kept {
+			n, err := writeProtobufField(out, protobufListItemTag, item)
+			if written += n; err != nil {
+				return written, err
+			}
+		}
+		return written, nil
+	}
+	again := *lq
+	if again.continueToken == "" {
+		again.resourceVersion, again.rvMatch = lm.ResourceVersion, string(metav1.ResourceVersionMatchExact)
+	}
+	var buf []byte
+	_, err := s.scanList(r.Context(), res, rq.info.Namespace, &again, listStreamPage, nil, func(obj runtime.Object) error {
+		obj.GetObjectKind().SetGroupVersionKind(emptyGVK)
+		item := obj.(protobufItem)
+		size := item.Size()
+		if cap(buf) < size {
+			buf = make([]byte, size)
+		}
+		if _, err := item.MarshalToSizedBuffer(buf[:size]); err != nil {
+			return err
+		}
+		n, err := writeProtobufField(out, protobufListItemTag, buf[:size])
+		written += n
+		return err
+	})
+	return written, err
+}
+
+// protobufFieldSize is the encoded size of a length-delimited field of n
+// bytes: its tag, its length and the bytes.
+func protobufFieldSize(n int) int {
+	return 1 + (bits.Len64(uint64(n)|1)+6)/7 + n
+}
+
+func writeProtobufField(out io.Writer, tag byte, data []byte) (int, error) {
+	var head [1 + binary.MaxVarintLen64]byte
+	head[0] = tag
+	h := 1 + binary.PutUvarint(head[1:], uint64(len(data)))
+	n, err := out.Write(head[:h])
+	if err != nil {
+		return n, err
+	}
+	m, err := out.Write(data)
+	return n + m, err
+}
