@@ -88,6 +88,9 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 	case n.as == "" && n.media == mediaProtobuf && canStreamProtobuf(res):
 		s.serveProtobufList(w, r, rq, res, lq)
 		return
+	case n.as == "" && n.media == mediaYAML:
+		s.serveYAMLList(w, r, rq, res, lq)
+		return
 	}
 	items, meta, err := s.listObjects(r.Context(), res, rq.info.Namespace, lq)
 	if err != nil {

@@ -1,0 +1,116 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/admitd/admitd/internal/registry"
+)
+
+// yamlValues are data values YAML writes in every style: wrapped when
+// long, as literal blocks (with empty and indented lines), quoted when
+// they would read as another type.
+var yamlValues = []string{
+	"plain",
+	strings.Repeat("a long value with spaces that YAML folds past eighty columns ", 4),
+	"two\nlines",
+	"block\n\n  indented after an empty line\n\ttab\n",
+	"trailing space \n",
+	"true", "123", "- dash", "key: value", "#hash", "'quoted'", `"double"`, "ünïcödé ✓", "",
+	strings.Repeat("x", 200),
+}
+
+// TestYAMLListIsTheWholeList: a list in YAML, written an item at a time by
+// serveYAMLList, is byte for byte the whole list turned into YAML at once
+// (listObjects, transformList, sigs.k8s.io/yaml), with and without limits,
+// selectors and continue tokens, across storage pages.
+func TestYAMLListIsTheWholeList(t *testing.T) {
+	ts := newTestServer(t)
+	res, ok := ts.s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	if !ok {
+		t.Fatal("no configmaps")
+	}
+	queries := []string{"", "limit=5", "labelSelector=p%3Deven", "limit=3&labelSelector=p%3Dodd", "limit=2000", "fieldSelector=metadata.name%3Dnone"}
+	checkYAMLLists(t, ts, res, queries) // only kube-root-ca.crt
+	for i := 0; i < listStreamPage+len(yamlValues); i++ {
+		ts.must(http.StatusCreated, http.MethodPost, cmPath, mediaJSON, configMapOf(i, yamlValues[i%len(yamlValues)]))
+	}
+	checkYAMLLists(t, ts, res, queries)
+}
+
+// checkYAMLLists lists with each query, and follows one continue token.
+func checkYAMLLists(t *testing.T, ts *testServer, res *registry.Resource, queries []string) {
+	t.Helper()
+	for _, query := range queries {
+		if cont := checkYAMLList(t, ts, res, query); cont != "" {
+			checkYAMLList(t, ts, res, query+"&continue="+url.QueryEscape(cont))
+		}
+	}
+}
+
+// checkYAMLList lists with query in YAML and checks the answer is the list
+// turned into YAML at once at its resourceVersion; it returns the
+// continue token.
+func checkYAMLList(t *testing.T, ts *testServer, res *registry.Resource, query string) string {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodGet, cmPath+"?"+query, nil)
+	r.Header.Set("Accept", mediaYAML)
+	w := httptest.NewRecorder()
+	ts.s.ServeHTTP(w, r)
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != mediaYAML {
+		t.Fatalf("?%s = %d %s: %.300s", query, w.Code, w.Header().Get("Content-Type"), w.Body)
+	}
+	var got struct {
+		Metadata struct{ ResourceVersion, Continue string }
+		Items    []json.RawMessage
+	}
+	if err := yaml.Unmarshal(w.Body.Bytes(), &got); err != nil {
+		t.Fatalf("?%s: %v", query, err)
+	}
+	q, _ := url.ParseQuery(query)
+	if q.Get("continue") == "" {
+		q.Set("resourceVersion", got.Metadata.ResourceVersion)
+		q.Set("resourceVersionMatch", "Exact")
+	}
+	lq, err := parseListQuery(res, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ts.s.transformList(httptest.NewRequest(http.MethodGet, "/", nil), res, negotiated{media: mediaYAML}, items, lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := yaml.Marshal(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(w.Body.Bytes(), want) {
+		t.Errorf("?%s: streamed YAML list differs from the whole list (%d items, %d vs %d bytes)\n%s", query, len(got.Items), w.Body.Len(), len(want),
+			firstDifference(w.Body.String(), string(want)))
+	}
+	return got.Metadata.Continue
+}
+
+// firstDifference shows where two texts part.
+func firstDifference(got, want string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(i-80, 0)
+	return fmt.Sprintf("at byte %d:\n got …%.160q\nwant …%.160q", i, got[from:], want[from:])
+}
