@@ -109,6 +109,10 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 // made an object at a time as storage is read: the list holds rows or
 // metadata, never every decoded object.
 func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery, n negotiated) {
+	if c, ok := s.streamedCollection(r, res, n); ok {
+		s.serveJSONCollection(w, r, rq, res, lq, c)
+		return
+	}
 	var each func(obj runtime.Object) error
 	var finish func(lm metav1.ListMeta) any
 	if n.as == asTable {
@@ -131,6 +135,40 @@ func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request
 		return
 	}
 	writeNegotiated(w, r, http.StatusOK, n, finish(lm))
+}
+
+// streamedCollection is the Table or PartialObjectMetadataList n asks
+// for as serveJSONCollection writes it, when it is JSON and its rows are
+// final once made.
+func (s *Server) streamedCollection(r *http.Request, res *registry.Resource, n negotiated) (jsonCollection, bool) {
+	if n.media != mediaJSON {
+		return jsonCollection{}, false
+	}
+	if n.as == asPartialList {
+		return jsonCollection{
+			empty: func(lm metav1.ListMeta) any { return partialListOf([]metav1.PartialObjectMetadata{}, lm, n.version) },
+			field: "items",
+			item:  func(obj runtime.Object) any { return partialOf(obj, n.version) },
+		}, true
+	}
+	table := s.tableBuilder(res, tableIncludeObject(r))
+	if !table.RowsStandAlone() {
+		return jsonCollection{}, false
+	}
+	return jsonCollection{
+		empty: func(lm metav1.ListMeta) any {
+			t := table.Table()
+			t.ListMeta = lm
+			asTableVersion(t, n)
+			return t
+		},
+		field: "rows",
+		item: func(obj runtime.Object) any {
+			row := table.Row(obj)
+			asRowVersion(&row, n)
+			return row
+		},
+	}, true
 }
 
 // listObjects reads one page of matching objects, scanning storage pages at

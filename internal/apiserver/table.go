@@ -45,8 +45,14 @@ func asTableVersion(t *metav1.Table, n negotiated) {
 		return
 	}
 	for i := range t.Rows {
-		if p, ok := t.Rows[i].Object.Object.(*metav1.PartialObjectMetadata); ok {
-			p.APIVersion = t.APIVersion
-		}
+		asRowVersion(&t.Rows[i], n)
+	}
+}
+
+// asRowVersion makes the metadata a row carries of the meta.k8s.io
+// version n asks for.
+func asRowVersion(row *metav1.TableRow, n negotiated) {
+	if p, ok := row.Object.Object.(*metav1.PartialObjectMetadata); ok && n.version == "v1beta1" {
+		p.APIVersion = n.metaAPIVersion()
 	}
 }

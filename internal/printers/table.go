@@ -78,16 +78,27 @@ func newTableBuilder(p printer, now time.Time, opts Options) *TableBuilder {
 
 // Add makes obj's row.
 func (b *TableBuilder) Add(obj runtime.Object) {
+	b.table.Rows = append(b.table.Rows, b.Row(obj))
+	if b.p.finish != nil {
+		b.objs = append(b.objs, obj)
+	}
+}
+
+// Row is obj's row, which the table does not keep: when RowsStandAlone,
+// a caller may write a table's rows as they are made, after the table
+// without rows.
+func (b *TableBuilder) Row(obj runtime.Object) metav1.TableRow {
 	row, err := b.p.row(obj, b.now)
 	if err != nil {
 		row = placeholderRow(b.p.columns, obj)
 	}
 	row.Object = rowObject(obj, b.opts.IncludeObject)
-	b.table.Rows = append(b.table.Rows, row)
-	if b.p.finish != nil {
-		b.objs = append(b.objs, obj)
-	}
+	return row
 }
+
+// RowsStandAlone reports whether each row is final once made (not
+// finished over all of them).
+func (b *TableBuilder) RowsStandAlone() bool { return b.p.finish == nil }
 
 // Table is the table of the rows added.
 func (b *TableBuilder) Table() *metav1.Table {
