@@ -86,7 +86,7 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 		s.serveListAs(w, r, rq, res, lq, n)
 		return
 	case n.as == "" && n.media == mediaProtobuf && canStreamProtobuf(res):
-		s.serveProtobufList(w, r, rq, res, lq)
+		s.serveProtobufList(w, r, rq, res, lq, protobufList(res))
 		return
 	case n.as == "" && n.media == mediaYAML:
 		s.serveYAMLList(w, r, rq, res, lq)
@@ -111,6 +111,10 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, rq *request, 
 func (s *Server) serveListAs(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery, n negotiated) {
 	if c, ok := s.streamedCollection(r, res, n); ok {
 		s.serveJSONCollection(w, r, rq, res, lq, c)
+		return
+	}
+	if n.as == asPartialList && n.media == mediaProtobuf && n.version == "v1" {
+		s.serveProtobufList(w, r, rq, res, lq, protobufPartialList)
 		return
 	}
 	var each func(obj runtime.Object) error

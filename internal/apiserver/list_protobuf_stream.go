@@ -51,9 +51,37 @@ func canStreamProtobuf(res *registry.Resource) bool {
 	return ok
 }
 
+// protobufCollection is a list-like answer serveProtobufList writes: a
+// built-in list, or a meta.k8s.io/v1 PartialObjectMetadataList (whose
+// fields are numbered as a list's; v1beta1's are not).
+type protobufCollection struct {
+	typeMeta runtime.TypeMeta
+	// item is what an object becomes among the items.
+	item func(obj runtime.Object) protobufItem
+}
+
+// protobufList is res's list as a protobufCollection.
+func protobufList(res *registry.Resource) protobufCollection {
+	return protobufCollection{
+		typeMeta: runtime.TypeMeta{APIVersion: res.GroupVersion().String(), Kind: res.ListKind},
+		item: func(obj runtime.Object) protobufItem {
+			obj.GetObjectKind().SetGroupVersionKind(emptyGVK)
+			return obj.(protobufItem)
+		},
+	}
+}
+
+// protobufPartialList is the PartialObjectMetadataList of v1 as a
+// protobufCollection.
+var protobufPartialList = protobufCollection{
+	typeMeta: runtime.TypeMeta{APIVersion: metav1.SchemeGroupVersion.String(), Kind: asPartialList},
+	item:     func(obj runtime.Object) protobufItem { return partialOf(obj, "v1") },
+}
+
 // protobufListPass is one read of a protobuf list: the size of its items
 // with their headers and, while they fit, the items encoded.
 type protobufListPass struct {
+	item      func(obj runtime.Object) protobufItem
 	itemsSize int
 	kept      [][]byte
 	keptBytes int
@@ -61,8 +89,7 @@ type protobufListPass struct {
 }
 
 func (p *protobufListPass) add(obj runtime.Object) error {
-	obj.GetObjectKind().SetGroupVersionKind(emptyGVK)
-	item := obj.(protobufItem)
+	item := p.item(obj)
 	n := item.Size()
 	p.itemsSize += protobufFieldSize(n)
 	if p.dropped {
@@ -82,8 +109,8 @@ func (p *protobufListPass) add(obj runtime.Object) error {
 
 // serveProtobufList answers a built-in list to a client that takes only
 // protobuf; see above.
-func (s *Server) serveProtobufList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery) {
-	var pass protobufListPass
+func (s *Server) serveProtobufList(w http.ResponseWriter, r *http.Request, rq *request, res *registry.Resource, lq *listQuery, c protobufCollection) {
+	pass := protobufListPass{item: c.item}
 	unpin := func() {}
 	defer func() { unpin() }()
 	lm, err := s.scanList(r.Context(), res, rq.info.Namespace, lq, listStreamPage, func(rv string) error {
@@ -101,7 +128,7 @@ func (s *Server) serveProtobufList(w http.ResponseWriter, r *http.Request, rq *r
 	w.Header().Set("Content-Type", mediaProtobuf)
 	w.WriteHeader(http.StatusOK)
 	out := bufio.NewWriterSize(w, listWriteChunk)
-	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: res.GroupVersion().String(), Kind: res.ListKind}}
+	unknown := runtime.Unknown{TypeMeta: c.typeMeta}
 	listMeta, err := lm.Marshal()
 	if err == nil {
 		_, _ = out.Write([]byte("k8s\x00"))
@@ -147,8 +174,7 @@ func (s *Server) writeProtobufItems(r *http.Request, rq *request, res *registry.
 	}
 	var buf []byte
 	_, err := s.scanList(r.Context(), res, rq.info.Namespace, &again, listStreamPage, nil, func(obj runtime.Object) error {
-		obj.GetObjectKind().SetGroupVersionKind(emptyGVK)
-		item := obj.(protobufItem)
+		item := pass.item(obj)
 		size := item.Size()
 		if cap(buf) < size {
 			buf = make([]byte, size)
