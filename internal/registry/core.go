@@ -78,7 +78,7 @@ func serviceAccounts() descriptor {
 }
 
 func services() descriptor {
-	return descriptor{gv: "v1", resource: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all, status: statusReset,
+	return descriptor{gv: "v1", resource: "services", kind: "Service", namespaced: true, short: []string{"svc"}, categories: all, status: statusReset, createOnUpdate: true,
 		subresources: []Subresource{{Name: "proxy", Kind: schema.GroupVersionKind{Version: "v1", Kind: "ServiceProxyOptions"},
 			Verbs: []string{"create", "delete", "get", "patch", "update"}}},
 		name: apivalidation.NameIsDNS1035Label, fields: []string{"spec.clusterIP", "spec.type"},

@@ -302,3 +302,23 @@ func TestServiceNodePortTakenEarlierInTheSameService(t *testing.T) {
 		t.Fatalf("create = %v, want 422 provided port is already allocated on spec.ports[1].nodePort", err)
 	}
 }
+
+// A PUT of a missing Service creates it as a POST would: its cluster IP
+// (with its IPAddress) and node port are allocated.
+func TestPutCreatesAServiceWithItsAddresses(t *testing.T) {
+	_, cs := startWithRange(t, t.TempDir(), "127.1.0.0/29")
+	waitForKubernetesService(t, cs)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "put", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}
+	got, err := cs.CoreV1().Services("default").Update(context.Background(), svc, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatalf("PUT of a missing Service: %v", err)
+	}
+	if got.UID == "" || got.Spec.ClusterIP == "" || got.Spec.Ports[0].NodePort == 0 {
+		t.Fatalf("created Service: uid %q, clusterIP %q, nodePort %d; want all set", got.UID, got.Spec.ClusterIP, got.Spec.Ports[0].NodePort)
+	}
+	ip, err := cs.NetworkingV1().IPAddresses().Get(context.Background(), got.Spec.ClusterIP, metav1.GetOptions{})
+	if err != nil || ip.Spec.ParentRef.Name != "put" {
+		t.Fatalf("IPAddress of the Service's address: %v, %+v", err, ip)
+	}
+}
