@@ -15,7 +15,8 @@ import (
 // without a kind does not decode (its error quotes the body), one without
 // an apiVersion is of another version than the URL's, and one of another
 // kind in the URL's version decodes, to be refused as invalid (422) by the
-// resource's validation.
+// resource's validation (customTypeMetaError), after admission and the
+// resourceVersion checks.
 func decodeCustomJSON(res *registry.Resource, data []byte) (runtime.Object, []error, error) {
 	gvk := res.GroupVersionKind()
 	if _, _, err := readTypeMeta(data); err != nil {
@@ -30,17 +31,10 @@ func decodeCustomJSON(res *registry.Resource, data []byte) (runtime.Object, []er
 		return nil, nil, typeMetaMismatch(got, gvk)
 	}
 	if got.Kind != gvk.Kind {
-		return nil, nil, wrongCustomKind(u, gvk)
+		return u, nil, nil // refused whatever its fields are
 	}
 	strict, err := coerceCustom(res, data, u)
 	return u, strict, err
-}
-
-// wrongCustomKind is the validation error of a custom resource of another
-// kind than its definition's, named by the kind it has.
-func wrongCustomKind(u *unstructured.Unstructured, want schema.GroupVersionKind) error {
-	return apierrors.NewInvalid(schema.GroupKind{Group: want.Group, Kind: u.GetKind()}, u.GetName(),
-		field.ErrorList{field.Invalid(field.NewPath("kind"), u.GetKind(), "must be "+want.Kind)})
 }
 
 // patchedCustomTypeMeta is the error of a patch that changed a custom
@@ -53,6 +47,17 @@ func patchedCustomTypeMeta(res *registry.Resource, patched []byte) error {
 	}
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(patched); err != nil {
+		return nil
+	}
+	return customTypeMetaError(res, u)
+}
+
+// customTypeMetaError is the first check of a custom resource's
+// validation, which refuses an object whose kind or apiVersion is not its
+// definition's, naming the kind the object has (nil for a built-in).
+func customTypeMetaError(res *registry.Resource, obj runtime.Object) error {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !res.Unstructured || !ok {
 		return nil
 	}
 	want := res.GroupVersionKind()

@@ -151,6 +151,9 @@ func (s *Server) createOnce(ctx context.Context, rq *request, res *registry.Reso
 	addWarnings(rq, res.PrepareWarnings(obj))
 	registry.PrepareForCreateBy(res, obj, attrs.UserInfo)
 	registry.PrepareForCreate(res, obj)
+	if err := customTypeMetaError(res, obj); err != nil {
+		return nil, nil, err
+	}
 	errs := s.runChecks(ctx, rq, res, obj, nil)
 	if errs = append(errs, res.ValidateNew(obj)...); len(errs) > 0 {
 		return nil, nil, invalid(res, obj, errs)

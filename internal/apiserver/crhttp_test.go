@@ -192,3 +192,23 @@ func TestWatchTableRowsCarryMetadata(t *testing.T) {
 		}
 	}
 }
+
+// A custom resource of another kind is refused by the resource's
+// validation, after the update's resourceVersion checks, as upstream's
+// store orders them (answers of kube-apiserver 1.37.2): a PUT without a
+// resourceVersion is told it needs one, one with a stale resourceVersion
+// is a conflict, and only a current one hears of the kind.
+func TestCustomResourceOfAnotherKindAfterResourceVersionChecks(t *testing.T) {
+	ts := newWidgetServer(t)
+	gadget := func(rv string) string {
+		return `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"w1","resourceVersion":"` + rv + `"},"spec":{}}`
+	}
+	path := widgetsPath + "/w1"
+	checkAnswer(t, "no resourceVersion", ts.do("PUT", path, "", gadget("")), 200, 422,
+		`widgets.example.com "w1" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`, "")
+	checkAnswer(t, "stale resourceVersion", ts.do("PUT", path, "", gadget("1")), 200, 409,
+		`Operation cannot be fulfilled on widgets.example.com "w1": the object has been modified`, "")
+	rv := ts.must(200, "GET", path, "", "").ResourceVersion
+	checkAnswer(t, "current resourceVersion", ts.do("PUT", path, "", gadget(rv)), 200, 422,
+		`Gadget.example.com "w1" is invalid: kind: Invalid value: "Gadget": must be Widget`, "")
+}

@@ -198,6 +198,9 @@ func (s *Server) updateOnce(ctx context.Context, rq *request, res *registry.Reso
 		}
 	}()
 	keepManagedFieldsTimes(obj, old)
+	if err := customTypeMetaError(res, obj); err != nil {
+		return nil, false, err
+	}
 	errs := s.runChecks(ctx, rq, res, obj, old)
 	if errs = append(errs, res.ValidateSubresourceChange(rq.info.Subresource, obj, old)...); len(errs) > 0 {
 		return nil, false, invalid(res, obj, errs)
