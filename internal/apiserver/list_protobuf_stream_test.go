@@ -2,10 +2,8 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -70,13 +68,7 @@ func checkProtobufLists(t *testing.T, ts *testServer, res *registry.Resource, qu
 // returns the continue token.
 func checkProtobufList(t *testing.T, ts *testServer, res *registry.Resource, accept, query string) string {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, cmPath+"?"+query, nil)
-	r.Header.Set("Accept", accept)
-	w := httptest.NewRecorder()
-	ts.s.ServeHTTP(w, r)
-	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != mediaProtobuf {
-		t.Fatalf("?%s = %d %s: %.300s", query, w.Code, w.Header().Get("Content-Type"), w.Body)
-	}
+	r, w := listAs(t, ts, accept, query, mediaProtobuf)
 	var into runtime.Object // the list's type, from the scheme
 	if strings.Contains(accept, asPartialList) {
 		into = &metav1.PartialObjectMetadataList{}
@@ -89,33 +81,13 @@ func checkProtobufList(t *testing.T, ts *testServer, res *registry.Resource, acc
 	if err != nil {
 		t.Fatalf("%s ?%s decodes to %T: %v", accept, query, obj, err)
 	}
-	q, _ := url.ParseQuery(query)
-	if q.Get("continue") == "" {
-		q.Set("resourceVersion", got.GetResourceVersion())
-		q.Set("resourceVersionMatch", "Exact")
-	}
-	lq, err := parseListQuery(res, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := negotiateOutput(r, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := ts.s.transformList(r, res, collectionMedia(r, n), items, lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, items := wholeAnswer(t, ts, res, r, query, got.GetResourceVersion())
 	var want bytes.Buffer
 	if err := protobufSerializer().Encode(whole.(runtime.Object), &want); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(w.Body.Bytes(), want.Bytes()) {
-		t.Errorf("%s ?%s: streamed protobuf list differs from the whole list (%d items, %d vs %d bytes)", accept, query, len(items), w.Body.Len(), want.Len())
+		t.Errorf("%s ?%s: streamed protobuf list differs from the whole list (%d items, %d vs %d bytes)", accept, query, items, w.Body.Len(), want.Len())
 	}
 	return got.GetContinue()
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
@@ -64,44 +63,18 @@ func TestStreamedTablesAndMetadataListsAreWhole(t *testing.T) {
 // token.
 func checkCollection(t *testing.T, ts *testServer, res *registry.Resource, accept, query string) string {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, cmPath+"?"+query, nil)
-	r.Header.Set("Accept", accept)
-	w := httptest.NewRecorder()
-	ts.s.ServeHTTP(w, r)
-	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != mediaJSON {
-		t.Fatalf("%s ?%s = %d %s: %.300s", accept, query, w.Code, w.Header().Get("Content-Type"), w.Body)
-	}
+	r, w := listAs(t, ts, accept, query, mediaJSON)
 	var got listMeta
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%s ?%s: %v", accept, query, err)
 	}
-	q, _ := url.ParseQuery(query)
-	if q.Get("continue") == "" {
-		q.Set("resourceVersion", got.Metadata.ResourceVersion)
-		q.Set("resourceVersionMatch", "Exact")
-	}
-	lq, err := parseListQuery(res, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := negotiateOutput(r, res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := ts.s.transformList(r, res, n, items, lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
 	var want bytes.Buffer
 	if err := json.NewEncoder(&want).Encode(whole); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(w.Body.Bytes(), want.Bytes()) {
-		t.Errorf("%s ?%s: streamed answer differs from the whole one (%d items, %d vs %d bytes)\n%s", accept, query, len(items), w.Body.Len(), want.Len(),
+		t.Errorf("%s ?%s: streamed answer differs from the whole one (%d items, %d vs %d bytes)\n%s", accept, query, items, w.Body.Len(), want.Len(),
 			firstDifference(w.Body.String(), want.String()))
 	}
 	return got.Metadata.Continue

@@ -2,11 +2,8 @@ package apiserver
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -63,43 +60,18 @@ func checkYAMLLists(t *testing.T, ts *testServer, res *registry.Resource, querie
 // continue token.
 func checkYAMLList(t *testing.T, ts *testServer, res *registry.Resource, query string) string {
 	t.Helper()
-	r := httptest.NewRequest(http.MethodGet, cmPath+"?"+query, nil)
-	r.Header.Set("Accept", mediaYAML)
-	w := httptest.NewRecorder()
-	ts.s.ServeHTTP(w, r)
-	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != mediaYAML {
-		t.Fatalf("?%s = %d %s: %.300s", query, w.Code, w.Header().Get("Content-Type"), w.Body)
-	}
-	var got struct {
-		Metadata struct{ ResourceVersion, Continue string }
-		Items    []json.RawMessage
-	}
+	r, w := listAs(t, ts, mediaYAML, query, mediaYAML)
+	var got listMeta
 	if err := yaml.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("?%s: %v", query, err)
 	}
-	q, _ := url.ParseQuery(query)
-	if q.Get("continue") == "" {
-		q.Set("resourceVersion", got.Metadata.ResourceVersion)
-		q.Set("resourceVersionMatch", "Exact")
-	}
-	lq, err := parseListQuery(res, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := ts.s.transformList(httptest.NewRequest(http.MethodGet, "/", nil), res, negotiated{media: mediaYAML}, items, lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
 	want, err := yaml.Marshal(whole)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(w.Body.Bytes(), want) {
-		t.Errorf("?%s: streamed YAML list differs from the whole list (%d items, %d vs %d bytes)\n%s", query, len(got.Items), w.Body.Len(), len(want),
+		t.Errorf("?%s: streamed YAML list differs from the whole list (%d items, %d vs %d bytes)\n%s", query, items, w.Body.Len(), len(want),
 			firstDifference(w.Body.String(), string(want)))
 	}
 	return got.Metadata.Continue
