@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/admitd/admitd/internal/registry"
 )
@@ -24,11 +23,7 @@ import (
 // where the items are read twice.
 func TestProtobufListIsTheWholeList(t *testing.T) {
 	ts := newTestServer(t)
-	res, ok := ts.s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if !ok {
-		t.Fatal("no configmaps")
-	}
-	queries := []string{"", "limit=5", "labelSelector=p%3Deven", "limit=3&labelSelector=p%3Dodd", "limit=2000", "fieldSelector=metadata.name%3Dnone"}
+	res, queries := configMaps(t, ts), listQueries
 	checkProtobufLists(t, ts, res, queries) // empty
 	for i := 0; i < 2*listStreamPage+7; i++ {
 		ts.must(http.StatusCreated, http.MethodPost, cmPath, mediaJSON, configMapOf(i, fmt.Sprintf("<v&%d>", i)))
@@ -81,7 +76,7 @@ func checkProtobufList(t *testing.T, ts *testServer, res *registry.Resource, acc
 	if err != nil {
 		t.Fatalf("%s ?%s decodes to %T: %v", accept, query, obj, err)
 	}
-	whole, items := wholeAnswer(t, ts, res, r, query, got.GetResourceVersion())
+	whole, _, items := wholeAnswer(t, ts, res, r, query, got.GetResourceVersion())
 	var want bytes.Buffer
 	if err := protobufSerializer().Encode(whole.(runtime.Object), &want); err != nil {
 		t.Fatal(err)

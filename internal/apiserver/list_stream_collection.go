@@ -76,17 +76,30 @@ func (s *Server) serveJSONCollection(w http.ResponseWriter, r *http.Request, rq 
 	if err == nil {
 		head, tail, err = c.ends(lm)
 	}
-	switch {
-	case err != nil && !begun:
-		writeError(w, r, err)
+	if err != nil {
+		failStream(w, r, err, begun)
 		return
-	case err != nil:
-		panic(http.ErrAbortHandler) // the answer has begun: end it broken
-	case !begun:
+	}
+	if !begun {
 		startJSON(w, rq)
 		_, _ = out.Write(head)
 		_, _ = out.Write(body.Bytes())
 	}
+	endStream(out, tail)
+}
+
+// failStream answers a streamed answer's error: a Status while none of
+// the answer was written, else the answer ended broken.
+func failStream(w http.ResponseWriter, r *http.Request, err error, begun bool) {
+	if begun {
+		panic(http.ErrAbortHandler)
+	}
+	writeError(w, r, err)
+}
+
+// endStream writes a streamed answer's last bytes, ending it broken when
+// they cannot be sent.
+func endStream(out *bufio.Writer, tail []byte) {
 	_, _ = out.Write(tail)
 	if out.Flush() != nil {
 		panic(http.ErrAbortHandler)

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/admitd/admitd/internal/registry"
 	"github.com/admitd/admitd/pkg/storage/memory"
 )
@@ -30,10 +28,7 @@ func TestStreamedTablesAndMetadataListsAreWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := &testServer{t: t, s: s}
-	res, ok := s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if !ok {
-		t.Fatal("no configmaps")
-	}
+	res := configMaps(t, ts)
 	accepts := []string{
 		"application/json;as=Table;v=v1;g=meta.k8s.io",
 		"application/json;as=Table;v=v1beta1;g=meta.k8s.io",
@@ -68,7 +63,7 @@ func checkCollection(t *testing.T, ts *testServer, res *registry.Resource, accep
 	if err := json.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("%s ?%s: %v", accept, query, err)
 	}
-	whole, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
+	whole, _, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
 	var want bytes.Buffer
 	if err := json.NewEncoder(&want).Encode(whole); err != nil {
 		t.Fatal(err)

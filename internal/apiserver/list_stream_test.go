@@ -104,21 +104,7 @@ func checkWholeList(t *testing.T, ts *testServer, res *registry.Resource, query 
 	if err := json.Unmarshal(got, &meta); err != nil {
 		t.Fatalf("?%s: %v", query, err)
 	}
-	q, _ := url.ParseQuery(query)
-	q.Set("resourceVersion", meta.Metadata.ResourceVersion)
-	q.Set("resourceVersionMatch", "Exact")
-	lq, err := parseListQuery(res, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole, err := ts.s.transformList(httptest.NewRequest(http.MethodGet, "/", nil), res, negotiated{media: mediaJSON}, items, lm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole, _, _ := wholeAnswer(t, ts, res, httptest.NewRequest(http.MethodGet, cmPath+"?"+query, nil), query, meta.Metadata.ResourceVersion)
 	var want bytes.Buffer
 	if err := json.NewEncoder(&want).Encode(whole); err != nil {
 		t.Fatal(err)

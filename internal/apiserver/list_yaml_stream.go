@@ -62,17 +62,11 @@ func (s *Server) serveYAMLList(w http.ResponseWriter, r *http.Request, rq *reque
 	if err == nil {
 		_, tail, err = yamlListEnds(res, lm)
 	}
-	switch {
-	case err != nil && !begun:
-		writeError(w, r, err)
+	if err != nil {
+		failStream(w, r, err, begun)
 		return
-	case err != nil:
-		panic(http.ErrAbortHandler) // the answer has begun: end it broken
 	}
-	_, _ = out.Write(tail)
-	if out.Flush() != nil {
-		panic(http.ErrAbortHandler)
-	}
+	endStream(out, tail)
 }
 
 func emptyListResponse(res *registry.Resource, lm metav1.ListMeta) *listResponse {

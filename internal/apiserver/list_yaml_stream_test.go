@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/admitd/admitd/internal/registry"
@@ -33,11 +32,7 @@ var yamlValues = []string{
 // selectors and continue tokens, across storage pages.
 func TestYAMLListIsTheWholeList(t *testing.T) {
 	ts := newTestServer(t)
-	res, ok := ts.s.cat.Lookup(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
-	if !ok {
-		t.Fatal("no configmaps")
-	}
-	queries := []string{"", "limit=5", "labelSelector=p%3Deven", "limit=3&labelSelector=p%3Dodd", "limit=2000", "fieldSelector=metadata.name%3Dnone"}
+	res, queries := configMaps(t, ts), listQueries
 	checkYAMLLists(t, ts, res, queries) // only kube-root-ca.crt
 	for i := 0; i < listStreamPage+len(yamlValues); i++ {
 		ts.must(http.StatusCreated, http.MethodPost, cmPath, mediaJSON, configMapOf(i, yamlValues[i%len(yamlValues)]))
@@ -65,7 +60,7 @@ func checkYAMLList(t *testing.T, ts *testServer, res *registry.Resource, query s
 	if err := yaml.Unmarshal(w.Body.Bytes(), &got); err != nil {
 		t.Fatalf("?%s: %v", query, err)
 	}
-	whole, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
+	whole, _, items := wholeAnswer(t, ts, res, r, query, got.Metadata.ResourceVersion)
 	want, err := yaml.Marshal(whole)
 	if err != nil {
 		t.Fatal(err)

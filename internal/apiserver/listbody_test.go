@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -119,48 +117,18 @@ func TestListAsTableAndMetadataByPages(t *testing.T) {
 		"application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io",
 		"application/vnd.kubernetes.protobuf, application/json",
 	} {
-		for _, query := range []string{"", "?limit=7", "?includeObject=Object"} {
-			r := httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/configmaps"+query, nil)
-			r.Header.Set("Accept", accept)
-			w := httptest.NewRecorder()
-			ts.s.ServeHTTP(w, r)
-			if w.Code != http.StatusOK {
-				t.Fatalf("%s%s: %d %s", accept, query, w.Code, w.Body)
-			}
+		for _, query := range []string{"", "limit=7", "includeObject=Object"} {
+			r, w := listAs(t, ts, accept, query, mediaJSON)
 			var meta listMeta
 			if err := json.Unmarshal(w.Body.Bytes(), &meta); err != nil {
 				t.Fatal(err)
 			}
-			q, _ := url.ParseQuery(strings.TrimPrefix(query, "?"))
-			q.Set("resourceVersion", meta.Metadata.ResourceVersion)
-			q.Set("resourceVersionMatch", "Exact")
-			lq, err := parseListQuery(res, q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			items, lm, err := ts.s.listObjects(context.Background(), res, "default", lq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n, err := negotiateOutput(r, res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n = collectionMedia(r, n)
-			whole, err := ts.s.transformList(r, res, n, items, lm)
-			if err != nil {
-				t.Fatal(err)
-			}
+			whole, n, _ := wholeAnswer(t, ts, res, r, query, meta.Metadata.ResourceVersion)
 			want := httptest.NewRecorder()
 			writeNegotiated(want, r, http.StatusOK, n, whole)
 			if !bytes.Equal(w.Body.Bytes(), want.Body.Bytes()) || w.Header().Get("Content-Type") != want.Header().Get("Content-Type") {
-				at := 0
-				for at < min(w.Body.Len(), want.Body.Len()) && w.Body.Bytes()[at] == want.Body.Bytes()[at] {
-					at++
-				}
-				t.Errorf("%s%s: differs from the whole list transformed (%d vs %d bytes, %s vs %s) at %d:\n%.200s\n%.200s", accept, query,
-					w.Body.Len(), want.Body.Len(), w.Header().Get("Content-Type"), want.Header().Get("Content-Type"), at,
-					w.Body.Bytes()[max(at-100, 0):], want.Body.Bytes()[max(at-100, 0):])
+				t.Errorf("%s ?%s: differs from the whole list transformed (%s vs %s)\n%s", accept, query,
+					w.Header().Get("Content-Type"), want.Header().Get("Content-Type"), firstDifference(w.Body.String(), want.Body.String()))
 			}
 		}
 	}
