@@ -84,19 +84,17 @@ type protobufListPass struct {
 	item      func(obj runtime.Object) protobufItem
 	itemsSize int
 	kept      [][]byte
-	keptBytes int
-	dropped   bool // kept went over protobufListKeepBytes
 }
+
+// dropped reports whether the items went over protobufListKeepBytes, so
+// that none are kept.
+func (p *protobufListPass) dropped() bool { return p.itemsSize > protobufListKeepBytes }
 
 func (p *protobufListPass) add(obj runtime.Object) error {
 	item := p.item(obj)
 	n := item.Size()
-	p.itemsSize += protobufFieldSize(n)
-	if p.dropped {
-		return nil
-	}
-	if p.keptBytes += n; p.keptBytes > protobufListKeepBytes {
-		p.kept, p.dropped = nil, true
+	if p.itemsSize += protobufFieldSize(n); p.dropped() {
+		p.kept = nil
 		return nil
 	}
 	b := make([]byte, n)
@@ -159,7 +157,7 @@ func (s *Server) serveProtobufList(w http.ResponseWriter, r *http.Request, rq *r
 func (s *Server) writeProtobufItems(r *http.Request, rq *request, res *registry.Resource, lq *listQuery, lm metav1.ListMeta,
 	pass *protobufListPass, out io.Writer) (int, error) {
 	written := 0
-	if !pass.dropped {
+	if !pass.dropped() {
 		for _, item := range pass.kept {
 			n, err := writeProtobufField(out, protobufListItemTag, item)
 			if written += n; err != nil {
